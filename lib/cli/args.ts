@@ -1,0 +1,103 @@
+/**
+ * Command-line helpers shared by every command: strict parsing with
+ * `node:util` parseArgs, the `-- <command...>` split, `--env K=V`.
+ *
+ * @module
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { UsageError } from "../errors.ts";
+
+/** Options accepted by a command (parseArgs shape). */
+export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
+
+/** Parsed command line: option values, positionals, and the server command after `--`. */
+export interface ParsedCommandLine {
+  values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  positionals: string[];
+  /** Everything after the first `--`, or null when there was none. */
+  serverCommand: string[] | null;
+}
+
+/**
+ * Parse `argv` strictly: unknown flags and missing values are a
+ * {@linkcode UsageError} naming the command and the flag.
+ */
+export function parseCommandLine(
+  command: string,
+  argv: readonly string[],
+  options: OptionSpec,
+  allowPositionals = true,
+): ParsedCommandLine {
+  const dd = argv.indexOf("--");
+  const own = dd === -1 ? [...argv] : argv.slice(0, dd);
+  const serverCommand = dd === -1 ? null : argv.slice(dd + 1);
+  try {
+    const { values, positionals } = parseArgs({
+      args: own,
+      options: { help: { type: "boolean", short: "h" }, ...options },
+      strict: true,
+      allowPositionals,
+    });
+    return {
+      values: values as ParsedCommandLine["values"],
+      positionals,
+      serverCommand,
+    };
+  } catch (e) {
+    const msg = (e as Error).message.split("\n")[0] ?? "bad arguments";
+    throw new UsageError(`verity ${command}: ${msg} (see verity ${command} --help)`);
+  }
+}
+
+/** Read `--env K=V` values into a record, refusing malformed pairs. */
+export function parseEnvPairs(command: string, pairs: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const list = Array.isArray(pairs) ? pairs : pairs === undefined ? [] : [pairs];
+  for (const p of list) {
+    const s = String(p);
+    const eq = s.indexOf("=");
+    if (eq <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(s.slice(0, eq))) {
+      throw new UsageError(`verity ${command}: --env expects NAME=VALUE, got ${JSON.stringify(s)}`);
+    }
+    out[s.slice(0, eq)] = s.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Parse a positive number of seconds into milliseconds. */
+export function parseSeconds(command: string, flag: string, v: unknown, dflt: number): number {
+  if (v === undefined) return dflt * 1000;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`verity ${command}: --${flag} expects a positive number of seconds, got ${JSON.stringify(v)}`);
+  }
+  return Math.round(n * 1000);
+}
+
+/** Parse a positive integer option with an optional minimum. */
+export function parseCount(command: string, flag: string, v: unknown, dflt: number, min = 1): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) {
+    throw new UsageError(`verity ${command}: --${flag} expects an integer >= ${min}, got ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+
+/** Require a server command after `--`. */
+export function requireServerCommand(command: string, p: ParsedCommandLine): string[] {
+  if (p.serverCommand === null || p.serverCommand.length === 0) {
+    throw new UsageError(`verity ${command}: missing server command: put it after --, e.g. verity ${command} -- deno run server.ts`);
+  }
+  return p.serverCommand;
+}
+
+/** The minimal base environment a server gets when run unsandboxed from the command line. */
+export function baseEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "DENO_DIR", "NO_COLOR"]) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) env[k] = v;
+  }
+  return { ...env, ...extra };
+}

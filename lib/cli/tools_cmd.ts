@@ -1,0 +1,91 @@
+/**
+ * `verity tools`: list a server's tools with their four hints, parsed from
+ * the raw `tools/list` bytes.
+ *
+ * Requires `--allow-run` (the server) and `--allow-env`.
+ *
+ * @module
+ */
+import {
+  baseEnv,
+  parseCommandLine,
+  parseEnvPairs,
+  parseSeconds,
+  requireServerCommand,
+} from "./args.ts";
+import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import { openSession } from "../wire/session.ts";
+import { ServerError } from "../errors.ts";
+
+export const HELP = `verity tools [--json] [--timeout S] [--env K=V]... -- <command...>
+
+Start an MCP server over stdio, list every tool (following nextCursor to the
+end) and print each tool's four hints as read from the raw bytes:
+TRUE, FALSE, ABSENT or MALFORMED (with what was wrong).
+
+Options:
+  --json          print {"tools":[...],"pages":N} instead of a table
+  --timeout S     seconds to wait for each answer (default 30)
+  --env K=V       add an environment variable for the server (repeatable)
+  -h, --help      show this help
+
+Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`;
+
+/** Run `verity tools`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("tools", argv, {
+    json: { type: "boolean" },
+    timeout: { type: "string" },
+    env: { type: "string", multiple: true },
+  }, false);
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const command = requireServerCommand("tools", p);
+  const timeoutMs = parseSeconds("tools", "timeout", p.values.timeout, 30);
+  const env = baseEnv(parseEnvPairs("tools", p.values.env));
+  const s = await openSession({ command, env }, { timeoutMs });
+  await s.client.close(1000);
+  if (s.failure) {
+    throw new ServerError(`verity tools: ${command.join(" ")}: ${s.failure.message}`);
+  }
+  const texts = s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? "");
+  const listing = parseToolPages(texts);
+  if (p.values.json) {
+    console.log(JSON.stringify(
+      {
+        tools: listing.contracts.map((c) => ({
+          name: c.name,
+          page: c.page,
+          hints: Object.fromEntries(HINT_NAMES.map((h) => [h, c.hints[h].toJSON()])),
+          hasOutputSchema: c.hasOutputSchema,
+          problems: c.problems,
+        })),
+        pages: s.pages.length,
+        problems: listing.problems,
+      },
+      null,
+      2,
+    ));
+    return 0;
+  }
+  const rows = [["tool", "readOnly", "destructive", "idempotent", "openWorld", "outputSchema"]];
+  for (const c of listing.contracts) {
+    rows.push([
+      c.name,
+      ...HINT_NAMES.map((h) => {
+        const x = c.hints[h];
+        return x.state === "MALFORMED" ? `MALFORMED(${x.detail})` : x.state;
+      }),
+      c.hasOutputSchema ? "yes" : "no",
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
+  console.log(`\n${listing.contracts.length} tools on ${s.pages.length} page(s)`);
+  for (const pr of [...listing.problems, ...listing.contracts.flatMap((c) => c.problems.map((x) => `${c.name}: ${x}`))]) {
+    console.log(`problem: ${pr}`);
+  }
+  return 0;
+}

@@ -1,0 +1,46 @@
+/**
+ * The sandbox seam: how the runner asks for a server process to be launched.
+ * Pure types. Implemented in `sandbox.ts`.
+ *
+ * @module
+ */
+import type { SpawnSpec } from "../wire/stdio_client.ts";
+
+/** Which isolation a server runs under. */
+export type SandboxBackend = "deno" | "bubblewrap" | "none";
+
+/** What the runner knows when it launches one server process. */
+export interface LaunchRequest {
+  /** The command after placeholder substitution (`{deno}` already resolved). */
+  command: string[];
+  /** Environment the definition declares (already substituted). */
+  env: Record<string, string>;
+  /** The session's state directory (absolute); the only writable place. */
+  stateDir: string;
+  /** The definition's directory (absolute): readable, for the server's code. */
+  definitionDir: string;
+  /** Extra readable paths (absolute). */
+  readPaths: string[];
+  /** Requested backend. */
+  backend: SandboxBackend;
+  /** Directory where permission audit logs go (absolute, outside the state dir). */
+  evidenceDir: string;
+  /** Unique label of this process within the session, used in file names. */
+  label: string;
+}
+
+/** A prepared launch: the spawn spec plus where its evidence will appear. */
+export interface Launch {
+  spawn: SpawnSpec;
+  backend: SandboxBackend;
+  /** Path of the Deno permission audit log (deno backend only). */
+  auditLog: string | null;
+  /** Whether this backend can see network attempts. */
+  seesNetwork: boolean;
+}
+
+/** One permission check recorded by Deno's audit log. */
+export interface PermissionEvent {
+  permission: string;
+  value: string | null;
+}

@@ -1,0 +1,2 @@
+/** verity's version, reported in `--version`, reports and `clientInfo`. */
+export const VERSION = "0.1.0";

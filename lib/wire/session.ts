@@ -1,0 +1,130 @@
+/**
+ * The MCP session opening every verity session shares: spawn, `initialize`,
+ * `notifications/initialized`, `tools/list` to the last page.
+ *
+ * Requires `--allow-run`.
+ *
+ * @module
+ */
+import type { WireFailure } from "./frames.ts";
+import { type SpawnSpec, StdioClient, type StdioClientOptions } from "./stdio_client.ts";
+
+/** The protocol revision verity speaks. */
+export const PROTOCOL_VERSION = "2025-11-25";
+
+/** verity's client identity in `initialize`. */
+export const CLIENT_INFO = { name: "verity", version: "0.1.0" };
+
+/** One `tools/list` page: which frame carried it. */
+export interface ListPage {
+  /** Index into the client's frames of the response. */
+  frameIndex: number;
+  /** The cursor sent to obtain it (absent for the first page). */
+  cursor?: string;
+}
+
+/** Options for {@linkcode openSession}. */
+export interface OpenSessionOptions extends StdioClientOptions {
+  /**
+   * Timeout for each request, in milliseconds.
+   * @default {30000}
+   */
+  timeoutMs?: number;
+  /**
+   * Most `tools/list` pages followed before giving up.
+   * @default {1000}
+   */
+  maxPages?: number;
+}
+
+/** An opened session, or the reason it could not be opened. */
+export interface OpenedSession {
+  client: StdioClient;
+  /** Frame index of the initialize response, when one came. */
+  initializeFrame: number | null;
+  /** The server's `serverInfo`, as sent. */
+  serverInfo: unknown;
+  pages: ListPage[];
+  /** Set when the opening failed (the client is still to be closed). */
+  failure: WireFailure | null;
+}
+
+/**
+ * Open a session: spawn, initialize (advertising no roots, sampling or
+ * elicitation), send `notifications/initialized`, list every tool page.
+ */
+export async function openSession(
+  spec: SpawnSpec,
+  options: OpenSessionOptions = {},
+): Promise<OpenedSession> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxPages = options.maxPages ?? 1000;
+  const client = StdioClient.start(spec, options);
+  const out: OpenedSession = {
+    client,
+    initializeFrame: null,
+    serverInfo: null,
+    pages: [],
+    failure: null,
+  };
+  const init = await client.request("initialize", {
+    protocolVersion: PROTOCOL_VERSION,
+    capabilities: {},
+    clientInfo: CLIENT_INFO,
+  }, timeoutMs);
+  if (init.status !== "ok") {
+    out.failure = init.status === "unknown" ? init.failure : {
+      reason: "closed",
+      message: `initialize failed: ${JSON.stringify(init.error).slice(0, 200)}`,
+    };
+    return out;
+  }
+  out.initializeFrame = init.frameIndex;
+  const r = init.result;
+  out.serverInfo = typeof r === "object" && r !== null
+    ? (r as Record<string, unknown>).serverInfo ?? null
+    : null;
+  client.notify("notifications/initialized");
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  while (true) {
+    if (out.pages.length >= maxPages) {
+      out.failure = {
+        reason: "closed",
+        message: `tools/list returned more than ${maxPages} pages`,
+      };
+      return out;
+    }
+    const res = await client.request(
+      "tools/list",
+      cursor === undefined ? {} : { cursor },
+      timeoutMs,
+    );
+    if (res.status !== "ok") {
+      out.failure = res.status === "unknown" ? res.failure : {
+        reason: "closed",
+        message: `tools/list failed: ${JSON.stringify(res.error).slice(0, 200)}`,
+      };
+      return out;
+    }
+    out.pages.push({ frameIndex: res.frameIndex, ...(cursor === undefined ? {} : { cursor }) });
+    const next = typeof res.result === "object" && res.result !== null
+      ? (res.result as Record<string, unknown>).nextCursor
+      : undefined;
+    if (next === undefined || next === null) break;
+    if (typeof next !== "string") {
+      out.failure = { reason: "closed", message: "tools/list nextCursor is not a string" };
+      return out;
+    }
+    if (seen.has(next)) {
+      out.failure = {
+        reason: "closed",
+        message: `tools/list cursor loop: cursor ${JSON.stringify(next)} repeated`,
+      };
+      return out;
+    }
+    seen.add(next);
+    cursor = next;
+  }
+  return out;
+}

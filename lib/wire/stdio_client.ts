@@ -1,0 +1,412 @@
+/**
+ * JSON-RPC 2.0 client over newline-delimited stdio with verbatim capture.
+ *
+ * This is an edge module: it spawns processes. Requires `--allow-run`.
+ *
+ * @module
+ */
+import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
+
+/** How to start a server process. */
+export interface SpawnSpec {
+  /** argv; the first element is the program. */
+  command: string[];
+  /** The complete environment the server sees (nothing is inherited). */
+  env: Record<string, string>;
+  /** Working directory. */
+  cwd?: string;
+}
+
+/** Options for {@linkcode StdioClient.start}. */
+export interface StdioClientOptions {
+  /**
+   * Largest accepted frame in bytes; a longer line ends the session.
+   * @default {16 * 1024 * 1024}
+   */
+  maxFrameBytes?: number;
+  /**
+   * Largest amount of stderr kept, in bytes (the rest is counted, not kept).
+   * @default {1024 * 1024}
+   */
+  maxStderrBytes?: number;
+}
+
+/** Outcome of one request: ok, a JSON-RPC error, or unknown (timeout, death). */
+export type RpcOutcome =
+  | { status: "ok"; result: unknown; frameIndex: number; ms: number }
+  | { status: "error"; error: unknown; frameIndex: number; ms: number }
+  | { status: "unknown"; failure: WireFailure; ms: number };
+
+/** How the process ended. */
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+  /** How it was stopped: it exited by itself, after stdin closed, SIGTERM or SIGKILL. */
+  stoppedBy: "self" | "stdin_close" | "sigterm" | "sigkill";
+}
+
+interface Pending {
+  resolve: (o: RpcOutcome) => void;
+  sentAt: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+const enc = new TextEncoder();
+
+/**
+ * A running MCP server spoken to over stdio.
+ *
+ * @example
+ * ```ts ignore
+ * const c = StdioClient.start({ command: ["deno", "run", "server.ts"], env: {} });
+ * const r = await c.request("tools/list", {}, 10_000);
+ * await c.close();
+ * ```
+ */
+export class StdioClient {
+  /** Every frame in both directions, in order. */
+  readonly frames: Frame[] = [];
+  /** Protocol problems seen (invalid JSON, invalid UTF-8, unmatched ids). */
+  readonly problems: string[] = [];
+  #stderr: Uint8Array[] = [];
+  #stderrBytes = 0;
+  #stderrDropped = 0;
+  #child: Deno.ChildProcess | null = null;
+  #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #t0 = performance.now();
+  #nextId = 1;
+  #pending = new Map<number | string, Pending>();
+  #failure: WireFailure | null = null;
+  #exit: ExitInfo | null = null;
+  #exited: Promise<Deno.CommandStatus> | null = null;
+  #readDone: Promise<void> = Promise.resolve();
+  #maxFrame: number;
+  #maxStderr: number;
+  /** Notifications and server-initiated requests, by frame index. */
+  readonly incoming: { frameIndex: number; message: unknown }[] = [];
+
+  private constructor(opts: StdioClientOptions) {
+    this.#maxFrame = opts.maxFrameBytes ?? 16 * 1024 * 1024;
+    this.#maxStderr = opts.maxStderrBytes ?? 1024 * 1024;
+  }
+
+  /** Spawn the server in its own process group. Never throws: a spawn failure ends the session. */
+  static start(spec: SpawnSpec, opts: StdioClientOptions = {}): StdioClient {
+    const c = new StdioClient(opts);
+    c.#t0 = performance.now();
+    try {
+      const [program, ...args] = spec.command;
+      if (program === undefined) throw new TypeError("empty command");
+      const cmd = new Deno.Command(program, {
+        args,
+        env: spec.env,
+        clearEnv: true,
+        ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+        detached: true,
+      });
+      const child = cmd.spawn();
+      c.#child = child;
+      c.#writer = child.stdin.getWriter();
+      c.#writer.closed.catch(() => {});
+      c.#exited = child.status;
+      c.#readDone = c.#readStdout(child.stdout);
+      c.#readStderr(child.stderr);
+      child.status.then(() => {
+        // Give stdout a moment to drain before declaring pending requests dead.
+        setTimeout(() => c.#fail({ reason: "exited", message: c.#exitMessage() }), 50);
+      });
+    } catch (e) {
+      c.#fail({
+        reason: "spawn_failed",
+        message: `cannot start ${JSON.stringify(spec.command[0] ?? "")}: ${
+          e instanceof Error ? e.message : String(e)
+        }`,
+      });
+    }
+    return c;
+  }
+
+  /** Process id (and process group id) of the server, if it started. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
+  }
+
+  /** The first terminal failure, if any. */
+  get failure(): WireFailure | null {
+    return this.#failure;
+  }
+
+  /** Exit information, once the process has gone. */
+  get exit(): ExitInfo | null {
+    return this.#exit;
+  }
+
+  /** Milliseconds since spawn on this client's monotonic clock. */
+  now(): number {
+    return performance.now() - this.#t0;
+  }
+
+  /** Captured stderr as text (lossy decoding), and how many bytes were dropped. */
+  stderr(): { text: string; dropped: number } {
+    const all = new Uint8Array(this.#stderrBytes);
+    let o = 0;
+    for (const part of this.#stderr) {
+      all.set(part, o);
+      o += part.length;
+    }
+    return {
+      text: new TextDecoder().decode(all),
+      dropped: this.#stderrDropped,
+    };
+  }
+
+  #exitMessage(): string {
+    const tail = this.stderr().text.trim().split("\n").slice(-1)[0] ?? "";
+    return `server exited before answering${
+      tail ? ` (stderr: ${tail.slice(0, 200)})` : ""
+    }`;
+  }
+
+  #fail(f: WireFailure): void {
+    if (this.#failure === null) this.#failure = f;
+    for (const [id, p] of this.#pending) {
+      clearTimeout(p.timer);
+      this.#pending.delete(id);
+      p.resolve({ status: "unknown", failure: f, ms: this.now() - p.sentAt });
+    }
+  }
+
+  async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+    try {
+      for await (const chunk of stream) {
+        const room = this.#maxStderr - this.#stderrBytes;
+        if (room <= 0) {
+          this.#stderrDropped += chunk.length;
+          continue;
+        }
+        const keep = chunk.length <= room ? chunk : chunk.subarray(0, room);
+        this.#stderr.push(keep.slice());
+        this.#stderrBytes += keep.length;
+        this.#stderrDropped += chunk.length - keep.length;
+      }
+    } catch {
+      // stream torn down at kill time
+    }
+  }
+
+  async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
+    let buf = new Uint8Array(0);
+    let len = 0;
+    const reader = stream.getReader();
+    try {
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        const t = this.now();
+        let start = 0;
+        for (let i = 0; i < value.length; i++) {
+          if (value[i] !== 0x0a) continue;
+          const piece = value.subarray(start, i);
+          let line: Uint8Array;
+          if (len === 0) line = piece;
+          else {
+            line = new Uint8Array(len + piece.length);
+            line.set(buf.subarray(0, len));
+            line.set(piece, len);
+            len = 0;
+          }
+          start = i + 1;
+          this.#onLine(line, t);
+        }
+        const rest = value.subarray(start);
+        if (rest.length === 0) continue;
+        if (len + rest.length > this.#maxFrame) {
+          const seen = len + rest.length;
+          const head = len > 0 ? buf.subarray(0, Math.min(len, 256)) : rest.subarray(0, 256);
+          const f = decodeFrame(head.slice(), "in", t);
+          f.bytes = seen;
+          f.problem = `frame exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
+          this.frames.push(f);
+          this.#fail({
+            reason: "frame_too_large",
+            message: `server sent a line longer than ${this.#maxFrame} bytes`,
+          });
+          await reader.cancel().catch(() => {});
+          this.kill();
+          return;
+        }
+        if (len + rest.length > buf.length) {
+          const nb = new Uint8Array(Math.max(buf.length * 2, len + rest.length, 4096));
+          nb.set(buf.subarray(0, len));
+          buf = nb;
+        }
+        buf.set(rest, len);
+        len += rest.length;
+      }
+      if (len > 0) this.#onLine(buf.slice(0, len), this.now());
+    } catch {
+      // torn down
+    }
+  }
+
+  #onLine(line: Uint8Array, t: number): void {
+    // Tolerate CRLF framing by stripping one trailing CR for parsing, not for capture.
+    const frame = decodeFrame(line.slice(), "in", t);
+    const index = this.frames.length;
+    this.frames.push(frame);
+    if (frame.text === undefined) {
+      this.problems.push(`frame ${index}: invalid UTF-8`);
+      return;
+    }
+    const text = frame.text.endsWith("\r") ? frame.text.slice(0, -1) : frame.text;
+    if (text.trim() === "") return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      frame.problem = "invalid JSON";
+      this.problems.push(`frame ${index}: invalid JSON`);
+      return;
+    }
+    if (typeof msg !== "object" || msg === null || Array.isArray(msg)) {
+      frame.problem = "not a JSON-RPC object";
+      this.problems.push(`frame ${index}: not a JSON-RPC object`);
+      return;
+    }
+    const m = msg as Record<string, unknown>;
+    const id = m.id;
+    if ("method" in m) {
+      this.incoming.push({ frameIndex: index, message: m });
+      if (id !== undefined && id !== null) {
+        // Server-initiated request (e.g. roots/list, ping): we advertise nothing, so refuse politely.
+        if (m.method === "ping") this.#send({ jsonrpc: "2.0", id, result: {} });
+        else {
+          this.#send({
+            jsonrpc: "2.0",
+            id,
+            error: { code: -32601, message: "Method not found" },
+          });
+        }
+      }
+      return;
+    }
+    if (typeof id !== "number" && typeof id !== "string") {
+      this.problems.push(`frame ${index}: response without a usable id`);
+      return;
+    }
+    const p = this.#pending.get(id);
+    if (!p) {
+      this.problems.push(`frame ${index}: response to unknown id ${JSON.stringify(id)}`);
+      return;
+    }
+    this.#pending.delete(id);
+    clearTimeout(p.timer);
+    const ms = t - p.sentAt;
+    if ("error" in m) p.resolve({ status: "error", error: m.error, frameIndex: index, ms });
+    else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
+  }
+
+  #send(message: unknown): number {
+    const text = JSON.stringify(message);
+    const t = this.now();
+    this.frames.push({ dir: "out", t, text, bytes: enc.encode(text).length });
+    const w = this.#writer;
+    if (w) w.write(enc.encode(text + "\n")).catch(() => {});
+    return t;
+  }
+
+  /** Send a notification (no response expected). */
+  notify(method: string, params?: unknown): void {
+    if (this.#failure) return;
+    this.#send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
+  }
+
+  /**
+   * Send a request and wait for its response, up to `timeoutMs`.
+   * A timeout or a dead server resolves as `unknown`; it never rejects.
+   */
+  request(method: string, params: unknown, timeoutMs: number): Promise<RpcOutcome> {
+    if (this.#failure) {
+      return Promise.resolve({ status: "unknown", failure: this.#failure, ms: 0 });
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      const sentAt = this.#send({ jsonrpc: "2.0", id, method, params });
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        const failure: WireFailure = {
+          reason: "timeout",
+          message: `no answer to ${method} within ${(timeoutMs / 1000).toFixed(1)} s`,
+        };
+        if (this.#failure === null) this.#failure = failure;
+        resolve({ status: "unknown", failure, ms: this.now() - sentAt });
+      }, timeoutMs);
+      this.#pending.set(id, { resolve, sentAt, timer });
+    });
+  }
+
+  /** SIGKILL the whole process group at once. */
+  kill(): void {
+    const pid = this.#child?.pid;
+    if (pid === undefined) return;
+    try {
+      Deno.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+
+  /**
+   * Shut down as the MCP spec says: close stdin, wait, SIGTERM, wait,
+   * SIGKILL; then kill whatever is left of the process group.
+   */
+  async close(graceMs = 2000): Promise<ExitInfo> {
+    if (this.#exit) return this.#exit;
+    const child = this.#child;
+    const exited = this.#exited;
+    if (!child || !exited) {
+      this.#exit = { code: null, signal: null, stoppedBy: "self" };
+      return this.#exit;
+    }
+    let stoppedBy: ExitInfo["stoppedBy"] = "self";
+    const waitFor = async (ms: number): Promise<boolean> => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const r = await Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((res) => (timer = setTimeout(() => res(false), ms))),
+      ]);
+      clearTimeout(timer);
+      return r;
+    };
+    const alreadyGone = await waitFor(0);
+    if (!alreadyGone) {
+      stoppedBy = "stdin_close";
+      try {
+        await this.#writer?.close();
+      } catch {
+        // pipe already broken
+      }
+      if (!(await waitFor(graceMs))) {
+        stoppedBy = "sigterm";
+        try {
+          Deno.kill(-child.pid, "SIGTERM");
+        } catch {
+          // gone
+        }
+        if (!(await waitFor(graceMs))) {
+          stoppedBy = "sigkill";
+        }
+      }
+    }
+    // Always sweep the group: a grandchild may still hold the pipes.
+    this.kill();
+    const status = await exited;
+    await Promise.race([this.#readDone, new Promise((r) => setTimeout(r, 500))]);
+    this.#fail({ reason: "closed", message: "session closed" });
+    this.#exit = { code: status.code, signal: status.signal ?? null, stoppedBy };
+    return this.#exit;
+  }
+}

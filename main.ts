@@ -1,0 +1,74 @@
+/**
+ * verity: checks whether an MCP server does what it declares.
+ *
+ * A thin command table; each command is loaded lazily. One top-level catch
+ * maps errors to exit codes: 2 for bad input, never a stack trace unless
+ * `--debug`.
+ *
+ * @module
+ */
+import { UsageError } from "./lib/errors.ts";
+import { VERSION } from "./lib/version.ts";
+
+interface Command {
+  summary: string;
+  load: () => Promise<{ main: (argv: string[]) => Promise<number> }>;
+  /** Internal commands are not listed in help. */
+  internal?: boolean;
+}
+
+const COMMANDS: Record<string, Command> = {
+  tools: {
+    summary: "list a server's tools and their hints, read from the raw bytes",
+    load: () => import("./lib/cli/tools_cmd.ts"),
+  },
+};
+
+const USAGE = `verity ${VERSION}: check that an MCP server does what it declares
+
+Usage: verity <command> [options]
+
+Commands:
+${
+  Object.entries(COMMANDS).filter(([, c]) => !c.internal).map(([n, c]) =>
+    `  ${n.padEnd(14)} ${c.summary}`
+  ).join("\n")
+}
+
+Run verity <command> --help for a command's options.
+Global: --version, --help, --debug (show stack traces).`;
+
+async function run(argv: string[]): Promise<number> {
+  const debug = argv.includes("--debug");
+  const args = argv.filter((a, i) => a !== "--debug" || argv.indexOf("--") !== -1 && i > argv.indexOf("--"));
+  const [name, ...rest] = args;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-V") {
+    console.log(`verity ${VERSION}`);
+    return 0;
+  }
+  const cmd = COMMANDS[name];
+  try {
+    if (!cmd) throw new UsageError(`verity: unknown command ${JSON.stringify(name)} (see verity --help)`);
+    const mod = await cmd.load();
+    return await mod.main(rest);
+  } catch (e) {
+    if (debug) console.error(e);
+    if (e instanceof UsageError) {
+      console.error(e.message);
+      return 2;
+    }
+    console.error(`verity: internal error: ${e instanceof Error ? e.message : String(e)}${debug ? "" : " (rerun with --debug for details)"}`);
+    return 3;
+  }
+}
+
+if (import.meta.main) {
+  const code = await run(Deno.args);
+  Deno.exit(code);
+}
+
+export { COMMANDS, run };
