@@ -40,9 +40,13 @@ Global: --version, --help, --debug (show stack traces).`;
 
 async function run(argv: string[]): Promise<number> {
   const debug = argv.includes("--debug");
-  const args = argv.filter((a, i) => a !== "--debug" || argv.indexOf("--") !== -1 && i > argv.indexOf("--"));
+  const args = argv.filter((a, i) =>
+    a !== "--debug" || argv.indexOf("--") !== -1 && i > argv.indexOf("--")
+  );
   const [name, ...rest] = args;
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+  if (
+    name === undefined || name === "--help" || name === "-h" || name === "help"
+  ) {
     console.log(USAGE);
     return name === undefined ? 2 : 0;
   }
@@ -52,7 +56,11 @@ async function run(argv: string[]): Promise<number> {
   }
   const cmd = COMMANDS[name];
   try {
-    if (!cmd) throw new UsageError(`verity: unknown command ${JSON.stringify(name)} (see verity --help)`);
+    if (!cmd) {
+      throw new UsageError(
+        `verity: unknown command ${JSON.stringify(name)} (see verity --help)`,
+      );
+    }
     const mod = await cmd.load();
     return await mod.main(rest);
   } catch (e) {
@@ -61,7 +69,11 @@ async function run(argv: string[]): Promise<number> {
       console.error(e.message);
       return 2;
     }
-    console.error(`verity: internal error: ${e instanceof Error ? e.message : String(e)}${debug ? "" : " (rerun with --debug for details)"}`);
+    console.error(
+      `verity: internal error: ${e instanceof Error ? e.message : String(e)}${
+        debug ? "" : " (rerun with --debug for details)"
+      }`,
+    );
     return 3;
   }
 }

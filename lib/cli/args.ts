@@ -45,19 +45,30 @@ export function parseCommandLine(
     };
   } catch (e) {
     const msg = (e as Error).message.split("\n")[0] ?? "bad arguments";
-    throw new UsageError(`verity ${command}: ${msg} (see verity ${command} --help)`);
+    throw new UsageError(
+      `verity ${command}: ${msg} (see verity ${command} --help)`,
+    );
   }
 }
 
 /** Read `--env K=V` values into a record, refusing malformed pairs. */
-export function parseEnvPairs(command: string, pairs: unknown): Record<string, string> {
+export function parseEnvPairs(
+  command: string,
+  pairs: unknown,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  const list = Array.isArray(pairs) ? pairs : pairs === undefined ? [] : [pairs];
+  const list = Array.isArray(pairs)
+    ? pairs
+    : pairs === undefined
+    ? []
+    : [pairs];
   for (const p of list) {
     const s = String(p);
     const eq = s.indexOf("=");
     if (eq <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(s.slice(0, eq))) {
-      throw new UsageError(`verity ${command}: --env expects NAME=VALUE, got ${JSON.stringify(s)}`);
+      throw new UsageError(
+        `verity ${command}: --env expects NAME=VALUE, got ${JSON.stringify(s)}`,
+      );
     }
     out[s.slice(0, eq)] = s.slice(eq + 1);
   }
@@ -65,29 +76,53 @@ export function parseEnvPairs(command: string, pairs: unknown): Record<string, s
 }
 
 /** Parse a positive number of seconds into milliseconds. */
-export function parseSeconds(command: string, flag: string, v: unknown, dflt: number): number {
+export function parseSeconds(
+  command: string,
+  flag: string,
+  v: unknown,
+  dflt: number,
+): number {
   if (v === undefined) return dflt * 1000;
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) {
-    throw new UsageError(`verity ${command}: --${flag} expects a positive number of seconds, got ${JSON.stringify(v)}`);
+    throw new UsageError(
+      `verity ${command}: --${flag} expects a positive number of seconds, got ${
+        JSON.stringify(v)
+      }`,
+    );
   }
   return Math.round(n * 1000);
 }
 
 /** Parse a positive integer option with an optional minimum. */
-export function parseCount(command: string, flag: string, v: unknown, dflt: number, min = 1): number {
+export function parseCount(
+  command: string,
+  flag: string,
+  v: unknown,
+  dflt: number,
+  min = 1,
+): number {
   if (v === undefined) return dflt;
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) {
-    throw new UsageError(`verity ${command}: --${flag} expects an integer >= ${min}, got ${JSON.stringify(v)}`);
+    throw new UsageError(
+      `verity ${command}: --${flag} expects an integer >= ${min}, got ${
+        JSON.stringify(v)
+      }`,
+    );
   }
   return n;
 }
 
 /** Require a server command after `--`. */
-export function requireServerCommand(command: string, p: ParsedCommandLine): string[] {
+export function requireServerCommand(
+  command: string,
+  p: ParsedCommandLine,
+): string[] {
   if (p.serverCommand === null || p.serverCommand.length === 0) {
-    throw new UsageError(`verity ${command}: missing server command: put it after --, e.g. verity ${command} -- deno run server.ts`);
+    throw new UsageError(
+      `verity ${command}: missing server command: put it after --, e.g. verity ${command} -- deno run server.ts`,
+    );
   }
   return p.serverCommand;
 }
@@ -95,7 +130,19 @@ export function requireServerCommand(command: string, p: ParsedCommandLine): str
 /** The minimal base environment a server gets when run unsandboxed from the command line. */
 export function baseEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const k of ["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "DENO_DIR", "NO_COLOR"]) {
+  for (
+    const k of [
+      "PATH",
+      "HOME",
+      "LANG",
+      "TERM",
+      "USER",
+      "LOGNAME",
+      "SHELL",
+      "DENO_DIR",
+      "NO_COLOR",
+    ]
+  ) {
     const v = Deno.env.get(k);
     if (v !== undefined) env[k] = v;
   }

@@ -17,7 +17,8 @@ import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { openSession } from "../wire/session.ts";
 import { ServerError } from "../errors.ts";
 
-export const HELP = `verity tools [--json] [--timeout S] [--env K=V]... -- <command...>
+export const HELP =
+  `verity tools [--json] [--timeout S] [--env K=V]... -- <command...>
 
 Start an MCP server over stdio, list every tool (following nextCursor to the
 end) and print each tool's four hints as read from the raw bytes:
@@ -48,7 +49,9 @@ export async function main(argv: string[]): Promise<number> {
   const s = await openSession({ command, env }, { timeoutMs });
   await s.client.close(1000);
   if (s.failure) {
-    throw new ServerError(`verity tools: ${command.join(" ")}: ${s.failure.message}`);
+    throw new ServerError(
+      `verity tools: ${command.join(" ")}: ${s.failure.message}`,
+    );
   }
   const texts = s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? "");
   const listing = parseToolPages(texts);
@@ -58,7 +61,9 @@ export async function main(argv: string[]): Promise<number> {
         tools: listing.contracts.map((c) => ({
           name: c.name,
           page: c.page,
-          hints: Object.fromEntries(HINT_NAMES.map((h) => [h, c.hints[h].toJSON()])),
+          hints: Object.fromEntries(
+            HINT_NAMES.map((h) => [h, c.hints[h].toJSON()]),
+          ),
           hasOutputSchema: c.hasOutputSchema,
           problems: c.problems,
         })),
@@ -70,7 +75,14 @@ export async function main(argv: string[]): Promise<number> {
     ));
     return 0;
   }
-  const rows = [["tool", "readOnly", "destructive", "idempotent", "openWorld", "outputSchema"]];
+  const rows = [[
+    "tool",
+    "readOnly",
+    "destructive",
+    "idempotent",
+    "openWorld",
+    "outputSchema",
+  ]];
   for (const c of listing.contracts) {
     rows.push([
       c.name,
@@ -81,10 +93,23 @@ export async function main(argv: string[]): Promise<number> {
       c.hasOutputSchema ? "yes" : "no",
     ]);
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
-  console.log(`\n${listing.contracts.length} tools on ${s.pages.length} page(s)`);
-  for (const pr of [...listing.problems, ...listing.contracts.flatMap((c) => c.problems.map((x) => `${c.name}: ${x}`))]) {
+  const widths = rows[0]!.map((_, i) =>
+    Math.max(...rows.map((r) => (r[i] ?? "").length))
+  );
+  for (const r of rows) {
+    console.log(r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
+  }
+  console.log(
+    `\n${listing.contracts.length} tools on ${s.pages.length} page(s)`,
+  );
+  for (
+    const pr of [
+      ...listing.problems,
+      ...listing.contracts.flatMap((c) =>
+        c.problems.map((x) => `${c.name}: ${x}`)
+      ),
+    ]
+  ) {
     console.log(`problem: ${pr}`);
   }
   return 0;

@@ -93,13 +93,24 @@ export interface ParsedListing {
 
 function describe(v: unknown): string {
   const s = JSON.stringify(v);
-  return s === undefined ? String(v) : s.length > 80 ? s.slice(0, 77) + "..." : s;
+  return s === undefined
+    ? String(v)
+    : s.length > 80
+    ? s.slice(0, 77) + "..."
+    : s;
 }
 
 /** Judge one hint value as read from the wire. */
-export function judgeHint(present: boolean, value: unknown, duplicated: number): Hint {
+export function judgeHint(
+  present: boolean,
+  value: unknown,
+  duplicated: number,
+): Hint {
   if (duplicated > 1) {
-    return new Hint("MALFORMED", `duplicate_key: sent ${duplicated} times, last ${describe(value)}`);
+    return new Hint(
+      "MALFORMED",
+      `duplicate_key: sent ${duplicated} times, last ${describe(value)}`,
+    );
   }
   if (!present) return new Hint("ABSENT");
   if (value === true) return new Hint("TRUE");
@@ -137,7 +148,9 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
       return;
     }
     const dupCount = new Map<string, number>();
-    for (const d of read.duplicates) dupCount.set(`${d.pointer}\u0000${d.key}`, d.count);
+    for (const d of read.duplicates) {
+      dupCount.set(`${d.pointer}\u0000${d.key}`, d.count);
+    }
     const msg = read.value as Record<string, unknown> | null;
     const result = msg && typeof msg === "object" ? msg.result : undefined;
     const tools = result && typeof result === "object"
@@ -156,21 +169,32 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
       const t = tool as Record<string, unknown>;
       const toolProblems: string[] = [];
       for (const d of read.duplicates) {
-        if (d.pointer === base) toolProblems.push(`duplicate key ${JSON.stringify(d.key)}`);
+        if (d.pointer === base) {
+          toolProblems.push(`duplicate key ${JSON.stringify(d.key)}`);
+        }
       }
-      const name = typeof t.name === "string" ? t.name : `<unnamed ${page}:${index}>`;
+      const name = typeof t.name === "string"
+        ? t.name
+        : `<unnamed ${page}:${index}>`;
       if (typeof t.name !== "string") toolProblems.push("name is not a string");
       const ann = t.annotations;
       const hints = {} as Record<HintName, Hint>;
       const annPresent = "annotations" in t && ann !== undefined;
-      const annIsObject = typeof ann === "object" && ann !== null && !Array.isArray(ann);
+      const annIsObject = typeof ann === "object" && ann !== null &&
+        !Array.isArray(ann);
       const annDup = dupCount.get(`${base}\u0000annotations`) ?? 0;
       for (const h of HINT_NAMES) {
         if (annDup > 1) {
-          hints[h] = new Hint("MALFORMED", `duplicate_key: annotations sent ${annDup} times`);
+          hints[h] = new Hint(
+            "MALFORMED",
+            `duplicate_key: annotations sent ${annDup} times`,
+          );
         } else if (!annPresent) hints[h] = new Hint("ABSENT");
         else if (!annIsObject) {
-          hints[h] = new Hint("MALFORMED", `annotations_not_object: ${describe(ann)}`);
+          hints[h] = new Hint(
+            "MALFORMED",
+            `annotations_not_object: ${describe(ann)}`,
+          );
         } else {
           const a = ann as Record<string, unknown>;
           hints[h] = judgeHint(
@@ -185,7 +209,8 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
         page,
         index,
         hints,
-        hasOutputSchema: Object.hasOwn(t, "outputSchema") && t.outputSchema !== undefined,
+        hasOutputSchema: Object.hasOwn(t, "outputSchema") &&
+          t.outputSchema !== undefined,
         raw: t,
         problems: toolProblems,
       });

@@ -138,9 +138,10 @@ export function readJson(text: string): ReadResult {
       return arr;
     }
     if (c === '"') return str();
-    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(
-      text.slice(i, i + 400),
-    );
+    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/
+      .exec(
+        text.slice(i, i + 400),
+      );
     if (!m) fail("unexpected token");
     i += m[0].length;
     return JSON.parse(m[0]);

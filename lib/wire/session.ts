@@ -7,7 +7,11 @@
  * @module
  */
 import type { WireFailure } from "./frames.ts";
-import { type SpawnSpec, StdioClient, type StdioClientOptions } from "./stdio_client.ts";
+import {
+  type SpawnSpec,
+  StdioClient,
+  type StdioClientOptions,
+} from "./stdio_client.ts";
 
 /** The protocol revision verity speaks. */
 export const PROTOCOL_VERSION = "2025-11-25";
@@ -103,23 +107,33 @@ export async function openSession(
     if (res.status !== "ok") {
       out.failure = res.status === "unknown" ? res.failure : {
         reason: "closed",
-        message: `tools/list failed: ${JSON.stringify(res.error).slice(0, 200)}`,
+        message: `tools/list failed: ${
+          JSON.stringify(res.error).slice(0, 200)
+        }`,
       };
       return out;
     }
-    out.pages.push({ frameIndex: res.frameIndex, ...(cursor === undefined ? {} : { cursor }) });
+    out.pages.push({
+      frameIndex: res.frameIndex,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     const next = typeof res.result === "object" && res.result !== null
       ? (res.result as Record<string, unknown>).nextCursor
       : undefined;
     if (next === undefined || next === null) break;
     if (typeof next !== "string") {
-      out.failure = { reason: "closed", message: "tools/list nextCursor is not a string" };
+      out.failure = {
+        reason: "closed",
+        message: "tools/list nextCursor is not a string",
+      };
       return out;
     }
     if (seen.has(next)) {
       out.failure = {
         reason: "closed",
-        message: `tools/list cursor loop: cursor ${JSON.stringify(next)} repeated`,
+        message: `tools/list cursor loop: cursor ${
+          JSON.stringify(next)
+        } repeated`,
       };
       return out;
     }

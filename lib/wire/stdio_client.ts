@@ -116,7 +116,10 @@ export class StdioClient {
       c.#readStderr(child.stderr);
       child.status.then(() => {
         // Give stdout a moment to drain before declaring pending requests dead.
-        setTimeout(() => c.#fail({ reason: "exited", message: c.#exitMessage() }), 50);
+        setTimeout(
+          () => c.#fail({ reason: "exited", message: c.#exitMessage() }),
+          50,
+        );
       });
     } catch (e) {
       c.#fail({
@@ -225,10 +228,13 @@ export class StdioClient {
         if (rest.length === 0) continue;
         if (len + rest.length > this.#maxFrame) {
           const seen = len + rest.length;
-          const head = len > 0 ? buf.subarray(0, Math.min(len, 256)) : rest.subarray(0, 256);
+          const head = len > 0
+            ? buf.subarray(0, Math.min(len, 256))
+            : rest.subarray(0, 256);
           const f = decodeFrame(head.slice(), "in", t);
           f.bytes = seen;
-          f.problem = `frame exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
+          f.problem =
+            `frame exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
           this.frames.push(f);
           this.#fail({
             reason: "frame_too_large",
@@ -239,7 +245,9 @@ export class StdioClient {
           return;
         }
         if (len + rest.length > buf.length) {
-          const nb = new Uint8Array(Math.max(buf.length * 2, len + rest.length, 4096));
+          const nb = new Uint8Array(
+            Math.max(buf.length * 2, len + rest.length, 4096),
+          );
           nb.set(buf.subarray(0, len));
           buf = nb;
         }
@@ -261,7 +269,9 @@ export class StdioClient {
       this.problems.push(`frame ${index}: invalid UTF-8`);
       return;
     }
-    const text = frame.text.endsWith("\r") ? frame.text.slice(0, -1) : frame.text;
+    const text = frame.text.endsWith("\r")
+      ? frame.text.slice(0, -1)
+      : frame.text;
     if (text.trim() === "") return;
     let msg: unknown;
     try {
@@ -299,14 +309,17 @@ export class StdioClient {
     }
     const p = this.#pending.get(id);
     if (!p) {
-      this.problems.push(`frame ${index}: response to unknown id ${JSON.stringify(id)}`);
+      this.problems.push(
+        `frame ${index}: response to unknown id ${JSON.stringify(id)}`,
+      );
       return;
     }
     this.#pending.delete(id);
     clearTimeout(p.timer);
     const ms = t - p.sentAt;
-    if ("error" in m) p.resolve({ status: "error", error: m.error, frameIndex: index, ms });
-    else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
+    if ("error" in m) {
+      p.resolve({ status: "error", error: m.error, frameIndex: index, ms });
+    } else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
   }
 
   #send(message: unknown): number {
@@ -321,16 +334,28 @@ export class StdioClient {
   /** Send a notification (no response expected). */
   notify(method: string, params?: unknown): void {
     if (this.#failure) return;
-    this.#send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
+    this.#send({
+      jsonrpc: "2.0",
+      method,
+      ...(params === undefined ? {} : { params }),
+    });
   }
 
   /**
    * Send a request and wait for its response, up to `timeoutMs`.
    * A timeout or a dead server resolves as `unknown`; it never rejects.
    */
-  request(method: string, params: unknown, timeoutMs: number): Promise<RpcOutcome> {
+  request(
+    method: string,
+    params: unknown,
+    timeoutMs: number,
+  ): Promise<RpcOutcome> {
     if (this.#failure) {
-      return Promise.resolve({ status: "unknown", failure: this.#failure, ms: 0 });
+      return Promise.resolve({
+        status: "unknown",
+        failure: this.#failure,
+        ms: 0,
+      });
     }
     const id = this.#nextId++;
     return new Promise((resolve) => {
@@ -339,7 +364,9 @@ export class StdioClient {
         this.#pending.delete(id);
         const failure: WireFailure = {
           reason: "timeout",
-          message: `no answer to ${method} within ${(timeoutMs / 1000).toFixed(1)} s`,
+          message: `no answer to ${method} within ${
+            (timeoutMs / 1000).toFixed(1)
+          } s`,
         };
         if (this.#failure === null) this.#failure = failure;
         resolve({ status: "unknown", failure, ms: this.now() - sentAt });
@@ -376,7 +403,9 @@ export class StdioClient {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const r = await Promise.race([
         exited.then(() => true),
-        new Promise<boolean>((res) => (timer = setTimeout(() => res(false), ms))),
+        new Promise<boolean>((
+          res,
+        ) => (timer = setTimeout(() => res(false), ms))),
       ]);
       clearTimeout(timer);
       return r;
@@ -404,9 +433,16 @@ export class StdioClient {
     // Always sweep the group: a grandchild may still hold the pipes.
     this.kill();
     const status = await exited;
-    await Promise.race([this.#readDone, new Promise((r) => setTimeout(r, 500))]);
+    await Promise.race([
+      this.#readDone,
+      new Promise((r) => setTimeout(r, 500)),
+    ]);
     this.#fail({ reason: "closed", message: "session closed" });
-    this.#exit = { code: status.code, signal: status.signal ?? null, stoppedBy };
+    this.#exit = {
+      code: status.code,
+      signal: status.signal ?? null,
+      stoppedBy,
+    };
     return this.#exit;
   }
 }

@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { Hint, parseToolPages } from "./contracts.ts";
+import { readJson } from "./json_reader.ts";
+
+function page(tools: string, extra = ""): string {
+  return `{"jsonrpc":"2.0","id":2,"result":{"tools":[${tools}]${extra}}}`;
+}
+
+Deno.test("readJson reports duplicates by pointer and keeps the last like JSON.parse", () => {
+  const r = readJson('{"a":{"b":1,"b":2},"c":[{"d":0,"d":0,"d":1}]}');
+  assert.deepEqual(
+    r.value,
+    JSON.parse('{"a":{"b":1,"b":2},"c":[{"d":0,"d":0,"d":1}]}'),
+  );
+  assert.deepEqual(r.duplicates, [
+    { pointer: "/a", key: "b", count: 2 },
+    { pointer: "/c/0", key: "d", count: 3 },
+  ]);
+});
+
+Deno.test("readJson refuses invalid JSON with an offset", () => {
+  assert.throws(
+    () => readJson('{"a":}'),
+    /SyntaxError|unexpected token at offset 5/,
+  );
+  assert.throws(() => readJson("[1,2] x"), /trailing characters/);
+});
+
+Deno.test("readJson keeps __proto__ as an own key", () => {
+  const r = readJson('{"__proto__":{"x":1}}');
+  assert.equal(Object.hasOwn(r.value as object, "__proto__"), true);
+});
+
+Deno.test("each hint is TRUE, FALSE, ABSENT or MALFORMED with its detail", () => {
+  const { contracts } = parseToolPages([
+    page(
+      '{"name":"a","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":"false","openWorldHint":{}}}',
+    ),
+  ]);
+  const h = contracts[0]!.hints;
+  assert.equal(h.readOnlyHint.state, "TRUE");
+  assert.equal(h.destructiveHint.state, "FALSE");
+  assert.deepEqual(h.idempotentHint.toJSON(), {
+    state: "MALFORMED",
+    detail: 'string: "false"',
+  });
+  assert.deepEqual(h.openWorldHint.toJSON(), {
+    state: "MALFORMED",
+    detail: "object: {}",
+  });
+});
+
+Deno.test("absent annotations are ABSENT, never FALSE; a non-object is MALFORMED", () => {
+  const { contracts } = parseToolPages([
+    page('{"name":"a"},{"name":"b","annotations":[true]}'),
+  ]);
+  for (const hint of Object.values(contracts[0]!.hints)) {
+    assert.equal(hint.state, "ABSENT");
+  }
+  for (const hint of Object.values(contracts[1]!.hints)) {
+    assert.equal(hint.state, "MALFORMED");
+    assert.match(hint.detail ?? "", /^annotations_not_object/);
+  }
+});
+
+Deno.test("a Hint refuses boolean coercion", () => {
+  const h = new Hint("ABSENT");
+  assert.throws(() => `${h as unknown as string}`, TypeError);
+  assert.throws(() => (h as unknown as number) + 1, TypeError);
+  assert.throws(() => (h as unknown as boolean) == false, TypeError);
+});
+
+Deno.test("one malformed tool never hides the others, across pages", () => {
+  const r = parseToolPages([
+    page(
+      '{"name":"x","annotations":{"readOnlyHint":1}},7',
+      ',"nextCursor":"n"',
+    ),
+    "not json",
+    page('{"name":"y","annotations":{"readOnlyHint":false}}'),
+  ]);
+  assert.deepEqual(
+    r.contracts.map((c) => [c.name, c.page, c.hints.readOnlyHint.state]),
+    [
+      ["x", 0, "MALFORMED"],
+      ["y", 2, "FALSE"],
+    ],
+  );
+  assert.equal(r.problems.length, 2);
+  assert.match(r.problems[0]!, /tools\[1\] is not an object/);
+  assert.match(r.problems[1]!, /page 1/);
+});
+
+Deno.test("a duplicated annotations object makes every hint MALFORMED", () => {
+  const r = parseToolPages([
+    page(
+      '{"name":"z","annotations":{"readOnlyHint":true},"annotations":{"readOnlyHint":false}}',
+    ),
+  ]);
+  assert.equal(r.contracts[0]!.hints.readOnlyHint.state, "MALFORMED");
+  assert.deepEqual(r.contracts[0]!.problems, ['duplicate key "annotations"']);
+});

@@ -1,0 +1,5 @@
+#!/bin/sh
+# Sends one 100 MB line (no newline until the end).
+head -c 104857600 /dev/zero | tr '\0' 'a'
+printf '\n'
+exec sleep 300

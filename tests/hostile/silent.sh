@@ -1,0 +1,3 @@
+#!/bin/sh
+# Never answers: reads nothing, writes nothing.
+exec sleep 300

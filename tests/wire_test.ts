@@ -1,0 +1,175 @@
+/**
+ * The wire client against hostile servers: each ends within its timeout
+ * plus 5 s, with a one-line reason, exit 2, and no process left behind.
+ */
+import assert from "node:assert/strict";
+
+const HERE = new URL("./hostile/", import.meta.url).pathname;
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const dec = new TextDecoder();
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+async function verity(args: string[]): Promise<CliResult> {
+  const t0 = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+    ms: performance.now() - t0,
+  };
+}
+
+/** Processes whose command line mentions `marker`, other than pgrep itself. */
+async function survivors(marker: string): Promise<string[]> {
+  const out = await new Deno.Command("pgrep", {
+    args: ["-af", marker],
+    stdout: "piped",
+  })
+    .output();
+  return dec.decode(out.stdout).split("\n").filter((l) =>
+    l.trim() && !l.includes("pgrep")
+  );
+}
+
+const TIMEOUT_S = 2;
+
+for (
+  const [name, script, reason] of [
+    ["garbage on stdout", "garbage.sh", /no answer to initialize within/],
+    ["never answers", "silent.sh", /no answer to initialize within/],
+    [
+      "exits before answering",
+      "early_exit.sh",
+      /exited before answering.*crashing on purpose/,
+    ],
+    ["a 100 MB line", "flood.sh", /longer than 16777216 bytes/],
+    [
+      "a grandchild holding stdout",
+      "grandchild.sh",
+      /no answer to initialize within|exited/,
+    ],
+  ] as const
+) {
+  Deno.test(`verity tools survives a server that sends ${name}`, async () => {
+    const marker = `${HERE}${script}`;
+    const r = await verity([
+      "tools",
+      "--timeout",
+      String(TIMEOUT_S),
+      "--",
+      "sh",
+      marker,
+    ]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, reason);
+    assert.equal(
+      r.stderr.trim().split("\n").length,
+      1,
+      `one line, got: ${r.stderr}`,
+    );
+    assert.doesNotMatch(r.stderr, /\bat .*\.ts:\d+/, "no stack trace");
+    // The harness's own startup (deno) is included, so allow for it on a busy machine.
+    assert.ok(
+      r.ms < (TIMEOUT_S + 5) * 1000 + 3000,
+      `took ${r.ms.toFixed(0)} ms`,
+    );
+    await new Promise((res) => setTimeout(res, 200));
+    assert.deepEqual(await survivors(script), [], "no process left behind");
+  });
+}
+
+Deno.test("verity tools --json reports every malformation and the valid tool", async () => {
+  const server =
+    new URL("../fixtures/malformed-hints/server.ts", import.meta.url).pathname;
+  const r = await verity([
+    "tools",
+    "--json",
+    "--",
+    Deno.execPath(),
+    "run",
+    "--allow-env",
+    "--allow-read",
+    server,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.pages, 3);
+  const byName = Object.fromEntries(
+    out.tools.map((t: { name: string; hints: unknown }) => [t.name, t.hints]),
+  );
+  assert.deepEqual(byName.string_hint.readOnlyHint, {
+    state: "MALFORMED",
+    detail: 'string: "true"',
+  });
+  assert.deepEqual(byName.number_hint.idempotentHint, {
+    state: "MALFORMED",
+    detail: "number: 1",
+  });
+  assert.deepEqual(byName.null_hint.destructiveHint, {
+    state: "MALFORMED",
+    detail: "null: null",
+  });
+  assert.equal(byName.duplicate_hint.readOnlyHint.state, "MALFORMED");
+  assert.match(byName.duplicate_hint.readOnlyHint.detail, /^duplicate_key/);
+  assert.deepEqual(byName.list_hint.openWorldHint, {
+    state: "MALFORMED",
+    detail: "list: [false]",
+  });
+  assert.deepEqual(
+    Object.fromEntries(
+      Object.entries(byName.valid_hints).map((
+        [k, v],
+      ) => [k, (v as { state: string }).state]),
+    ),
+    {
+      readOnlyHint: "TRUE",
+      destructiveHint: "FALSE",
+      idempotentHint: "TRUE",
+      openWorldHint: "FALSE",
+    },
+  );
+  // A hint not sent stays ABSENT, never FALSE.
+  assert.equal(byName.string_hint.destructiveHint.state, "ABSENT");
+});
+
+for (
+  const [what, args, msg] of [
+    [
+      "an unknown flag",
+      ["tools", "--frobnicate", "--", "true"],
+      /Unknown option '--frobnicate'/,
+    ],
+    ["a missing --", ["tools", "--json"], /missing server command/],
+    [
+      "a bad timeout",
+      ["tools", "--timeout", "soon", "--", "true"],
+      /--timeout expects/,
+    ],
+    ["an unknown command", ["frobnicate"], /unknown command "frobnicate"/],
+  ] as const
+) {
+  Deno.test(`a bad command line (${what}) is one line and exit 2`, async () => {
+    const r = await verity([...args]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, msg);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  });
+}
+
+Deno.test("a server that is not found is one line and exit 2", async () => {
+  const r = await verity(["tools", "--", "/nonexistent/server-binary"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /cannot start "\/nonexistent\/server-binary"/);
+});
