@@ -1,0 +1,95 @@
+/**
+ * `verity capture`: record a live server's declarations as a manifest.
+ *
+ * Requires `--allow-run` (the server), `--allow-env`, and `--allow-write`
+ * for `--out`.
+ *
+ * @module
+ */
+import {
+  baseEnv,
+  parseCommandLine,
+  parseEnvPairs,
+  parseSeconds,
+  requireServerCommand,
+} from "./args.ts";
+import { UsageError } from "../errors.ts";
+import { captureManifest } from "../evidence/capture.ts";
+import { prettyJson } from "../evidence/canonical.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
+import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
+
+export const HELP =
+  `verity capture [--recipe N] [--out FILE] [--timeout S] [--env K=V]... -- <command...>
+
+Start an MCP server over stdio, list every tool (following nextCursor to the
+end) and write a manifest: each tool exactly as served, its contract hash
+and recipe, the server's name and version, the command and the capture time.
+
+Recipes (fields a contract hash covers; a missing field hashes as its default):
+  1  name, description (""), inputSchema ({}), permissions ([])
+  2  recipe 1 + outputSchema ({}), annotations ({})
+  3  recipe 2 + title (""), execution ({})          (default)
+
+Options:
+  --recipe N      contract recipe: 1, 2 or 3 (default ${DEFAULT_RECIPE})
+  --out FILE      write the manifest to FILE (atomically) instead of stdout
+  --timeout S     seconds to wait for each answer (default 30)
+  --env K=V       add an environment variable for the server (repeatable)
+  -h, --help      show this help
+
+Compare two manifests with verity diff.
+Exit codes: 0 captured; 2 bad arguments, or the server could not be listed.`;
+
+/** Run `verity capture`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("capture", argv, {
+    recipe: { type: "string" },
+    out: { type: "string" },
+    timeout: { type: "string" },
+    env: { type: "string", multiple: true },
+  }, false);
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const recipe = p.values.recipe ?? DEFAULT_RECIPE;
+  if (!isRecipe(recipe)) {
+    throw new UsageError(
+      `verity capture: --recipe: unknown contract recipe ${
+        JSON.stringify(recipe)
+      } (known: 1, 2, 3)`,
+    );
+  }
+  const out = p.values.out;
+  if (out !== undefined && (typeof out !== "string" || out === "")) {
+    throw new UsageError("verity capture: --out expects a file path");
+  }
+  const command = requireServerCommand("capture", p);
+  const timeoutMs = parseSeconds("capture", "timeout", p.values.timeout, 30);
+  const env = baseEnv(parseEnvPairs("capture", p.values.env));
+  const manifest = await captureManifest({ command, env }, {
+    recipe,
+    timeoutMs,
+  });
+  const text = prettyJson(manifest) + "\n";
+  if (typeof out === "string") {
+    try {
+      await writeTextFileAtomic(out, text);
+    } catch (e) {
+      throw new UsageError(
+        `verity capture: --out ${out}: cannot write: ${(e as Error).message}`,
+      );
+    }
+    const s = manifest.server;
+    console.error(
+      `captured ${manifest.tools.length} tools from ${
+        s.name ?? "an unnamed server"
+      }${s.version ? " " + s.version : ""} under recipe ${recipe} -> ${out}`,
+    );
+  } else {
+    await Deno.stdout.write(new TextEncoder().encode(text));
+  }
+  for (const pr of manifest.problems) console.error(`problem: ${pr}`);
+  return 0;
+}

@@ -1,0 +1,75 @@
+/**
+ * `verity diff`: compare two manifests and name every contract that moved.
+ *
+ * Requires `--allow-read`.
+ *
+ * @module
+ */
+import { parseCommandLine } from "./args.ts";
+import { UsageError } from "../errors.ts";
+import { prettyJson } from "../evidence/canonical.ts";
+import { diffDeclarations, renderDiff } from "../evidence/diff.ts";
+import { readJsonDocument } from "../evidence/files.ts";
+import { readDeclaration } from "../evidence/manifest.ts";
+import { isRecipe, type Recipe } from "../evidence/recipes.ts";
+
+export const HELP = `verity diff <a.json> <b.json> [--json] [--recipe N]
+
+Compare two manifests (written by verity capture, or mcp-evidence-validator
+declared manifests) tool by tool: every tool added, removed, or whose
+contract hash moved, naming the fields that moved (description text,
+schema paths, which annotation hints). Stored contract hashes are checked
+against the declarations they claim to hash.
+
+Manifests hashed under different recipes are not compared: that is reported
+as recipe_mismatch (exit 2), never as drift.
+
+Options:
+  --json          print the comparison as JSON
+  --recipe N      re-derive every contract hash on both sides under recipe N
+                  from the declarations themselves (e.g. to compare a recipe-2
+                  capture with a recipe-3 one)
+  -h, --help      show this help
+
+Exit codes: 0 identical; 1 drift found; 2 bad input or recipe_mismatch.`;
+
+/** Run `verity diff`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("diff", argv, {
+    json: { type: "boolean" },
+    recipe: { type: "string" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (p.serverCommand !== null) {
+    throw new UsageError(
+      "verity diff: takes two manifest files, not a server command",
+    );
+  }
+  if (p.positionals.length !== 2) {
+    throw new UsageError(
+      `verity diff: expects two manifest files, got ${p.positionals.length} (see verity diff --help)`,
+    );
+  }
+  let recipe: Recipe | undefined;
+  if (p.values.recipe !== undefined) {
+    if (!isRecipe(p.values.recipe)) {
+      throw new UsageError(
+        `verity diff: --recipe: unknown contract recipe ${
+          JSON.stringify(p.values.recipe)
+        } (known: 1, 2, 3)`,
+      );
+    }
+    recipe = p.values.recipe;
+  }
+  const [fa, fb] = p.positionals as [string, string];
+  const opts = recipe === undefined ? {} : { recipe };
+  const a = readDeclaration((await readJsonDocument(fa)).value, fa, opts);
+  const b = readDeclaration((await readJsonDocument(fb)).value, fb, opts);
+  const result = diffDeclarations(a, b);
+  console.log(p.values.json ? prettyJson(result) : renderDiff(result));
+  if (result.status === "recipe_mismatch") return 2;
+  return result.status === "drift" ? 1 : 0;
+}

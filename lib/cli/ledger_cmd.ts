@@ -1,0 +1,309 @@
+/**
+ * `verity ledger`: validate declared against observed records into a
+ * hash-chained ledger, verify a ledger against a head kept elsewhere, print
+ * a ledger's head.
+ *
+ * Requires `--allow-read`, and `--allow-write` for `validate`.
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import { parseCommandLine } from "./args.ts";
+import { UsageError } from "../errors.ts";
+import { isDigest, prettyJson } from "../evidence/canonical.ts";
+import { ledgerRecipes } from "../evidence/chain.ts";
+import { readObservations, validateObservations } from "../evidence/checks.ts";
+import { readJsonDocument } from "../evidence/files.ts";
+import {
+  appendBlocks,
+  readLedgerFile,
+  verifyLedger,
+} from "../evidence/ledger.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
+import { readDeclaration } from "../evidence/manifest.ts";
+
+export const HELP = `verity ledger <validate|verify|head> [options]
+
+  verity ledger validate --declared F --observed F --out F [--head-out F] [--json] [--fail-on-findings]
+      Judge observed tool-call records against a declaration (a verity
+      manifest or an mcp-evidence-validator declared manifest):
+        unknown_tool (high)       a tool the declaration does not carry
+        scope_violation (high)    argument names outside the declared input schema
+        recipe_mismatch (high)    the observed hash was made under another recipe
+                                  (no recipe stated = recipe 1): comparison refused
+        contract_mutated (medium) the contract moved since declaration
+        unbound_annotation (low)  unchanged contract, but no annotation binds it
+      Appends three blocks (declaration, observation_batch, report) to the
+      ledger F (created if missing) and prints its head. Keep the head where
+      the ledger's holder cannot edit it. Exit 0 when the report is produced
+      (1 with --fail-on-findings and any finding); 2 on bad input.
+
+  verity ledger verify --ledger F (--expected-head H | --expected-head-file F) [--json]
+      Walk every block and report every problem (index, prev_hash, hash,
+      head). Reads verity ledgers and mcp-evidence-validator 0.2/0.3 ledgers.
+      Exit 0 intact and reaching the expected head; 1 refused; 2 without a
+      head or on bad input.
+
+  verity ledger head --ledger F
+      Print the head the ledger's chain replays to (exit 1 when its own
+      chain is broken). This vouches for nothing by itself: publish the head
+      when you write the ledger, and verify against that.`;
+
+function str(
+  p: ReturnType<typeof parseCommandLine>,
+  k: string,
+  cmd: string,
+  required: boolean,
+): string | undefined {
+  const v = p.values[k];
+  if (v === undefined) {
+    if (required) {
+      throw new UsageError(
+        `verity ledger ${cmd}: --${k} is required (see verity ledger --help)`,
+      );
+    }
+    return undefined;
+  }
+  if (typeof v !== "string" || v === "") {
+    throw new UsageError(`verity ledger ${cmd}: --${k} expects a value`);
+  }
+  return v;
+}
+
+function noExtra(p: ReturnType<typeof parseCommandLine>, cmd: string): void {
+  if (p.positionals.length > 0) {
+    throw new UsageError(
+      `verity ledger ${cmd}: unexpected argument ${
+        JSON.stringify(p.positionals[0])
+      }`,
+    );
+  }
+  if (p.serverCommand !== null) {
+    throw new UsageError(
+      `verity ledger ${cmd}: does not take a server command`,
+    );
+  }
+}
+
+async function validate(argv: string[]): Promise<number> {
+  const p = parseCommandLine("ledger validate", argv, {
+    declared: { type: "string" },
+    observed: { type: "string" },
+    out: { type: "string" },
+    "head-out": { type: "string" },
+    json: { type: "boolean" },
+    "fail-on-findings": { type: "boolean" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  noExtra(p, "validate");
+  const declaredPath = str(p, "declared", "validate", true)!;
+  const observedPath = str(p, "observed", "validate", true)!;
+  const out = str(p, "out", "validate", true)!;
+  const headOut = str(p, "head-out", "validate", false);
+  const dDoc = await readJsonDocument(declaredPath);
+  const oDoc = await readJsonDocument(observedPath);
+  const declared = readDeclaration(dDoc.value, declaredPath);
+  const observed = readObservations(oDoc.value, observedPath);
+  if (!declared.recipeStated) {
+    console.error(
+      `note: ${declaredPath} states no contract_recipe: its contracts are hashed under recipe 1 (the legacy default)`,
+    );
+  }
+  const report = validateObservations(declared, observed);
+  const appended = await appendBlocks(out, [
+    {
+      type: "declaration",
+      record: {
+        file: basename(declaredPath),
+        sha256: dDoc.sha256,
+        document: dDoc.value,
+      },
+    },
+    {
+      type: "observation_batch",
+      record: {
+        file: basename(observedPath),
+        sha256: oDoc.sha256,
+        document: oDoc.value,
+      },
+    },
+    { type: "report", record: report },
+  ]);
+  if (headOut !== undefined) {
+    try {
+      await writeTextFileAtomic(headOut, appended.head + "\n");
+    } catch (e) {
+      throw new UsageError(
+        `verity ledger validate: --head-out ${headOut}: cannot write: ${
+          (e as Error).message
+        }`,
+      );
+    }
+  }
+  if (p.values.json) {
+    console.log(
+      prettyJson({
+        ...report,
+        ledger: {
+          path: out,
+          blocks: appended.first + appended.count,
+          head: appended.head,
+        },
+      }),
+    );
+  } else {
+    const s = report.summary;
+    console.log(
+      `declared: ${declaredPath} (${s.declared_tools} tools)   observed: ${observedPath} (${s.observations} observations)`,
+    );
+    console.log(
+      `findings: ${s.findings} (high ${s.by_severity.high}, medium ${s.by_severity.medium}, low ${s.by_severity.low})`,
+    );
+    for (const f of report.findings) {
+      console.log(
+        `  #${f.observation_index} ${f.tool}: ${f.check} (${f.severity}): ${f.detail}`,
+      );
+      if (f.declared_contract && f.observed_contract) {
+        console.log(
+          `      declared ${f.declared_contract}\n      observed ${f.observed_contract}`,
+        );
+      }
+    }
+    console.log(`contract recipes: ${s.contract_recipes.join(", ")}`);
+    console.log(
+      `ledger: ${out} (+${appended.count} blocks, ${
+        appended.first + appended.count
+      } in all)`,
+    );
+    console.log(`head: ${appended.head}`);
+  }
+  return p.values["fail-on-findings"] && report.findings.length > 0 ? 1 : 0;
+}
+
+async function verify(argv: string[]): Promise<number> {
+  const p = parseCommandLine("ledger verify", argv, {
+    ledger: { type: "string" },
+    "expected-head": { type: "string" },
+    "expected-head-file": { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  noExtra(p, "verify");
+  const path = str(p, "ledger", "verify", true)!;
+  let head = str(p, "expected-head", "verify", false);
+  const headFile = str(p, "expected-head-file", "verify", false);
+  if (head !== undefined && headFile !== undefined) {
+    throw new UsageError(
+      "verity ledger verify: give --expected-head or --expected-head-file, not both",
+    );
+  }
+  if (headFile !== undefined) {
+    try {
+      head = (await Deno.readTextFile(headFile)).trim();
+    } catch (e) {
+      throw new UsageError(
+        `verity ledger verify: --expected-head-file ${headFile}: ${
+          (e as Error).message
+        }`,
+      );
+    }
+  }
+  if (head === undefined) {
+    throw new UsageError(
+      "verity ledger verify: --expected-head is required: a ledger verified only against itself proves ordering to whoever holds the file, nothing to anyone else",
+    );
+  }
+  head = head.trim();
+  if (!isDigest(head)) {
+    throw new UsageError(
+      `verity ledger verify: expected head ${
+        JSON.stringify(head)
+      } is not "sha256:" and 64 lowercase hex digits`,
+    );
+  }
+  const doc = await readLedgerFile(path);
+  const v = verifyLedger(doc, head);
+  const recipes = ledgerRecipes(doc);
+  if (p.values.json) {
+    console.log(
+      prettyJson({ ...v, expected_head: head, contract_recipes: recipes }),
+    );
+    return v.ok ? 0 : 1;
+  }
+  const fmt = `${String(v.format.ledger)} ${String(v.format.version)}`;
+  if (v.ok) {
+    console.log(
+      `ledger intact: ${v.blocks} blocks, chain verified against the expected head`,
+    );
+  } else {
+    console.log(
+      `ledger REFUSED: ${v.blocks} blocks, ${v.problems.length} problem(s)`,
+    );
+    for (const pr of v.problems) console.log(`  ${pr.kind}: ${pr.message}`);
+  }
+  console.log(`format: ${fmt}`);
+  console.log(`block types: ${JSON.stringify(v.types)}`);
+  console.log(
+    `contract recipes: ${
+      recipes.length > 0 ? recipes.join(", ") : "(none stated)"
+    }`,
+  );
+  return v.ok ? 0 : 1;
+}
+
+async function head(argv: string[]): Promise<number> {
+  const p = parseCommandLine("ledger head", argv, {
+    ledger: { type: "string" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  noExtra(p, "head");
+  const path = str(p, "ledger", "head", true)!;
+  const doc = await readLedgerFile(path);
+  const v = verifyLedger(doc, "");
+  const problems = v.problems.filter((x) =>
+    x.kind !== "head" || v.head === null
+  );
+  if (problems.length > 0 || v.head === null) {
+    console.error(
+      `${path}: the ledger's own chain is broken (${problems.length} problem(s)):`,
+    );
+    for (const pr of problems) console.error(`  ${pr.kind}: ${pr.message}`);
+    return 1;
+  }
+  console.log(v.head);
+  return 0;
+}
+
+/** Run `verity ledger`. */
+export async function main(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case "validate":
+      return await validate(rest);
+    case "verify":
+      return await verify(rest);
+    case "head":
+      return await head(rest);
+    case undefined:
+    case "-h":
+    case "--help":
+    case "help":
+      console.log(HELP);
+      return sub === undefined ? 2 : 0;
+    default:
+      throw new UsageError(
+        `verity ledger: unknown subcommand ${
+          JSON.stringify(sub)
+        } (validate, verify or head)`,
+      );
+  }
+}

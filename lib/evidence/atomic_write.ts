@@ -1,0 +1,47 @@
+/**
+ * Atomic file writes: a temporary file in the same directory, flushed, then
+ * renamed over the target, so a reader (or a killed process) never sees a
+ * half-written file.
+ *
+ * Requires `--allow-write` (and `--allow-read` for the directory).
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+
+/**
+ * Write `text` to `path` atomically (temp file + fsync + rename).
+ *
+ * @example
+ * ```ts ignore
+ * await writeTextFileAtomic("runs/ledger.json", text);
+ * ```
+ */
+export async function writeTextFileAtomic(
+  path: string,
+  text: string,
+): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(
+    dir,
+    `.${basename(path)}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`,
+  );
+  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
+  try {
+    const bytes = new TextEncoder().encode(text);
+    let off = 0;
+    while (off < bytes.length) off += await f.write(bytes.subarray(off));
+    await f.syncData();
+  } catch (e) {
+    f.close();
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+  f.close();
+  try {
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}

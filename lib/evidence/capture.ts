@@ -1,0 +1,73 @@
+/**
+ * Capture a live server's declarations as a manifest: open a session,
+ * list every tool page, hash each tool under a recipe.
+ *
+ * Requires `--allow-run` (the server).
+ *
+ * @module
+ */
+import { ServerError } from "../errors.ts";
+import { openSession } from "../wire/session.ts";
+import type { SpawnSpec } from "../wire/stdio_client.ts";
+import { buildManifest, type Manifest } from "./manifest.ts";
+import type { Recipe } from "./recipes.ts";
+
+/** Options for {@linkcode captureManifest}. */
+export interface CaptureOptions {
+  /** The recipe to hash under. */
+  recipe: Recipe;
+  /**
+   * Timeout for each request, in milliseconds.
+   * @default {30000}
+   */
+  timeoutMs?: number;
+  /**
+   * The clock (for tests).
+   * @default {() => new Date()}
+   */
+  now?: () => Date;
+}
+
+/**
+ * Start the server, list its tools and return the manifest. Throws
+ * {@linkcode ServerError} (exit 2) when the server cannot be listed.
+ *
+ * @example
+ * ```ts ignore
+ * const m = await captureManifest({ command: ["deno", "run", "server.ts"], env }, { recipe: "3" });
+ * ```
+ */
+export async function captureManifest(
+  spec: SpawnSpec,
+  options: CaptureOptions,
+): Promise<Manifest> {
+  const now = options.now ?? (() => new Date());
+  const s = await openSession(spec, { timeoutMs: options.timeoutMs ?? 30_000 });
+  const capturedAt = now().toISOString().replace(/\.\d{3}Z$/, "Z");
+  await s.client.close(1000);
+  if (s.failure) {
+    throw new ServerError(
+      `verity capture: ${spec.command.join(" ")}: ${s.failure.message}`,
+    );
+  }
+  let protocolVersion: string | null = null;
+  const initText = s.initializeFrame === null
+    ? undefined
+    : s.client.frames[s.initializeFrame]?.text;
+  if (initText !== undefined) {
+    try {
+      const v = JSON.parse(initText)?.result?.protocolVersion;
+      if (typeof v === "string") protocolVersion = v;
+    } catch {
+      // the session opened, so the frame parsed once already
+    }
+  }
+  return buildManifest({
+    pageTexts: s.pages.map((p) => s.client.frames[p.frameIndex]?.text ?? ""),
+    serverInfo: s.serverInfo,
+    protocolVersion,
+    command: spec.command,
+    capturedAt,
+    recipe: options.recipe,
+  });
+}

@@ -1,0 +1,369 @@
+/**
+ * The ledger's SHA-256 hash chain: building blocks and verifying a chain
+ * against a head kept elsewhere. Pure.
+ *
+ * A block is `{index, prev_hash, type, record, hash}` with
+ * `hash = "sha256:" + hex(SHA-256(prev_hash + canonicalJson({type, record})))`
+ * (UTF-8), the first `prev_hash` being {@linkcode GENESIS}. This is
+ * mcp-evidence-validator's construction, so its 0.2/0.3 ledgers verify here
+ * and verity's verify there (apart from the `ledger` name field).
+ *
+ * @module
+ */
+import { canonicalJson, sha256Hex } from "./canonical.ts";
+
+/** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
+export const GENESIS: string = "sha256:" + "0".repeat(64);
+
+/** The `ledger` field of a verity ledger. */
+export const LEDGER_NAME = "verity";
+/** The `version` field of a verity ledger. */
+export const LEDGER_VERSION = "1";
+
+/** Ledger formats verify accepts: name → versions. */
+export const ACCEPTED_FORMATS: Readonly<Record<string, readonly string[]>> = {
+  [LEDGER_NAME]: [LEDGER_VERSION],
+  "mcp-evidence-validator": ["0.2", "0.3"],
+};
+
+/** One block of the chain. */
+export interface Block {
+  index: number;
+  prev_hash: string;
+  type: string;
+  record: unknown;
+  hash: string;
+}
+
+/** A record to append. */
+export interface Entry {
+  type: string;
+  record: unknown;
+}
+
+/** What a verification found wrong. */
+export interface LedgerProblem {
+  /** The block's position, or null for the ledger as a whole (format, head). */
+  index: number | null;
+  kind: "index" | "prev_hash" | "hash" | "head" | "format";
+  message: string;
+}
+
+/** The outcome of {@linkcode verifyLedger}. */
+export interface LedgerVerification {
+  ok: boolean;
+  /** How many blocks the ledger holds. */
+  blocks: number;
+  problems: LedgerProblem[];
+  /** The head the chain replays to from genesis, or null when a block could not be replayed. */
+  head: string | null;
+  /** `ledger` and `version` fields as found. */
+  format: { ledger: unknown; version: unknown };
+  /** Count of blocks per `type`. */
+  types: Record<string, number>;
+}
+
+/**
+ * The canonical body a block hash covers: `canonicalJson({type, record})`.
+ * Throws `TypeError` when the record has no canonical form.
+ */
+export function blockBody(type: string, record: unknown): string {
+  return `{"record":${canonicalJson(record)},"type":${canonicalJson(type)}}`;
+}
+
+/** `sha256:` + hex SHA-256 of `prev + body`. */
+export function chainHash(prev: string, body: string): string {
+  return "sha256:" + sha256Hex(prev + body);
+}
+
+/**
+ * Build the blocks that extend a chain whose head is `head` and which
+ * already holds `start` blocks, with each block's file line.
+ * Throws `TypeError` for an empty type or a record with no canonical form.
+ */
+export function chainBlocks(
+  head: string,
+  start: number,
+  entries: readonly Entry[],
+): { blocks: Block[]; lines: string[]; head: string } {
+  const blocks: Block[] = [];
+  const lines: string[] = [];
+  let prev = head;
+  for (let i = 0; i < entries.length; i++) {
+    const { type, record } = entries[i]!;
+    if (typeof type !== "string" || type === "") {
+      throw new TypeError(
+        `a block type must be a non-empty string, got ${JSON.stringify(type)}`,
+      );
+    }
+    if (record === undefined) {
+      throw new TypeError(`block ${start + i} (${type}) has no record`);
+    }
+    const rec = canonicalJson(record);
+    const typ = canonicalJson(type);
+    const hash = chainHash(prev, `{"record":${rec},"type":${typ}}`);
+    const index = start + i;
+    blocks.push({ index, prev_hash: prev, type, record, hash });
+    lines.push(
+      `{"index":${index},"prev_hash":"${prev}","type":${typ},"record":${rec},"hash":"${hash}"}`,
+    );
+    prev = hash;
+  }
+  return { blocks, lines, head: prev };
+}
+
+/**
+ * The text of a verity ledger file: one block per line, records in canonical
+ * form (so reading the file back gives the same canonical bodies).
+ */
+export function ledgerText(lines: readonly string[]): string {
+  if (lines.length === 0) {
+    return `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[]}\n`;
+  }
+  return `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[\n${
+    lines.join(",\n")
+  }\n]}\n`;
+}
+
+/** The file line of an existing block (its record re-serialized canonically). */
+export function blockLine(b: Block): string {
+  return `{"index":${b.index},"prev_hash":${
+    canonicalJson(b.prev_hash)
+  },"type":${canonicalJson(b.type)},"record":${
+    canonicalJson(b.record)
+  },"hash":${canonicalJson(b.hash)}}`;
+}
+
+const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function short(h: unknown): string {
+  return typeof h === "string" && h.length > 23
+    ? h.slice(0, 23) + "…"
+    : JSON.stringify(h) ?? String(h);
+}
+
+/**
+ * Walk every block of a parsed ledger and compare the head it reaches with
+ * `expectedHead`, reporting every problem:
+ * - `index`: a block's published index is not its position;
+ * - `prev_hash`: a block's published `prev_hash` is not the previous block's hash;
+ * - `hash`: a block's hash is not the hash of the previous hash and its body
+ *   (its type or record changed);
+ * - `head`: the head the chain replays to from genesis is not the expected
+ *   head (a replayed edit, a dropped or added block);
+ * - `format`: not a ledger, an unknown format, a malformed block.
+ *
+ * Local checks resynchronise on each block's published hash, so one edited
+ * record is one `hash` problem (plus `head`), not a cascade. Parse the file
+ * with `parsePythonJson` so that ledgers written by Python verify exactly.
+ *
+ * @example
+ * ```ts
+ * verifyLedger({ ledger: "verity", version: "1", blocks: [] }, GENESIS).ok; // true
+ * ```
+ */
+export function verifyLedger(
+  ledger: unknown,
+  expectedHead: string,
+): LedgerVerification {
+  const problems: LedgerProblem[] = [];
+  const types: Record<string, number> = {};
+  const out = (
+    blocks: number,
+    head: string | null,
+    format: LedgerVerification["format"],
+  ) => ({
+    ok: problems.length === 0,
+    blocks,
+    problems,
+    head,
+    format,
+    types,
+  });
+  if (!isPlainObject(ledger)) {
+    problems.push({
+      index: null,
+      kind: "format",
+      message: "not a ledger: expected a JSON object with a blocks array",
+    });
+    return out(0, null, { ledger: null, version: null });
+  }
+  const format = { ledger: ledger.ledger, version: ledger.version };
+  const accepted = typeof ledger.ledger === "string" &&
+      Object.hasOwn(ACCEPTED_FORMATS, ledger.ledger)
+    ? ACCEPTED_FORMATS[ledger.ledger]
+    : undefined;
+  if (!accepted) {
+    problems.push({
+      index: null,
+      kind: "format",
+      message: `unknown ledger ${
+        JSON.stringify(ledger.ledger) ?? "(none)"
+      } (accepted: ${Object.keys(ACCEPTED_FORMATS).join(", ")})`,
+    });
+  } else if (!accepted.includes(ledger.version as string)) {
+    problems.push({
+      index: null,
+      kind: "format",
+      message: `unsupported ${ledger.ledger} ledger version ${
+        JSON.stringify(ledger.version) ?? "(none)"
+      } (accepted: ${accepted.join(", ")})`,
+    });
+  }
+  const blocks = ledger.blocks;
+  if (!Array.isArray(blocks)) {
+    problems.push({
+      index: null,
+      kind: "format",
+      message: "blocks is not an array",
+    });
+    return out(0, null, format);
+  }
+  let strict: string | null = GENESIS; // replay from genesis, for the head
+  let local: string | null = GENESIS; // resynchronised on published hashes
+  const published = new Map<string, number>();
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i];
+    if (!isPlainObject(b)) {
+      problems.push({
+        index: i,
+        kind: "format",
+        message: `block ${i} is not an object`,
+      });
+      strict = null;
+      local = null;
+      continue;
+    }
+    const bad: string[] = [];
+    for (const k of Object.keys(b)) {
+      if (!BLOCK_KEYS.has(k)) bad.push(`unexpected key ${JSON.stringify(k)}`);
+    }
+    if (typeof b.type !== "string") bad.push("type is not a string");
+    if (b.record === undefined) bad.push("record is missing");
+    if (typeof b.hash !== "string") bad.push("hash is not a string");
+    if (typeof b.prev_hash !== "string") bad.push("prev_hash is not a string");
+    if (typeof b.index !== "number" && typeof b.index !== "bigint") {
+      bad.push("index is not a number");
+    }
+    if (typeof b.type === "string") types[b.type] = (types[b.type] ?? 0) + 1;
+    if (typeof b.hash === "string") published.set(b.hash, i);
+    if (
+      b.index !== i &&
+      (typeof b.index === "number" || typeof b.index === "bigint")
+    ) {
+      problems.push({
+        index: i,
+        kind: "index",
+        message: `block ${i}: published index ${
+          String(b.index)
+        }, position ${i}`,
+      });
+    }
+    if (
+      local !== null && typeof b.prev_hash === "string" && b.prev_hash !== local
+    ) {
+      problems.push({
+        index: i,
+        kind: "prev_hash",
+        message: `block ${i}: published prev_hash ${
+          short(b.prev_hash)
+        } is not ${i === 0 ? "genesis" : `block ${i - 1}'s hash`} ${
+          short(local)
+        }`,
+      });
+    }
+    let body: string | null = null;
+    if (typeof b.type === "string" && b.record !== undefined) {
+      try {
+        body = blockBody(b.type, b.record);
+      } catch (e) {
+        bad.push(`record has no canonical form (${(e as Error).message})`);
+      }
+    }
+    if (bad.length > 0 || body === null) {
+      problems.push({
+        index: i,
+        kind: "format",
+        message: `block ${i}: ${bad.join("; ")}`,
+      });
+      strict = null;
+      local = typeof b.hash === "string" ? b.hash : null;
+      continue;
+    }
+    const prevForLocal = local ?? (b.prev_hash as string);
+    const h = chainHash(prevForLocal, body);
+    if (h !== b.hash) {
+      problems.push({
+        index: i,
+        kind: "hash",
+        message: `block ${i}: hash ${
+          short(b.hash)
+        } does not match its content (recomputed ${
+          short(h)
+        }): its type or record was changed`,
+      });
+    }
+    if (strict !== null) {
+      strict = strict === prevForLocal ? h : chainHash(strict, body);
+    }
+    local = b.hash as string;
+  }
+  if (strict === null) {
+    problems.push({
+      index: null,
+      kind: "head",
+      message:
+        `the chain cannot be replayed to a head (a malformed block); expected head ${expectedHead}`,
+    });
+  } else if (strict !== expectedHead) {
+    const at = published.get(expectedHead);
+    let why: string;
+    if (at !== undefined && at < blocks.length - 1) {
+      why = `the expected head is block ${at}'s published hash: ${
+        blocks.length - 1 - at
+      } block(s) were added after it`;
+    } else if (at !== undefined) {
+      why =
+        "the expected head is the last block's published hash, but the chain does not replay to it: an earlier block was changed";
+    } else if (expectedHead === GENESIS) {
+      why = "the expected head is genesis (an empty ledger)";
+    } else {
+      why =
+        "no block carries the expected head: blocks were removed, or the chain was rewritten";
+    }
+    problems.push({
+      index: null,
+      kind: "head",
+      message:
+        `the chain replays to ${strict}, expected head ${expectedHead}: ${why}`,
+    });
+  }
+  return out(blocks.length, strict, format);
+}
+
+/** Every contract recipe a ledger's records mention (`contract_recipe`, `contract_recipes`). */
+export function ledgerRecipes(ledger: unknown): string[] {
+  const found = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x);
+      return;
+    }
+    if (!isPlainObject(v)) return;
+    for (const [k, x] of Object.entries(v)) {
+      if (k === "contract_recipe" && typeof x === "string") found.add(x);
+      else if (k === "contract_recipes" && Array.isArray(x)) {
+        for (const r of x) if (typeof r === "string") found.add(r);
+      }
+      walk(x);
+    }
+  };
+  if (isPlainObject(ledger) && Array.isArray(ledger.blocks)) {
+    for (const b of ledger.blocks) if (isPlainObject(b)) walk(b.record);
+  }
+  return [...found].sort();
+}

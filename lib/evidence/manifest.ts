@@ -1,0 +1,402 @@
+/**
+ * Manifests: a server's declarations as captured, and the declarations
+ * `diff` and `ledger validate` read. Pure.
+ *
+ * Two input shapes are read:
+ * - a verity manifest (`"format": "verity-manifest"`), written by
+ *   `verity capture`: every tool as served (`raw`), with its contract hash
+ *   and recipe;
+ * - an mcp-evidence-validator declared manifest: `tools[]` of declared tool
+ *   objects (`name`, `description`, `input_schema`, `permissions`, ...), an
+ *   optional manifest-level `contract_recipe` that a tool may override, and
+ *   `annotations[]` binding statements to contract hashes.
+ *
+ * @module
+ */
+import { DefinitionError } from "../errors.ts";
+import { parseToolPages } from "../contracts/contracts.ts";
+import { isDigest, parsePythonJson } from "./canonical.ts";
+import { contractHash, isRecipe, type Recipe } from "./recipes.ts";
+
+/** The `format` value of a verity manifest. */
+export const MANIFEST_FORMAT = "verity-manifest";
+/** The manifest version this code writes and reads. */
+export const MANIFEST_VERSION = 1;
+
+/** One tool in a verity manifest. */
+export interface ManifestTool {
+  name: string;
+  contract_recipe: Recipe;
+  contract_hash: string;
+  /** The tool object exactly as served (numbers as Python reads them). */
+  raw: Record<string, unknown>;
+}
+
+/** A captured server's declarations. */
+export interface Manifest {
+  format: typeof MANIFEST_FORMAT;
+  version: typeof MANIFEST_VERSION;
+  /** ISO 8601 UTC time of the capture. */
+  captured_at: string;
+  /** The command that started the server. */
+  command: string[];
+  server: {
+    name: string | null;
+    version: string | null;
+    protocol_version: string | null;
+  };
+  /** `serverInfo` as the server sent it. */
+  server_info: unknown;
+  contract_recipe: Recipe;
+  tools: ManifestTool[];
+  /** Problems seen in the listing (invalid pages, duplicate keys, unnamed tools). */
+  problems: string[];
+}
+
+/** What {@linkcode buildManifest} is made from. */
+export interface ManifestInput {
+  /** Raw text of each `tools/list` response frame. */
+  pageTexts: readonly string[];
+  serverInfo: unknown;
+  protocolVersion: string | null;
+  command: readonly string[];
+  /** ISO 8601 capture time (the caller reads the clock). */
+  capturedAt: string;
+  recipe: Recipe;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Build a manifest from the raw `tools/list` pages of a session.
+ * Tools are read the way Python's `json` reads them, so `1.0` in a schema
+ * hashes as `1.0` (as mcp-evidence-validator hashes it), and listed in the
+ * order served.
+ */
+export function buildManifest(input: ManifestInput): Manifest {
+  const listing = parseToolPages(input.pageTexts);
+  const problems = [...listing.problems];
+  const lossless: unknown[][] = input.pageTexts.map((t) => {
+    try {
+      const v = parsePythonJson(t) as { result?: { tools?: unknown } } | null;
+      const tools = v?.result?.tools;
+      return Array.isArray(tools) ? tools : [];
+    } catch {
+      return [];
+    }
+  });
+  const tools: ManifestTool[] = [];
+  const seen = new Map<string, string>();
+  for (const c of listing.contracts) {
+    const where = `page ${c.page} tool ${c.index}`;
+    for (const p of c.problems) problems.push(`${where} (${c.name}): ${p}`);
+    const candidate = lossless[c.page]?.[c.index];
+    const raw = isPlainObject(candidate) ? candidate : c.raw;
+    if (typeof raw.name !== "string") continue; // already a problem: name is not a string
+    const prev = seen.get(raw.name);
+    if (prev !== undefined) {
+      problems.push(
+        `duplicate tool name ${
+          JSON.stringify(raw.name)
+        } at ${prev} and ${where}`,
+      );
+    }
+    seen.set(raw.name, where);
+    tools.push({
+      name: raw.name,
+      contract_recipe: input.recipe,
+      contract_hash: contractHash(raw, input.recipe),
+      raw,
+    });
+  }
+  const info = isPlainObject(input.serverInfo) ? input.serverInfo : {};
+  return {
+    format: MANIFEST_FORMAT,
+    version: MANIFEST_VERSION,
+    captured_at: input.capturedAt,
+    command: [...input.command],
+    server: {
+      name: str(info.name),
+      version: str(info.version),
+      protocol_version: input.protocolVersion,
+    },
+    server_info: input.serverInfo ?? null,
+    contract_recipe: input.recipe,
+    tools,
+    problems,
+  };
+}
+
+/** A statement bound to a contract hash (mcp-evidence-validator `annotations[]`). */
+export interface Binding {
+  id: string | null;
+  tool: string;
+  statement: string | null;
+  bound_contract: string;
+}
+
+/** One declared tool, ready to compare. */
+export interface DeclaredTool {
+  name: string;
+  recipe: Recipe;
+  /** Contract hash under `recipe`, recomputed from the declaration. */
+  hash: string;
+  /** The object the hash is computed over (raw tool or declared tool). */
+  tool: Record<string, unknown>;
+  /** Where the tool sits in its file, for messages. */
+  keyPath: string;
+}
+
+/** A declaration read from either manifest shape. */
+export interface Declaration {
+  file: string;
+  kind: "verity-manifest" | "declared";
+  server: string | null;
+  version: string | null;
+  /** The manifest-level recipe ("1" when the file states none). */
+  recipe: Recipe;
+  /** Whether the file stated a manifest-level recipe. */
+  recipeStated: boolean;
+  tools: DeclaredTool[];
+  bindings: Binding[];
+}
+
+/** Options for {@linkcode readDeclaration}. */
+export interface ReadDeclarationOptions {
+  /**
+   * Re-derive every contract hash under this recipe instead of the one the
+   * file states (stored hashes are then not checked).
+   * @default {undefined}
+   */
+  recipe?: Recipe;
+}
+
+function recipeAt(file: string, keyPath: string, v: unknown): Recipe {
+  if (isRecipe(v)) return v;
+  throw new DefinitionError(
+    file,
+    keyPath,
+    `unknown contract recipe ${
+      JSON.stringify(v) ?? String(v)
+    } (known: "1", "2", "3")`,
+  );
+}
+
+function readBindings(file: string, v: unknown): Binding[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) {
+    throw new DefinitionError(
+      file,
+      "annotations",
+      "must be an array of bindings",
+    );
+  }
+  return v.map((a, i) => {
+    const kp = `annotations[${i}]`;
+    if (!isPlainObject(a)) {
+      throw new DefinitionError(file, kp, "must be an object");
+    }
+    if (typeof a.tool !== "string") {
+      throw new DefinitionError(file, `${kp}.tool`, "must be a string");
+    }
+    if (!isDigest(a.bound_contract)) {
+      throw new DefinitionError(
+        file,
+        `${kp}.bound_contract`,
+        `must be "sha256:" and 64 lowercase hex digits, got ${
+          JSON.stringify(a.bound_contract) ?? "nothing"
+        }`,
+      );
+    }
+    return {
+      id: str(a.id),
+      tool: a.tool,
+      statement: str(a.statement),
+      bound_contract: a.bound_contract,
+    };
+  });
+}
+
+function checkUnique(file: string, tools: DeclaredTool[]): void {
+  const seen = new Map<string, string>();
+  for (const t of tools) {
+    const prev = seen.get(t.name);
+    if (prev !== undefined) {
+      throw new DefinitionError(
+        file,
+        t.keyPath,
+        `duplicate tool name ${JSON.stringify(t.name)} (also at ${prev})`,
+      );
+    }
+    seen.set(t.name, t.keyPath);
+  }
+}
+
+function readVerityManifest(
+  doc: Record<string, unknown>,
+  file: string,
+  opts: ReadDeclarationOptions,
+): Declaration {
+  if (doc.version !== MANIFEST_VERSION) {
+    throw new DefinitionError(
+      file,
+      "version",
+      `unsupported manifest version ${
+        JSON.stringify(doc.version)
+      } (this verity reads 1)`,
+    );
+  }
+  const recipe = recipeAt(file, "contract_recipe", doc.contract_recipe);
+  if (!Array.isArray(doc.tools)) {
+    throw new DefinitionError(file, "tools", "must be an array");
+  }
+  const tools: DeclaredTool[] = doc.tools.map((t, i) => {
+    const kp = `tools[${i}]`;
+    if (!isPlainObject(t)) {
+      throw new DefinitionError(file, kp, "must be an object");
+    }
+    if (!isPlainObject(t.raw)) {
+      throw new DefinitionError(
+        file,
+        `${kp}.raw`,
+        "must be the tool object as served",
+      );
+    }
+    if (typeof t.raw.name !== "string") {
+      throw new DefinitionError(file, `${kp}.raw.name`, "must be a string");
+    }
+    if (t.name !== t.raw.name) {
+      throw new DefinitionError(
+        file,
+        `${kp}.name`,
+        `${JSON.stringify(t.name)} differs from raw.name ${
+          JSON.stringify(t.raw.name)
+        }`,
+      );
+    }
+    const stated = recipeAt(file, `${kp}.contract_recipe`, t.contract_recipe);
+    const use = opts.recipe ?? stated;
+    const hash = contractHash(t.raw, use);
+    if (opts.recipe === undefined && t.contract_hash !== hash) {
+      throw new DefinitionError(
+        file,
+        `${kp}.contract_hash`,
+        `${
+          JSON.stringify(t.contract_hash)
+        } is not the recipe ${stated} hash of raw (${hash}): the manifest was edited`,
+      );
+    }
+    return { name: t.raw.name, recipe: use, hash, tool: t.raw, keyPath: kp };
+  });
+  checkUnique(file, tools);
+  const server = isPlainObject(doc.server) ? doc.server : {};
+  return {
+    file,
+    kind: "verity-manifest",
+    server: str(server.name),
+    version: str(server.version),
+    recipe: opts.recipe ?? recipe,
+    recipeStated: true,
+    tools,
+    bindings: readBindings(file, doc.annotations),
+  };
+}
+
+function readDeclared(
+  doc: Record<string, unknown>,
+  file: string,
+  opts: ReadDeclarationOptions,
+): Declaration {
+  const stated = doc.contract_recipe !== undefined;
+  const recipe = stated
+    ? recipeAt(file, "contract_recipe", doc.contract_recipe)
+    : "1";
+  if (!Array.isArray(doc.tools)) {
+    throw new DefinitionError(
+      file,
+      "tools",
+      "must be an array of tool declarations",
+    );
+  }
+  const tools: DeclaredTool[] = doc.tools.map((t, i) => {
+    const kp = `tools[${i}]`;
+    if (!isPlainObject(t)) {
+      throw new DefinitionError(file, kp, "must be an object");
+    }
+    if (typeof t.name !== "string") {
+      throw new DefinitionError(file, `${kp}.name`, "must be a string");
+    }
+    const own = t.contract_recipe === undefined
+      ? recipe
+      : recipeAt(file, `${kp}.contract_recipe`, t.contract_recipe);
+    const use = opts.recipe ?? own;
+    const hash = contractHash(t, use);
+    if (
+      opts.recipe === undefined && t.contract_hash !== undefined &&
+      t.contract_hash !== hash
+    ) {
+      throw new DefinitionError(
+        file,
+        `${kp}.contract_hash`,
+        `${
+          JSON.stringify(t.contract_hash)
+        } is not the recipe ${own} hash of this declaration (${hash})`,
+      );
+    }
+    return { name: t.name, recipe: use, hash, tool: t, keyPath: kp };
+  });
+  checkUnique(file, tools);
+  let server: string | null = null;
+  let version: string | null = null;
+  if (typeof doc.server === "string") server = doc.server;
+  else if (isPlainObject(doc.server)) {
+    server = str(doc.server.name);
+    version = str(doc.server.version);
+  }
+  return {
+    file,
+    kind: "declared",
+    server,
+    version,
+    recipe: opts.recipe ?? recipe,
+    recipeStated: stated,
+    tools,
+    bindings: readBindings(file, doc.annotations),
+  };
+}
+
+/**
+ * Read a declaration (verity manifest or mcp-evidence-validator declared
+ * manifest) from a parsed document. Throws {@linkcode DefinitionError}
+ * naming the file and key path for anything it cannot use: an unknown
+ * recipe, a tool without a name, a duplicate tool name, a stored contract
+ * hash that does not match its declaration.
+ */
+export function readDeclaration(
+  doc: unknown,
+  file: string,
+  options: ReadDeclarationOptions = {},
+): Declaration {
+  if (!isPlainObject(doc)) {
+    throw new DefinitionError(file, "", "must be a JSON object (a manifest)");
+  }
+  if (doc.format !== undefined) {
+    if (doc.format !== MANIFEST_FORMAT) {
+      throw new DefinitionError(
+        file,
+        "format",
+        `unknown format ${
+          JSON.stringify(doc.format)
+        } (expected "${MANIFEST_FORMAT}")`,
+      );
+    }
+    return readVerityManifest(doc, file, options);
+  }
+  return readDeclared(doc, file, options);
+}
