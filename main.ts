@@ -22,6 +22,33 @@ const COMMANDS: Record<string, Command> = {
     summary: "list a server's tools and their hints, read from the raw bytes",
     load: () => import("./lib/cli/tools_cmd.ts"),
   },
+  capture: {
+    summary:
+      "record a live server's declarations and contract hashes as a manifest",
+    load: () => import("./lib/cli/capture_cmd.ts"),
+  },
+  diff: {
+    summary: "compare two manifests: tools added, removed, contracts moved",
+    load: () => import("./lib/cli/diff_cmd.ts"),
+  },
+  ledger: {
+    summary:
+      "declared-vs-observed checks into a hash-chained ledger; verify a ledger",
+    load: () => import("./lib/cli/ledger_cmd.ts"),
+  },
+  run: {
+    summary: "run the conformance battery on a fixture or audit target",
+    load: () => import("./lib/cli/run_cmd.ts"),
+  },
+  report: {
+    summary: "show a saved report, or re-derive and verify one",
+    load: () => import("./lib/cli/report_cmd.ts"),
+  },
+  __overlap: {
+    summary: "internal: the out-of-process overlap timer",
+    load: () => import("./lib/runner/overlap_timer.ts"),
+    internal: true,
+  },
 };
 
 const USAGE = `verity ${VERSION}: check that an MCP server does what it declares

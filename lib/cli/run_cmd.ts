@@ -1,0 +1,235 @@
+/**
+ * `verity run`: the conformance battery on a fixture or an audit target.
+ *
+ * Requires `--allow-all` (spawns servers, writes reports).
+ *
+ * @module
+ */
+import { join, resolve } from "node:path";
+import { parseCommandLine, parseCount } from "./args.ts";
+import { UsageError } from "../errors.ts";
+import { loadDefinition } from "../definition/definition.ts";
+import type { Definition } from "../definition/definition.ts";
+import { runBattery } from "../runner/runner.ts";
+import { selectTools } from "../runner/plan.ts";
+import {
+  deriveVerdicts,
+  type Report,
+  REPORT_SCHEMA,
+} from "../report/report.ts";
+import {
+  checkExpectations,
+  type ExpectedVerdict,
+} from "../report/expectations.ts";
+import { renderText } from "../report/text.ts";
+import { VERSION } from "../version.ts";
+import type { SandboxBackend } from "../sandbox/types.ts";
+import { TEST_NAMES } from "../verdicts/types.ts";
+import { harnessGitState, writeFileAtomic } from "./_io.ts";
+import { appendReportToLedger } from "./_ledger.ts";
+
+export const HELP = `verity run <definition> [options]
+
+Run the conformance battery: control, once and twice sessions from a fresh
+reset, concurrent attempts for tools that claim idempotence, and a verdict
+for every (tool, test) pair with its evidence. <definition> is a fixture or
+target name (looked up under fixtures/ then targets/) or a path to its
+directory or .toml file.
+
+Options:
+  --tool NAME|NAME[variant]   only this tool (repeatable)
+  --runs N                    independent runs per session kind (default 3, at least 3)
+  --jobs N                    sessions in parallel (default: number of cores)
+  --concurrent-attempts N     concurrent attempts per mode (default 20)
+  --observe-concurrent        also record concurrent attempts for tools without an idempotence claim
+  --runs-dir DIR              where reports go (default runs/)
+  --audit                     audit mode: no expectations, sandbox required, exit 0 whatever the verdicts
+  --fail-on-violation         with --audit: exit 1 when any verdict is VIOLATION
+  --no-sandbox                run the server without a sandbox (refused for audits unless given)
+  --json                      print the report JSON instead of the text summary
+  -h, --help                  show this help
+
+Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
+not met, or a violation with --fail-on-violation; 2 invalid definition or
+arguments.`;
+
+/** The backend a definition runs under. */
+export function chooseBackend(
+  def: Definition,
+  noSandbox: boolean,
+): SandboxBackend {
+  if (noSandbox) return "none";
+  if (def.sandbox !== null) return def.sandbox;
+  return def.command[0] === "{deno}" ? "deno" : "bubblewrap";
+}
+
+function runId(name: string, now: Date): string {
+  const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
+  return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}`;
+}
+
+/** Expectations of a definition as a flat list. */
+export function expectationsOf(def: Definition): ExpectedVerdict[] {
+  const out: ExpectedVerdict[] = [];
+  for (const t of def.tools) {
+    for (const [test, e] of Object.entries(t.expected)) {
+      if (!e) continue;
+      const { verdict, ...assertions } = e;
+      out.push({ tool: t.name, variant: t.variant, test, verdict, assertions });
+    }
+  }
+  return out;
+}
+
+/** Run `verity run`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("run", argv, {
+    tool: { type: "string", multiple: true },
+    runs: { type: "string" },
+    jobs: { type: "string" },
+    "concurrent-attempts": { type: "string" },
+    "observe-concurrent": { type: "boolean" },
+    "runs-dir": { type: "string" },
+    audit: { type: "boolean" },
+    "fail-on-violation": { type: "boolean" },
+    "no-sandbox": { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (p.positionals.length !== 1) {
+    throw new UsageError(
+      "verity run: expected one definition (a fixture or target name or path)",
+    );
+  }
+  const runs = parseCount("run", "runs", p.values.runs, 3, 3);
+  const jobs = parseCount(
+    "run",
+    "jobs",
+    p.values.jobs,
+    navigator.hardwareConcurrency || 2,
+  );
+  const attempts = parseCount(
+    "run",
+    "concurrent-attempts",
+    p.values["concurrent-attempts"],
+    20,
+  );
+  const audit = p.values.audit === true;
+  const noSandbox = p.values["no-sandbox"] === true;
+  if (p.values["fail-on-violation"] && !audit) {
+    throw new UsageError("verity run: --fail-on-violation needs --audit");
+  }
+  const def = await loadDefinition(p.positionals[0]!);
+  if (audit && def.kind !== "target") {
+    throw new UsageError(
+      `verity run: --audit runs targets; ${def.file} is a fixture`,
+    );
+  }
+  if (!audit && def.kind === "target") {
+    throw new UsageError(
+      `verity run: ${def.name} is a target (no expectations): add --audit`,
+    );
+  }
+  const backend = chooseBackend(def, noSandbox);
+  if (audit && backend === "none" && !noSandbox) {
+    throw new UsageError(
+      `verity run: audits need a sandbox; ${def.file} asks for none (pass --no-sandbox to accept)`,
+    );
+  }
+  const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
+  const tools = selectTools(def.tools, selectors);
+  const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
+  const started = new Date();
+  const id = runId(def.name, started);
+  const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
+  const progress = (line: string) => console.error(`verity: ${line}`);
+  let battery;
+  try {
+    battery = await runBattery(def, tools, {
+      runs,
+      jobs,
+      concurrentAttempts: attempts,
+      observeConcurrent: p.values["observe-concurrent"] === true,
+      backend,
+      workDir,
+      python: "python3",
+      source: null,
+      progress: p.values.json ? null : progress,
+    });
+  } finally {
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+  const tests = [...TEST_NAMES];
+  const verdicts = deriveVerdicts(
+    battery.definition,
+    battery.tools,
+    battery.snapshots,
+    tests,
+  );
+  const expected = audit
+    ? []
+    : expectationsOf(def).filter((e) =>
+      tools.some((t) => t.name === e.tool && t.variant === e.variant)
+    );
+  const report: Report = {
+    schema: REPORT_SCHEMA,
+    runId: id,
+    provenance: {
+      definition: {
+        name: def.name,
+        kind: def.kind,
+        file: def.file,
+        digest: def.digest,
+      },
+      harness: { version: VERSION, ...(await harnessGitState()) },
+      deno: Deno.version.deno,
+      sdk: "@modelcontextprotocol/sdk 1.32.2 (fixtures and SDK pin test only)",
+      capturedAt: started.toISOString(),
+      options: {
+        runs,
+        jobs,
+        concurrentAttempts: attempts,
+        audit,
+        backend,
+        tools: selectors,
+      },
+    },
+    protocol: battery.protocol,
+    sandbox: { backend },
+    observations: { definition: battery.definition, tools: battery.tools },
+    snapshots: battery.snapshots,
+    sessions: battery.sessions,
+    unexercised: battery.unexercised,
+    tests,
+    verdicts,
+    expected,
+    expectations: checkExpectations(expected, verdicts),
+    audit,
+  };
+  const dir = join(runsDir, id);
+  await Deno.mkdir(dir, { recursive: true });
+  const text = JSON.stringify(report, null, 1) + "\n";
+  const reportPath = join(dir, "report.json");
+  await writeFileAtomic(reportPath, text);
+  const ledger = await appendReportToLedger(runsDir, id, text);
+  if (p.values.json) console.log(text.trimEnd());
+  else {
+    console.log(renderText(report));
+    console.log(`\nreport: ${reportPath}`);
+    if (ledger) {
+      console.log(
+        `ledger: ${ledger.path} block ${ledger.index}, head ${ledger.head}`,
+      );
+    }
+  }
+  if (audit) {
+    return p.values["fail-on-violation"] &&
+        verdicts.some((v) => v.kind === "VIOLATION")
+      ? 1
+      : 0;
+  }
+  return report.expectations.matched === report.expectations.total ? 0 : 1;
+}

@@ -1,0 +1,150 @@
+/**
+ * The text summary of a report. Pure.
+ *
+ * @module
+ */
+import type { Report } from "./report.ts";
+import type { Verdict } from "../verdicts/types.ts";
+
+function declaredText(v: Verdict): string {
+  switch (v.declared) {
+    case "TRUE":
+      return "true";
+    case "FALSE":
+      return "false";
+    case "ABSENT":
+      return "absent";
+    case "MALFORMED":
+      return "malformed";
+  }
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) =>
+    Math.max(...rows.map((r) => (r[i] ?? "").length))
+  );
+  return rows.map((r) =>
+    r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
+  );
+}
+
+function attemptLine(v: Verdict): string | null {
+  const counts = v.evidence.counts as
+    | Record<string, Record<string, number>>
+    | undefined;
+  if (!counts) return null;
+  const parts = Object.entries(counts).filter(([, c]) => (c.attempts ?? 0) > 0)
+    .map(([mode, c]) =>
+      `${mode}: ${c.diverged}/${c.attempts} diverged, overlap ${c.overlapped}${
+        c.setup_failed ? `, ${c.setup_failed} failed to start` : ""
+      }`
+    );
+  const produced = (v.evidence.producedBy as string[] | undefined) ?? [];
+  if (parts.length === 0) return null;
+  return `attempts: ${parts.join("; ")}${
+    produced.length ? `; produced by: ${produced.join(", ")}` : ""
+  }`;
+}
+
+/** Render the seed-style text summary. */
+export function renderText(r: Report): string {
+  const d = r.observations.definition;
+  const lines: string[] = [];
+  lines.push(
+    `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
+  );
+  lines.push(
+    `  reset: ${
+      d.reset.verified ? "verified" : `NOT verified (${d.reset.problem})`
+    }`,
+  );
+  const missing = d.coverage.locations.filter((l) => l.observedBy === null).map(
+    (l) => l.location,
+  );
+  lines.push(
+    `  coverage: ${
+      d.coverage.complete
+        ? "complete"
+        : `partial (not observed: ${missing.join(", ")})`
+    }`,
+  );
+  const ctl = new Set(d.control.map((c) => c.stateDigest));
+  const failedCtl = d.control.filter((c) => c.setupFailure !== null);
+  lines.push(
+    `  control sessions: ${
+      failedCtl.length
+        ? `${failedCtl.length} failed (${failedCtl[0]!.setupFailure})`
+        : ctl.size === 1
+        ? "stable"
+        : "UNSTABLE"
+    }${d.startupWrites ? "; the server writes state on start or stop" : ""}`,
+  );
+  lines.push("");
+  const exp = new Map(
+    r.expectations.results.map((e) => [`${e.tool}|${e.variant}|${e.test}`, e]),
+  );
+  const rows: string[][] = [[
+    "tool",
+    "test",
+    "declared",
+    "verdict",
+    "observed",
+    ...(r.audit ? [] : ["expected"]),
+  ]];
+  const notes = new Map<number, string[]>();
+  for (const v of r.verdicts) {
+    const name = v.variant ? `${v.tool}[${v.variant}]` : v.tool;
+    const e = exp.get(`${v.tool}|${v.variant}|${v.test}`);
+    const expCell = e
+      ? (e.matched ? "ok" : `MISMATCH: expected ${e.verdict}`)
+      : "-";
+    rows.push([
+      name,
+      v.test,
+      declaredText(v),
+      v.outcome,
+      v.observed + (v.overDeclared ? " (over-declared)" : ""),
+      ...(r.audit ? [] : [expCell]),
+    ]);
+    const extra: string[] = [];
+    const al = attemptLine(v);
+    if (al && v.test === "concurrent_idempotence") extra.push(al);
+    if (v.kind === "VIOLATION" || v.kind === "INCONCLUSIVE") {
+      extra.push(...v.details.slice(0, 3));
+    }
+    if (e && !e.matched) extra.push(...e.mismatches);
+    if (extra.length) notes.set(rows.length - 1, extra);
+  }
+  const rendered = table(rows);
+  rendered.forEach((line, i) => {
+    lines.push(`  ${line}`);
+    for (const n of notes.get(i) ?? []) lines.push(`      ${n}`);
+  });
+  lines.push("");
+  if (r.audit) {
+    const violations = r.verdicts.filter((v) => v.kind === "VIOLATION");
+    const over = r.verdicts.filter((v) => v.overDeclared);
+    lines.push(
+      `  violations: ${violations.length}${
+        violations.length
+          ? ` (${violations.map((v) => `${v.tool} ${v.test}`).join("; ")})`
+          : ""
+      }`,
+    );
+    lines.push(
+      `  over-declarations: ${over.length}${
+        over.length
+          ? ` (${over.map((v) => `${v.tool} ${v.hint}`).join("; ")})`
+          : ""
+      }`,
+    );
+  } else {
+    lines.push(
+      `  expectations: ${r.expectations.matched}/${r.expectations.total} matched`,
+    );
+  }
+  if (r.unexercised.length) {
+    lines.push(`  listed but not exercised: ${r.unexercised.join(", ")}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,212 @@
+/**
+ * The out-of-process overlap timer (`verity __overlap`, internal).
+ *
+ * It owns the connections of one concurrent attempt: it starts the server
+ * process(es), opens each session, measures ping round trips, releases both
+ * `tools/call` requests in the same tick, and stamps every send and receive
+ * on its own monotonic clock. The harness's event loop (snapshots, parallel
+ * sessions, GC) therefore cannot fake or hide an overlap.
+ *
+ * Reads an {@linkcode OverlapSpec} as JSON on stdin; writes an
+ * {@linkcode OverlapResult} as JSON on stdout. Requires `--allow-run`.
+ *
+ * @module
+ */
+import type { SpawnSpec } from "../wire/stdio_client.ts";
+import type { StdioClient } from "../wire/stdio_client.ts";
+import { openSession } from "../wire/session.ts";
+
+/** What one attempt should do. */
+export interface OverlapSpec {
+  mode: "single_connection" | "two_process";
+  /** One launch for single_connection, two for two_process. */
+  launches: SpawnSpec[];
+  startTimeoutMs: number;
+  callTimeoutMs: number;
+  call: { name: string; arguments: Record<string, unknown> };
+  /**
+   * Pings per instance before the calls (two_process).
+   * @default {3}
+   */
+  pings?: number;
+}
+
+/** One call as the timer saw it. */
+export interface TimedCall {
+  status: "ok" | "tool_error" | "protocol_error" | "unknown";
+  sendT: number;
+  recvT: number | null;
+  message: string | null;
+  response: string | null;
+}
+
+/** What the timer reports back. */
+export interface OverlapResult {
+  mode: OverlapSpec["mode"];
+  setupFailure: string | null;
+  calls: TimedCall[];
+  /** Median ping round trip per instance, ms. */
+  rtt: number[];
+  overlap: boolean;
+  overlapDetail: string;
+  timeline: { event: string; t: number }[];
+  stderr: string[];
+}
+
+/**
+ * Decide overlap from a timeline. Pure.
+ *
+ * Two processes overlap when both calls were in flight together for longer
+ * than the two instances' ping round trips combined. On one connection
+ * overlap is never assumed: it counts only when the second call was answered
+ * before the first (the server was still working on the first).
+ */
+export function decideOverlap(
+  mode: OverlapSpec["mode"],
+  calls: TimedCall[],
+  rtt: number[],
+): { overlap: boolean; detail: string } {
+  const [a, b] = calls;
+  if (!a || !b || a.recvT === null || b.recvT === null) {
+    return { overlap: false, detail: "a call was not answered" };
+  }
+  if (mode === "single_connection") {
+    if (b.recvT < a.recvT) {
+      return {
+        overlap: true,
+        detail: `second call answered ${
+          (a.recvT - b.recvT).toFixed(1)
+        } ms before the first`,
+      };
+    }
+    return {
+      overlap: false,
+      detail: "answered in order (overlap on one connection is never assumed)",
+    };
+  }
+  const inFlight = Math.min(a.recvT, b.recvT) - Math.max(a.sendT, b.sendT);
+  const need = rtt.reduce((x, y) => x + y, 0);
+  return {
+    overlap: inFlight > need,
+    detail: `both in flight ${
+      inFlight.toFixed(1)
+    } ms; ping round trips combined ${need.toFixed(1)} ms`,
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!;
+}
+
+function callStatus(
+  o: Awaited<ReturnType<StdioClient["request"]>>,
+): Omit<TimedCall, "sendT" | "recvT"> {
+  if (o.status === "unknown") {
+    return { status: "unknown", message: o.failure.message, response: null };
+  }
+  if (o.status === "error") {
+    return {
+      status: "protocol_error",
+      message: JSON.stringify(o.error).slice(0, 200),
+      response: null,
+    };
+  }
+  const r = o.result as Record<string, unknown> | null;
+  const isError = r !== null && typeof r === "object" && r.isError === true;
+  return {
+    status: isError ? "tool_error" : "ok",
+    message: isError ? JSON.stringify(r?.content ?? null).slice(0, 200) : null,
+    response: JSON.stringify(o.result),
+  };
+}
+
+/** Run one attempt. Effectful: spawns the server(s). */
+export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
+  const t0 = performance.now();
+  const now = () => performance.now() - t0;
+  const timeline: { event: string; t: number }[] = [];
+  const result: OverlapResult = {
+    mode: spec.mode,
+    setupFailure: null,
+    calls: [],
+    rtt: [],
+    overlap: false,
+    overlapDetail: "",
+    timeline,
+    stderr: [],
+  };
+  const opened = await Promise.all(
+    spec.launches.map((l) =>
+      openSession(l, { timeoutMs: spec.startTimeoutMs })
+    ),
+  );
+  const clients = opened.map((o) => o.client);
+  try {
+    const bad = opened.find((o) => o.failure !== null);
+    if (bad) {
+      result.setupFailure = `session opening failed: ${bad.failure!.message}`;
+      return result;
+    }
+    timeline.push({ event: "opened", t: now() });
+    if (spec.mode === "two_process") {
+      for (const [i, c] of clients.entries()) {
+        const samples: number[] = [];
+        for (let k = 0; k < (spec.pings ?? 3); k++) {
+          const s = now();
+          const p = await c.request("ping", {}, spec.startTimeoutMs);
+          if (p.status !== "ok") {
+            result.setupFailure = `instance ${i} did not answer ping`;
+            return result;
+          }
+          samples.push(now() - s);
+        }
+        result.rtt.push(median(samples));
+      }
+    }
+    const targets = spec.mode === "two_process" ? [clients[0]!, clients[1]!] : [
+      clients[0]!,
+      clients[0]!,
+    ];
+    const params = { name: spec.call.name, arguments: spec.call.arguments };
+    // Release both calls in the same tick.
+    const sendT = [0, 0];
+    const pending = targets.map((c, i) => {
+      sendT[i] = now();
+      return c.request("tools/call", params, spec.callTimeoutMs).then((o) => {
+        const recvT = o.status === "unknown" ? null : now();
+        return { ...callStatus(o), sendT: sendT[i]!, recvT };
+      });
+    });
+    timeline.push({ event: "send call 1", t: sendT[0]! }, {
+      event: "send call 2",
+      t: sendT[1]!,
+    });
+    result.calls = await Promise.all(pending);
+    result.calls.forEach((c, i) => {
+      if (c.recvT !== null) {
+        timeline.push({ event: `receive call ${i + 1}`, t: c.recvT });
+      }
+    });
+    const d = decideOverlap(spec.mode, result.calls, result.rtt);
+    result.overlap = d.overlap;
+    result.overlapDetail = d.detail;
+    return result;
+  } finally {
+    await Promise.all(clients.map((c) => c.close(1000)));
+    timeline.push({ event: "closed", t: now() });
+    result.stderr = clients.map((c) => c.stderr().text.slice(-2000));
+    timeline.sort((x, y) => x.t - y.t);
+  }
+}
+
+/** Entry point of `verity __overlap`: spec on stdin, result on stdout. */
+export async function main(_argv: string[]): Promise<number> {
+  const text = await new Response(Deno.stdin.readable).text();
+  const spec = JSON.parse(text) as OverlapSpec;
+  const result = await runAttempt(spec);
+  await Deno.stdout.write(
+    new TextEncoder().encode(JSON.stringify(result) + "\n"),
+  );
+  return 0;
+}

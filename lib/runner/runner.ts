@@ -1,0 +1,628 @@
+/**
+ * The runner: the only code that executes a plan. It resets state, starts
+ * servers through the sandbox, calls tools, observes state after each server
+ * exits and appends everything to the observation log. Deciding is left to
+ * the pure verdict engine.
+ *
+ * Requires `--allow-run --allow-read --allow-write --allow-env`.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { Definition } from "../definition/definition.ts";
+import { substitute } from "../definition/definition.ts";
+import { resetState } from "../state/reset.ts";
+import { takeSnapshot } from "../state/snapshot.ts";
+import { normalize } from "../state/normalize.ts";
+import { snapshotDigest } from "../state/delta.ts";
+import { coverage as coverageOf } from "../state/coverage.ts";
+import type { Snapshot } from "../state/types.ts";
+import {
+  prepareLaunch,
+  readAuditLog,
+  resolveDeno,
+} from "../sandbox/sandbox.ts";
+import type { Launch, SandboxBackend } from "../sandbox/types.ts";
+import { openSession } from "../wire/session.ts";
+import type { StdioClient } from "../wire/stdio_client.ts";
+import type { Frame } from "../wire/frames.ts";
+import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import type {
+  AttemptObservation,
+  CallObservation,
+  DeclaredHint,
+  DefinitionObservations,
+  SessionObservation,
+  ToolObservations,
+} from "../verdicts/types.ts";
+import {
+  planConcurrent,
+  planControl,
+  type PlannedSession,
+  type PlannedTool,
+  planSequential,
+  wantsConcurrent,
+} from "./plan.ts";
+import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
+import { selfCommand } from "./self.ts";
+
+/** Options for {@linkcode runBattery}. */
+export interface RunnerOptions {
+  /** Runs per session kind (validated >= 3 by the caller). */
+  runs: number;
+  /** Sessions in parallel. */
+  jobs: number;
+  /** Concurrent attempts per mode. */
+  concurrentAttempts: number;
+  /** Record concurrent attempts for tools without an idempotence claim. */
+  observeConcurrent: boolean;
+  /** The sandbox backend; null chooses from the definition (deno for `{deno}` commands). */
+  backend: SandboxBackend;
+  /** Scratch root for state and evidence directories. */
+  workDir: string;
+  /** Path for `{python}`. */
+  python: string;
+  /** Path for `{source}` (prepared targets), or null. */
+  source: string | null;
+  /** Progress lines (to stderr), or null for silence. */
+  progress: ((line: string) => void) | null;
+}
+
+/** Everything one session left behind, for the report. */
+export interface SessionRecord {
+  id: string;
+  kind: string;
+  tool: string | null;
+  run: number;
+  backend: string;
+  command: string[];
+  /** Frames of the session: responses to tools/call only (the opening is kept once). */
+  callResponses: (string | null)[];
+  stderrTail: string;
+  exit: string;
+  problems: string[];
+  wallMs: number;
+  /** Milliseconds the server process(es) lived. */
+  serverMs: number;
+}
+
+/** The raw result of running a battery: observations plus protocol evidence. */
+export interface BatteryResult {
+  definition: DefinitionObservations;
+  tools: ToolObservations[];
+  snapshots: Record<string, Snapshot>;
+  sessions: SessionRecord[];
+  protocol: {
+    initialize: string | null;
+    toolsList: string[];
+    serverInfo: unknown;
+    listingProblems: string[];
+  };
+  /** The tools the server listed that the definition does not exercise. */
+  unexercised: string[];
+  backend: SandboxBackend;
+}
+
+interface Ctx {
+  def: Definition;
+  opts: RunnerOptions;
+  deno: string;
+  snapshots: Map<string, Snapshot>;
+  sessions: SessionRecord[];
+  seq: number;
+}
+
+function describeFrame(f: Frame | undefined): string | null {
+  if (!f) return null;
+  return f.text ?? `base64:${f.base64}`;
+}
+
+/** Hold `jobs` tasks at once; results keep the input order. */
+export async function pool<T, R>(
+  items: readonly T[],
+  jobs: number,
+  f: (t: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({
+    length: Math.max(1, Math.min(jobs, items.length)),
+  }, async () => {
+    while (true) {
+      const i = next++;
+      if (i >= items.length) return;
+      out[i] = await f(items[i]!);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+async function makeDirs(
+  ctx: Ctx,
+  id: string,
+): Promise<{ state: string; evidence: string }> {
+  const n = ++ctx.seq;
+  const root = join(ctx.opts.workDir, `${String(n).padStart(5, "0")}-${id}`);
+  const evidence = join(root, "evidence");
+  await Deno.mkdir(evidence, { recursive: true });
+  return { state: join(root, "state"), evidence };
+}
+
+function launchFor(
+  ctx: Ctx,
+  stateDir: string,
+  evidenceDir: string,
+  label: string,
+): Launch {
+  const vars = {
+    deno: ctx.deno,
+    python: ctx.opts.python,
+    state: stateDir,
+    target: ctx.def.dir,
+    source: ctx.opts.source,
+  };
+  const command = ctx.def.command.map((c) => substitute(c, vars));
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ctx.def.env)) {
+    env[k] = substitute(v, vars);
+  }
+  env.VERITY_STATE_DIR = stateDir;
+  return prepareLaunch({
+    command,
+    env,
+    stateDir,
+    definitionDir: ctx.def.dir,
+    readPaths: ctx.def.read.map((r) => substitute(r, vars)),
+    backend: ctx.opts.backend,
+    evidenceDir,
+    label,
+  });
+}
+
+async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
+  const snap = normalize(await takeSnapshot(ctx.def, stateDir), ctx.def);
+  const digest = snapshotDigest(snap);
+  if (!ctx.snapshots.has(digest)) ctx.snapshots.set(digest, snap);
+  return digest;
+}
+
+function toCall(
+  o: Awaited<ReturnType<StdioClient["request"]>>,
+): CallObservation {
+  if (o.status === "unknown") {
+    return {
+      status: "unknown",
+      frameIndex: null,
+      ms: o.ms,
+      message: o.failure.message,
+    };
+  }
+  if (o.status === "error") {
+    return {
+      status: "protocol_error",
+      frameIndex: o.frameIndex,
+      ms: o.ms,
+      message: JSON.stringify(o.error).slice(0, 300),
+    };
+  }
+  const r = o.result as Record<string, unknown> | null;
+  const isError = r !== null && typeof r === "object" && r.isError === true;
+  return {
+    status: isError ? "tool_error" : "ok",
+    frameIndex: o.frameIndex,
+    ms: o.ms,
+    message: isError ? JSON.stringify(r?.content ?? null).slice(0, 300) : null,
+  };
+}
+
+async function readNetwork(
+  launch: Launch,
+): Promise<SessionObservation["network"]> {
+  if (!launch.seesNetwork || launch.auditLog === null) return null;
+  try {
+    const events = readAuditLog(await Deno.readTextFile(launch.auditLog));
+    return events.filter((e) => e.permission === "net").map((e) => ({
+      permission: e.permission,
+      value: e.value,
+    }));
+  } catch {
+    return [];
+  }
+}
+
+/** Opening-session evidence kept once per run (from the first control session). */
+interface OpeningEvidence {
+  initialize: string | null;
+  toolsList: string[];
+  serverInfo: unknown;
+}
+
+async function runSequentialSession(
+  ctx: Ctx,
+  p: Extract<PlannedSession, { kind: "control" | "once" | "twice" }>,
+  tool: PlannedTool | null,
+  opening: { value: OpeningEvidence | null },
+): Promise<SessionObservation> {
+  const t0 = performance.now();
+  const dirs = await makeDirs(ctx, p.id);
+  const obs: SessionObservation = {
+    kind: p.kind,
+    run: p.run,
+    stateDigest: null,
+    setupFailure: null,
+    calls: [],
+    network: null,
+    backend: ctx.opts.backend,
+  };
+  const record: SessionRecord = {
+    id: p.id,
+    kind: p.kind,
+    tool: tool
+      ? (tool.variant ? `${tool.name}[${tool.variant}]` : tool.name)
+      : null,
+    run: p.run,
+    backend: ctx.opts.backend,
+    command: [],
+    callResponses: [],
+    stderrTail: "",
+    exit: "",
+    problems: [],
+    wallMs: 0,
+    serverMs: 0,
+  };
+  try {
+    try {
+      await resetState(ctx.def, dirs.state);
+    } catch (e) {
+      obs.setupFailure = `reset failed: ${(e as Error).message}`;
+      return obs;
+    }
+    let launch: Launch;
+    try {
+      launch = launchFor(ctx, dirs.state, dirs.evidence, "server");
+    } catch (e) {
+      obs.setupFailure = `launch refused: ${(e as Error).message}`;
+      return obs;
+    }
+    record.command = launch.spawn.command;
+    obs.backend = launch.backend;
+    record.backend = launch.backend;
+    const s0 = performance.now();
+    const s = await openSession(launch.spawn, {
+      timeoutMs: ctx.def.timeouts.start_s * 1000,
+    });
+    if (s.failure) {
+      obs.setupFailure = `session opening failed: ${s.failure.message}`;
+    } else {
+      if (opening.value === null) {
+        opening.value = {
+          initialize: describeFrame(s.client.frames[s.initializeFrame ?? -1]),
+          toolsList: s.pages.map((pg) =>
+            describeFrame(s.client.frames[pg.frameIndex]) ?? ""
+          ),
+          serverInfo: s.serverInfo,
+        };
+      }
+      const calls = p.kind === "control" ? 0 : p.kind === "once" ? 1 : 2;
+      for (let i = 0; i < calls && tool; i++) {
+        const o = await s.client.request(
+          "tools/call",
+          { name: tool.name, arguments: tool.arguments },
+          ctx.def.timeouts.call_s * 1000,
+        );
+        const c = toCall(o);
+        obs.calls.push(c);
+        record.callResponses.push(
+          c.frameIndex === null
+            ? null
+            : describeFrame(s.client.frames[c.frameIndex]),
+        );
+        if (c.status === "unknown") break;
+      }
+    }
+    const exit = await s.client.close(2000);
+    record.serverMs = performance.now() - s0;
+    record.exit = `${exit.stoppedBy}${
+      exit.code !== null ? ` code ${exit.code}` : ""
+    }${exit.signal ? ` ${exit.signal}` : ""}`;
+    record.stderrTail = s.client.stderr().text.slice(-2000);
+    record.problems = s.client.problems.slice(0, 20);
+    obs.network = await readNetwork(launch);
+    if (obs.setupFailure === null || p.kind !== "control") {
+      obs.stateDigest = await observeState(ctx, dirs.state);
+    }
+    return obs;
+  } catch (e) {
+    obs.setupFailure = obs.setupFailure ??
+      `session failed: ${(e as Error).message}`;
+    return obs;
+  } finally {
+    record.wallMs = performance.now() - t0;
+    ctx.sessions.push(record);
+    await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
+      () => {},
+    );
+  }
+}
+
+async function runAttemptSession(
+  ctx: Ctx,
+  p: Extract<PlannedSession, { kind: "attempt" }>,
+  tool: PlannedTool,
+): Promise<AttemptObservation> {
+  const t0 = performance.now();
+  const dirs = await makeDirs(ctx, p.id);
+  const obs: AttemptObservation = {
+    mode: p.mode,
+    attempt: p.attempt,
+    stateDigest: null,
+    setupFailure: null,
+    calls: [],
+    overlap: false,
+    overlapDetail: "",
+    timeline: [],
+  };
+  const record: SessionRecord = {
+    id: p.id,
+    kind: `attempt:${p.mode}`,
+    tool: tool.variant ? `${tool.name}[${tool.variant}]` : tool.name,
+    run: p.attempt,
+    backend: ctx.opts.backend,
+    command: [],
+    callResponses: [],
+    stderrTail: "",
+    exit: "",
+    problems: [],
+    wallMs: 0,
+    serverMs: 0,
+  };
+  try {
+    try {
+      await resetState(ctx.def, dirs.state);
+    } catch (e) {
+      obs.setupFailure = `reset failed: ${(e as Error).message}`;
+      return obs;
+    }
+    const labels = p.mode === "two_process" ? ["a", "b"] : ["a"];
+    const launches = labels.map((l) =>
+      launchFor(ctx, dirs.state, dirs.evidence, l)
+    );
+    record.command = launches[0]!.spawn.command;
+    record.backend = launches[0]!.backend;
+    const spec: OverlapSpec = {
+      mode: p.mode,
+      launches: launches.map((l) => l.spawn),
+      startTimeoutMs: ctx.def.timeouts.start_s * 1000,
+      callTimeoutMs: ctx.def.timeouts.call_s * 1000,
+      call: { name: tool.name, arguments: tool.arguments },
+    };
+    const [prog, ...args] = selfCommand("__overlap");
+    const s0 = performance.now();
+    const child = new Deno.Command(prog!, {
+      args,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(JSON.stringify(spec)));
+    await w.close();
+    const limit = (ctx.def.timeouts.start_s + ctx.def.timeouts.call_s) * 1000 +
+      15_000;
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // gone
+      }
+    }, limit);
+    const out = await child.output();
+    clearTimeout(timer);
+    record.serverMs = performance.now() - s0;
+    const text = new TextDecoder().decode(out.stdout).trim();
+    let res: OverlapResult;
+    try {
+      res = JSON.parse(text) as OverlapResult;
+    } catch {
+      obs.setupFailure = `overlap timer failed (exit ${out.code}): ${
+        new TextDecoder().decode(out.stderr).trim().split("\n").pop() ?? ""
+      }`;
+      return obs;
+    }
+    obs.setupFailure = res.setupFailure;
+    obs.calls = res.calls.map((c) => ({
+      status: c.status,
+      frameIndex: null,
+      ms: c.recvT === null ? 0 : c.recvT - c.sendT,
+      message: c.message,
+    }));
+    record.callResponses = res.calls.map((c) => c.response);
+    record.stderrTail = res.stderr.join("\n---\n").slice(-2000);
+    obs.overlap = res.overlap;
+    obs.overlapDetail = res.overlapDetail;
+    obs.timeline = res.timeline;
+    if (res.setupFailure === null) {
+      obs.stateDigest = await observeState(ctx, dirs.state);
+    }
+    return obs;
+  } catch (e) {
+    obs.setupFailure = obs.setupFailure ??
+      `attempt failed: ${(e as Error).message}`;
+    return obs;
+  } finally {
+    record.wallMs = performance.now() - t0;
+    ctx.sessions.push(record);
+    await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
+      () => {},
+    );
+  }
+}
+
+/** Reset twice and compare the normalized snapshots. */
+async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
+  const digests: (string | null)[] = [];
+  for (const i of [1, 2]) {
+    const dirs = await makeDirs(ctx, `reset-${i}`);
+    try {
+      await resetState(ctx.def, dirs.state);
+      digests.push(await observeState(ctx, dirs.state));
+    } catch (e) {
+      await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
+        () => {},
+      );
+      return {
+        verified: false,
+        digests,
+        problem: `reset ${i} failed: ${(e as Error).message}`,
+      };
+    }
+    await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
+      () => {},
+    );
+  }
+  const ok = digests[0] !== null && digests[0] === digests[1];
+  return {
+    verified: ok,
+    digests,
+    problem: ok ? null : "two resets produced different state",
+  };
+}
+
+/**
+ * Run the whole battery for the selected tools.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await runBattery(def, tools, { runs: 3, jobs: 2, ... });
+ * ```
+ */
+export async function runBattery(
+  def: Definition,
+  tools: readonly PlannedTool[],
+  opts: RunnerOptions,
+): Promise<BatteryResult> {
+  const ctx: Ctx = {
+    def,
+    opts,
+    deno: resolveDeno(),
+    snapshots: new Map(),
+    sessions: [],
+    seq: 0,
+  };
+  const say = opts.progress ?? (() => {});
+  const reset = await verifyReset(ctx);
+  say(
+    `reset: ${reset.verified ? "verified" : `NOT verified (${reset.problem})`}`,
+  );
+  const opening = { value: null as OpeningEvidence | null };
+  const controlPlan = planControl(opts.runs);
+  const seqPlan = planSequential(tools, opts.runs);
+  const byTool = new Map(tools.map((t) => [t.index, t]));
+  const results = await pool([...controlPlan, ...seqPlan], opts.jobs, (p) => {
+    if (p.kind === "attempt") throw new TypeError("unreachable");
+    const tool = p.kind === "control" ? null : byTool.get(p.tool) ?? null;
+    return runSequentialSession(ctx, p, tool, opening);
+  });
+  const control = results.slice(0, controlPlan.length);
+  say(`sessions: ${results.length} sequential sessions done`);
+  const listing = parseToolPages(opening.value?.toolsList ?? []);
+  const hintsFor = (
+    name: string,
+  ): Record<(typeof HINT_NAMES)[number], DeclaredHint> => {
+    const c = listing.contracts.find((x) => x.name === name);
+    return Object.fromEntries(
+      HINT_NAMES.map((
+        h,
+      ) => [
+        h,
+        c
+          ? c.hints[h].toJSON()
+          : { state: "ABSENT", detail: "tool not listed" },
+      ]),
+    ) as Record<(typeof HINT_NAMES)[number], DeclaredHint>;
+  };
+  const seed = reset.digests[0] ?? null;
+  const controlDigests = control.map((c) => c.stateDigest);
+  const startupWrites = seed !== null &&
+    controlDigests.some((d) => d !== null && d !== seed);
+  const concurrentTools = tools.filter((t) => {
+    const h = hintsFor(t.name);
+    return wantsConcurrent(
+      {
+        readOnlyHint: h.readOnlyHint.state,
+        idempotentHint: h.idempotentHint.state,
+      },
+      opts.observeConcurrent,
+    );
+  });
+  const attemptPlan = planConcurrent(concurrentTools, {
+    concurrentAttempts: opts.concurrentAttempts,
+    skipTwoProcess: startupWrites,
+  });
+  const attempts = await pool(attemptPlan, opts.jobs, (p) => {
+    if (p.kind !== "attempt") throw new TypeError("unreachable");
+    return runAttemptSession(ctx, p, byTool.get(p.tool)!);
+  });
+  if (attemptPlan.length) say(`concurrent: ${attempts.length} attempts done`);
+  const seesNetwork = control.length > 0 &&
+    control.every((c) => c.network !== null);
+  const toolObs: ToolObservations[] = tools.map((t) => {
+    const once = seqPlan.map((p, i) => ({
+      p,
+      o: results[controlPlan.length + i]!,
+    }))
+      .filter(({ p }) => p.kind === "once" && p.tool === t.index).map(({ o }) =>
+        o
+      );
+    const twice = seqPlan.map((p, i) => ({
+      p,
+      o: results[controlPlan.length + i]!,
+    }))
+      .filter(({ p }) => p.kind === "twice" && p.tool === t.index).map((
+        { o },
+      ) => o);
+    const mine = attemptPlan.map((p, i) => ({ p, o: attempts[i]! }))
+      .filter(({ p }) => p.kind === "attempt" && p.tool === t.index).map((
+        { o },
+      ) => o);
+    const gets = concurrentTools.includes(t);
+    return {
+      tool: t.name,
+      variant: t.variant,
+      arguments: t.arguments,
+      hints: hintsFor(t.name),
+      once,
+      twice,
+      concurrent: gets ? mine : null,
+      twoProcessSkipped: gets && startupWrites
+        ? "the server changes state on start or stop (control sessions differ from the seed)"
+        : null,
+    };
+  });
+  const listed = listing.contracts.map((c) => c.name);
+  return {
+    definition: {
+      coverage: coverageOf(def),
+      reset,
+      seedDigest: seed,
+      control,
+      startupWrites,
+      seesNetwork,
+      runs: opts.runs,
+    },
+    tools: toolObs,
+    snapshots: Object.fromEntries(ctx.snapshots),
+    sessions: ctx.sessions.sort((a, b) =>
+      a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+    ),
+    protocol: {
+      initialize: opening.value?.initialize ?? null,
+      toolsList: opening.value?.toolsList ?? [],
+      serverInfo: opening.value?.serverInfo ?? null,
+      listingProblems: listing.problems,
+    },
+    unexercised: listed.filter((n) => !tools.some((t) => t.name === n)),
+    backend: opts.backend,
+  };
+}

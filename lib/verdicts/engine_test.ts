@@ -1,0 +1,408 @@
+/**
+ * The verdict engine against fake observation logs: a perfect server, a
+ * lossy one, a nondeterministic one and an always-unknown one.
+ */
+import assert from "node:assert/strict";
+import { judge, type SnapshotStore } from "./engine.ts";
+import type {
+  DefinitionObservations,
+  SessionObservation,
+  TestName,
+  ToolObservations,
+} from "./types.ts";
+import type { Snapshot } from "../state/types.ts";
+import type { HintState } from "../contracts/contracts.ts";
+
+/** A snapshot with one business table `items` and one append-only `audit`. */
+function snap(
+  items: Record<string, string>,
+  audit = 0,
+  extra: Record<string, string> = {},
+): Snapshot {
+  const rec = (o: Record<string, string>) =>
+    Object.entries(o).sort().map(([k, v]) => ({
+      key: JSON.stringify([k]),
+      value: { key: k, value: v },
+    }));
+  return {
+    regions: [
+      {
+        adapter: "state.db",
+        kind: "sqlite",
+        name: "audit",
+        category: "append_only",
+        records: Array.from(
+          { length: audit },
+          (_, i) => ({ key: `[${i + 1}]`, value: { id: i + 1 } }),
+        ),
+      },
+      {
+        adapter: "state.db",
+        kind: "sqlite",
+        name: "cache",
+        category: "unclassified",
+        records: rec(extra),
+      },
+      {
+        adapter: "state.db",
+        kind: "sqlite",
+        name: "items",
+        category: "business",
+        records: rec(items),
+      },
+    ],
+    problems: [],
+  };
+}
+
+const STORE: SnapshotStore = {
+  seed: snap({ a: "1" }),
+  added: snap({ a: "1", z: "new" }, 1),
+  added2: snap({ a: "1", z: "new" }, 2),
+  twoRows: snap({ a: "1", z: "new", y: "new" }, 2),
+  overwritten: snap({ a: "changed" }),
+  logged: snap({ a: "1" }, 1),
+  cacheOnly: snap({ a: "1" }, 0, { c: "x" }),
+  tokenA: snap({ a: "1", t: "aaaa" }),
+  tokenB: snap({ a: "1", t: "bbbb" }),
+};
+
+function session(
+  kind: SessionObservation["kind"],
+  run: number,
+  digest: string | null,
+  status: "ok" | "tool_error" = "ok",
+): SessionObservation {
+  const calls = kind === "control" ? 0 : kind === "once" ? 1 : 2;
+  return {
+    kind,
+    run,
+    stateDigest: digest,
+    setupFailure: digest === null ? "server did not start" : null,
+    calls: Array.from(
+      { length: calls },
+      () => ({
+        status,
+        frameIndex: 1,
+        ms: 1,
+        message: status === "ok" ? null : "boom",
+      }),
+    ),
+    network: [],
+    backend: "deno",
+  };
+}
+
+function defn(
+  over: Partial<DefinitionObservations> = {},
+): DefinitionObservations {
+  return {
+    coverage: {
+      complete: true,
+      locations: [{ location: "sqlite:state.db", observedBy: "state.db" }],
+    },
+    reset: { verified: true, digests: ["seed", "seed"], problem: null },
+    seedDigest: "seed",
+    control: [1, 2, 3].map((r) => session("control", r, "seed")),
+    startupWrites: false,
+    seesNetwork: true,
+    runs: 3,
+    ...over,
+  };
+}
+
+function tool(
+  hints: Partial<
+    Record<
+      "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint",
+      HintState
+    >
+  >,
+  once: (string | null)[],
+  twice: (string | null)[],
+  status: "ok" | "tool_error" = "ok",
+): ToolObservations {
+  const h = (s: HintState | undefined) => ({
+    state: s ?? "ABSENT",
+    detail: s === "MALFORMED" ? 'string: "true"' : null,
+  });
+  return {
+    tool: "t",
+    variant: null,
+    arguments: {},
+    hints: {
+      readOnlyHint: h(hints.readOnlyHint),
+      destructiveHint: h(hints.destructiveHint),
+      idempotentHint: h(hints.idempotentHint),
+      openWorldHint: h(hints.openWorldHint),
+    },
+    once: once.map((d, i) => session("once", i + 1, d, status)),
+    twice: twice.map((d, i) => session("twice", i + 1, d, status)),
+    concurrent: null,
+    twoProcessSkipped: null,
+  };
+}
+
+function outcome(test: TestName, t: ToolObservations, d = defn()): string {
+  return judge(test, d, t, STORE).outcome;
+}
+
+Deno.test("an honest upsert passes sequential idempotence with an audit row per call", () => {
+  const t = tool(
+    { idempotentHint: "TRUE", readOnlyHint: "FALSE", destructiveHint: "FALSE" },
+    ["added", "added", "added"],
+    ["added2", "added2", "added2"],
+  );
+  const v = judge("sequential_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "PASS");
+  assert.equal(v.observed, "idempotent=holds");
+  assert.equal(v.facts.append_only_changed, true);
+  assert.equal(v.facts.business_changed, false);
+  assert.equal(outcome("destructive", t), "PASS");
+  const ro = judge("read_only", defn(), t, STORE);
+  assert.equal(ro.outcome, "NOT_APPLICABLE:PERMISSIVE_DECLARATION");
+  assert.equal(ro.observed, "read_only=fails");
+  assert.equal(ro.overDeclared, false);
+});
+
+Deno.test("a lossy server is a violation of destructiveHint false", () => {
+  const t = tool({ destructiveHint: "FALSE" }, [
+    "overwritten",
+    "overwritten",
+    "overwritten",
+  ], ["overwritten", "overwritten", "overwritten"]);
+  const v = judge("destructive", defn(), t, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.equal(v.facts.lossy, true);
+  assert.match(v.details.join("\n"), /lost or overwritten in 3\/3 runs/);
+});
+
+Deno.test("an insert per call violates idempotentHint true in every run", () => {
+  const t = tool({ idempotentHint: "TRUE" }, ["added", "added", "added"], [
+    "twoRows",
+    "twoRows",
+    "twoRows",
+  ]);
+  assert.equal(outcome("sequential_idempotence", t), "VIOLATION");
+});
+
+Deno.test("a random token is NONDETERMINISTIC naming the column", () => {
+  const t = tool({ idempotentHint: "TRUE" }, ["tokenA", "tokenB", "tokenA"], [
+    "tokenB",
+    "tokenA",
+    "tokenA",
+  ]);
+  const v = judge("sequential_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "INCONCLUSIVE:NONDETERMINISTIC");
+  assert.equal(v.facts.nondeterministic_columns, "items.value");
+});
+
+Deno.test("a change in only some runs is NONDETERMINISTIC, never a violation", () => {
+  const t = tool({ readOnlyHint: "TRUE" }, ["logged", "seed", "logged"], []);
+  assert.equal(outcome("read_only", t), "INCONCLUSIVE:NONDETERMINISTIC");
+});
+
+Deno.test("read-only: an append-only write is a violation; only unclassified is UNCLASSIFIED_STATE", () => {
+  assert.equal(
+    outcome(
+      "read_only",
+      tool({ readOnlyHint: "TRUE" }, ["logged", "logged", "logged"], []),
+    ),
+    "VIOLATION",
+  );
+  assert.equal(
+    outcome(
+      "read_only",
+      tool({ readOnlyHint: "TRUE" }, ["seed", "seed", "seed"], []),
+    ),
+    "PASS",
+  );
+  assert.equal(
+    outcome(
+      "read_only",
+      tool(
+        { readOnlyHint: "TRUE" },
+        ["cacheOnly", "cacheOnly", "cacheOnly"],
+        [],
+      ),
+    ),
+    "INCONCLUSIVE:UNCLASSIFIED_STATE",
+  );
+});
+
+Deno.test("absent is never false, malformed is named, read-only supersedes", () => {
+  const t = tool({}, ["seed", "seed", "seed"], ["seed", "seed", "seed"]);
+  for (
+    const test of [
+      "read_only",
+      "destructive",
+      "sequential_idempotence",
+      "open_world",
+    ] as const
+  ) {
+    assert.equal(outcome(test, t), "NOT_APPLICABLE:NO_DECLARATION");
+  }
+  const v = judge("sequential_idempotence", defn(), t, STORE);
+  assert.equal(
+    v.observed,
+    "idempotent=holds",
+    "behaviour is reported even without a claim",
+  );
+  assert.equal(
+    outcome(
+      "read_only",
+      tool({ readOnlyHint: "MALFORMED" }, ["seed", "seed", "seed"], []),
+    ),
+    "NOT_APPLICABLE:MALFORMED_DECLARATION",
+  );
+  const ro = tool(
+    { readOnlyHint: "TRUE", destructiveHint: "FALSE", idempotentHint: "TRUE" },
+    ["seed", "seed", "seed"],
+    ["seed", "seed", "seed"],
+  );
+  assert.equal(
+    outcome("destructive", ro),
+    "NOT_APPLICABLE:SUPERSEDED_BY_READ_ONLY",
+  );
+  assert.equal(
+    outcome("sequential_idempotence", ro),
+    "NOT_APPLICABLE:SUPERSEDED_BY_READ_ONLY",
+  );
+});
+
+Deno.test("a permissive declaration that behaved safely is an over-declaration", () => {
+  const t = tool({ idempotentHint: "FALSE" }, ["added", "added", "added"], [
+    "added2",
+    "added2",
+    "added2",
+  ]);
+  const v = judge("sequential_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "NOT_APPLICABLE:PERMISSIVE_DECLARATION");
+  assert.equal(v.overDeclared, true);
+});
+
+Deno.test("partial coverage blocks PASS but never VIOLATION", () => {
+  const partial = defn({
+    coverage: {
+      complete: false,
+      locations: [{ location: "fs:ledger.txt", observedBy: null }],
+    },
+  });
+  const ok = tool({ idempotentHint: "TRUE" }, ["seed", "seed", "seed"], [
+    "seed",
+    "seed",
+    "seed",
+  ]);
+  assert.equal(
+    outcome("sequential_idempotence", ok, partial),
+    "INCONCLUSIVE:PARTIAL_COVERAGE",
+  );
+  const bad = tool({ idempotentHint: "TRUE" }, ["added", "added", "added"], [
+    "twoRows",
+    "twoRows",
+    "twoRows",
+  ]);
+  const v = judge("sequential_idempotence", partial, bad, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.deepEqual(v.secondary, ["PARTIAL_COVERAGE"]);
+});
+
+Deno.test("always-unknown: failed setup, unverified reset, clean call errors", () => {
+  const t = tool({ readOnlyHint: "TRUE" }, [null, null, null], []);
+  assert.equal(outcome("read_only", t), "INCONCLUSIVE:SETUP_FAILED");
+  const unverified = defn({
+    reset: { verified: false, digests: ["seed", "seed2"], problem: "differ" },
+  });
+  assert.equal(
+    outcome(
+      "read_only",
+      tool({ readOnlyHint: "TRUE" }, ["seed", "seed", "seed"], []),
+      unverified,
+    ),
+    "INCONCLUSIVE:RESET_UNVERIFIED",
+  );
+  const clean = tool(
+    { readOnlyHint: "TRUE" },
+    ["seed", "seed", "seed"],
+    [],
+    "tool_error",
+  );
+  assert.equal(outcome("read_only", clean), "INCONCLUSIVE:CALL_ERROR");
+  // An erroring call that still wrote is judged on the state.
+  const dirty = tool(
+    { readOnlyHint: "TRUE" },
+    ["logged", "logged", "logged"],
+    [],
+    "tool_error",
+  );
+  assert.equal(outcome("read_only", dirty), "VIOLATION");
+  // And a missing declaration keeps the call error visible as a secondary reason.
+  const v = judge(
+    "read_only",
+    defn(),
+    tool({}, ["seed", "seed", "seed"], [], "tool_error"),
+    STORE,
+  );
+  assert.equal(v.outcome, "NOT_APPLICABLE:NO_DECLARATION");
+  assert.deepEqual(v.secondary, ["CALL_ERROR"]);
+});
+
+Deno.test("open world: a network attempt absent from control sessions is a violation", () => {
+  const t = tool({ openWorldHint: "FALSE" }, ["seed", "seed", "seed"], []);
+  assert.equal(outcome("open_world", t), "PASS");
+  for (const s of t.once) {
+    s.network = [{ permission: "net", value: "127.0.0.1:9" }];
+  }
+  const v = judge("open_world", defn(), t, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.match(v.details.join(" "), /127\.0\.0\.1:9/);
+  assert.equal(
+    outcome("open_world", t, defn({ seesNetwork: false })),
+    "INCONCLUSIVE:NO_NETWORK_OBSERVATION",
+  );
+  assert.equal(
+    outcome(
+      "open_world",
+      tool({ openWorldHint: "TRUE" }, ["seed", "seed", "seed"], []),
+    ),
+    "NOT_APPLICABLE:PERMISSIVE_DECLARATION",
+  );
+});
+
+Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap", () => {
+  const attempt = (
+    mode: "single_connection" | "two_process",
+    n: number,
+    digest: string,
+    overlap: boolean,
+  ) => ({
+    mode,
+    attempt: n,
+    stateDigest: digest,
+    setupFailure: null,
+    calls: [],
+    overlap,
+    overlapDetail: "",
+    timeline: [],
+  });
+  const t = tool({ idempotentHint: "TRUE" }, ["added", "added", "added"], [
+    "added2",
+    "added2",
+    "added2",
+  ]);
+  t.concurrent = [
+    attempt("single_connection", 1, "added2", false),
+    attempt("two_process", 1, "added2", false),
+  ];
+  assert.equal(
+    outcome("concurrent_idempotence", t),
+    "INCONCLUSIVE:NO_OVERLAP_OBSERVED",
+  );
+  t.concurrent[1]!.overlap = true;
+  assert.equal(outcome("concurrent_idempotence", t), "PASS");
+  t.concurrent.push(attempt("two_process", 2, "twoRows", true));
+  const v = judge("concurrent_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.deepEqual(v.evidence.producedBy, ["two_process"]);
+  assert.equal(v.facts.diverged_attempts, 1);
+});
