@@ -27,6 +27,35 @@ export interface LaunchRequest {
   evidenceDir: string;
   /** Unique label of this process within the session, used in file names. */
   label: string;
+  /**
+   * The Deno cache the deno backend runs from (`--cached-only`), prepared
+   * beforehand. Passed to the server's Deno as `DENO_DIR`, because `HOME`
+   * moves into the state directory and Deno would otherwise look for its
+   * cache there.
+   * @default {DENO_DIR, else $XDG_CACHE_HOME/deno, else $HOME/.cache/deno (Linux)}
+   */
+  denoDir?: string;
+}
+
+/** Kinds of access a Deno permission check (and an attempt) can concern. */
+export type AccessKind =
+  | "net"
+  | "read"
+  | "write"
+  | "env"
+  | "run"
+  | "ffi"
+  | "sys"
+  | "import";
+
+/** What a launch grants: tells a refused attempt from a permitted access. */
+export interface LaunchPolicy {
+  /** Absolute directories the server may write (the state directory). */
+  writable: string[];
+  /** Absolute paths the server may read. */
+  readable: string[];
+  /** Environment variable names the server may read. */
+  env: string[];
 }
 
 /** A prepared launch: the spawn spec plus where its evidence will appear. */
@@ -37,6 +66,14 @@ export interface Launch {
   auditLog: string | null;
   /** Whether this backend can see network attempts. */
   seesNetwork: boolean;
+  /** What the launch grants (always set by `prepareLaunch`). */
+  policy?: LaunchPolicy;
+  /**
+   * Which kinds of attempt the backend records as evidence (always set by
+   * `prepareLaunch`): deno sees net, read, write, env, ffi, sys and import
+   * checks but not run; bubblewrap and none see nothing.
+   */
+  observes?: AccessKind[];
 }
 
 /** One permission check recorded by Deno's audit log. */

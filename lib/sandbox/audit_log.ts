@@ -1,0 +1,195 @@
+/**
+ * Deno permission audit logs (`DENO_AUDIT_PERMISSIONS`) as evidence. Pure:
+ * text in, data out.
+ *
+ * The log records every permission *check*, not its outcome, with
+ * whole-second timestamps. So an attempt is a check for something the launch
+ * does not grant; whether the call made it is told by comparing the "once"
+ * sessions with the control sessions of the same server.
+ *
+ * @module
+ */
+import type { LaunchPolicy, PermissionEvent } from "./types.ts";
+
+/** A parsed audit log: the checks, and the lines that could not be read. */
+export interface AuditLog {
+  events: PermissionEvent[];
+  /** One line per unreadable log line (e.g. cut short when the process was killed). */
+  problems: string[];
+}
+
+/**
+ * Parse a `DENO_AUDIT_PERMISSIONS` JSONL log, keeping unreadable lines as
+ * problems rather than failing.
+ *
+ * @example
+ * ```ts
+ * const log = parseAuditLog('{"v":1,"datetime":"2026-11-29T00:00:00Z","permission":"net","value":"127.0.0.1:8080"}\n');
+ * console.assert(log.events[0]?.value === "127.0.0.1:8080");
+ * ```
+ */
+export function parseAuditLog(text: string): AuditLog {
+  const events: PermissionEvent[] = [];
+  const problems: string[] = [];
+  const lines = text.split("\n");
+  lines.forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "") return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      problems.push(`line ${i + 1}: not JSON: ${line.slice(0, 80)}`);
+      return;
+    }
+    if (typeof v !== "object" || v === null || Array.isArray(v)) {
+      problems.push(`line ${i + 1}: not an object`);
+      return;
+    }
+    const o = v as Record<string, unknown>;
+    if (typeof o.permission !== "string") {
+      problems.push(`line ${i + 1}: no "permission" string`);
+      return;
+    }
+    const value = o.value;
+    if (value !== null && value !== undefined && typeof value !== "string") {
+      problems.push(`line ${i + 1}: "value" is neither a string nor null`);
+      return;
+    }
+    events.push({ permission: o.permission, value: value ?? null });
+  });
+  return { events, problems };
+}
+
+/**
+ * Parse a `DENO_AUDIT_PERMISSIONS` JSONL log into permission checks, in
+ * order, skipping unreadable lines (see {@linkcode parseAuditLog} to keep them).
+ *
+ * @example
+ * ```ts
+ * const events = readAuditLog('{"v":1,"permission":"env","value":"HOME"}');
+ * console.assert(events.length === 1);
+ * ```
+ */
+export function readAuditLog(text: string): PermissionEvent[] {
+  return parseAuditLog(text).events;
+}
+
+/** One kind of access to one resource, as the audit log saw it. */
+export interface Attempt {
+  /** `net`, `read`, `write`, `env`, `run`, `ffi`, `sys`, `import`, or whatever Deno logged. */
+  permission: string;
+  /** Host:port, URL, path, variable name or API; null means "all" (e.g. the whole environment). */
+  value: string | null;
+  /** Whether the launch grants it; a check for something not granted is a refused attempt. */
+  granted: boolean;
+  /** How many checks of it the log holds. */
+  count: number;
+}
+
+/** True when `path` is `dir` or lies inside it (both absolute, `/`-separated). */
+export function isWithin(path: string, dir: string): boolean {
+  if (path === dir) return true;
+  const d = dir.endsWith("/") ? dir : dir + "/";
+  return path.startsWith(d);
+}
+
+function granted(e: PermissionEvent, policy: LaunchPolicy): boolean {
+  const v = e.value;
+  switch (e.permission) {
+    case "read":
+      return v !== null && policy.readable.some((p) => isWithin(v, p));
+    case "write":
+      return v !== null && policy.writable.some((p) => isWithin(v, p));
+    case "env":
+      return v !== null && policy.env.includes(v);
+    default:
+      // net, run, ffi, sys and import are never granted by the deno backend.
+      return false;
+  }
+}
+
+/**
+ * Group permission checks into attempts (one per permission and value, in a
+ * stable order) and mark each as granted or refused under `policy`.
+ *
+ * @example
+ * ```ts
+ * const a = classifyEvents([{ permission: "write", value: "/home/me/x" }], {
+ *   writable: ["/state"], readable: ["/state"], env: ["HOME"],
+ * });
+ * console.assert(a[0]?.granted === false);
+ * ```
+ */
+export function classifyEvents(
+  events: readonly PermissionEvent[],
+  policy: LaunchPolicy,
+): Attempt[] {
+  const byKey = new Map<string, Attempt>();
+  for (const e of events) {
+    const key = `${e.permission}\u0000${e.value ?? "\u0001"}`;
+    const had = byKey.get(key);
+    if (had) had.count++;
+    else {byKey.set(key, {
+        permission: e.permission,
+        value: e.value,
+        granted: granted(e, policy),
+        count: 1,
+      });}
+  }
+  return [...byKey.values()].sort((a, b) =>
+    a.permission < b.permission
+      ? -1
+      : a.permission > b.permission
+      ? 1
+      : (a.value ?? "") < (b.value ?? "")
+      ? -1
+      : (a.value ?? "") > (b.value ?? "")
+      ? 1
+      : 0
+  );
+}
+
+/** The refused attempts only (what a report lists as attempted escapes). */
+export function refusedAttempts(
+  events: readonly PermissionEvent[],
+  policy: LaunchPolicy,
+): Attempt[] {
+  return classifyEvents(events, policy).filter((a) => !a.granted);
+}
+
+/**
+ * Network destinations the process tried to reach, unique and sorted
+ * (host:port, URL or host name, exactly as Deno logged them).
+ *
+ * @example
+ * ```ts
+ * const n = networkAttempts([{ permission: "net", value: "127.0.0.1:9000" }, { permission: "env", value: "HOME" }]);
+ * console.assert(n.length === 1 && n[0] === "127.0.0.1:9000");
+ * ```
+ */
+export function networkAttempts(events: readonly PermissionEvent[]): string[] {
+  return [
+    ...new Set(
+      events.filter((e) => e.permission === "net").map((e) => e.value ?? "*"),
+    ),
+  ].sort();
+}
+
+/**
+ * Attempts in `session` that no control session shows: what the tool call
+ * itself tried, as opposed to what server start and stop do anyway.
+ */
+export function attemptsBeyondControl(
+  session: readonly Attempt[],
+  controls: readonly (readonly Attempt[])[],
+): Attempt[] {
+  const seen = new Set(
+    controls.flatMap((c) =>
+      c.map((a) => `${a.permission}\u0000${a.value ?? "\u0001"}`)
+    ),
+  );
+  return session.filter((a) =>
+    !seen.has(`${a.permission}\u0000${a.value ?? "\u0001"}`)
+  );
+}

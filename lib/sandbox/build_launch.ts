@@ -1,0 +1,470 @@
+/**
+ * The launch line for each sandbox backend, built from the request and a
+ * few facts about the host. Pure: no `Deno.*`, no disk; `prepareLaunch` in
+ * `sandbox.ts` gathers the host facts and calls {@linkcode buildLaunch}.
+ *
+ * @module
+ */
+import { SandboxError } from "./_errors.ts";
+import type {
+  AccessKind,
+  Launch,
+  LaunchPolicy,
+  LaunchRequest,
+} from "./types.ts";
+
+/** What `buildLaunch` needs to know about the machine. */
+export interface HostFacts {
+  /** The auditor's PATH, handed to the server unless its definition declares one. */
+  path: string;
+  /**
+   * The auditor's home directory: bubblewrap hides it behind an empty tmpfs.
+   * Null hides nothing.
+   */
+  home: string | null;
+  /** The Deno cache servers run from (`DENO_DIR`). */
+  denoDir: string;
+  /** Absolute path of `bwrap`, or null when it is not installed. */
+  bwrap: string | null;
+  /** The POSIX shell that opens the seccomp filter on fd 3 for bwrap. */
+  shell: string;
+  /** The seccomp filter file (see `_seccomp.ts`), or null on an unsupported architecture. */
+  seccompFilter: string | null;
+  /** `command[0]` as an absolute path (looked up on PATH); used by bubblewrap. */
+  program: string;
+  /** The program's real path (symlinks resolved): its install prefix is bound back when hidden. */
+  programReal: string;
+  /** Whether `command[0]` is a Deno binary. */
+  programIsDeno: boolean;
+}
+
+/** Directories bubblewrap replaces with an empty tmpfs (besides the auditor's home). */
+export const HIDDEN_DIRS: readonly string[] = ["/tmp", "/run"];
+
+/** What each backend records as evidence. */
+export const OBSERVES: Record<LaunchRequest["backend"], AccessKind[]> = {
+  deno: ["net", "read", "write", "env", "ffi", "sys", "import"],
+  bubblewrap: [],
+  none: [],
+};
+
+/** Environment names the sandbox itself controls; a definition may not set them. */
+const RESERVED_ENV = [
+  "VERITY_STATE_DIR",
+  "DENO_AUDIT_PERMISSIONS",
+  "DENO_DIR",
+  "DENO_NO_UPDATE_CHECK",
+];
+
+/** Flags of `deno run` that take their value as the next argument. */
+const DENO_VALUE_FLAGS = new Set([
+  "-c",
+  "--config",
+  "--import-map",
+  "--location",
+  "--seed",
+  "--cert",
+  "--ext",
+  "--node-modules-linker",
+  "--min-dep-age",
+  "--inspect-publish-uid",
+  "--preload",
+  "--require",
+  "--conditions",
+  "-L",
+  "--log-level",
+]);
+
+/** Why a `deno run` flag in a definition's command is refused, or null when it is allowed. */
+export function refusedDenoFlag(flag: string): string | null {
+  const permission = "permission flags are set by the deno backend";
+  const reload =
+    "reloading fetches from the network; servers run --cached-only";
+  if (!flag.startsWith("--")) {
+    const c = flag[1] ?? "";
+    if ("ARWNESIP".includes(c) && c !== "") return permission;
+    return c === "r" ? reload : null;
+  }
+  const name = flag.split("=")[0] ?? flag;
+  if (/^--(allow|deny|ignore)-/.test(name) || name === "--permission-set") {
+    return permission;
+  }
+  if (name.startsWith("--inspect") && name !== "--inspect-publish-uid") {
+    return "the inspector opens a network port";
+  }
+  return name === "--reload" ? reload : null;
+}
+
+/** The basename of a path. */
+function basename(p: string): string {
+  const i = p.lastIndexOf("/");
+  return i === -1 ? p : p.slice(i + 1);
+}
+
+/** The directory part of a path ("/" for a top-level entry). */
+function dirname(p: string): string {
+  const i = p.lastIndexOf("/");
+  return i <= 0 ? "/" : p.slice(0, i);
+}
+
+/** True when `path` is `dir` or inside it. */
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : dir + "/");
+}
+
+/** Whether `program` names a Deno binary: the resolved `{deno}`, or anything called `deno`. */
+export function isDenoProgram(program: string, deno: string): boolean {
+  return program === deno || /^deno(\.exe)?$/.test(basename(program));
+}
+
+/**
+ * Split `deno run <flags> <script> <args>` into its parts, refusing flags
+ * that would widen the sandbox or reach the network.
+ */
+export function splitDenoRun(
+  command: readonly string[],
+): { flags: string[]; script: string; args: string[] } {
+  if (command[1] !== "run") {
+    throw new SandboxError(
+      `deno backend: the command must be "deno run …", got ${
+        JSON.stringify(command.slice(0, 2).join(" "))
+      }`,
+    );
+  }
+  const flags: string[] = [];
+  let i = 2;
+  for (; i < command.length; i++) {
+    const a = command[i]!;
+    if (a === "--" || !a.startsWith("-") || a === "-") break;
+    const why = refusedDenoFlag(a);
+    if (why !== null) {
+      throw new SandboxError(
+        `deno backend: command flag ${
+          JSON.stringify(a)
+        } is not allowed: ${why}`,
+      );
+    }
+    flags.push(a);
+    if (DENO_VALUE_FLAGS.has(a) && i + 1 < command.length) {
+      flags.push(command[++i]!);
+    }
+  }
+  if (command[i] === "--") i++;
+  const script = command[i];
+  if (script === undefined) {
+    throw new SandboxError(
+      `deno backend: no script in ${JSON.stringify(command.join(" "))}`,
+    );
+  }
+  return { flags, script, args: command.slice(i + 1) };
+}
+
+function checkEnvName(name: string): void {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    throw new SandboxError(
+      `env: ${JSON.stringify(name)} is not a valid environment variable name`,
+    );
+  }
+}
+
+function checkListValue(what: string, v: string): void {
+  if (v.includes(",")) {
+    throw new SandboxError(
+      `${what} ${
+        JSON.stringify(v)
+      } contains a comma, which Deno's permission lists cannot carry`,
+    );
+  }
+}
+
+/**
+ * The server's environment: its declared `env` plus a minimal base. `HOME`
+ * is the state directory (anything a server keeps "at home" is observed
+ * state), `PATH` the auditor's unless declared, and `VERITY_STATE_DIR` the
+ * state directory. When the program is Deno, `DENO_DIR` points at the
+ * prepared cache (HOME moved, so Deno would not find it) and update checks
+ * are off.
+ */
+export function serverEnv(
+  req: LaunchRequest,
+  host: HostFacts,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.env)) {
+    checkEnvName(k);
+    if (RESERVED_ENV.includes(k)) {
+      throw new SandboxError(
+        `env: ${k} is set by the sandbox and may not be declared`,
+      );
+    }
+    if (k === "HOME" && !within(v, req.stateDir)) {
+      throw new SandboxError(
+        `env: HOME must point inside the state directory, got ${
+          JSON.stringify(v)
+        }`,
+      );
+    }
+    env[k] = v;
+  }
+  env.PATH = req.env.PATH ?? host.path;
+  env.HOME = req.env.HOME ?? req.stateDir;
+  env.VERITY_STATE_DIR = req.stateDir;
+  if (host.programIsDeno) {
+    env.DENO_DIR = host.denoDir;
+    env.DENO_NO_UPDATE_CHECK = "1";
+    env.NO_COLOR = req.env.NO_COLOR ?? "1";
+  }
+  return env;
+}
+
+function unique(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
+function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
+  if (!host.programIsDeno) {
+    throw new SandboxError(
+      `deno backend: ${
+        JSON.stringify(req.command[0] ?? "")
+      } is not deno; use sandbox = "bubblewrap" for other commands`,
+    );
+  }
+  if (!/^[A-Za-z0-9._-]+$/.test(req.label)) {
+    throw new SandboxError(
+      `launch label ${
+        JSON.stringify(req.label)
+      } must be letters, digits, ".", "_" or "-"`,
+    );
+  }
+  const { flags, script, args } = splitDenoRun(req.command);
+  const env = serverEnv(req, host);
+  const auditLog = `${req.evidenceDir}/${req.label}.permissions.jsonl`;
+  env.DENO_AUDIT_PERMISSIONS = auditLog;
+  const readable = unique([
+    req.definitionDir,
+    req.stateDir,
+    ...req.readPaths,
+    `${host.denoDir}/npm`,
+  ]);
+  const envNames = unique([
+    ...Object.keys(req.env),
+    "HOME",
+    "PATH",
+    "VERITY_STATE_DIR",
+  ]).sort();
+  for (const p of readable) checkListValue("read path", p);
+  checkListValue("state directory", req.stateDir);
+  const hasLockFlag = flags.some((f) =>
+    /^--(lock|no-lock|frozen)(=|$)/.test(f)
+  );
+  const ours = [
+    "--no-prompt",
+    "--cached-only",
+    ...(hasLockFlag ? [] : ["--no-lock"]),
+    "--deny-net",
+    "--deny-run",
+    "--deny-ffi",
+    `--allow-read=${readable.join(",")}`,
+    `--allow-write=${req.stateDir}`,
+    `--allow-env=${envNames.join(",")}`,
+    "--ignore-env",
+  ];
+  const policy: LaunchPolicy = {
+    writable: [req.stateDir],
+    readable,
+    env: envNames,
+  };
+  return {
+    spawn: {
+      command: [req.command[0]!, "run", ...ours, ...flags, script, ...args],
+      env,
+      cwd: req.definitionDir,
+    },
+    backend: "deno",
+    auditLog,
+    seesNetwork: true,
+    policy,
+    observes: OBSERVES.deno,
+  };
+}
+
+/**
+ * A `deno run` command outside the deno backend has no permission flags (the
+ * definition leaves them to the backend), so it gets `--allow-all`: under
+ * bubblewrap the OS confines it, under `none` the user chose no sandbox. It
+ * still runs `--cached-only` and never writes the project's lockfile.
+ */
+function passThroughDeno(
+  command: readonly string[],
+  program: string,
+  host: HostFacts,
+): string[] {
+  if (!host.programIsDeno || command[1] !== "run") {
+    return [program, ...command.slice(1)];
+  }
+  const { flags } = splitDenoRun(command);
+  const hasLockFlag = flags.some((f) =>
+    /^--(lock|no-lock|frozen)(=|$)/.test(f)
+  );
+  return [
+    program,
+    "run",
+    "--allow-all",
+    "--no-prompt",
+    "--cached-only",
+    ...(hasLockFlag ? [] : ["--no-lock"]),
+    ...command.slice(2),
+  ];
+}
+
+/**
+ * The bubblewrap line: read-only root, fresh /dev and /proc, empty tmpfs over
+ * /tmp, /run and the auditor's home, the definition's directory and read
+ * paths bound back read-only, the state directory bound writable, new user,
+ * IPC, PID, network, UTS and cgroup namespaces, no capabilities, die with
+ * the parent, a scrubbed environment, and a seccomp filter that refuses to
+ * create processes. The filter is handed over on fd 3 by a POSIX shell,
+ * because Deno cannot pass extra file descriptors to a child.
+ */
+function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
+  if (host.bwrap === null) {
+    throw new SandboxError(
+      "bubblewrap backend: bwrap is not installed (apt-get install -y bubblewrap), or pass --no-sandbox",
+    );
+  }
+  if (host.seccompFilter === null) {
+    throw new SandboxError(
+      "bubblewrap backend: no process-creation filter for this CPU architecture",
+    );
+  }
+  const env = serverEnv(req, host);
+  const hidden = [...HIDDEN_DIRS];
+  if (host.home !== null && host.home !== "/" && host.home !== "") {
+    hidden.push(host.home);
+  }
+  const isHidden = (p: string): boolean => hidden.some((h) => within(p, h));
+  const argv: string[] = [
+    host.bwrap,
+    "--unshare-user-try",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+  ];
+  for (const h of hidden) argv.push("--tmpfs", h);
+  // The program's install prefix (e.g. a Python under ~/.pyenv) and, for
+  // Deno, its cache, when they sit in a hidden directory.
+  const optional: string[] = [];
+  const prefix = dirname(dirname(host.programReal));
+  if (isHidden(host.programReal)) {
+    optional.push(prefix === "/" ? dirname(host.programReal) : prefix);
+  }
+  if (host.programIsDeno && isHidden(host.denoDir)) optional.push(host.denoDir);
+  for (const p of unique(optional)) argv.push("--ro-bind-try", p, p);
+  for (const p of unique([req.definitionDir, ...req.readPaths])) {
+    argv.push("--ro-bind", p, p);
+  }
+  argv.push(
+    "--bind",
+    req.stateDir,
+    req.stateDir,
+    "--chdir",
+    req.definitionDir,
+    "--clearenv",
+  );
+  for (const k of Object.keys(env).sort()) argv.push("--setenv", k, env[k]!);
+  argv.push(
+    "--seccomp",
+    "3",
+    "--",
+    ...passThroughDeno(req.command, host.program, host),
+  );
+  return {
+    spawn: {
+      command: [
+        host.shell,
+        "-c",
+        'exec 3<"$0" && exec "$@"',
+        host.seccompFilter,
+        ...argv,
+      ],
+      env,
+      cwd: req.definitionDir,
+    },
+    backend: "bubblewrap",
+    auditLog: null,
+    seesNetwork: false,
+    policy: {
+      writable: [req.stateDir],
+      readable: ["/"],
+      env: Object.keys(env).sort(),
+    },
+    observes: OBSERVES.bubblewrap,
+  };
+}
+
+/**
+ * Build the launch for `req` on a host described by `host`.
+ *
+ * @example
+ * ```ts
+ * const launch = buildLaunch({
+ *   command: ["/usr/bin/deno", "run", "server.ts"], env: {}, stateDir: "/s",
+ *   definitionDir: "/d", readPaths: [], backend: "deno", evidenceDir: "/e", label: "once-1",
+ * }, {
+ *   path: "/usr/bin", home: "/home/me", denoDir: "/home/me/.cache/deno", bwrap: null,
+ *   shell: "/bin/sh", seccompFilter: null, program: "/usr/bin/deno",
+ *   programReal: "/usr/bin/deno", programIsDeno: true,
+ * });
+ * console.assert(launch.spawn.command.includes("--deny-net"));
+ * ```
+ */
+export function buildLaunch(req: LaunchRequest, host: HostFacts): Launch {
+  if (req.command.length === 0) throw new SandboxError("empty server command");
+  for (
+    const [what, p] of [["state directory", req.stateDir], [
+      "definition directory",
+      req.definitionDir,
+    ]] as const
+  ) {
+    if (!p.startsWith("/")) {
+      throw new SandboxError(
+        `${what} ${JSON.stringify(p)} must be an absolute path`,
+      );
+    }
+  }
+  for (const p of req.readPaths) {
+    if (!p.startsWith("/")) {
+      throw new SandboxError(
+        `read path ${JSON.stringify(p)} must be an absolute path`,
+      );
+    }
+  }
+  if (req.backend === "deno") return buildDeno(req, host);
+  if (req.backend === "bubblewrap") return buildBubblewrap(req, host);
+  const env = serverEnv(req, host);
+  return {
+    spawn: {
+      command: passThroughDeno(req.command, req.command[0]!, host),
+      env,
+      cwd: req.definitionDir,
+    },
+    backend: "none",
+    auditLog: null,
+    seesNetwork: false,
+    policy: { writable: ["/"], readable: ["/"], env: Object.keys(env).sort() },
+    observes: OBSERVES.none,
+  };
+}

@@ -1,0 +1,359 @@
+/**
+ * The sandbox edge: turns a {@linkcode LaunchRequest} into the exact process
+ * line that runs an untrusted server, probes which backends work here, and
+ * reads the evidence Deno leaves behind.
+ *
+ * - `deno`: `deno run` with `--deny-net`, `--allow-write=<state>`, read
+ *   limited to what the server needs, `--allow-env=<declared>`, `--deny-run`,
+ *   `--deny-ffi`, `--no-prompt`, `--cached-only`, and a
+ *   `DENO_AUDIT_PERMISSIONS` log per process: the evidence of attempts.
+ * - `bubblewrap`: any other command on Linux (see `build_launch.ts`).
+ * - `none`: only the environment is scrubbed.
+ *
+ * The decisions live in the pure `build_launch.ts`, `choose_backend.ts` and
+ * `audit_log.ts`; this file only gathers facts from the host.
+ *
+ * @module
+ */
+import { buildLaunch, type HostFacts, isDenoProgram } from "./build_launch.ts";
+import { noProcessFilter, seccompArch } from "./_seccomp.ts";
+import { SandboxError } from "./_errors.ts";
+import type { Launch, LaunchRequest } from "./types.ts";
+
+export { SandboxError } from "./_errors.ts";
+export { readAuditLog } from "./audit_log.ts";
+export { chooseBackend } from "./choose_backend.ts";
+export type * from "./types.ts";
+
+/** Look `name` up on a PATH string; absolute path of the first executable file, or null. */
+export function findOnPath(name: string, path: string): string | null {
+  if (name.includes("/")) return name;
+  for (const dir of path.split(":")) {
+    if (dir === "") continue;
+    const candidate = `${dir}/${name}`;
+    try {
+      const st = Deno.statSync(candidate);
+      if (st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/**
+ * The deno binary that `{deno}` stands for: `Deno.execPath()` when verity
+ * runs from source; in a compiled verity binary, `VERITY_DENO` or `deno` on
+ * PATH.
+ *
+ * Requires `--allow-env` and `--allow-read`.
+ *
+ * @example
+ * ```ts ignore
+ * const deno = resolveDeno(); // e.g. "/usr/local/bin/deno"
+ * ```
+ */
+export function resolveDeno(): string {
+  const exec = Deno.execPath();
+  if (!Deno.build.standalone) return exec;
+  const fromEnv = Deno.env.get("VERITY_DENO");
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  const onPath = findOnPath("deno", Deno.env.get("PATH") ?? "");
+  if (onPath !== null) return onPath;
+  throw new SandboxError(
+    "verity: no deno to run Deno servers with: set VERITY_DENO=/path/to/deno or put deno on PATH (npx -y deno@2.9.6 installs one)",
+  );
+}
+
+/**
+ * The Deno cache directory the way Deno picks it: `DENO_DIR`, else
+ * `$XDG_CACHE_HOME/deno`, else `~/Library/Caches/deno` (macOS) or
+ * `~/.cache/deno`.
+ *
+ * Requires `--allow-env`.
+ */
+export function defaultDenoDir(): string {
+  const env = (k: string): string | undefined => {
+    const v = Deno.env.get(k);
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const dir = env("DENO_DIR");
+  if (dir !== undefined) return dir;
+  const xdg = env("XDG_CACHE_HOME");
+  if (xdg !== undefined) return `${xdg}/deno`;
+  const home = env("HOME") ?? "/";
+  return Deno.build.os === "darwin"
+    ? `${home}/Library/Caches/deno`
+    : `${home}/.cache/deno`;
+}
+
+function realPath(what: string, p: string): string {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    throw new SandboxError(`${what} ${JSON.stringify(p)} does not exist`);
+  }
+}
+
+function realPathOr(p: string): string {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** Write `bytes` to `path` unless it already holds them: temp file + rename, safe under parallel sessions. */
+function writeOnce(path: string, bytes: Uint8Array): void {
+  try {
+    const have = Deno.readFileSync(path);
+    if (have.length === bytes.length && have.every((b, i) => b === bytes[i])) {
+      return;
+    }
+  } catch {
+    // absent
+  }
+  const tmp = `${path}.${Deno.pid}.${crypto.randomUUID()}.tmp`;
+  Deno.writeFileSync(tmp, bytes, { mode: 0o644 });
+  Deno.renameSync(tmp, path);
+}
+
+/** Write the process-creation filter for this CPU into `dir`; its path, or null when unsupported. */
+function ensureFilter(dir: string): string | null {
+  const arch = seccompArch(Deno.build.arch);
+  if (arch === null) return null;
+  const path = `${dir}/verity-no-process-${arch}.bpf`;
+  writeOnce(path, noProcessFilter(arch));
+  return path;
+}
+
+/**
+ * Prepare the launch of one server process: canonical paths, the evidence
+ * directory (created when missing: Deno exits 1 when the audit log's
+ * directory is absent), the bubblewrap seccomp filter, and the exact argv
+ * and environment.
+ *
+ * Throws {@linkcode SandboxError} for anything that cannot be launched
+ * safely: a missing state directory or read path, a deno backend asked to
+ * run something other than `deno run`, bubblewrap missing, a permission flag
+ * in a deno command, a declared `HOME` outside the state directory.
+ *
+ * Requires `--allow-env`, `--allow-read`, and `--allow-write` for the
+ * evidence directory.
+ *
+ * @example
+ * ```ts ignore
+ * const launch = prepareLaunch({
+ *   command: [resolveDeno(), "run", "server.ts"], env: {}, stateDir, definitionDir,
+ *   readPaths: [], backend: "deno", evidenceDir, label: "once-1",
+ * });
+ * const session = await openSession(launch.spawn);
+ * ```
+ */
+export function prepareLaunch(req: LaunchRequest): Launch {
+  const stateDir = realPath("state directory", req.stateDir);
+  const definitionDir = realPath("definition directory", req.definitionDir);
+  const readPaths = req.readPaths.map((p) => realPath("read path", p));
+  let evidenceDir = req.evidenceDir;
+  if (req.backend !== "none") {
+    try {
+      Deno.mkdirSync(evidenceDir, { recursive: true });
+    } catch (e) {
+      throw new SandboxError(
+        `evidence directory ${JSON.stringify(evidenceDir)}: ${
+          (e as Error).message
+        }`,
+      );
+    }
+    evidenceDir = realPathOr(evidenceDir);
+  }
+  const path = Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  const first = req.command[0] ?? "";
+  const deno = first === "" ? "" : (() => {
+    try {
+      return resolveDeno();
+    } catch {
+      return "";
+    }
+  })();
+  let program = first;
+  if (req.backend === "bubblewrap" && first !== "") {
+    const looked = first.includes("/")
+      ? (first.startsWith("/") ? first : `${definitionDir}/${first}`)
+      : findOnPath(first, req.env.PATH ?? path);
+    if (looked === null) {
+      throw new SandboxError(
+        `bubblewrap backend: program ${
+          JSON.stringify(first)
+        } not found on PATH`,
+      );
+    }
+    program = looked;
+  }
+  const home = Deno.env.get("HOME");
+  const host: HostFacts = {
+    path,
+    home: home === undefined || home === "" ? null : realPathOr(home),
+    denoDir: realPathOr(req.denoDir ?? defaultDenoDir()),
+    bwrap: req.backend === "bubblewrap" ? findOnPath("bwrap", path) : null,
+    shell: "/bin/sh",
+    seccompFilter: req.backend === "bubblewrap"
+      ? ensureFilter(evidenceDir)
+      : null,
+    program,
+    programReal: realPathOr(program),
+    programIsDeno: first !== "" && isDenoProgram(first, deno),
+  };
+  return buildLaunch({
+    ...req,
+    stateDir,
+    definitionDir,
+    readPaths,
+    evidenceDir,
+  }, host);
+}
+
+/** Which backends work on this machine, and why one does not. */
+export interface BackendProbe {
+  bubblewrap: boolean;
+  /** Why bubblewrap cannot be used here; null when it can. */
+  reason: string | null;
+}
+
+let probed: Promise<BackendProbe> | null = null;
+
+async function runProbe(
+  launch: Launch,
+): Promise<{ code: number; stderr: string }> {
+  const [program, ...args] = launch.spawn.command;
+  const child = new Deno.Command(program!, {
+    args,
+    env: launch.spawn.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // gone
+    }
+  }, 10_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  return {
+    code: out.code,
+    stderr: new TextDecoder().decode(out.stderr).trim(),
+  };
+}
+
+async function probe(): Promise<BackendProbe> {
+  if (Deno.build.os !== "linux") {
+    return { bubblewrap: false, reason: "bubblewrap needs Linux" };
+  }
+  const path = Deno.env.get("PATH") ?? "";
+  if (findOnPath("bwrap", path) === null) {
+    return {
+      bubblewrap: false,
+      reason: "bwrap is not installed (apt-get install -y bubblewrap)",
+    };
+  }
+  if (seccompArch(Deno.build.arch) === null) {
+    return {
+      bubblewrap: false,
+      reason: `no process-creation filter for ${Deno.build.arch}`,
+    };
+  }
+  const sh = findOnPath("sh", "/bin:/usr/bin");
+  if (sh === null) return { bubblewrap: false, reason: "no /bin/sh" };
+  const dir = await Deno.makeTempDir({ prefix: "verity-probe-" });
+  try {
+    const state = `${dir}/state`;
+    await Deno.mkdir(state);
+    const base = {
+      env: {},
+      stateDir: state,
+      definitionDir: dir,
+      readPaths: [],
+      backend: "bubblewrap" as const,
+      evidenceDir: `${dir}/evidence`,
+      label: "probe",
+    };
+    // 1. A program runs in the sandbox.
+    const ok = await runProbe(
+      prepareLaunch({ ...base, command: [sh, "-c", "exit 0"] }),
+    );
+    if (ok.code !== 0) {
+      return {
+        bubblewrap: false,
+        reason: `bwrap fails here: ${
+          ok.stderr.split("\n").pop() || `exit ${ok.code}`
+        }`,
+      };
+    }
+    // 2. It cannot start another one (dash must fork for the first of two external commands).
+    const fork = await runProbe(
+      prepareLaunch({ ...base, command: [sh, "-c", "/bin/true; /bin/true"] }),
+    );
+    if (fork.code === 0) {
+      return {
+        bubblewrap: false,
+        reason:
+          "the seccomp filter did not stop process creation on this kernel",
+      };
+    }
+    return { bubblewrap: true, reason: null };
+  } catch (e) {
+    return {
+      bubblewrap: false,
+      reason: `bwrap probe failed: ${(e as Error).message}`,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Find out, once per process, whether bubblewrap works here: installed,
+ * able to create its namespaces, and its seccomp filter effective.
+ *
+ * Requires `--allow-run`, `--allow-env`, `--allow-read` and `--allow-write`
+ * (a temporary directory).
+ *
+ * @example
+ * ```ts ignore
+ * const { bubblewrap, reason } = await probeBackends();
+ * if (!bubblewrap) console.error(`bubblewrap unavailable: ${reason}`);
+ * ```
+ */
+export function probeBackends(): Promise<BackendProbe> {
+  probed ??= probe();
+  return probed;
+}
+
+/**
+ * The real Python interpreter for `{python}`: `sys.executable` of `python3`
+ * on PATH. Version-manager shims (pyenv) are scripts that start other
+ * programs, which the bubblewrap backend refuses; the interpreter itself
+ * runs fine.
+ *
+ * Requires `--allow-run` and `--allow-env`.
+ */
+export async function resolvePython(): Promise<string> {
+  try {
+    const out = await new Deno.Command("python3", {
+      args: ["-c", "import sys; print(sys.executable)"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const exe = new TextDecoder().decode(out.stdout).trim();
+    if (out.code === 0 && exe.startsWith("/")) return exe;
+  } catch {
+    // fall through
+  }
+  throw new SandboxError(
+    "verity: python3 not found on PATH (needed for {python})",
+  );
+}
