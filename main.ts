@@ -44,6 +44,11 @@ const COMMANDS: Record<string, Command> = {
     summary: "show a saved report, or re-derive and verify one",
     load: () => import("./lib/cli/report_cmd.ts"),
   },
+  reality: {
+    summary:
+      "check that successful calls return real answers (refusal, empty, outputSchema)",
+    load: () => import("./lib/cli/reality_cmd.ts"),
+  },
   __overlap: {
     summary: "internal: the out-of-process overlap timer",
     load: () => import("./lib/runner/overlap_timer.ts"),

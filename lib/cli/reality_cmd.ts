@@ -1,0 +1,199 @@
+/**
+ * `verity reality`: do successful calls return real answers?
+ *
+ * Requires `--allow-run` (the server), `--allow-env`, and `--allow-write`
+ * for `--out`.
+ *
+ * @module
+ */
+import {
+  baseEnv,
+  parseCommandLine,
+  parseEnvPairs,
+  parseSeconds,
+  requireServerCommand,
+} from "./args.ts";
+import { UsageError } from "../errors.ts";
+import { DEFAULT_SEED } from "../reality/prng.ts";
+import { renderText } from "../reality/render.ts";
+import type { RealityReport } from "../reality/report.ts";
+import {
+  type LaunchedServer,
+  runReality,
+  type ServerLauncher,
+} from "../reality/runner.ts";
+import { missesThreshold } from "../reality/score.ts";
+
+export const HELP = `verity reality [options] -- <command...>
+verity reality [options] <target>
+
+Call each tool once with realistic arguments generated from its inputSchema
+and check that a successful answer is real: no disguised refusal, no empty
+content, structuredContent present and valid when an outputSchema is
+declared. Echo mismatches are reported, never scored. An honest
+isError: true, a JSON-RPC error or no answer is a failed call, reported
+apart and never scored.
+
+Only tools whose readOnlyHint is exactly true are called unless
+--include-destructive is given. With a <target> (a directory with
+target.toml or fixture.toml, or the file itself) the server runs sandboxed
+and every write tool gets its own scratch reset of the target's state.
+
+Score = share of checkable tools not flagged; grade A >= 97, B >= 90,
+C >= 75, D >= 50, else F.
+
+Options:
+  --include-destructive  also call tools not declared read-only
+  --fail-under N         exit 1 when the score is below N (0-100), or when
+                         no tool was checkable
+  --seed N               seed for argument generation (default ${DEFAULT_SEED})
+  --json                 print the full report as JSON
+  --out FILE             also write the JSON report to FILE (atomically)
+  --timeout S            seconds to wait for each answer (default 30)
+  --env K=V              environment variable for the server (repeatable;
+                         command form only)
+  -h, --help             show this help
+
+Exit codes: 0 done; 1 score under --fail-under; 2 bad arguments or
+definition, or the server could not be listed.`;
+
+function parseFailUnder(v: unknown): number | null {
+  if (v === undefined) return null;
+  const n = Number(v);
+  if (
+    typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < 0 ||
+    n > 100
+  ) {
+    throw new UsageError(
+      `verity reality: --fail-under expects a number from 0 to 100, got ${
+        JSON.stringify(v)
+      }`,
+    );
+  }
+  return n;
+}
+
+function parseSeed(v: unknown): number {
+  if (v === undefined) return DEFAULT_SEED;
+  const n = Number(v);
+  if (
+    typeof v !== "string" || !/^\d+$/.test(v) || !Number.isSafeInteger(n) ||
+    n > 0xffffffff
+  ) {
+    throw new UsageError(
+      `verity reality: --seed expects an integer from 0 to 4294967295, got ${
+        JSON.stringify(v)
+      }`,
+    );
+  }
+  return n;
+}
+
+/** Write text to a file through a temporary file and a rename. */
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${Deno.pid}`;
+  try {
+    await Deno.writeTextFile(tmp, text);
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw new UsageError(
+      `verity reality: cannot write --out ${JSON.stringify(path)}: ${
+        (e as Error).message
+      }`,
+    );
+  }
+}
+
+/** Run `verity reality`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("reality", argv, {
+    "include-destructive": { type: "boolean" },
+    "fail-under": { type: "string" },
+    seed: { type: "string" },
+    json: { type: "boolean" },
+    out: { type: "string" },
+    timeout: { type: "string" },
+    env: { type: "string", multiple: true },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const failUnder = parseFailUnder(p.values["fail-under"]);
+  const seed = parseSeed(p.values.seed);
+  const timeoutMs = parseSeconds("reality", "timeout", p.values.timeout, 30);
+  const includeDestructive = p.values["include-destructive"] === true;
+  const out = typeof p.values.out === "string" ? p.values.out : null;
+
+  let report: RealityReport;
+  if (p.serverCommand !== null) {
+    if (p.positionals.length > 0) {
+      throw new UsageError(
+        `verity reality: give either a <target> or -- <command...>, not both (got ${
+          JSON.stringify(p.positionals[0])
+        })`,
+      );
+    }
+    const command = requireServerCommand("reality", p);
+    const env = baseEnv(parseEnvPairs("reality", p.values.env));
+    if (includeDestructive) {
+      console.error(
+        "verity reality: warning: --include-destructive without a target calls write tools for real, unsandboxed, against the server's live state",
+      );
+    }
+    const launcher: ServerLauncher = {
+      launch(): Promise<LaunchedServer> {
+        return Promise.resolve({
+          spec: { command, env },
+          dispose: () => Promise.resolve(),
+        });
+      },
+    };
+    report = await runReality(launcher, {
+      seed,
+      includeDestructive,
+      timeoutMs,
+      server: { command, target: null, sandbox: "none", scratchState: false },
+    }).catch((e) => {
+      throw e instanceof UsageError
+        ? new UsageError(`verity reality: ${command.join(" ")}: ${e.message}`)
+        : e;
+    });
+  } else {
+    if (p.positionals.length !== 1) {
+      throw new UsageError(
+        p.positionals.length === 0
+          ? "verity reality: missing server: give a <target> or -- <command...> (see verity reality --help)"
+          : `verity reality: expected one <target>, got ${p.positionals.length}: ${
+            p.positionals.join(" ")
+          }`,
+      );
+    }
+    if (p.values.env !== undefined) {
+      throw new UsageError(
+        "verity reality: --env applies to the -- <command...> form; a target declares its environment",
+      );
+    }
+    const { runTargetReality } = await import("../reality/target.ts");
+    report = await runTargetReality(p.positionals[0]!, {
+      seed,
+      includeDestructive,
+      timeoutMs,
+    });
+  }
+
+  const json = JSON.stringify(report, null, 2);
+  if (out !== null) await writeAtomic(out, json + "\n");
+  console.log(p.values.json ? json : renderText(report));
+  if (failUnder !== null && missesThreshold(report.summary, failUnder)) {
+    const shown = report.summary.score === null
+      ? "no score (nothing checkable)"
+      : `score ${report.summary.score}%`;
+    console.error(
+      `verity reality: ${shown} is under --fail-under ${failUnder}`,
+    );
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,121 @@
+/**
+ * The reality plan: which tools are called with which arguments, and which
+ * are skipped and why. A pure value built from the listing, so a run is data
+ * before anything is spawned.
+ *
+ * @module
+ */
+import type { Contract } from "../contracts/contracts.ts";
+import { type ArgumentSource, generateArguments } from "./generate.ts";
+import { DEFAULT_SEED } from "./prng.ts";
+
+/** Why a tool is not called. */
+export type SkipReason =
+  | "not_read_only"
+  | "unsatisfiable_schema"
+  | "invalid_tool";
+
+/** One tool's place in the plan. */
+export interface PlannedTool {
+  name: string;
+  contract: Contract;
+  /** True when `readOnlyHint` is exactly TRUE (MALFORMED and ABSENT are not read-only). */
+  readOnly: boolean;
+  /** The call to make, or null when skipped. */
+  call: {
+    arguments: Record<string, unknown>;
+    sources: ArgumentSource[];
+    shape: "full" | "minimal";
+  } | null;
+  skip: { reason: SkipReason; message: string } | null;
+}
+
+/** Options for {@linkcode planReality}. */
+export interface PlanOptions {
+  /**
+   * Seed for argument generation.
+   * @default {DEFAULT_SEED}
+   */
+  seed?: number;
+  /**
+   * Call tools that are not declared read-only too.
+   * @default {false}
+   */
+  includeDestructive?: boolean;
+}
+
+/**
+ * Plan a reality check over listed contracts, in listing order.
+ *
+ * @example
+ * ```ts
+ * import { parseToolPages } from "../contracts/contracts.ts";
+ * const { contracts } = parseToolPages(['{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}']);
+ * planReality(contracts)[0].skip?.reason; // "not_read_only" (readOnlyHint is ABSENT)
+ * ```
+ */
+export function planReality(
+  contracts: readonly Contract[],
+  options: PlanOptions = {},
+): PlannedTool[] {
+  const seed = options.seed ?? DEFAULT_SEED;
+  const seen = new Set<string>();
+  return contracts.map((contract) => {
+    const name = contract.name;
+    const readOnly = contract.hints.readOnlyHint.isTrue();
+    const base = { name, contract, readOnly };
+    if (typeof contract.raw.name !== "string") {
+      return {
+        ...base,
+        call: null,
+        skip: { reason: "invalid_tool", message: "tool has no string name" },
+      };
+    }
+    if (seen.has(name)) {
+      return {
+        ...base,
+        call: null,
+        skip: {
+          reason: "invalid_tool",
+          message: "duplicate tool name: calls would be ambiguous",
+        },
+      };
+    }
+    seen.add(name);
+    if (!readOnly && options.includeDestructive !== true) {
+      const h = contract.hints.readOnlyHint;
+      const state = h.state === "MALFORMED"
+        ? `MALFORMED (${h.detail})`
+        : h.state;
+      return {
+        ...base,
+        call: null,
+        skip: {
+          reason: "not_read_only",
+          message: `readOnlyHint is ${state}; use --include-destructive`,
+        },
+      };
+    }
+    const g = generateArguments(contract.raw.inputSchema, {
+      seed,
+      label: name,
+    });
+    if (!g.ok) {
+      return {
+        ...base,
+        call: null,
+        skip: {
+          reason: "unsatisfiable_schema",
+          message: `cannot generate valid arguments${
+            g.path ? ` at ${g.path}` : ""
+          }: ${g.reason}`,
+        },
+      };
+    }
+    return {
+      ...base,
+      call: { arguments: g.arguments, sources: g.sources, shape: g.shape },
+      skip: null,
+    };
+  });
+}

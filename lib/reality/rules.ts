@@ -1,0 +1,332 @@
+/**
+ * Reality rules: judge one tool call from its observed response. Pure: the
+ * same tool declaration, arguments and response always give the same
+ * verdict, so a saved report can be re-judged.
+ *
+ * Scored flags: disguised refusal, empty content, `structuredContent`
+ * invalid against `outputSchema`, `structuredContent` missing when an
+ * `outputSchema` is declared. Notes (reported, never scored): echo mismatch,
+ * error-like text in a success, an `outputSchema` that cannot be checked.
+ * An honest `isError: true`, a JSON-RPC error or no answer is a failed call:
+ * reported apart, never flagged.
+ *
+ * @module
+ */
+import { findRefusal, normalizeForMatch } from "./refusal.ts";
+import { describeProblems, validateSchema } from "./schema_validate.ts";
+
+/** A rule whose finding lowers the score. */
+export type FlagRule =
+  | "disguised_refusal"
+  | "empty_content"
+  | "output_schema_invalid"
+  | "structured_content_missing";
+
+/** A rule whose finding is reported but never scored. */
+export type NoteRule =
+  | "echo_mismatch"
+  | "error_text"
+  | "output_schema_unchecked";
+
+/** One finding with its evidence. */
+export interface Finding<R extends string = FlagRule | NoteRule> {
+  rule: R;
+  /** One line a person can read. */
+  message: string;
+  /** The part of the response that shows it. */
+  evidence?: unknown;
+}
+
+/** What came back from `tools/call`, as observed on the wire. */
+export type CallObservation =
+  | { kind: "result"; result: unknown; ms: number }
+  | { kind: "rpc_error"; error: unknown; ms: number }
+  | { kind: "no_answer"; message: string; ms: number };
+
+/** Why a call counts as failed (reported apart, not scored). */
+export type FailureKind =
+  | "is_error"
+  | "rpc_error"
+  | "no_answer"
+  | "malformed_result";
+
+/** The verdict on one call. */
+export type CallVerdict =
+  | { status: "passed"; flags: []; notes: Finding<NoteRule>[] }
+  | {
+    status: "flagged";
+    flags: Finding<FlagRule>[];
+    notes: Finding<NoteRule>[];
+  }
+  | {
+    status: "failed";
+    failure: { kind: FailureKind; message: string };
+    flags: [];
+    notes: [];
+  };
+
+/** The declaration facts the rules need. */
+export interface CallContext {
+  /** The tool's `outputSchema` as listed, or `undefined` when none was declared. */
+  outputSchema: unknown;
+  /** The arguments sent. */
+  arguments: Record<string, unknown>;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function clip(s: string, n = 160): string {
+  const one = s.replace(/\s+/g, " ").trim();
+  return one.length > n ? one.slice(0, n - 1) + "…" : one;
+}
+
+/** The text blocks of a result's content, in order. */
+function textBlocks(content: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (const b of content) {
+    if (isObject(b) && b.type === "text" && typeof b.text === "string") {
+      out.push(b.text);
+    }
+  }
+  return out;
+}
+
+function nonEmptyString(v: unknown): boolean {
+  return typeof v === "string" && v.trim() !== "";
+}
+
+/** Does a content block carry anything? */
+function blockHasSubstance(b: unknown): boolean {
+  if (!isObject(b)) return false;
+  switch (b.type) {
+    case "text":
+      return nonEmptyString(b.text);
+    case "image":
+    case "audio":
+      return nonEmptyString(b.data);
+    case "resource": {
+      const r = b.resource;
+      return isObject(r) && (nonEmptyString(r.text) || nonEmptyString(r.blob));
+    }
+    case "resource_link":
+      return nonEmptyString(b.uri);
+    default:
+      // A block of a kind we do not know is still something returned.
+      return Object.keys(b).length > 1;
+  }
+}
+
+function structuredHasSubstance(v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (isObject(v)) return Object.keys(v).length > 0;
+  if (Array.isArray(v)) return v.length > 0;
+  return true;
+}
+
+/** Every string (and number) in a value, for echo matching. */
+function leaves(v: unknown, out: string[]): void {
+  if (typeof v === "string") out.push(v);
+  else if (typeof v === "number" || typeof v === "boolean") out.push(String(v));
+  else if (Array.isArray(v)) { for (const x of v) leaves(x, out); }
+  else if (isObject(v)) { for (const x of Object.values(v)) leaves(x, out); }
+}
+
+/** The string inputs the echo check looks for (at least 2 characters). */
+export function echoInputs(args: Record<string, unknown>): string[] {
+  const all: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") {
+      if (v.trim().length >= 2) all.push(v.trim());
+    } else if (Array.isArray(v)) v.forEach(walk);
+    else if (isObject(v)) Object.values(v).forEach(walk);
+  };
+  walk(args);
+  return [...new Set(all)];
+}
+
+/** Everything a response says, as one normalised string. */
+function responseHaystack(
+  content: readonly unknown[],
+  structured: unknown,
+): string {
+  const parts: string[] = [];
+  for (const b of content) {
+    if (!isObject(b)) continue;
+    leaves(
+      b.type === "image" || b.type === "audio" ? { ...b, data: "" } : b,
+      parts,
+    );
+  }
+  leaves(structured, parts);
+  return normalizeForMatch(parts.join("\n"));
+}
+
+const ERROR_OPENING =
+  /^\s*(error|exception|traceback|fatal|failed to|failure)\b/i;
+
+/**
+ * Judge one call.
+ *
+ * @example
+ * ```ts
+ * const v = judgeCall(
+ *   { outputSchema: undefined, arguments: { city: "Paris" } },
+ *   { kind: "result", result: { content: [] }, ms: 3 },
+ * );
+ * // v.status === "flagged" && v.flags[0].rule === "empty_content"
+ * ```
+ */
+export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
+  if (obs.kind === "rpc_error") {
+    const e = obs.error;
+    const msg = isObject(e)
+      ? `${e.code ?? "?"} ${typeof e.message === "string" ? e.message : ""}`
+        .trim()
+      : String(e);
+    return {
+      status: "failed",
+      failure: { kind: "rpc_error", message: `JSON-RPC error ${clip(msg)}` },
+      flags: [],
+      notes: [],
+    };
+  }
+  if (obs.kind === "no_answer") {
+    return {
+      status: "failed",
+      failure: { kind: "no_answer", message: obs.message },
+      flags: [],
+      notes: [],
+    };
+  }
+  const r = obs.result;
+  const malformed = (message: string): CallVerdict => ({
+    status: "failed",
+    failure: { kind: "malformed_result", message },
+    flags: [],
+    notes: [],
+  });
+  if (!isObject(r)) {
+    return malformed(
+      `result is not an object: ${clip(JSON.stringify(r) ?? String(r), 80)}`,
+    );
+  }
+  if (r.isError !== undefined && typeof r.isError !== "boolean") {
+    return malformed(
+      `isError is not a boolean: ${clip(JSON.stringify(r.isError) ?? "", 40)}`,
+    );
+  }
+  if (r.content !== undefined && !Array.isArray(r.content)) {
+    return malformed("content is not an array");
+  }
+  const content: unknown[] = Array.isArray(r.content) ? r.content : [];
+  const texts = textBlocks(content);
+  if (r.isError === true) {
+    const first = texts.find((t) => t.trim() !== "") ?? "(no text)";
+    return {
+      status: "failed",
+      failure: { kind: "is_error", message: `isError: true: ${clip(first)}` },
+      flags: [],
+      notes: [],
+    };
+  }
+
+  const flags: Finding<FlagRule>[] = [];
+  const notes: Finding<NoteRule>[] = [];
+
+  // Disguised refusal.
+  for (let i = 0; i < texts.length; i++) {
+    const m = findRefusal(texts[i]!);
+    if (m) {
+      flags.push({
+        rule: "disguised_refusal",
+        message: `success that reads as a refusal ("${m.phrase}")`,
+        evidence: { block: i, phrase: m.phrase, excerpt: m.excerpt },
+      });
+      break;
+    }
+  }
+
+  // Empty content on success.
+  const structured = r.structuredContent;
+  if (!content.some(blockHasSubstance) && !structuredHasSubstance(structured)) {
+    const what = content.length === 0
+      ? "content is empty"
+      : `content has ${content.length} block(s) with nothing in them`;
+    flags.push({
+      rule: "empty_content",
+      message:
+        `success with nothing returned: ${what} and no structuredContent`,
+      evidence: { content, structuredContent: structured ?? null },
+    });
+  }
+
+  // Output schema.
+  if (ctx.outputSchema !== undefined) {
+    if (!isObject(ctx.outputSchema)) {
+      notes.push({
+        rule: "output_schema_unchecked",
+        message: "outputSchema is not an object; structuredContent not checked",
+      });
+    } else if (structured === undefined || structured === null) {
+      flags.push({
+        rule: "structured_content_missing",
+        message:
+          "outputSchema is declared but the result has no structuredContent",
+      });
+    } else {
+      const v = validateSchema(ctx.outputSchema, structured);
+      if (v.status === "invalid") {
+        flags.push({
+          rule: "output_schema_invalid",
+          message: `structuredContent breaks outputSchema (${v.dialect}): ${
+            describeProblems(v.problems)
+          }`,
+          evidence: { problems: v.problems, structuredContent: structured },
+        });
+      } else if (v.status === "unusable") {
+        notes.push({
+          rule: "output_schema_unchecked",
+          message: `outputSchema not checked: ${v.reason}`,
+        });
+      }
+    }
+  }
+
+  // Error-like text in a success (noted, not scored).
+  const firstText = texts.find((t) => t.trim() !== "");
+  if (
+    firstText !== undefined && ERROR_OPENING.test(firstText) &&
+    !flags.some((f) => f.rule === "disguised_refusal")
+  ) {
+    notes.push({
+      rule: "error_text",
+      message: `success whose text opens like an error: "${
+        clip(firstText, 80)
+      }"`,
+    });
+  }
+
+  // Echo mismatch (noted, not scored).
+  const inputs = echoInputs(ctx.arguments);
+  if (
+    inputs.length > 0 &&
+    (content.some(blockHasSubstance) || structuredHasSubstance(structured))
+  ) {
+    const hay = responseHaystack(content, structured);
+    const found = inputs.filter((s) => hay.includes(normalizeForMatch(s)));
+    if (found.length === 0) {
+      notes.push({
+        rule: "echo_mismatch",
+        message: `none of the string inputs appear in the response: ${
+          inputs.map((s) => JSON.stringify(clip(s, 40))).join(", ")
+        }`,
+        evidence: { inputs },
+      });
+    }
+  }
+
+  if (flags.length > 0) return { status: "flagged", flags, notes };
+  return { status: "passed", flags: [], notes };
+}

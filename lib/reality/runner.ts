@@ -1,0 +1,242 @@
+/**
+ * The reality runner: the only reality code that spawns processes. It lists
+ * the tools, plans (pure), calls each planned tool once, and hands the
+ * observations to the pure report builder.
+ *
+ * Requires `--allow-run` (the server) and whatever the launcher needs.
+ *
+ * @module
+ */
+import { parseToolPages } from "../contracts/contracts.ts";
+import { ServerError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import { type OpenedSession, openSession } from "../wire/session.ts";
+import type { SpawnSpec } from "../wire/stdio_client.ts";
+import { type PlannedTool, planReality } from "./plan.ts";
+import {
+  buildReport,
+  type ObservedCall,
+  type RealityReport,
+  type RealityServer,
+} from "./report.ts";
+import type { CallObservation } from "./rules.ts";
+
+/** A server process ready to spawn, and how to clean up after it. */
+export interface LaunchedServer {
+  spec: SpawnSpec;
+  /** Called after the session is closed (e.g. removes a scratch state directory). */
+  dispose(): Promise<void>;
+}
+
+/** What a session is for: the shared one (listing and read-only calls) or one write tool. */
+export type LaunchPurpose = { kind: "shared" } | {
+  kind: "isolated";
+  tool: string;
+};
+
+/** Starts server processes for the runner. */
+export interface ServerLauncher {
+  launch(purpose: LaunchPurpose): Promise<LaunchedServer>;
+}
+
+/** Options for {@linkcode runReality}. */
+export interface RunRealityOptions {
+  /** Seed for argument generation. */
+  seed: number;
+  /** Call tools that are not declared read-only. */
+  includeDestructive: boolean;
+  /** Milliseconds to wait for each answer. */
+  timeoutMs: number;
+  /**
+   * Give every non-read-only call its own fresh server (and, through the
+   * launcher, its own fresh state).
+   * @default {false}
+   */
+  isolateWrites?: boolean;
+  /** Report fields describing the server. */
+  server: Omit<RealityServer, "serverInfo">;
+  /**
+   * Most times the shared session is restarted after a crash or timeout.
+   * @default {3}
+   */
+  maxRestarts?: number;
+}
+
+interface Live {
+  session: OpenedSession;
+  launched: LaunchedServer;
+  label: string;
+}
+
+async function open(
+  launcher: ServerLauncher,
+  purpose: LaunchPurpose,
+  label: string,
+  timeoutMs: number,
+): Promise<Live> {
+  const launched = await launcher.launch(purpose);
+  const session = await openSession(launched.spec, { timeoutMs });
+  return { session, launched, label };
+}
+
+async function close(live: Live | null): Promise<void> {
+  if (live === null) return;
+  try {
+    await live.session.client.close(1000);
+  } finally {
+    await live.launched.dispose();
+  }
+}
+
+async function callTool(
+  live: Live,
+  tool: PlannedTool,
+  timeoutMs: number,
+): Promise<CallObservation> {
+  const out = await live.session.client.request(
+    "tools/call",
+    { name: tool.name, arguments: tool.call?.arguments ?? {} },
+    timeoutMs,
+  );
+  if (out.status === "ok") {
+    return { kind: "result", result: out.result, ms: Math.round(out.ms) };
+  }
+  if (out.status === "error") {
+    return { kind: "rpc_error", error: out.error, ms: Math.round(out.ms) };
+  }
+  return {
+    kind: "no_answer",
+    message: `${out.failure.reason}: ${out.failure.message}`,
+    ms: Math.round(out.ms),
+  };
+}
+
+/**
+ * Run a reality check: list, plan, call, judge, score.
+ * Throws {@linkcode ServerError} (exit 2) when the server cannot be listed.
+ *
+ * @example
+ * ```ts ignore
+ * const report = await runReality(launcher, { seed: 1, includeDestructive: false, timeoutMs: 30_000, server });
+ * ```
+ */
+export async function runReality(
+  launcher: ServerLauncher,
+  options: RunRealityOptions,
+): Promise<RealityReport> {
+  const maxRestarts = options.maxRestarts ?? 3;
+  let shared: Live | null = await open(
+    launcher,
+    { kind: "shared" },
+    "shared-1",
+    options.timeoutMs,
+  );
+  let sharedCount = 1;
+  const calls = new Map<string, ObservedCall>();
+  let plan: PlannedTool[];
+  let listingProblems: string[];
+  let serverInfo: unknown;
+  try {
+    if (shared.session.failure) {
+      const f = shared.session.failure;
+      throw new ServerError(`cannot list the server's tools: ${f.message}`);
+    }
+    serverInfo = shared.session.serverInfo;
+    const texts = shared.session.pages.map((pg) =>
+      shared!.session.client.frames[pg.frameIndex]?.text ?? ""
+    );
+    const listing = parseToolPages(texts);
+    listingProblems = listing.problems;
+    if (listing.contracts.length === 0 && listing.problems.length > 0) {
+      throw new ServerError(
+        `cannot list the server's tools: ${listing.problems.join("; ")}`,
+      );
+    }
+    plan = planReality(listing.contracts, {
+      seed: options.seed,
+      includeDestructive: options.includeDestructive,
+    });
+
+    let sharedGaveUp: string | null = null;
+    for (const tool of plan) {
+      if (tool.call === null) continue;
+      if (options.isolateWrites === true && !tool.readOnly) {
+        let live: Live | null = null;
+        try {
+          live = await open(
+            launcher,
+            { kind: "isolated", tool: tool.name },
+            `isolated:${tool.name}`,
+            options.timeoutMs,
+          );
+          const observation: CallObservation = live.session.failure
+            ? {
+              kind: "no_answer",
+              message:
+                `fresh server did not start: ${live.session.failure.message}`,
+              ms: 0,
+            }
+            : await callTool(live, tool, options.timeoutMs);
+          calls.set(tool.name, { observation, session: live.label });
+        } finally {
+          await close(live);
+        }
+        continue;
+      }
+      if (shared === null || shared.session.client.failure !== null) {
+        if (sharedGaveUp !== null) {
+          calls.set(tool.name, {
+            observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
+            session: "none",
+          });
+          continue;
+        }
+        await close(shared);
+        shared = null;
+        if (sharedCount > maxRestarts) {
+          sharedGaveUp =
+            `not called: the server stopped answering ${maxRestarts} times`;
+          calls.set(tool.name, {
+            observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
+            session: "none",
+          });
+          continue;
+        }
+        sharedCount++;
+        shared = await open(
+          launcher,
+          { kind: "shared" },
+          `shared-${sharedCount}`,
+          options.timeoutMs,
+        );
+        if (shared.session.failure) {
+          sharedGaveUp =
+            `not called: the server could not be started again (${shared.session.failure.message})`;
+          calls.set(tool.name, {
+            observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
+            session: "none",
+          });
+          continue;
+        }
+      }
+      calls.set(tool.name, {
+        observation: await callTool(shared, tool, options.timeoutMs),
+        session: shared.label,
+      });
+    }
+  } finally {
+    await close(shared);
+  }
+  return buildReport({
+    verity: VERSION,
+    server: { ...options.server, serverInfo },
+    options: {
+      seed: options.seed,
+      includeDestructive: options.includeDestructive,
+      timeoutS: options.timeoutMs / 1000,
+    },
+    plan,
+    calls,
+    listingProblems,
+  });
+}
