@@ -1,0 +1,34 @@
+/**
+ * Messages between `snapshot.ts` and `snapshot_worker.ts`. Pure types.
+ *
+ * @module
+ */
+import type { FsEntry } from "../../adapters/fs.ts";
+
+/** One thing to read. */
+export type WorkerItem =
+  | { kind: "sqlite"; label: string }
+  | { kind: "json"; label: string }
+  | { kind: "fs"; label: string; exclude: string[] };
+
+/** The request: read these items inside stateDir. */
+export interface WorkerRequest {
+  stateDir: string;
+  items: WorkerItem[];
+}
+
+/** What was read for one item (null bytes: the file does not exist). */
+export type WorkerResult =
+  | {
+    kind: "sqlite";
+    label: string;
+    db: Uint8Array | null;
+    wal: Uint8Array | null;
+  }
+  | { kind: "json"; label: string; bytes: Uint8Array | null }
+  | { kind: "fs"; label: string; entries: FsEntry[] };
+
+/** The worker's reply. */
+export type WorkerReply =
+  | { ok: true; results: WorkerResult[]; problems: string[] }
+  | { ok: false; error: string; problems: string[] };

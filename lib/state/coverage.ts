@@ -1,0 +1,63 @@
+/**
+ * Coverage: is every declared state location observed by some adapter?
+ * Pure. Verdicts that need an unobserved location cannot PASS
+ * (`PARTIAL_COVERAGE`).
+ *
+ * A location `kind:path` is observed by an adapter of the same kind on the
+ * same path, or by an fs adapter on that path or a directory above it (an
+ * fs adapter on `.` observes the whole state directory, byte by byte).
+ * Locations of other kinds (`memory:…`, `http:…`) are never observed.
+ *
+ * @module
+ */
+import type { Definition } from "../definition/definition.ts";
+import { normalizeLabel } from "../definition/definition.ts";
+import { isUnder } from "../../adapters/fs.ts";
+
+/** Coverage of a definition's declared locations. */
+export interface Coverage {
+  complete: boolean;
+  /** One entry per declared location; `observedBy` is `"<kind>:<label>"` or null. */
+  locations: { location: string; observedBy: string | null }[];
+}
+
+/**
+ * Which adapter observes each `[state].locations` entry.
+ *
+ * @example
+ * ```ts
+ * const c = coverage(def);
+ * if (!c.complete) console.log(c.locations.filter((l) => !l.observedBy));
+ * ```
+ */
+export function coverage(
+  def: Pick<Definition, "locations" | "adapters">,
+): Coverage {
+  const locations = def.locations.map((location) => {
+    const i = location.indexOf(":");
+    const kind = location.slice(0, i);
+    const path = normalizeLabel(location.slice(i + 1));
+    let observedBy: string | null = null;
+    for (const a of def.adapters) {
+      const label = normalizeLabel(a.label);
+      if (a.kind === kind && label === path) {
+        observedBy = `${a.kind}:${label}`;
+        break;
+      }
+    }
+    if (
+      observedBy === null &&
+      (kind === "sqlite" || kind === "fs" || kind === "json")
+    ) {
+      for (const a of def.adapters) {
+        const label = normalizeLabel(a.label);
+        if (a.kind === "fs" && isUnder(path, label)) {
+          observedBy = `fs:${label}`;
+          break;
+        }
+      }
+    }
+    return { location, observedBy };
+  });
+  return { complete: locations.every((l) => l.observedBy !== null), locations };
+}

@@ -1,0 +1,263 @@
+/**
+ * The delta engine: what changed between two normalized snapshots, per
+ * category, with every change classified additive or lossy. Pure.
+ *
+ * - added record: additive; removed record: lossy.
+ * - changed field: a new field, or `null` becoming a value, is additive;
+ *   a field removed, a value becoming `null`, or a scalar value changed is
+ *   lossy; objects are compared field by field (reported with dotted
+ *   paths); an array whose old elements all survive in order (appended or
+ *   inserted elements only) is additive, one that lost an element is lossy.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { canonicalJson, compareKeys, valuesEqual } from "./keys.ts";
+import {
+  type Category,
+  type Region,
+  regionId,
+  type Snapshot,
+  type StateRecord,
+} from "./types.ts";
+
+/** One field that differs between two versions of a record. */
+export interface FieldChange {
+  /** Column name, or a dotted path into a json value (`meta.tags`, `a["x.y"]`). */
+  field: string;
+  /** `undefined` when the field did not exist before. */
+  before: unknown;
+  /** `undefined` when the field no longer exists. */
+  after: unknown;
+  /** Whether something pre-existing was lost. */
+  lossy: boolean;
+}
+
+/** A record present before and after whose value changed. */
+export interface RecordChange {
+  /** `"<adapter>:<name>"`. */
+  region: string;
+  key: string;
+  fields: FieldChange[];
+  lossy: boolean;
+}
+
+/** What changed in one category. */
+export interface CategoryDelta {
+  added: { region: string; key: string }[];
+  removed: { region: string; key: string }[];
+  changed: RecordChange[];
+  /** Anything pre-existing lost: a record removed or a lossy change. */
+  lossy: boolean;
+  empty: boolean;
+}
+
+/** What changed between two snapshots, per category. */
+export interface Delta {
+  business: CategoryDelta;
+  append_only: CategoryDelta;
+  unclassified: CategoryDelta;
+  empty: boolean;
+}
+
+function emptyCategory(): CategoryDelta {
+  return { added: [], removed: [], changed: [], lossy: false, empty: true };
+}
+
+/**
+ * Compare two snapshots (both already normalized). A region present on one
+ * side only counts as all its records added or removed; a region's
+ * category is taken from the after side when both have it.
+ *
+ * @example
+ * ```ts
+ * const d = computeDelta(before, after);
+ * if (d.business.lossy) console.log("pre-existing business state lost");
+ * ```
+ */
+export function computeDelta(before: Snapshot, after: Snapshot): Delta {
+  const out: Delta = {
+    business: emptyCategory(),
+    append_only: emptyCategory(),
+    unclassified: emptyCategory(),
+    empty: true,
+  };
+  const beforeById = new Map<string, Region>();
+  for (const r of before.regions) beforeById.set(regionId(r), r);
+  const afterById = new Map<string, Region>();
+  for (const r of after.regions) afterById.set(regionId(r), r);
+  const ids = [...new Set([...beforeById.keys(), ...afterById.keys()])].sort();
+  for (const id of ids) {
+    const b = beforeById.get(id);
+    const a = afterById.get(id);
+    const category: Category = (a ?? b)!.category;
+    diffRegion(id, b?.records ?? [], a?.records ?? [], out[category]);
+  }
+  for (const c of ["business", "append_only", "unclassified"] as const) {
+    const d = out[c];
+    d.empty = d.added.length === 0 && d.removed.length === 0 &&
+      d.changed.length === 0;
+    d.lossy = d.removed.length > 0 || d.changed.some((x) => x.lossy);
+    if (!d.empty) out.empty = false;
+  }
+  return out;
+}
+
+/** Merge two key-sorted record lists. */
+function diffRegion(
+  region: string,
+  before: StateRecord[],
+  after: StateRecord[],
+  into: CategoryDelta,
+): void {
+  let i = 0;
+  let j = 0;
+  const nb = before.length;
+  const na = after.length;
+  while (i < nb && j < na) {
+    const x = before[i]!;
+    const y = after[j]!;
+    if (x.key === y.key) {
+      if (x.value !== y.value) {
+        const fields = diffFields(x.value, y.value);
+        if (fields.length > 0) {
+          into.changed.push({
+            region,
+            key: x.key,
+            fields,
+            lossy: fields.some((f) => f.lossy),
+          });
+        }
+      }
+      i++;
+      j++;
+      continue;
+    }
+    const c = compareKeys(x.key, y.key);
+    if (c < 0) {
+      into.removed.push({ region, key: x.key });
+      i++;
+    } else {
+      into.added.push({ region, key: y.key });
+      j++;
+    }
+  }
+  for (; i < nb; i++) into.removed.push({ region, key: before[i]!.key });
+  for (; j < na; j++) into.added.push({ region, key: after[j]!.key });
+}
+
+/** Field-level differences of two record values (flat for sqlite rows, nested for json). */
+export function diffFields(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): FieldChange[] {
+  const out: FieldChange[] = [];
+  diffObject("", before, after, out);
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  // Encoded scalars compare as scalars.
+  return !(typeof o.$bytes === "string" || typeof o.$int === "string" ||
+    typeof o.$real === "string");
+}
+
+function joinPath(prefix: string, key: string): string {
+  const simple = /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key);
+  if (prefix === "") return key;
+  return simple ? `${prefix}.${key}` : `${prefix}[${JSON.stringify(key)}]`;
+}
+
+function diffObject(
+  prefix: string,
+  b: Record<string, unknown>,
+  a: Record<string, unknown>,
+  out: FieldChange[],
+): void {
+  for (const k in b) {
+    const bv = b[k];
+    if (bv === undefined) continue;
+    const field = joinPath(prefix, k);
+    const av = a[k];
+    if (av === undefined) {
+      out.push({ field, before: bv, after: undefined, lossy: true });
+      continue;
+    }
+    if (bv === av) continue;
+    diffValue(field, bv, av, out);
+  }
+  for (const k in a) {
+    if (a[k] === undefined || (k in b && b[k] !== undefined)) continue;
+    out.push({
+      field: joinPath(prefix, k),
+      before: undefined,
+      after: a[k],
+      lossy: false,
+    });
+  }
+}
+
+function diffValue(
+  field: string,
+  bv: unknown,
+  av: unknown,
+  out: FieldChange[],
+): void {
+  if (valuesEqual(bv, av)) return;
+  if (isPlainObject(bv) && isPlainObject(av)) {
+    diffObject(field, bv, av, out);
+    return;
+  }
+  if (Array.isArray(bv) && Array.isArray(av)) {
+    out.push({ field, before: bv, after: av, lossy: !isSubsequence(bv, av) });
+    return;
+  }
+  // null -> value fills an empty field: nothing pre-existing is lost.
+  out.push({ field, before: bv, after: av, lossy: bv !== null });
+}
+
+/** Whether every element of `small` appears in `big` in the same order. */
+function isSubsequence(small: unknown[], big: unknown[]): boolean {
+  let j = 0;
+  for (const x of small) {
+    while (j < big.length && !valuesEqual(x, big[j])) j++;
+    if (j === big.length) return false;
+    j++;
+  }
+  return true;
+}
+
+/**
+ * `sha256:<hex>` of the snapshot's canonical JSON (regions, records and
+ * problems). Equal digests mean equal observed state.
+ */
+export function snapshotDigest(snap: Snapshot): string {
+  const h = createHash("sha256");
+  h.update('{"problems":' + canonicalJson(snap.problems) + ',"regions":[');
+  snap.regions.forEach((r, i) => {
+    if (i > 0) h.update(",");
+    h.update(
+      `{"adapter":${JSON.stringify(r.adapter)},"category":${
+        JSON.stringify(r.category)
+      },"kind":${JSON.stringify(r.kind)},"name":${
+        JSON.stringify(r.name)
+      },"records":[`,
+    );
+    // Hash in batches: one update per record is slow for a million rows.
+    let buf = "";
+    for (let k = 0; k < r.records.length; k++) {
+      const rec = r.records[k]!;
+      buf += (k > 0 ? "," : "") + '{"key":' + JSON.stringify(rec.key) +
+        ',"value":' + canonicalJson(rec.value) + "}";
+      if (buf.length > 1 << 16) {
+        h.update(buf);
+        buf = "";
+      }
+    }
+    h.update(buf + "]}");
+  });
+  h.update("]}");
+  return "sha256:" + h.digest("hex");
+}

@@ -1,0 +1,164 @@
+/**
+ * Reset: build a fresh state directory from a definition's seeds.
+ *
+ * - sqlite: a `.sql` script executed by the WASM engine (sql.js), its image
+ *   written to the label; a seed that already is a database image
+ *   ("SQLite format 3") is copied.
+ * - fs: a directory tree copied to the label (files, directories,
+ *   symbolic links; permission bits kept).
+ * - json: the file copied to the label.
+ *
+ * fs seeds are laid first, then json and sqlite files on top. Every file is
+ * written to a temporary name and renamed, so a killed reset never leaves a
+ * half-written file at a label.
+ *
+ * @module
+ */
+import type { AdapterDef, Definition } from "../definition/definition.ts";
+import {
+  normalizeLabel,
+  seedPath,
+  walkSeed,
+} from "../definition/definition.ts";
+import { DefinitionError, UsageError } from "../errors.ts";
+import { buildSqliteImage, loadSqlEngine } from "../../adapters/sqlite.ts";
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/** Whether bytes start with the SQLite database header. */
+export function isSqliteImage(bytes: Uint8Array): boolean {
+  if (bytes.length < 16) return false;
+  for (let i = 0; i < 16; i++) {
+    if (bytes[i] !== SQLITE_MAGIC.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/**
+ * The database image a sqlite seed produces (script run in memory). Throws
+ * a {@linkcode DefinitionError} naming the seed when the script fails.
+ */
+export async function sqliteSeedImage(
+  def: Pick<Definition, "dir" | "file">,
+  a: AdapterDef,
+  index: number,
+): Promise<Uint8Array> {
+  const p = seedPath(def, a.seed!);
+  const bytes = await Deno.readFile(p);
+  if (isSqliteImage(bytes)) return bytes;
+  const SQL = await loadSqlEngine();
+  try {
+    return buildSqliteImage(SQL, new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new DefinitionError(
+      def.file,
+      `adapters[${index}].seed`,
+      `SQL seed ${a.seed} failed: ${(e as Error).message}`,
+    );
+  }
+}
+
+async function writeAtomic(
+  path: string,
+  bytes: Uint8Array,
+  mode?: number,
+): Promise<void> {
+  await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+  const tmp = `${path}.verity-tmp-${crypto.randomUUID()}`;
+  try {
+    await Deno.writeFile(tmp, bytes, mode === undefined ? {} : { mode });
+    if (mode !== undefined) await Deno.chmod(tmp, mode);
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * Create `stateDir` (it must not exist, or be empty) and materialise every
+ * adapter's seed at its label. Requires `--allow-read` (definition dir) and
+ * `--allow-write` (state dir).
+ *
+ * @example
+ * ```ts
+ * await resetState(def, await Deno.makeTempDir({ prefix: "verity-state-" }));
+ * ```
+ */
+export async function resetState(
+  def: Definition,
+  stateDir: string,
+): Promise<void> {
+  try {
+    for await (const _ of Deno.readDir(stateDir)) {
+      throw new UsageError(`reset: state directory ${stateDir} is not empty`);
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  await Deno.mkdir(stateDir, { recursive: true });
+  const at = (
+    label: string,
+  ) => (normalizeLabel(label) === "."
+    ? stateDir
+    : `${stateDir}/${normalizeLabel(label)}`);
+  const order = def.adapters.map((a, i) => ({ a, i })).filter(({ a }) =>
+    a.seed !== null
+  );
+  order.sort((x, y) =>
+    (x.a.kind === "fs" ? 0 : 1) - (y.a.kind === "fs" ? 0 : 1) || x.i - y.i
+  );
+  for (const { a, i } of order) {
+    const src = seedPath(def, a.seed!);
+    const dest = at(a.label);
+    try {
+      if (a.kind === "sqlite") {
+        await writeAtomic(dest, await sqliteSeedImage(def, a, i));
+      } else if (a.kind === "json") {
+        await writeAtomic(dest, await Deno.readFile(src));
+      } else {
+        await Deno.mkdir(dest, { recursive: true });
+        // Directory modes are applied last, deepest first, so a read-only directory can still be filled.
+        const dirModes: { path: string; mode: number }[] = [];
+        for (const e of await walkSeed(src)) {
+          const from = `${src}/${e.rel}`;
+          const to = `${dest}/${e.rel}`;
+          if (e.kind === "dir") {
+            await Deno.mkdir(to, { recursive: true });
+            const m = (await Deno.stat(from)).mode;
+            if (m !== null) dirModes.push({ path: to, mode: m & 0o7777 });
+          } else if (e.kind === "symlink") {
+            await Deno.symlink(await Deno.readLink(from), to);
+          } else {
+            const m = (await Deno.stat(from)).mode;
+            await writeAtomic(
+              to,
+              await Deno.readFile(from),
+              m === null ? undefined : m & 0o7777,
+            );
+          }
+        }
+        for (const d of dirModes.reverse()) await Deno.chmod(d.path, d.mode);
+      }
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      if (e instanceof Deno.errors.NotFound && !(await exists(src))) {
+        throw new DefinitionError(
+          def.file,
+          `adapters[${i}].seed`,
+          `seed ${JSON.stringify(a.seed)} not found (${src})`,
+        );
+      }
+      throw e;
+    }
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await Deno.lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * Take a snapshot of a state directory: every adapter's surface as typed,
+ * sorted records.
+ *
+ * Reading happens in a Worker whose only permission is reading the state
+ * directory (see `snapshot_worker.ts`); the bytes come back as transferred
+ * buffers and are parsed here, in memory, by the adapters.
+ *
+ * @module
+ */
+import type { AdapterDef, Definition } from "../definition/definition.ts";
+import { normalizeLabel } from "../definition/definition.ts";
+import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
+import { readJson } from "../../adapters/json.ts";
+import {
+  loadSqlEngine,
+  readSqlite,
+  type SqlEngine,
+} from "../../adapters/sqlite.ts";
+import type {
+  WorkerItem,
+  WorkerReply,
+  WorkerResult,
+} from "./_worker_protocol.ts";
+import {
+  type Category,
+  compareRegions,
+  type Region,
+  type Snapshot,
+} from "./types.ts";
+
+/** Options of {@linkcode takeSnapshot}. */
+export interface SnapshotOptions {
+  /** Give up (and throw) when reading takes longer than this. @default 300000 */
+  timeoutMs?: number;
+}
+
+function categoryOf(a: AdapterDef, name: string): Category {
+  if (a.business.includes(name)) return "business";
+  if (a.append_only.includes(name)) return "append_only";
+  return "unclassified";
+}
+
+/** What the worker must read for a definition. */
+export function workerItems(def: Pick<Definition, "adapters">): WorkerItem[] {
+  return def.adapters.map((a): WorkerItem => {
+    const label = normalizeLabel(a.label);
+    if (a.kind === "fs") {
+      return { kind: "fs", label, exclude: fsExclusions(def.adapters, a) };
+    }
+    return { kind: a.kind, label };
+  });
+}
+
+/**
+ * Turn what was read into a snapshot (pure apart from the WASM engine).
+ * `results[i]` belongs to `def.adapters[i]`.
+ */
+export function assembleSnapshot(
+  def: Pick<Definition, "adapters">,
+  results: readonly WorkerResult[],
+  SQL: SqlEngine | null,
+  problems: readonly string[] = [],
+): Snapshot {
+  const regions: Region[] = [];
+  const allProblems = [...problems];
+  def.adapters.forEach((a, i) => {
+    const r = results[i];
+    const adapter = normalizeLabel(a.label);
+    if (!r || r.kind !== a.kind) {
+      allProblems.push(`${a.kind}:${adapter}: not observed`);
+      return;
+    }
+    if (r.kind === "sqlite") {
+      if (r.db === null && r.wal === null) return;
+      if (SQL === null) {
+        throw new TypeError(
+          "assembleSnapshot: a sqlite adapter needs the SQL engine",
+        );
+      }
+      const obs = readSqlite(SQL, r.db ?? new Uint8Array(), {
+        wal: r.wal,
+        include: [...a.business, ...a.append_only],
+        label: adapter,
+      });
+      allProblems.push(...obs.problems);
+      for (const t of obs.tables) {
+        regions.push({
+          adapter,
+          kind: "sqlite",
+          name: t.name,
+          category: categoryOf(a, t.name),
+          records: t.records,
+          columns: t.columns,
+        });
+      }
+    } else if (r.kind === "json") {
+      if (r.bytes === null) return;
+      let text: string;
+      try {
+        text = new TextDecoder("utf-8", { fatal: true }).decode(r.bytes);
+      } catch {
+        allProblems.push(
+          `${adapter}: not valid UTF-8; decoded with replacement characters`,
+        );
+        text = new TextDecoder().decode(r.bytes);
+      }
+      const obs = readJson(text, a);
+      allProblems.push(...obs.problems);
+      for (const g of obs.regions) {
+        regions.push({
+          adapter,
+          kind: "json",
+          name: g.name,
+          category: categoryOf(a, g.name),
+          records: g.records,
+        });
+      }
+    } else {
+      for (const g of fsRegions(r.entries, a)) {
+        regions.push({
+          adapter,
+          kind: "fs",
+          name: g.name,
+          category: g.category,
+          records: g.records,
+        });
+      }
+    }
+  });
+  regions.sort(compareRegions);
+  return { regions, problems: allProblems };
+}
+
+/**
+ * Snapshot `stateDir` as `def`'s adapters see it. Requires
+ * `--allow-read` (the state directory and the sql.js wasm file) and the
+ * `worker-options` unstable feature (set in deno.json).
+ *
+ * @example
+ * ```ts
+ * const snap = await takeSnapshot(def, "/tmp/verity-state-1");
+ * console.log(snap.regions.map((r) => `${r.adapter}:${r.name} ${r.records.length}`));
+ * ```
+ */
+export async function takeSnapshot(
+  def: Definition,
+  stateDir: string,
+  options: SnapshotOptions = {},
+): Promise<Snapshot> {
+  const dir = await Deno.realPath(stateDir);
+  const items = workerItems(def);
+  const needsSql = def.adapters.some((a) => a.kind === "sqlite");
+  const sqlP = needsSql ? loadSqlEngine() : Promise.resolve(null);
+  const reply = await readInWorker(dir, items, options.timeoutMs ?? 300_000);
+  if (!reply.ok) {
+    throw new Error(`snapshot of ${stateDir} failed: ${reply.error}`);
+  }
+  const problems = reply.problems.map((
+    p,
+  ) => (p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p));
+  return assembleSnapshot(def, reply.results, await sqlP, problems);
+}
+
+function readInWorker(
+  stateDir: string,
+  items: WorkerItem[],
+  timeoutMs: number,
+): Promise<WorkerReply> {
+  const options = {
+    type: "module",
+    name: "verity-snapshot",
+    deno: {
+      permissions: {
+        read: [stateDir],
+        write: false,
+        net: false,
+        env: false,
+        run: false,
+        ffi: false,
+        sys: false,
+        import: false,
+      },
+    },
+  } as unknown as WorkerOptions;
+  const worker = new Worker(
+    new URL("./snapshot_worker.ts", import.meta.url).href,
+    options,
+  );
+  return new Promise<WorkerReply>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      worker.terminate();
+      reject(
+        new Error(
+          `snapshot of ${stateDir} did not finish within ${timeoutMs} ms`,
+        ),
+      );
+    }, timeoutMs);
+    worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
+      clearTimeout(timer);
+      worker.terminate();
+      resolve(ev.data);
+    };
+    worker.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      clearTimeout(timer);
+      worker.terminate();
+      reject(new Error(`snapshot worker failed: ${ev.message}`));
+    };
+    worker.postMessage({ stateDir, items });
+  });
+}
