@@ -50,7 +50,6 @@ export const OBSERVES: Record<LaunchRequest["backend"], AccessKind[]> = {
 
 /** Environment names the sandbox itself controls; a definition may not set them. */
 const RESERVED_ENV = [
-  "VERITY_STATE_DIR",
   "DENO_AUDIT_PERMISSIONS",
   "DENO_DIR",
   "DENO_NO_UPDATE_CHECK",
@@ -195,6 +194,13 @@ export function serverEnv(
     if (RESERVED_ENV.includes(k)) {
       throw new SandboxError(
         `env: ${k} is set by the sandbox and may not be declared`,
+      );
+    }
+    if (k === "VERITY_STATE_DIR" && v !== req.stateDir) {
+      throw new SandboxError(
+        `env: VERITY_STATE_DIR must be the state directory ${req.stateDir}, got ${
+          JSON.stringify(v)
+        }`,
       );
     }
     if (k === "HOME" && !within(v, req.stateDir)) {

@@ -204,13 +204,19 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     programReal: realPathOr(program),
     programIsDeno: first !== "" && isDenoProgram(first, deno),
   };
-  return buildLaunch({
-    ...req,
-    stateDir,
-    definitionDir,
-    readPaths,
-    evidenceDir,
-  }, host);
+  // The runner may pass VERITY_STATE_DIR itself, spelled before symlinks were resolved.
+  const env = { ...req.env };
+  if (
+    env.VERITY_STATE_DIR !== undefined &&
+    realPathOr(env.VERITY_STATE_DIR) === stateDir
+  ) {
+    env.VERITY_STATE_DIR = stateDir;
+  }
+  if (env.HOME !== undefined) env.HOME = realPathOr(env.HOME);
+  return buildLaunch(
+    { ...req, env, stateDir, definitionDir, readPaths, evidenceDir },
+    host,
+  );
 }
 
 /** Which backends work on this machine, and why one does not. */
