@@ -49,6 +49,10 @@ const COMMANDS: Record<string, Command> = {
       "check that successful calls return real answers (refusal, empty, outputSchema)",
     load: () => import("./lib/cli/reality_cmd.ts"),
   },
+  "verify-reset": {
+    summary: "reset a definition's state twice and require identical snapshots",
+    load: () => import("./lib/cli/verify_reset_cmd.ts"),
+  },
   __overlap: {
     summary: "internal: the out-of-process overlap timer",
     load: () => import("./lib/runner/overlap_timer.ts"),

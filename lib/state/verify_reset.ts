@@ -1,0 +1,83 @@
+/**
+ * Reset verification: reset twice into fresh directories, snapshot both,
+ * normalize, and require identical state. A definition whose reset is not
+ * reproducible cannot be judged (`RESET_UNVERIFIED`).
+ *
+ * @module
+ */
+import type { Definition } from "../definition/definition.ts";
+import { computeDelta, type Delta, snapshotDigest } from "./delta.ts";
+import { normalize } from "./normalize.ts";
+import { resetState } from "./reset.ts";
+import { takeSnapshot } from "./snapshot.ts";
+import type { Snapshot } from "./types.ts";
+
+/** The evidence of a reset verification. */
+export interface ResetVerification {
+  verified: boolean;
+  /** Digests of the two normalized snapshots. */
+  digests: [string, string];
+  /** What differs from the first reset to the second (empty when verified). */
+  delta: Delta;
+  /** Problems seen by either snapshot, prefixed with "reset 1:" / "reset 2:". */
+  problems: string[];
+  /** The first reset's normalized snapshot: the seeded state. */
+  seeded: Snapshot;
+}
+
+/** Options of {@linkcode verifyReset}. */
+export interface VerifyResetOptions {
+  /** Parent directory for the two state directories. @default a new temporary directory */
+  workDir?: string;
+  /** Keep the two state directories instead of removing them. @default false */
+  keep?: boolean;
+}
+
+/**
+ * Reset twice and compare. Requires `--allow-read` and `--allow-write`
+ * (temporary directory).
+ *
+ * @example
+ * ```ts
+ * const v = await verifyReset(def);
+ * if (!v.verified) console.log(v.delta);
+ * ```
+ */
+export async function verifyReset(
+  def: Definition,
+  options: VerifyResetOptions = {},
+): Promise<ResetVerification & { dirs: [string, string] }> {
+  const work = options.workDir ??
+    await Deno.makeTempDir({ prefix: "verity-reset-" });
+  const dirs: [string, string] = [`${work}/reset-1`, `${work}/reset-2`];
+  try {
+    const snaps: Snapshot[] = [];
+    for (const d of dirs) {
+      await resetState(def, d);
+      snaps.push(normalize(await takeSnapshot(def, d), def));
+    }
+    const [a, b] = snaps as [Snapshot, Snapshot];
+    const delta = computeDelta(a, b);
+    const digests: [string, string] = [snapshotDigest(a), snapshotDigest(b)];
+    const problems = [
+      ...a.problems.map((p) => `reset 1: ${p}`),
+      ...b.problems.map((p) => `reset 2: ${p}`),
+    ];
+    return {
+      verified: delta.empty && digests[0] === digests[1],
+      digests,
+      delta,
+      problems,
+      seeded: a,
+      dirs,
+    };
+  } finally {
+    if (!options.keep) {
+      if (options.workDir === undefined) {
+        await Deno.remove(work, { recursive: true }).catch(() => {});
+      } else {for (const d of dirs) {
+          await Deno.remove(d, { recursive: true }).catch(() => {});
+        }}
+    }
+  }
+}
