@@ -241,7 +241,7 @@ export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
     if (m) {
       flags.push({
         rule: "disguised_refusal",
-        message: `success that reads as a refusal ("${m.phrase}")`,
+        message: `success that reads as a refusal: "${clip(m.excerpt, 100)}"`,
         evidence: { block: i, phrase: m.phrase, excerpt: m.excerpt },
       });
       break;
@@ -308,10 +308,12 @@ export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
     });
   }
 
-  // Echo mismatch (noted, not scored).
+  // Echo mismatch (noted, not scored). A refusal already says why the
+  // input is absent, so it gets no echo note.
   const inputs = echoInputs(ctx.arguments);
+  const refused = flags.some((f) => f.rule === "disguised_refusal");
   if (
-    inputs.length > 0 &&
+    !refused && inputs.length > 0 &&
     (content.some(blockHasSubstance) || structuredHasSubstance(structured))
   ) {
     const hay = responseHaystack(content, structured);

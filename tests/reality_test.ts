@@ -1,0 +1,225 @@
+/**
+ * End to end: `verity reality` against the reality fixture server, checked
+ * against fixtures/reality/expected.json, plus exit codes and bad input.
+ */
+import assert from "node:assert/strict";
+import { rejudgeReport } from "../lib/reality/report.ts";
+import type { RealityReport, RealityToolEntry } from "../lib/reality/report.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const MAIN = `${ROOT}main.ts`;
+const SERVER = ["deno", "run", "-A", `${ROOT}fixtures/reality/server.ts`];
+
+interface ExpectedTool {
+  status: string;
+  flags: string[];
+  notes: string[];
+  failure?: string;
+  skip?: string;
+}
+interface ExpectedRun {
+  flags: string[];
+  summary: Record<string, unknown>;
+  tools: Record<string, ExpectedTool>;
+}
+const EXPECTED = JSON.parse(
+  await Deno.readTextFile(`${ROOT}fixtures/reality/expected.json`),
+) as { runs: Record<string, ExpectedRun> };
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function verity(args: string[]): Promise<Ran> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "reality", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+function actual(t: RealityToolEntry): ExpectedTool {
+  const out: ExpectedTool = {
+    status: t.status,
+    flags: t.flags.map((f) => f.rule),
+    notes: t.notes.map((n) => n.rule),
+  };
+  if (t.failure) out.failure = t.failure.kind;
+  if (t.skip) out.skip = t.skip.reason;
+  return out;
+}
+
+const reports = new Map<string, RealityReport>();
+
+for (const [name, run] of Object.entries(EXPECTED.runs)) {
+  Deno.test(`reality fixture (${name}): every tool gets exactly its expected result`, async () => {
+    const r = await verity(["--json", ...run.flags, "--", ...SERVER]);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as RealityReport;
+    reports.set(name, report);
+    assert.deepEqual(
+      report.tools.map((t) => t.name).sort(),
+      Object.keys(run.tools).sort(),
+      "the listed tools are exactly the fixture's",
+    );
+    for (const t of report.tools) {
+      assert.deepEqual(actual(t), run.tools[t.name], `tool ${t.name}`);
+    }
+    assert.deepEqual(report.summary, run.summary);
+    assert.deepEqual(
+      rejudgeReport(report),
+      [],
+      "verdicts re-derive from the report's own evidence",
+    );
+  });
+}
+
+Deno.test("reality fixture: arguments honour the pattern and bounds, and are reproducible", async () => {
+  let report = reports.get("read-only");
+  if (!report) {
+    const r = await verity(["--json", "--", ...SERVER]);
+    report = JSON.parse(r.stdout) as RealityReport;
+  }
+  const order = report.tools.find((t) => t.name === "order_lookup")!;
+  const a = order.arguments as {
+    orderId: string;
+    quantity: number;
+    discount: number;
+  };
+  assert.match(a.orderId, /^[A-Z]{3}-\d{4}$/);
+  assert.ok(
+    Number.isInteger(a.quantity) && a.quantity >= 10 && a.quantity <= 20,
+    `quantity ${a.quantity}`,
+  );
+  assert.ok(a.discount > 0 && a.discount < 0.5, `discount ${a.discount}`);
+  // The server echoes the order id: the call succeeded with these arguments.
+  const result =
+    (order.observation as { result: { content: { text: string }[] } }).result;
+  assert.ok(result.content[0]!.text.includes(a.orderId));
+
+  const weather = report.tools.find((t) => t.name === "weather_report")!;
+  assert.ok(
+    ["Paris", "Tokyo", "London", "Berlin", "Toronto"].includes(
+      String(weather.arguments?.city),
+    ),
+    "a city property gets a real city name",
+  );
+
+  const refusal = report.tools.find((t) => t.name === "refuse_politely")!;
+  const ev = refusal.flags[0]!.evidence as { phrase: string; excerpt: string };
+  assert.equal(ev.phrase, "i'm sorry, but i can't");
+  assert.ok(
+    ev.excerpt.includes("I\u2019m sorry"),
+    "evidence quotes the text as sent, curly apostrophe and all",
+  );
+
+  const broken = report.tools.find((t) => t.name === "broken_structure")!;
+  assert.match(broken.flags[0]!.message, /\/temperature must be number/);
+  assert.match(
+    broken.flags[0]!.message,
+    /draft-07/,
+    "the dialect named in $schema is used",
+  );
+
+  // Same seed, same arguments: the second run (another process) agrees.
+  const again = await verity(["--json", "--", ...SERVER]);
+  const second = JSON.parse(again.stdout) as RealityReport;
+  for (const t of report.tools) {
+    const u = second.tools.find((x) => x.name === t.name)!;
+    assert.deepEqual(u.arguments, t.arguments, `arguments of ${t.name}`);
+  }
+});
+
+Deno.test("reality: a different --seed draws different values", async () => {
+  const r = await verity(["--json", "--seed", "12345", "--", ...SERVER]);
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as RealityReport;
+  assert.equal(report.options.seed, 12345);
+  const order = report.tools.find((t) => t.name === "order_lookup")!;
+  const base = reports.get("read-only")?.tools.find((t) =>
+    t.name === "order_lookup"
+  );
+  if (base) assert.notDeepEqual(order.arguments, base.arguments);
+  assert.equal(order.status, "passed", "still valid arguments");
+});
+
+Deno.test("reality: --fail-under exits 1 under the threshold, 0 at or above it; --out writes the report", async () => {
+  const out = await Deno.makeTempDir();
+  try {
+    const under = await verity([
+      "--fail-under",
+      "50",
+      "--out",
+      `${out}/r.json`,
+      "--",
+      ...SERVER,
+    ]);
+    assert.equal(under.code, 1);
+    assert.match(under.stderr, /score 42\.8% is under --fail-under 50/);
+    assert.match(
+      under.stdout,
+      /Score: 42\.8% \(3 of 7 checkable tools not flagged\), grade F/,
+    );
+    const saved = JSON.parse(
+      await Deno.readTextFile(`${out}/r.json`),
+    ) as RealityReport;
+    assert.equal(saved.summary.score, 42.8);
+    assert.deepEqual(
+      [...Deno.readDirSync(out)].map((e) => e.name),
+      ["r.json"],
+      "no temp file left behind",
+    );
+
+    const over = await verity(["--fail-under", "42", "--", ...SERVER]);
+    assert.equal(over.code, 0, over.stderr);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
+
+Deno.test("reality: a server that cannot be listed exits 2 with one line", async () => {
+  const r = await verity(["--", "/nonexistent/verity-no-such-server"]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  assert.match(r.stderr, /cannot list the server's tools/);
+  assert.doesNotMatch(r.stderr, /\bat file:/, "no stack trace");
+});
+
+Deno.test("reality: bad arguments exit 2 naming the flag or value", async () => {
+  const cases: [string[], RegExp][] = [
+    [
+      ["--fail-under", "101", "--", "x"],
+      /--fail-under expects a number from 0 to 100, got "101"/,
+    ],
+    [["--seed", "-3", "--", "x"], /--seed/],
+    [["--seed", "abc", "--", "x"], /--seed expects an integer/],
+    [["--timeout", "0", "--", "x"], /--timeout/],
+    [["--bogus", "--", "x"], /bogus/],
+    [[], /missing server/],
+    [
+      ["some/target", "--", "x"],
+      /either a <target> or -- <command...>, not both/,
+    ],
+    [["--env", "NOEQUALS", "--", "x"], /--env expects NAME=VALUE/],
+  ];
+  for (const [args, re] of cases) {
+    const r = await verity(args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, re, args.join(" "));
+    assert.equal(
+      r.stderr.trim().split("\n").length,
+      1,
+      `one line for ${args.join(" ")}`,
+    );
+  }
+});
