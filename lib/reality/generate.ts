@@ -582,16 +582,16 @@ function genNumber(
   prng: Prng,
   integer: boolean,
 ): Gen {
-  // Bounds: draft-06+ numeric exclusives, and draft-04 boolean ones.
+  // Bounds (draft-06 and later: exclusive bounds are numbers).
   let lo = -Infinity;
   let hi = Infinity;
   let loEx = false;
   let hiEx = false;
   if (typeof s.minimum === "number") {
-    [lo, loEx] = [s.minimum, s.exclusiveMinimum === true];
+    lo = s.minimum;
   }
   if (typeof s.maximum === "number") {
-    [hi, hiEx] = [s.maximum, s.exclusiveMaximum === true];
+    hi = s.maximum;
   }
   if (typeof s.exclusiveMinimum === "number" && s.exclusiveMinimum >= lo) {
     [lo, loEx] = [s.exclusiveMinimum, true];

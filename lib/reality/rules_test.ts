@@ -1,0 +1,212 @@
+import assert from "node:assert/strict";
+import { findRefusal } from "./refusal.ts";
+import { type CallObservation, judgeCall } from "./rules.ts";
+
+function result(r: unknown): CallObservation {
+  return { kind: "result", result: r, ms: 1 };
+}
+function text(t: string, extra: Record<string, unknown> = {}): CallObservation {
+  return result({ content: [{ type: "text", text: t }], ...extra });
+}
+const NO_SCHEMA = { outputSchema: undefined, arguments: { city: "Paris" } };
+
+Deno.test("refusal: straight and curly apostrophes, whole phrases, near the start", () => {
+  assert.equal(
+    findRefusal("I'm sorry, but I can't help with that.")?.phrase,
+    "i'm sorry, but i can't",
+  );
+  assert.equal(
+    findRefusal("I\u2019m sorry, but I can\u2019t help with that.")?.phrase,
+    "i'm sorry, but i can't",
+  );
+  assert.equal(
+    findRefusal("As an AI language model, I cannot browse.")?.phrase,
+    "as an ai",
+  );
+  assert.equal(
+    findRefusal("I don\u2019t have access to real-time data")?.phrase,
+    "i don't have access to",
+  );
+  // Conservative: single words and unrelated apologies are not refusals.
+  assert.equal(
+    findRefusal("Sorry for the delay: Paris is 18 °C and clear."),
+    null,
+  );
+  assert.equal(
+    findRefusal("Unable to find more than 3 results; here they are: ..."),
+    null,
+  );
+  assert.equal(findRefusal("Ask as an aide would: ..."), null);
+  // Deep inside a long genuine document it is content, not a refusal.
+  assert.equal(
+    findRefusal("x".repeat(400) + " I'm unable to attend the meeting."),
+    null,
+  );
+});
+
+Deno.test("rules: a genuine answer passes", () => {
+  const v = judgeCall(NO_SCHEMA, text("Weather in Paris: 18 °C"));
+  assert.equal(v.status, "passed");
+  assert.deepEqual(v.notes, []);
+});
+
+Deno.test("rules: a disguised refusal is flagged with the text as evidence", () => {
+  const v = judgeCall(
+    NO_SCHEMA,
+    text("I\u2019m unable to look up Paris right now."),
+  );
+  assert.equal(v.status, "flagged");
+  assert.deepEqual(v.flags.map((f) => f.rule), ["disguised_refusal"]);
+  assert.match(v.flags[0]!.message, /I\u2019m unable to look up/);
+});
+
+Deno.test("rules: an honest isError is never flagged, even when it reads as a refusal", () => {
+  const v = judgeCall(
+    NO_SCHEMA,
+    text("I'm sorry, but I can't access that.", { isError: true }),
+  );
+  assert.equal(v.status, "failed");
+  assert.deepEqual(v.flags, []);
+  if (v.status === "failed") assert.equal(v.failure.kind, "is_error");
+});
+
+Deno.test("rules: JSON-RPC errors, no answer and malformed results are failed calls, not flags", () => {
+  const rpc = judgeCall(NO_SCHEMA, {
+    kind: "rpc_error",
+    error: { code: -32602, message: "bad params" },
+    ms: 1,
+  });
+  assert.equal(rpc.status, "failed");
+  if (rpc.status === "failed") {
+    assert.match(rpc.failure.message, /-32602 bad params/);
+  }
+  const gone = judgeCall(NO_SCHEMA, {
+    kind: "no_answer",
+    message: "timeout: no answer",
+    ms: 1,
+  });
+  assert.equal(gone.status, "failed");
+  for (
+    const bad of [42, { content: "text" }, { content: [], isError: "true" }]
+  ) {
+    const v = judgeCall(NO_SCHEMA, result(bad));
+    assert.equal(v.status, "failed", JSON.stringify(bad));
+    if (v.status === "failed") assert.equal(v.failure.kind, "malformed_result");
+  }
+});
+
+Deno.test("rules: empty content on success: no text, no structured content, no other block", () => {
+  for (
+    const r of [{ content: [] }, {}, {
+      content: [{ type: "text", text: "  \n" }],
+    }, { content: [], structuredContent: {} }]
+  ) {
+    const v = judgeCall(NO_SCHEMA, result(r));
+    assert.deepEqual(
+      v.flags.map((f) => f.rule),
+      ["empty_content"],
+      JSON.stringify(r),
+    );
+  }
+  for (
+    const r of [
+      {
+        content: [{
+          type: "image",
+          data: "iVBORw0KGgo=",
+          mimeType: "image/png",
+        }],
+      },
+      { content: [{ type: "resource_link", uri: "file:///x", name: "x" }] },
+      { content: [], structuredContent: { n: 0 } },
+    ]
+  ) {
+    assert.equal(
+      judgeCall({ outputSchema: undefined, arguments: {} }, result(r)).status,
+      "passed",
+      JSON.stringify(r),
+    );
+  }
+});
+
+const OUT = {
+  type: "object",
+  properties: { temperature: { type: "number" } },
+  required: ["temperature"],
+};
+
+Deno.test("rules: structuredContent is checked against outputSchema, and required when one is declared", () => {
+  const ok = judgeCall(
+    { outputSchema: OUT, arguments: {} },
+    result({ content: [], structuredContent: { temperature: 3 } }),
+  );
+  assert.equal(ok.status, "passed");
+  const bad = judgeCall(
+    { outputSchema: OUT, arguments: {} },
+    result({ content: [], structuredContent: { temperature: "3" } }),
+  );
+  assert.deepEqual(bad.flags.map((f) => f.rule), ["output_schema_invalid"]);
+  assert.match(
+    bad.flags[0]!.message,
+    /\(2020-12\): \/temperature must be number/,
+  );
+  const missing = judgeCall({ outputSchema: OUT, arguments: {} }, text("18"));
+  assert.deepEqual(missing.flags.map((f) => f.rule), [
+    "structured_content_missing",
+  ]);
+});
+
+Deno.test("rules: the dialect is 2020-12 when $schema is absent, draft-07 when named", () => {
+  // prefixItems is a 2020-12 keyword; draft-07 ignores it.
+  const tuple = {
+    type: "object",
+    properties: { p: { type: "array", prefixItems: [{ type: "number" }] } },
+  };
+  const sc = result({ content: [], structuredContent: { p: ["x"] } });
+  assert.equal(
+    judgeCall({ outputSchema: tuple, arguments: {} }, sc).status,
+    "flagged",
+  );
+  const d7 = { $schema: "http://json-schema.org/draft-07/schema#", ...tuple };
+  assert.equal(
+    judgeCall({ outputSchema: d7, arguments: {} }, sc).status,
+    "passed",
+  );
+  const d4 = { $schema: "http://json-schema.org/draft-04/schema#", ...tuple };
+  const v = judgeCall({ outputSchema: d4, arguments: {} }, sc);
+  assert.equal(v.status, "passed");
+  assert.deepEqual(v.notes.map((n) => n.rule), ["output_schema_unchecked"]);
+});
+
+Deno.test("rules: echo mismatch and error-like text are noted, never scored", () => {
+  const echo = judgeCall({
+    outputSchema: undefined,
+    arguments: { city: "Paris" },
+  }, text("Sunny, 21 °C"));
+  assert.equal(echo.status, "passed");
+  assert.deepEqual(echo.notes.map((n) => n.rule), ["echo_mismatch"]);
+  const echoed = judgeCall({
+    outputSchema: undefined,
+    arguments: { city: "Paris" },
+  }, text("PARIS: sunny"));
+  assert.deepEqual(echoed.notes, [], "case-insensitive");
+  const inStructured = judgeCall(
+    { outputSchema: undefined, arguments: { city: "Paris" } },
+    result({
+      content: [{ type: "text", text: "ok" }],
+      structuredContent: { where: "Paris" },
+    }),
+  );
+  assert.deepEqual(inStructured.notes, []);
+  const noStrings = judgeCall(
+    { outputSchema: undefined, arguments: { a: 1 } },
+    text("2"),
+  );
+  assert.deepEqual(noStrings.notes, [], "no string inputs, nothing to echo");
+  const err = judgeCall(
+    { outputSchema: undefined, arguments: {} },
+    text("Error: file not found"),
+  );
+  assert.equal(err.status, "passed");
+  assert.deepEqual(err.notes.map((n) => n.rule), ["error_text"]);
+});

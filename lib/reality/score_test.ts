@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import { parseToolPages } from "../contracts/contracts.ts";
+import { planReality } from "./plan.ts";
+import { buildReport, type ObservedCall, rejudgeReport } from "./report.ts";
+import { gradeFor, missesThreshold, summarize } from "./score.ts";
+
+Deno.test("score: grades at the documented thresholds", () => {
+  const cases: [number, string][] = [
+    [100, "A"],
+    [97, "A"],
+    [96.99, "B"],
+    [90, "B"],
+    [89.9, "C"],
+    [75, "C"],
+    [74.9, "D"],
+    [50, "D"],
+    [49.9, "F"],
+    [0, "F"],
+  ];
+  for (const [s, g] of cases) assert.equal(gradeFor(s), g, String(s));
+});
+
+Deno.test("score: share of checkable tools not flagged; failed and skipped do not count", () => {
+  const t = (
+    status: "passed" | "flagged" | "failed" | "skipped",
+    echoMismatch = false,
+  ) => ({ status, echoMismatch });
+  const s = summarize([
+    t("passed"),
+    t("passed", true),
+    t("flagged"),
+    t("failed"),
+    t("skipped"),
+  ]);
+  assert.equal(s.checkable, 3);
+  assert.equal(s.score, 66.6, "rounded down");
+  assert.equal(s.grade, "D");
+  assert.equal(s.echoMismatches, 1);
+  assert.equal(missesThreshold(s, 66.7), true);
+  assert.equal(missesThreshold(s, 66.6), false);
+  const none = summarize([t("failed"), t("skipped")]);
+  assert.equal(none.score, null);
+  assert.equal(none.grade, null);
+  assert.equal(
+    missesThreshold(none, 0),
+    true,
+    "no evidence never passes a threshold",
+  );
+});
+
+function page(tools: unknown[]): string {
+  return JSON.stringify({ jsonrpc: "2.0", id: 2, result: { tools } });
+}
+
+const TOOLS = [
+  {
+    name: "ro",
+    inputSchema: {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "rw",
+    inputSchema: { type: "object" },
+    annotations: { readOnlyHint: false },
+  },
+  {
+    name: "bad_hint",
+    inputSchema: { type: "object" },
+    annotations: { readOnlyHint: "true" },
+  },
+  { name: "none", inputSchema: { type: "object" } },
+  {
+    name: "ro",
+    inputSchema: { type: "object" },
+    annotations: { readOnlyHint: true },
+  },
+];
+
+Deno.test("plan: only readOnlyHint TRUE is read-only; MALFORMED and ABSENT are skipped; duplicates refused", () => {
+  const { contracts } = parseToolPages([page(TOOLS)]);
+  const plan = planReality(contracts);
+  assert.deepEqual(plan.map((p) => p.skip?.reason ?? "call"), [
+    "call",
+    "not_read_only",
+    "not_read_only",
+    "not_read_only",
+    "invalid_tool",
+  ]);
+  assert.match(plan[2]!.skip!.message, /readOnlyHint is MALFORMED/);
+  const all = planReality(contracts, { includeDestructive: true });
+  assert.deepEqual(all.map((p) => p.skip?.reason ?? "call"), [
+    "call",
+    "call",
+    "call",
+    "call",
+    "invalid_tool",
+  ]);
+});
+
+Deno.test("report: verdicts re-derive from the report; a tampered status is caught", () => {
+  const { contracts } = parseToolPages([page(TOOLS.slice(0, 2))]);
+  const plan = planReality(contracts, { includeDestructive: true });
+  const calls = new Map<string, ObservedCall>([
+    ["ro", {
+      session: "s",
+      observation: {
+        kind: "result",
+        result: { content: [{ type: "text", text: "Paris: 18 °C" }] },
+        ms: 2,
+      },
+    }],
+    ["rw", {
+      session: "s",
+      observation: { kind: "result", result: { content: [] }, ms: 2 },
+    }],
+  ]);
+  const report = buildReport({
+    verity: "test",
+    server: {
+      command: ["x"],
+      target: null,
+      serverInfo: null,
+      sandbox: "none",
+      scratchState: false,
+    },
+    options: { seed: 1, includeDestructive: true, timeoutS: 30 },
+    plan,
+    calls,
+    listingProblems: [],
+  });
+  assert.deepEqual(report.tools.map((t) => t.status), ["passed", "flagged"]);
+  assert.equal(report.summary.score, 50);
+  const saved = JSON.parse(JSON.stringify(report));
+  assert.deepEqual(rejudgeReport(saved), []);
+  saved.tools[1].status = "passed";
+  saved.tools[1].flags = [];
+  const diffs = rejudgeReport(saved);
+  assert.ok(
+    diffs.some((d) => d.includes("rw: status passed, re-derived flagged")),
+    diffs.join("\n"),
+  );
+  assert.ok(diffs.includes("summary does not match the tools"));
+});
+
+Deno.test("report: a planned call the server never answered is a failed call", () => {
+  const { contracts } = parseToolPages([page(TOOLS.slice(0, 1))]);
+  const report = buildReport({
+    verity: "test",
+    server: {
+      command: ["x"],
+      target: null,
+      serverInfo: null,
+      sandbox: "none",
+      scratchState: false,
+    },
+    options: { seed: 1, includeDestructive: false, timeoutS: 30 },
+    plan: planReality(contracts),
+    calls: new Map(),
+    listingProblems: [],
+  });
+  assert.equal(report.tools[0]!.status, "failed");
+  assert.equal(report.tools[0]!.failure?.kind, "no_answer");
+});
