@@ -18,6 +18,7 @@ interface ExpectedTool {
   skip?: string;
 }
 interface ExpectedRun {
+  form: "command" | "target";
   flags: string[];
   summary: Record<string, unknown>;
   tools: Record<string, ExpectedTool>;
@@ -63,7 +64,10 @@ const reports = new Map<string, RealityReport>();
 
 for (const [name, run] of Object.entries(EXPECTED.runs)) {
   Deno.test(`reality fixture (${name}): every tool gets exactly its expected result`, async () => {
-    const r = await verity(["--json", ...run.flags, "--", ...SERVER]);
+    const where = run.form === "target"
+      ? ["fixtures/reality"]
+      : ["--", ...SERVER];
+    const r = await verity(["--json", ...run.flags, ...where]);
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout) as RealityReport;
     reports.set(name, report);
@@ -211,6 +215,60 @@ Deno.test("reality: bad arguments exit 2 naming the flag or value", async () => 
       /either a <target> or -- <command...>, not both/,
     ],
     [["--env", "NOEQUALS", "--", "x"], /--env expects NAME=VALUE/],
+  ];
+  for (const [args, re] of cases) {
+    const r = await verity(args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, re, args.join(" "));
+    assert.equal(
+      r.stderr.trim().split("\n").length,
+      1,
+      `one line for ${args.join(" ")}`,
+    );
+  }
+});
+
+Deno.test("reality <target>: sandboxed, and every write tool runs on its own fresh reset of the state", async () => {
+  let report = reports.get("target-include-destructive");
+  if (!report) {
+    const r = await verity([
+      "--json",
+      "--include-destructive",
+      "fixtures/reality",
+    ]);
+    report = JSON.parse(r.stdout) as RealityReport;
+  }
+  assert.equal(report.server.sandbox, "deno");
+  assert.equal(report.server.scratchState, true);
+  assert.equal(report.server.definition?.name, "reality");
+  const save = report.tools.find((t) => t.name === "save_note")!;
+  const text =
+    (save.observation as { result: { content: { text: string }[] } }).result
+      .content[0]!.text;
+  // The seeded notes.json holds one note: the write saw the seed, in a scratch copy.
+  assert.match(text, /\(2 notes\)/);
+  assert.match(save.session ?? "", /^isolated/);
+  const reads = report.tools.filter((t) =>
+    t.readOnlyHint.state === "TRUE" && t.status !== "skipped"
+  );
+  assert.ok(
+    reads.every((t) => t.session === "shared-1"),
+    "read-only tools share one session",
+  );
+  const seed = JSON.parse(
+    await Deno.readTextFile(`${ROOT}fixtures/reality/notes.json`),
+  );
+  assert.equal(seed.notes.length, 1, "the definition's own seed is untouched");
+});
+
+Deno.test("reality <target>: bad targets and misplaced options exit 2 with one line", async () => {
+  const cases: [string[], RegExp][] = [
+    [["no-such-target-anywhere"], /no-such-target-anywhere/],
+    [["--no-sandbox", "--", "x"], /--no-sandbox applies to a <target>/],
+    [
+      ["--env", "A=1", "fixtures/reality"],
+      /--env applies to the -- <command...> form/,
+    ],
   ];
   for (const [args, re] of cases) {
     const r = await verity(args);

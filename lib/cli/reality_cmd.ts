@@ -35,9 +35,10 @@ isError: true, a JSON-RPC error or no answer is a failed call, reported
 apart and never scored.
 
 Only tools whose readOnlyHint is exactly true are called unless
---include-destructive is given. With a <target> (a directory with
-target.toml or fixture.toml, or the file itself) the server runs sandboxed
-and every write tool gets its own scratch reset of the target's state.
+--include-destructive is given. With a <target> (a name under fixtures/ or
+targets/, a directory holding target.toml or fixture.toml, or the file) the
+server runs sandboxed on a scratch reset of the definition's state, and
+every write tool gets a fresh server on a fresh reset of its own.
 
 Score = share of checkable tools not flagged; grade A >= 97, B >= 90,
 C >= 75, D >= 50, else F.
@@ -49,9 +50,11 @@ Options:
   --seed N               seed for argument generation (default ${DEFAULT_SEED})
   --json                 print the full report as JSON
   --out FILE             also write the JSON report to FILE (atomically)
-  --timeout S            seconds to wait for each answer (default 30)
+  --timeout S            seconds to wait for each answer (default 30; a
+                         target's timeouts.call)
   --env K=V              environment variable for the server (repeatable;
                          command form only)
+  --no-sandbox           run a <target> unsandboxed (still on scratch state)
   -h, --help             show this help
 
 Exit codes: 0 done; 1 score under --fail-under; 2 bad arguments or
@@ -115,6 +118,7 @@ export async function main(argv: string[]): Promise<number> {
     out: { type: "string" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
+    "no-sandbox": { type: "boolean" },
   });
   if (p.values.help) {
     console.log(HELP);
@@ -133,6 +137,11 @@ export async function main(argv: string[]): Promise<number> {
         `verity reality: give either a <target> or -- <command...>, not both (got ${
           JSON.stringify(p.positionals[0])
         })`,
+      );
+    }
+    if (p.values["no-sandbox"] !== undefined) {
+      throw new UsageError(
+        "verity reality: --no-sandbox applies to a <target>; the -- <command...> form never sandboxes",
       );
     }
     const command = requireServerCommand("reality", p);
@@ -179,7 +188,8 @@ export async function main(argv: string[]): Promise<number> {
     report = await runTargetReality(p.positionals[0]!, {
       seed,
       includeDestructive,
-      timeoutMs,
+      timeoutMs: p.values.timeout === undefined ? null : timeoutMs,
+      noSandbox: p.values["no-sandbox"] === true,
     });
   }
 

@@ -47,6 +47,8 @@ export interface RealityServer {
   command: string[] | null;
   /** The definition path (`<target>` form). */
   target: string | null;
+  /** The loaded definition's name, kind and digest (`<target>` form). */
+  definition?: { name: string; kind: string; digest: string };
   serverInfo: unknown;
   /** "none" for the command form; the sandbox backend for targets. */
   sandbox: string;

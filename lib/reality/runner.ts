@@ -48,6 +48,11 @@ export interface RunRealityOptions {
   /** Milliseconds to wait for each answer. */
   timeoutMs: number;
   /**
+   * Milliseconds to wait for `initialize` and `tools/list`.
+   * @default {timeoutMs}
+   */
+  startTimeoutMs?: number;
+  /**
    * Give every non-read-only call its own fresh server (and, through the
    * launcher, its own fresh state).
    * @default {false}
@@ -125,11 +130,12 @@ export async function runReality(
   options: RunRealityOptions,
 ): Promise<RealityReport> {
   const maxRestarts = options.maxRestarts ?? 3;
+  const startMs = options.startTimeoutMs ?? options.timeoutMs;
   let shared: Live | null = await open(
     launcher,
     { kind: "shared" },
     "shared-1",
-    options.timeoutMs,
+    startMs,
   );
   let sharedCount = 1;
   const calls = new Map<string, ObservedCall>();
@@ -167,7 +173,7 @@ export async function runReality(
             launcher,
             { kind: "isolated", tool: tool.name },
             `isolated:${tool.name}`,
-            options.timeoutMs,
+            startMs,
           );
           const observation: CallObservation = live.session.failure
             ? {
@@ -207,7 +213,7 @@ export async function runReality(
           launcher,
           { kind: "shared" },
           `shared-${sharedCount}`,
-          options.timeoutMs,
+          startMs,
         );
         if (shared.session.failure) {
           sharedGaveUp =
