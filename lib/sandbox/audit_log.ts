@@ -9,7 +9,13 @@
  *
  * @module
  */
-import type { LaunchPolicy, PermissionEvent } from "./types.ts";
+import type {
+  AccessKind,
+  Launch,
+  LaunchPolicy,
+  PermissionEvent,
+  SandboxBackend,
+} from "./types.ts";
 
 /** A parsed audit log: the checks, and the lines that could not be read. */
 export interface AuditLog {
@@ -192,4 +198,74 @@ export function attemptsBeyondControl(
   return session.filter((a) =>
     !seen.has(`${a.permission}\u0000${a.value ?? "\u0001"}`)
   );
+}
+
+/** What a report records about the sandbox of one server process. */
+export interface SandboxEvidence {
+  backend: SandboxBackend;
+  /** The exact argv that started the process. */
+  command: string[];
+  /** The complete environment it got (nothing else is inherited). */
+  env: Record<string, string>;
+  cwd: string | null;
+  /** The Deno permission audit log, when the backend keeps one. */
+  auditLog: string | null;
+  /** The kinds of attempt this backend can see (empty: it sees none). */
+  observes: AccessKind[];
+  /**
+   * Refused attempts from the audit log, in a stable order; null when the
+   * backend cannot see attempts (bubblewrap, none) or the log is missing.
+   */
+  attempts: Attempt[] | null;
+  /** Every network destination checked, granted or not (deno backend). */
+  network: string[] | null;
+  /** Unreadable log lines, or why the log is missing. */
+  problems: string[];
+}
+
+/**
+ * The sandbox evidence of one launch, from its audit log's text (null when
+ * there is no log or it could not be read).
+ *
+ * @example
+ * ```ts
+ * const ev = launchEvidence({
+ *   spawn: { command: ["deno", "run", "s.ts"], env: {} }, backend: "deno",
+ *   auditLog: "/e/s.jsonl", seesNetwork: true,
+ *   policy: { writable: ["/s"], readable: ["/s"], env: [] }, observes: ["net"],
+ * }, '{"permission":"net","value":"127.0.0.1:9000"}');
+ * console.assert(ev.attempts?.[0]?.value === "127.0.0.1:9000");
+ * ```
+ */
+export function launchEvidence(
+  launch: Launch,
+  logText: string | null,
+): SandboxEvidence {
+  const base = {
+    backend: launch.backend,
+    command: [...launch.spawn.command],
+    env: { ...launch.spawn.env },
+    cwd: launch.spawn.cwd ?? null,
+    auditLog: launch.auditLog,
+    observes: [...(launch.observes ?? [])],
+  };
+  if (launch.auditLog === null) {
+    return { ...base, attempts: null, network: null, problems: [] };
+  }
+  if (logText === null) {
+    return {
+      ...base,
+      attempts: null,
+      network: null,
+      problems: [`audit log ${launch.auditLog} is missing`],
+    };
+  }
+  const log = parseAuditLog(logText);
+  const policy = launch.policy ?? { writable: [], readable: [], env: [] };
+  return {
+    ...base,
+    attempts: refusedAttempts(log.events, policy),
+    network: networkAttempts(log.events),
+    problems: log.problems,
+  };
 }

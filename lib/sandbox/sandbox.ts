@@ -19,9 +19,11 @@ import { buildLaunch, type HostFacts, isDenoProgram } from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./_errors.ts";
 import type { Launch, LaunchRequest } from "./types.ts";
+import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 
 export { SandboxError } from "./_errors.ts";
 export { readAuditLog } from "./audit_log.ts";
+export type { Attempt, SandboxEvidence } from "./audit_log.ts";
 export { chooseBackend } from "./choose_backend.ts";
 export type * from "./types.ts";
 
@@ -362,4 +364,31 @@ export async function resolvePython(): Promise<string> {
   throw new SandboxError(
     "verity: python3 not found on PATH (needed for {python})",
   );
+}
+
+/**
+ * Read what the sandbox saw of one finished process: its backend, exact
+ * command and environment, and the refused attempts in its audit log.
+ *
+ * Requires `--allow-read` for the evidence directory.
+ *
+ * @example
+ * ```ts ignore
+ * await session.client.close();
+ * const ev = await collectEvidence(launch);
+ * for (const a of ev.attempts ?? []) console.log(a.permission, a.value);
+ * ```
+ */
+export async function collectEvidence(
+  launch: Launch,
+): Promise<SandboxEvidence> {
+  let text: string | null = null;
+  if (launch.auditLog !== null) {
+    try {
+      text = await Deno.readTextFile(launch.auditLog);
+    } catch {
+      text = null;
+    }
+  }
+  return launchEvidence(launch, text);
 }

@@ -1,0 +1,398 @@
+/**
+ * The launch lines, built purely from a request and host facts: what each
+ * backend grants, refuses and hands the server.
+ */
+import assert from "node:assert/strict";
+import {
+  buildLaunch,
+  type HostFacts,
+  refusedDenoFlag,
+  splitDenoRun,
+} from "./build_launch.ts";
+import { SandboxError } from "./_errors.ts";
+import type { LaunchRequest } from "./types.ts";
+
+const DENO = "/opt/deno/bin/deno";
+
+function request(over: Partial<LaunchRequest> = {}): LaunchRequest {
+  return {
+    command: [DENO, "run", "server.ts"],
+    env: {},
+    stateDir: "/work/run/state",
+    definitionDir: "/repo/fixtures/x",
+    readPaths: [],
+    backend: "deno",
+    evidenceDir: "/work/run/evidence",
+    label: "once-1",
+    ...over,
+  };
+}
+
+function host(over: Partial<HostFacts> = {}): HostFacts {
+  return {
+    path: "/usr/local/bin:/usr/bin:/bin",
+    home: "/home/auditor",
+    denoDir: "/home/auditor/.cache/deno",
+    bwrap: "/usr/bin/bwrap",
+    shell: "/bin/sh",
+    seccompFilter: "/work/run/evidence/verity-no-process-x86_64.bpf",
+    program: DENO,
+    programReal: DENO,
+    programIsDeno: true,
+    ...over,
+  };
+}
+
+/** The value of `--flag=value` in argv, or undefined. */
+function flag(argv: string[], name: string): string | undefined {
+  const a = argv.find((x) => x.startsWith(`${name}=`));
+  return a?.slice(name.length + 1);
+}
+
+Deno.test("deno backend: denies net, run and ffi, confines writes and reads, and logs checks per process", () => {
+  const l = buildLaunch(request({ readPaths: ["/data/ref"] }), host());
+  const argv = l.spawn.command;
+  assert.deepEqual(argv.slice(0, 2), [DENO, "run"]);
+  for (
+    const f of [
+      "--deny-net",
+      "--deny-run",
+      "--deny-ffi",
+      "--no-prompt",
+      "--cached-only",
+      "--no-lock",
+    ]
+  ) {
+    assert.ok(argv.includes(f), `missing ${f}`);
+  }
+  assert.equal(flag(argv, "--allow-write"), "/work/run/state");
+  assert.equal(
+    flag(argv, "--allow-read"),
+    "/repo/fixtures/x,/work/run/state,/data/ref,/home/auditor/.cache/deno/npm",
+  );
+  assert.equal(flag(argv, "--allow-env"), "HOME,PATH,VERITY_STATE_DIR");
+  assert.ok(
+    argv.includes("--ignore-env"),
+    "undeclared variables read as undefined instead of crashing",
+  );
+  assert.equal(argv.at(-1), "server.ts", "the script comes after every flag");
+  assert.equal(l.auditLog, "/work/run/evidence/once-1.permissions.jsonl");
+  assert.equal(l.spawn.env.DENO_AUDIT_PERMISSIONS, l.auditLog);
+  assert.equal(l.spawn.cwd, "/repo/fixtures/x");
+  assert.equal(l.seesNetwork, true);
+  assert.ok(l.observes?.includes("net") && !l.observes.includes("run"));
+});
+
+Deno.test("every backend scrubs the environment: declared env plus PATH, HOME in the state dir, VERITY_STATE_DIR", () => {
+  const declared = { API_URL: "http://localhost:1", LOG_LEVEL: "debug" };
+  for (const backend of ["deno", "bubblewrap", "none"] as const) {
+    const l = buildLaunch(request({ backend, env: declared }), host());
+    const env = l.spawn.env;
+    assert.equal(env.HOME, "/work/run/state", backend);
+    assert.equal(env.VERITY_STATE_DIR, "/work/run/state", backend);
+    assert.equal(env.PATH, "/usr/local/bin:/usr/bin:/bin", backend);
+    assert.equal(env.API_URL, declared.API_URL);
+    assert.equal(
+      env.DENO_DIR,
+      "/home/auditor/.cache/deno",
+      `${backend}: Deno must find its cache with HOME moved`,
+    );
+    const extra = Object.keys(env).filter((k) =>
+      ![
+        "HOME",
+        "VERITY_STATE_DIR",
+        "PATH",
+        "API_URL",
+        "LOG_LEVEL",
+        "DENO_DIR",
+        "DENO_NO_UPDATE_CHECK",
+        "NO_COLOR",
+      ]
+        .includes(k) && !(backend === "deno" && k === "DENO_AUDIT_PERMISSIONS")
+    );
+    assert.deepEqual(extra, [], `${backend} leaks ${extra.join(", ")}`);
+  }
+  const deno = buildLaunch(request({ env: declared }), host());
+  assert.equal(
+    flag(deno.spawn.command, "--allow-env"),
+    "API_URL,HOME,LOG_LEVEL,PATH,VERITY_STATE_DIR",
+  );
+});
+
+Deno.test("a non-Deno program gets no Deno variables", () => {
+  const l = buildLaunch(
+    request({ backend: "bubblewrap", command: ["python3", "server.py"] }),
+    host({
+      program: "/usr/bin/python3",
+      programReal: "/usr/bin/python3.11",
+      programIsDeno: false,
+    }),
+  );
+  assert.deepEqual(Object.keys(l.spawn.env).sort(), [
+    "HOME",
+    "PATH",
+    "VERITY_STATE_DIR",
+  ]);
+});
+
+Deno.test("declared env cannot move HOME out of the state dir or take over the sandbox's own variables", () => {
+  assert.throws(
+    () => buildLaunch(request({ env: { HOME: "/home/auditor" } }), host()),
+    /HOME must point inside/,
+  );
+  assert.doesNotThrow(() =>
+    buildLaunch(request({ env: { HOME: "/work/run/state/home" } }), host())
+  );
+  assert.throws(
+    () => buildLaunch(request({ env: { DENO_DIR: "/x" } }), host()),
+    /DENO_DIR is set by the sandbox/,
+  );
+  assert.throws(
+    () =>
+      buildLaunch(
+        request({ env: { DENO_AUDIT_PERMISSIONS: "/dev/null" } }),
+        host(),
+      ),
+    SandboxError,
+  );
+  assert.throws(
+    () =>
+      buildLaunch(request({ env: { VERITY_STATE_DIR: "/elsewhere" } }), host()),
+    /VERITY_STATE_DIR/,
+  );
+  assert.doesNotThrow(() =>
+    buildLaunch(
+      request({ env: { VERITY_STATE_DIR: "/work/run/state" } }),
+      host(),
+    )
+  );
+  assert.throws(
+    () => buildLaunch(request({ env: { "BAD-NAME": "1" } }), host()),
+    /not a valid environment/,
+  );
+});
+
+Deno.test("deno backend refuses commands that would widen the sandbox or are not deno run", () => {
+  for (
+    const f of [
+      "-A",
+      "--allow-all",
+      "--allow-net",
+      "--allow-read=/",
+      "-R",
+      "-N=example.com",
+      "--deny-write",
+      "-P",
+    ]
+  ) {
+    assert.throws(
+      () =>
+        buildLaunch(
+          request({ command: [DENO, "run", f, "server.ts"] }),
+          host(),
+        ),
+      (e: Error) =>
+        e instanceof SandboxError && e.message.includes(JSON.stringify(f)) &&
+        /permission flags/.test(e.message),
+      f,
+    );
+  }
+  assert.throws(
+    () =>
+      buildLaunch(
+        request({ command: [DENO, "run", "--inspect", "s.ts"] }),
+        host(),
+      ),
+    /network port/,
+  );
+  assert.throws(
+    () =>
+      buildLaunch(request({ command: [DENO, "run", "-r", "s.ts"] }), host()),
+    /cached-only/,
+  );
+  assert.throws(
+    () => buildLaunch(request({ command: [DENO, "serve", "s.ts"] }), host()),
+    /must be "deno run/,
+  );
+  assert.throws(
+    () => buildLaunch(request({ command: [DENO, "run"] }), host()),
+    /no script/,
+  );
+  assert.throws(
+    () =>
+      buildLaunch(
+        request({ command: ["python3", "s.py"] }),
+        host({ programIsDeno: false }),
+      ),
+    /is not deno; use sandbox = "bubblewrap"/,
+  );
+  assert.throws(() => buildLaunch(request({ label: "../x" }), host()), /label/);
+  assert.throws(
+    () => buildLaunch(request({ readPaths: ["/a,b"] }), host()),
+    /comma/,
+  );
+  assert.throws(
+    () => buildLaunch(request({ readPaths: ["rel"] }), host()),
+    /absolute/,
+  );
+});
+
+Deno.test("deno backend keeps the definition's other flags and leaves server arguments alone", () => {
+  const l = buildLaunch(
+    request({
+      command: [
+        DENO,
+        "run",
+        "-c",
+        "deno.json",
+        "--frozen",
+        "npm:pkg@1.0.0",
+        "--allow-net",
+        "/data",
+      ],
+    }),
+    host(),
+  );
+  const argv = l.spawn.command;
+  const script = argv.indexOf("npm:pkg@1.0.0");
+  assert.deepEqual(argv.slice(script - 3, script), [
+    "-c",
+    "deno.json",
+    "--frozen",
+  ]);
+  assert.deepEqual(
+    argv.slice(script + 1),
+    ["--allow-net", "/data"],
+    "arguments after the script are the server's",
+  );
+  assert.ok(
+    !argv.includes("--no-lock"),
+    "--frozen already settles the lockfile",
+  );
+  assert.deepEqual(splitDenoRun([DENO, "run", "--", "s.ts", "-A"]), {
+    flags: [],
+    script: "s.ts",
+    args: ["-A"],
+  });
+  assert.equal(refusedDenoFlag("--unstable-kv"), null);
+  assert.equal(refusedDenoFlag("-q"), null);
+});
+
+Deno.test("bubblewrap backend: read-only root, writable state, new namespaces, hidden home and /tmp, no processes", () => {
+  const l = buildLaunch(
+    request({
+      backend: "bubblewrap",
+      command: ["python3", "server.py", "--flag"],
+      readPaths: ["/data/ref"],
+    }),
+    host({
+      program: "/home/auditor/.pyenv/versions/3.12/bin/python3",
+      programReal: "/home/auditor/.pyenv/versions/3.12/bin/python3.12",
+      programIsDeno: false,
+    }),
+  );
+  const argv = l.spawn.command;
+  assert.deepEqual(argv.slice(0, 5), [
+    "/bin/sh",
+    "-c",
+    'exec 3<"$0" && exec "$@"',
+    "/work/run/evidence/verity-no-process-x86_64.bpf",
+    "/usr/bin/bwrap",
+  ]);
+  const joined = argv.join(" ");
+  for (
+    const part of [
+      "--unshare-net",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--die-with-parent",
+      "--cap-drop ALL",
+      "--ro-bind / /",
+      "--dev /dev",
+      "--proc /proc",
+      "--tmpfs /tmp",
+      "--tmpfs /run",
+      "--tmpfs /home/auditor",
+      "--ro-bind-try /home/auditor/.pyenv/versions/3.12 /home/auditor/.pyenv/versions/3.12",
+      "--ro-bind /repo/fixtures/x /repo/fixtures/x",
+      "--ro-bind /data/ref /data/ref",
+      "--bind /work/run/state /work/run/state",
+      "--chdir /repo/fixtures/x",
+      "--clearenv",
+      "--setenv HOME /work/run/state",
+      "--seccomp 3",
+    ]
+  ) assert.ok(joined.includes(part), `missing ${part}`);
+  assert.ok(
+    joined.indexOf("--tmpfs /tmp") < joined.indexOf("--bind /work/run/state"),
+    "the state dir is bound after the tmpfs that could cover it",
+  );
+  assert.deepEqual(argv.slice(argv.indexOf("--") + 1), [
+    "/home/auditor/.pyenv/versions/3.12/bin/python3",
+    "server.py",
+    "--flag",
+  ]);
+  assert.equal(l.auditLog, null);
+  assert.equal(l.seesNetwork, false);
+  assert.deepEqual(l.observes, []);
+});
+
+Deno.test("bubblewrap backend: Deno runs with all permissions inside, from its cache, and its home bound back", () => {
+  const l = buildLaunch(
+    request({ backend: "bubblewrap" }),
+    host({ program: DENO, programReal: "/home/auditor/.deno/bin/deno" }),
+  );
+  const argv = l.spawn.command;
+  const joined = argv.join(" ");
+  assert.ok(
+    joined.includes("--ro-bind-try /home/auditor/.deno /home/auditor/.deno"),
+  );
+  assert.ok(
+    joined.includes(
+      "--ro-bind-try /home/auditor/.cache/deno /home/auditor/.cache/deno",
+    ),
+  );
+  assert.deepEqual(argv.slice(argv.indexOf("--") + 1), [
+    DENO,
+    "run",
+    "--allow-all",
+    "--no-prompt",
+    "--cached-only",
+    "--no-lock",
+    "server.ts",
+  ]);
+});
+
+Deno.test("bubblewrap backend refuses to run without bwrap or without a process filter", () => {
+  const req = request({
+    backend: "bubblewrap",
+    command: ["/usr/bin/python3", "s.py"],
+  });
+  assert.throws(
+    () => buildLaunch(req, host({ bwrap: null })),
+    /apt-get install -y bubblewrap/,
+  );
+  assert.throws(
+    () => buildLaunch(req, host({ seccompFilter: null })),
+    /architecture/,
+  );
+});
+
+Deno.test("none backend runs the command as given, environment scrubbed; deno gets its permissions", () => {
+  const py = buildLaunch(
+    request({ backend: "none", command: ["python3", "s.py"] }),
+    host({ programIsDeno: false }),
+  );
+  assert.deepEqual(py.spawn.command, ["python3", "s.py"]);
+  assert.equal(py.auditLog, null);
+  const deno = buildLaunch(request({ backend: "none" }), host());
+  assert.deepEqual(deno.spawn.command, [
+    DENO,
+    "run",
+    "--allow-all",
+    "--no-prompt",
+    "--cached-only",
+    "--no-lock",
+    "server.ts",
+  ]);
+});

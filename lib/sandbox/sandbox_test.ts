@@ -1,0 +1,193 @@
+/**
+ * The sandbox edge against real processes: Deno servers still load their
+ * import map and npm cache under the read restriction, `--cached-only`
+ * really keeps the audit offline, bad requests fail with one clear line,
+ * and bubblewrap's filter stops new processes while threads still work.
+ */
+import assert from "node:assert/strict";
+import {
+  collectEvidence,
+  prepareLaunch,
+  probeBackends,
+  resolveDeno,
+  resolvePython,
+  SandboxError,
+} from "./sandbox.ts";
+import { noProcessFilter } from "./_seccomp.ts";
+import type { LaunchRequest } from "./types.ts";
+import { openSession } from "../wire/session.ts";
+import { UsageError } from "../errors.ts";
+
+const FIXTURE =
+  new URL("../../fixtures/honest-closedworld", import.meta.url).pathname;
+
+async function scratch(): Promise<
+  { root: string; state: string; evidence: string }
+> {
+  const root = await Deno.makeTempDir({ prefix: "verity-sandbox-test-" });
+  const state = `${root}/state`;
+  await Deno.mkdir(state);
+  // Seed the fixture's store the way its seed.sql does, with Deno's own sqlite.
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(`${state}/state.db`);
+  db.exec(await Deno.readTextFile(`${FIXTURE}/seed.sql`));
+  db.close();
+  return { root, state, evidence: `${root}/evidence/nested` };
+}
+
+function request(
+  dirs: { state: string; evidence: string },
+  over: Partial<LaunchRequest> = {},
+): LaunchRequest {
+  return {
+    command: [resolveDeno(), "run", "server.ts"],
+    env: {},
+    stateDir: dirs.state,
+    definitionDir: FIXTURE,
+    readPaths: [],
+    backend: "deno",
+    evidenceDir: dirs.evidence,
+    label: "server",
+    ...over,
+  };
+}
+
+Deno.test("deno backend: an SDK server loads its import map and npm packages under the read restriction", async () => {
+  const dirs = await scratch();
+  try {
+    const launch = prepareLaunch(request(dirs));
+    const s = await openSession(launch.spawn, { timeoutMs: 30_000 });
+    const r = await s.client.request("tools/call", {
+      name: "get_rate",
+      arguments: { pair: "EURUSD" },
+    }, 30_000);
+    await s.client.close();
+    assert.equal(s.failure, null, s.client.stderr().text);
+    assert.equal(s.pages.length, 1);
+    assert.deepEqual(
+      (r as { result: { content: { text: string }[] } }).result.content[0]!
+        .text,
+      "EURUSD = 1.08",
+    );
+    const ev = await collectEvidence(launch);
+    assert.deepEqual(
+      ev.attempts,
+      [],
+      `an honest server attempts nothing refused: ${
+        JSON.stringify(ev.attempts)
+      }`,
+    );
+    assert.deepEqual(ev.network, []);
+    assert.ok(
+      Deno.statSync(dirs.evidence).isDirectory,
+      "the missing evidence directory was created",
+    );
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
+
+Deno.test("deno backend: --cached-only keeps the run offline: an empty Deno cache fails instead of downloading", async () => {
+  const dirs = await scratch();
+  try {
+    const empty = `${dirs.root}/empty-deno-dir`;
+    await Deno.mkdir(empty);
+    const launch = prepareLaunch(request(dirs, { denoDir: empty }));
+    const s = await openSession(launch.spawn, { timeoutMs: 30_000 });
+    await s.client.close();
+    assert.equal(s.failure?.reason, "exited");
+    assert.match(s.client.stderr().text, /not found in cache.*--cached-only/);
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
+
+Deno.test("prepareLaunch: a missing state directory or read path is a one-line usage error naming it", () => {
+  assert.throws(
+    () =>
+      prepareLaunch(
+        request({ state: "/nonexistent/verity-state", evidence: "/tmp/x" }),
+      ),
+    (e: Error) =>
+      e instanceof SandboxError && e instanceof UsageError &&
+      e.message ===
+        'state directory "/nonexistent/verity-state" does not exist',
+  );
+  assert.throws(
+    () =>
+      prepareLaunch(
+        request({ state: FIXTURE, evidence: "/tmp/x" }, {
+          readPaths: ["/nonexistent/ref"],
+        }),
+      ),
+    /read path "\/nonexistent\/ref" does not exist/,
+  );
+});
+
+Deno.test("resolveDeno: from source, {deno} is the running deno", () => {
+  assert.equal(resolveDeno(), Deno.execPath());
+});
+
+Deno.test("seccomp filter: a well-formed classic BPF program that ends in allow/deny returns", () => {
+  for (const arch of ["x86_64", "aarch64"] as const) {
+    const bytes = noProcessFilter(arch);
+    assert.equal(bytes.length % 8, 0);
+    const view = new DataView(bytes.buffer);
+    const n = bytes.length / 8;
+    assert.deepEqual([view.getUint16(0, true), view.getUint32(4, true)], [
+      0x20,
+      4,
+    ], "first loads the architecture");
+    const returns = [n - 3, n - 2, n - 1].map((
+      i,
+    ) => [view.getUint16(i * 8, true), view.getUint32(i * 8 + 4, true)]);
+    assert.deepEqual(returns, [[6, 0x7fff0000], [6, 0x00050001], [
+      6,
+      0x00050026,
+    ]]);
+  }
+});
+
+Deno.test("bubblewrap: threads work, new processes do not, and the state dir is the only writable place", async () => {
+  const probe = await probeBackends();
+  assert.ok(
+    probe.bubblewrap,
+    `bubblewrap is unavailable here: ${probe.reason}`,
+  );
+  const python = await resolvePython();
+  const dirs = await scratch();
+  const script = `
+import os, threading, subprocess
+out = []
+t = threading.Thread(target=lambda: out.append("thread")); t.start(); t.join()
+try:
+    subprocess.run(["/bin/true"]); out.append("subprocess")
+except OSError as e: out.append("no-subprocess:%d" % e.errno)
+for p in [os.environ["VERITY_STATE_DIR"] + "/ok", "/etc/verity-escape"]:
+    try:
+        open(p, "w").write("x"); out.append("wrote " + p)
+    except OSError as e: out.append("no-write:%d" % e.errno)
+print(" ".join(out), flush=True)
+`;
+  try {
+    const launch = prepareLaunch(
+      request(dirs, { backend: "bubblewrap", command: [python, "-c", script] }),
+    );
+    const [program, ...args] = launch.spawn.command;
+    const out = await new Deno.Command(program!, {
+      args,
+      env: launch.spawn.env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout).trim();
+    assert.equal(
+      text,
+      `thread no-subprocess:1 wrote ${dirs.state}/ok no-write:30`,
+      new TextDecoder().decode(out.stderr),
+    );
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
