@@ -1,0 +1,204 @@
+/**
+ * The project-local audit cache, `.verity/` in the working directory:
+ *
+ * ```
+ * .verity/
+ *   prepared.json          what `verity prepare` fetched and verified
+ *   deno_dir/              the DENO_DIR targets run from (--cached-only)
+ *   sources/<target>/      {source}: the verified tarball and its extracted package/
+ * ```
+ *
+ * Effectful edge over the pure `prepared.ts`. Requires `--allow-read`, and
+ * `--allow-write` to save.
+ *
+ * @module
+ */
+import { join, resolve } from "node:path";
+import { UsageError } from "../errors.ts";
+import type { Definition } from "../definition/definition.ts";
+import {
+  checkCommandRunsPin,
+  LOCK_FILE,
+  parseSourcePin,
+  sha256Of,
+} from "./source.ts";
+import {
+  checkPrepared,
+  emptyPrepared,
+  parsePrepared,
+  type PreparedFile,
+  type PreparedTarget,
+  renderPrepared,
+} from "./prepared.ts";
+
+/** Where the cache lives. */
+export interface CacheLayout {
+  /** Absolute `.verity` directory. */
+  root: string;
+  preparedFile: string;
+  denoDir: string;
+  sourcesDir: string;
+}
+
+/** Options naming the cache root. */
+export interface CacheOptions {
+  /**
+   * The `.verity` directory.
+   * @default {"<cwd>/.verity"}
+   */
+  root?: string;
+}
+
+/** The cache layout under `root` (default `./.verity`). */
+export function cacheLayout(options: CacheOptions = {}): CacheLayout {
+  const root = resolve(options.root ?? ".verity");
+  return {
+    root,
+    preparedFile: join(root, "prepared.json"),
+    denoDir: join(root, "deno_dir"),
+    sourcesDir: join(root, "sources"),
+  };
+}
+
+/** Read `.verity/prepared.json`; an empty record when it does not exist. */
+export async function readPrepared(layout: CacheLayout): Promise<PreparedFile> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(layout.preparedFile);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return emptyPrepared();
+    throw new UsageError(
+      `${layout.preparedFile}: cannot read: ${(e as Error).message}`,
+    );
+  }
+  try {
+    return parsePrepared(text);
+  } catch (e) {
+    throw new UsageError(
+      `${layout.preparedFile}: ${
+        (e as Error).message
+      } (delete it and run verity prepare again)`,
+    );
+  }
+}
+
+/**
+ * Record one prepared target: read, update, write through a temp file and a
+ * rename, under a lock file so two prepares at once never lose an entry.
+ */
+export async function savePreparedTarget(
+  layout: CacheLayout,
+  name: string,
+  entry: PreparedTarget,
+): Promise<void> {
+  await Deno.mkdir(layout.root, { recursive: true });
+  const lock = `${layout.preparedFile}.lock`;
+  let held = false;
+  for (let i = 0; i < 200 && !held; i++) {
+    try {
+      (await Deno.open(lock, { createNew: true, write: true })).close();
+      held = true;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      // A lock older than a minute was left by a killed prepare.
+      const st = await Deno.stat(lock).catch(() => null);
+      if (st?.mtime && Date.now() - st.mtime.getTime() > 60_000) {
+        await Deno.remove(lock).catch(() => {});
+      } else await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  if (!held) {
+    throw new UsageError(
+      `${lock}: another verity prepare holds the lock; retry when it is done`,
+    );
+  }
+  try {
+    const file = await readPrepared(layout);
+    file.targets[name] = entry;
+    const tmp = `${layout.preparedFile}.${crypto.randomUUID()}.tmp`;
+    await Deno.writeTextFile(tmp, renderPrepared(file));
+    await Deno.rename(tmp, layout.preparedFile);
+  } finally {
+    await Deno.remove(lock).catch(() => {});
+  }
+}
+
+/** What `verity run` needs to run a prepared target offline. */
+export interface PreparedRun {
+  /** `{source}` (absolute). */
+  source: string;
+  /** The DENO_DIR to run the server from (absolute). */
+  denoDir: string;
+  entry: PreparedTarget;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await Deno.stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `<denoDir>/npm/<any registry>/<package>/<version>` exists. */
+export async function packageCached(
+  denoDir: string,
+  pkg: string,
+  version: string,
+): Promise<boolean> {
+  try {
+    for await (const reg of Deno.readDir(join(denoDir, "npm"))) {
+      if (
+        reg.isDirectory &&
+        await exists(join(denoDir, "npm", reg.name, pkg, version))
+      ) return true;
+    }
+  } catch {
+    // no npm cache at all
+  }
+  return false;
+}
+
+/**
+ * For a target with a `[source]`: check that it was prepared for exactly
+ * its pin and that the prepared files are intact, and return `{source}` and
+ * the DENO_DIR. Null for definitions without a `[source]`. Throws
+ * {@linkcode UsageError} (exit 2) with what to do otherwise.
+ *
+ * @example
+ * ```ts ignore
+ * const prepared = await resolvePreparedRun(def);
+ * // prepared?.denoDir === "/repo/.verity/deno_dir"
+ * ```
+ */
+export async function resolvePreparedRun(
+  def: Definition,
+  options: CacheOptions = {},
+): Promise<PreparedRun | null> {
+  if (def.source === null) return null;
+  const pin = parseSourcePin(def.source, def.file);
+  checkCommandRunsPin(def.command, pin, def.file);
+  const layout = cacheLayout(options);
+  const file = await readPrepared(layout);
+  const entry = file.targets[def.name] ?? null;
+  const denoDir = entry ? resolve(layout.root, entry.denoDir) : layout.denoDir;
+  let lockSha256: string | null = null;
+  if (entry) {
+    try {
+      lockSha256 = sha256Of(await Deno.readFile(join(def.dir, LOCK_FILE)));
+    } catch {
+      lockSha256 = null;
+    }
+  }
+  const problem = checkPrepared(def.name, pin, entry, {
+    lockSha256,
+    packageCached: await packageCached(denoDir, pin.package, pin.version),
+  });
+  if (problem !== null) throw new UsageError(`verity run: ${problem}`);
+  return {
+    source: resolve(layout.root, entry!.source),
+    denoDir,
+    entry: entry!,
+  };
+}

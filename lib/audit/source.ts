@@ -1,0 +1,317 @@
+/**
+ * Pinned sources of audit targets: the `[source]` table of a `target.toml`,
+ * the command that must run exactly that package, npm integrity strings and
+ * Deno lockfiles. Pure: no `Deno.*`, no disk, no clock.
+ *
+ * A target pins one npm package at an exact version together with the
+ * registry's `dist.integrity` (`sha512-<base64>`). `verity prepare` fetches
+ * it and refuses when any copy it sees hashes differently; `verity run`
+ * then runs it from the prepared cache with the target's lockfile frozen.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { DefinitionError } from "../errors.ts";
+
+/** What a target's `[source]` pins. */
+export interface SourcePin {
+  /** npm package name, e.g. `@modelcontextprotocol/server-memory`. */
+  package: string;
+  /** Exact version, e.g. `2026.8.31`. */
+  version: string;
+  /** The registry's `dist.integrity`, `sha512-<base64>`. */
+  integrity: string;
+  /** Repository URL, for provenance only. */
+  git: string | null;
+  /** Full 40-hex commit of `git`, for provenance only. */
+  commit: string | null;
+}
+
+/** The lockfile a target runs from, relative to its own directory. */
+export const LOCK_FILE = "deno.lock";
+
+/** The flags a target's command must carry so it runs exactly the prepared tree. */
+export const REQUIRED_FLAGS: readonly string[] = [
+  "--no-config",
+  "--frozen",
+  `--lock={target}/${LOCK_FILE}`,
+];
+
+const NPM_NAME = /^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
+const EXACT_VERSION =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const SHA512 = /^sha512-[A-Za-z0-9+/]{86}==$/;
+
+/** Whether `name` is a valid npm package name (lower case, optional scope). */
+export function isNpmName(name: string): boolean {
+  return name.length <= 214 && NPM_NAME.test(name);
+}
+
+/** Whether `v` is an exact semver version (no range, no tag). */
+export function isExactVersion(v: string): boolean {
+  return EXACT_VERSION.test(v);
+}
+
+/** Whether `s` is an npm `sha512-<base64>` integrity string. */
+export function isSha512Integrity(s: string): boolean {
+  return SHA512.test(s);
+}
+
+/**
+ * The npm integrity string of some bytes (`sha512-<base64>`), as the
+ * registry writes it in `dist.integrity`.
+ *
+ * @example
+ * ```ts
+ * integrityOf(new Uint8Array()); // "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
+ * ```
+ */
+export function integrityOf(bytes: Uint8Array): string {
+  return "sha512-" + createHash("sha512").update(bytes).digest("base64");
+}
+
+/** `sha256:<hex>` of some bytes or text. */
+export function sha256Of(data: Uint8Array | string): string {
+  return "sha256:" + createHash("sha256").update(data).digest("hex");
+}
+
+/** The `npm:` specifier of a pin, e.g. `npm:@scope/pkg@1.2.3`. */
+export function npmSpecifier(
+  pin: Pick<SourcePin, "package" | "version">,
+): string {
+  return `npm:${pin.package}@${pin.version}`;
+}
+
+/**
+ * Read and check a target's `[source]` table (kept raw by the definition
+ * loader). Throws {@linkcode DefinitionError} naming `source.<key>`.
+ *
+ * @example
+ * ```ts
+ * const pin = parseSourcePin({
+ *   package: "@modelcontextprotocol/server-memory",
+ *   version: "2026.8.31",
+ *   integrity: "sha512-ljj/3S4aGjxdNSQWw6gucKKGnTLdBPWxzapyY/MT2tOVyZwvxChvevXSLPwx59nKJAlVpUVW+cOlnVRXRwiqMQ==",
+ * }, "targets/memory/target.toml");
+ * ```
+ */
+export function parseSourcePin(
+  raw: Record<string, unknown>,
+  file: string,
+): SourcePin {
+  const str = (k: string): string | null => {
+    const v = raw[k];
+    if (v === undefined) return null;
+    if (typeof v !== "string") {
+      throw new DefinitionError(file, `source.${k}`, "expected a string");
+    }
+    return v;
+  };
+  const pkg = str("package");
+  if (pkg === null) {
+    throw new DefinitionError(
+      file,
+      "source.package",
+      'missing: verity prepare fetches npm packages (e.g. package = "@modelcontextprotocol/server-memory")',
+    );
+  }
+  if (!isNpmName(pkg)) {
+    throw new DefinitionError(
+      file,
+      "source.package",
+      `not a valid npm package name: ${JSON.stringify(pkg)}`,
+    );
+  }
+  const version = str("version");
+  if (version === null) {
+    throw new DefinitionError(
+      file,
+      "source.version",
+      'missing (an exact version such as "1.2.3")',
+    );
+  }
+  if (!isExactVersion(version)) {
+    throw new DefinitionError(
+      file,
+      "source.version",
+      `must be an exact version, not a range or tag: ${
+        JSON.stringify(version)
+      }`,
+    );
+  }
+  const integrity = str("integrity");
+  if (integrity === null) {
+    throw new DefinitionError(
+      file,
+      "source.integrity",
+      `missing: the registry's dist.integrity (npm view ${pkg}@${version} dist.integrity)`,
+    );
+  }
+  if (!isSha512Integrity(integrity)) {
+    throw new DefinitionError(
+      file,
+      "source.integrity",
+      `expected "sha512-<base64>" as npm prints it, got ${
+        JSON.stringify(integrity)
+      }`,
+    );
+  }
+  const git = str("git");
+  const commit = str("commit");
+  if (commit !== null) {
+    if (git === null) {
+      throw new DefinitionError(
+        file,
+        "source.commit",
+        "a commit needs source.git (the repository it belongs to)",
+      );
+    }
+    if (!/^[0-9a-f]{40}$/.test(commit)) {
+      throw new DefinitionError(
+        file,
+        "source.commit",
+        `expected a full 40-character lower-case hex commit, got ${
+          JSON.stringify(commit)
+        }`,
+      );
+    }
+  }
+  return { package: pkg, version, integrity, git, commit };
+}
+
+/**
+ * Check that a target's command runs exactly the pinned package from its
+ * frozen lockfile: `{deno} run --no-config --frozen
+ * --lock={target}/deno.lock npm:<package>@<version> ...`. Anything else
+ * would run code that `verity prepare` did not verify.
+ */
+export function checkCommandRunsPin(
+  command: readonly string[],
+  pin: SourcePin,
+  file: string,
+): void {
+  const spec = npmSpecifier(pin);
+  const suggestion = JSON.stringify(["{deno}", "run", ...REQUIRED_FLAGS, spec]);
+  if (command[0] !== "{deno}" || command[1] !== "run") {
+    throw new DefinitionError(
+      file,
+      "target.command",
+      `a target with [source] runs under Deno from the prepared cache: use ${suggestion}`,
+    );
+  }
+  const rest = command.slice(2);
+  const scriptAt = rest.findIndex((a) => !a.startsWith("-"));
+  const script = scriptAt === -1 ? undefined : rest[scriptAt];
+  if (script !== spec && !(script ?? "").startsWith(`${spec}/`)) {
+    throw new DefinitionError(
+      file,
+      "target.command",
+      `must run the pinned package ${spec}, got ${
+        JSON.stringify(script ?? null)
+      } (expected ${suggestion})`,
+    );
+  }
+  const flags = scriptAt === -1 ? rest : rest.slice(0, scriptAt);
+  for (const f of REQUIRED_FLAGS) {
+    if (!flags.includes(f)) {
+      throw new DefinitionError(
+        file,
+        "target.command",
+        `missing ${f} before ${spec}: without it the server could resolve dependencies the lockfile does not pin (expected ${suggestion})`,
+      );
+    }
+  }
+}
+
+/** One npm package version a lockfile resolves. */
+export interface LockedPackage {
+  name: string;
+  version: string;
+  integrity: string | null;
+}
+
+/** What a Deno lockfile says about a pinned package. */
+export interface LockSummary {
+  /** Every npm package in the lock, sorted by name then version. */
+  packages: LockedPackage[];
+  /** The integrity the lock records for the pinned package itself, or null when it is absent. */
+  rootIntegrity: string | null;
+}
+
+/** Split a lockfile npm key such as `@hono/node-server@2.1.9_hono@4.13.19` into name and version. */
+export function splitLockKey(
+  key: string,
+): { name: string; version: string } | null {
+  const at = key.indexOf("@", key.startsWith("@") ? 1 : 0);
+  if (at <= 0) return null;
+  const name = key.slice(0, at);
+  const version = key.slice(at + 1).split("_")[0] ?? "";
+  return version === "" ? null : { name, version };
+}
+
+/**
+ * Read a Deno lockfile (version 4 or 5) and find the pinned package in it.
+ * Throws `SyntaxError` when the text is not a lockfile.
+ *
+ * @example
+ * ```ts
+ * const s = summarizeLock('{"version":"5","specifiers":{"npm:a@1.0.0":"1.0.0"},"npm":{"a@1.0.0":{"integrity":"sha512-x"}}}', { package: "a", version: "1.0.0" });
+ * s.rootIntegrity; // "sha512-x"
+ * ```
+ */
+export function summarizeLock(
+  text: string,
+  pin: Pick<SourcePin, "package" | "version">,
+): LockSummary {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new SyntaxError(`not JSON: ${(e as Error).message}`);
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new SyntaxError("not a Deno lockfile (expected an object)");
+  }
+  const lock = raw as Record<string, unknown>;
+  const version = String(lock.version ?? "");
+  if (version !== "4" && version !== "5") {
+    throw new SyntaxError(
+      `unsupported Deno lockfile version ${
+        JSON.stringify(lock.version)
+      } (expected "4" or "5")`,
+    );
+  }
+  const npm = (lock.npm ?? {}) as Record<string, { integrity?: unknown }>;
+  const specifiers = (lock.specifiers ?? {}) as Record<string, unknown>;
+  const packages: LockedPackage[] = [];
+  for (const [key, entry] of Object.entries(npm)) {
+    const nv = splitLockKey(key);
+    if (nv === null) continue;
+    const integrity = entry && typeof entry.integrity === "string"
+      ? entry.integrity
+      : null;
+    if (!packages.some((p) => p.name === nv.name && p.version === nv.version)) {
+      packages.push({ ...nv, integrity });
+    }
+  }
+  packages.sort((a, b) =>
+    a.name < b.name
+      ? -1
+      : a.name > b.name
+      ? 1
+      : a.version < b.version
+      ? -1
+      : a.version > b.version
+      ? 1
+      : 0
+  );
+  const resolved = specifiers[npmSpecifier(pin)];
+  let rootIntegrity: string | null = null;
+  if (typeof resolved === "string") {
+    const entry = npm[`${pin.package}@${resolved}`];
+    if (entry && typeof entry.integrity === "string") {
+      rootIntegrity = entry.integrity;
+    }
+  }
+  return { packages, rootIntegrity };
+}
