@@ -103,8 +103,8 @@ async function validate(argv: string[]): Promise<number> {
   const observedPath = str(p, "observed", "validate", true)!;
   const out = str(p, "out", "validate", true)!;
   const headOut = str(p, "head-out", "validate", false);
-  const dDoc = await readJsonDocument(declaredPath);
-  const oDoc = await readJsonDocument(observedPath);
+  const dDoc = await readJsonDocument(declaredPath, { digest: true });
+  const oDoc = await readJsonDocument(observedPath, { digest: true });
   const declared = readDeclaration(dDoc.value, declaredPath);
   const observed = readObservations(oDoc.value, observedPath);
   if (!declared.recipeStated) {

@@ -12,11 +12,11 @@
  *   finite number prints the way Python's `repr(float)` does (`1e-05`,
  *   `1e+16`, `0.0001`). A {@linkcode PyFloat} prints as a Python float even
  *   when integral (`1.0`); a `bigint` prints as an exact integer.
- * - Refused with `TypeError`: NaN, ±Infinity, `undefined` in an array,
- *   lone surrogates (not encodable as UTF-8), functions, symbols, and any
- *   object that is not a plain object or array (Date, Map, class instances).
- *   An object property whose value is `undefined` is omitted, as
- *   `JSON.stringify` does.
+ * - Refused with `TypeError` naming the JSON pointer: NaN, ±Infinity,
+ *   `undefined` in an array, lone surrogates (not encodable as UTF-8),
+ *   functions, symbols, and any object that is not a plain object or array
+ *   (Date, Map, class instances). An object property whose value is
+ *   `undefined` is omitted, as `JSON.stringify` does.
  *
  * @module
  */
@@ -26,7 +26,7 @@ import { createHash } from "node:crypto";
  * A JSON number that was written as a float (it had a `.`, `e` or `E`) and
  * whose value is integral, such as `1.0`. JavaScript cannot tell `1.0` from
  * `1`; Python prints them differently, so values read from a Python-written
- * ledger keep the distinction in this wrapper.
+ * file keep the distinction in this wrapper.
  */
 export class PyFloat {
   readonly value: number;
@@ -87,8 +87,6 @@ function numberText(n: number): string {
   return pythonFloatRepr(n);
 }
 
-const SURROGATE = /[\uD800-\uDFFF]/;
-
 function stringText(s: string): string {
   if (!s.isWellFormed()) {
     throw new TypeError(
@@ -101,7 +99,6 @@ function stringText(s: string): string {
 }
 
 function byCodePoint(a: string, b: string): number {
-  // Compare by code point: walk code points until they differ.
   const ia = a[Symbol.iterator]();
   const ib = b[Symbol.iterator]();
   while (true) {
@@ -115,27 +112,61 @@ function byCodePoint(a: string, b: string): number {
   }
 }
 
+function hasSurrogate(k: string): boolean {
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) return true;
+  }
+  return false;
+}
+
 function sortedKeys(o: Record<string, unknown>): string[] {
   const keys = Object.keys(o);
   if (keys.length < 2) return keys;
   keys.sort();
   // UTF-16 order equals code point order unless a key holds a surrogate.
-  for (const k of keys) {
-    if (SURROGATE.test(k)) return keys.sort(byCodePoint);
+  for (let i = 0; i < keys.length; i++) {
+    if (hasSurrogate(keys[i]!)) return keys.sort(byCodePoint);
   }
   return keys;
 }
 
-function write(v: unknown, path: string): string {
+const SURROGATE_TEXT = /[\uD800-\uDFFF]|\\u[dD][89abAB]/;
+
+function at(path: readonly (string | number)[]): string {
+  return path.length === 0 ? "/" : "/" + path.join("/");
+}
+
+function refuse(v: unknown, path: readonly (string | number)[]): never {
+  if (typeof v === "number" || v instanceof PyFloat) {
+    const n = typeof v === "number" ? v : v.value;
+    throw new TypeError(
+      `canonical JSON refuses ${n} at ${at(path)}: not a finite number`,
+    );
+  }
+  if (v === undefined) {
+    throw new TypeError(`canonical JSON refuses undefined at ${at(path)}`);
+  }
+  if (typeof v === "object" && v !== null) {
+    const name = (v as { constructor?: { name?: string } }).constructor?.name ??
+      "object";
+    throw new TypeError(
+      `canonical JSON refuses a ${name} at ${
+        at(path)
+      }: only plain objects and arrays`,
+    );
+  }
+  throw new TypeError(`canonical JSON refuses a ${typeof v} at ${at(path)}`);
+}
+
+// `path` is a stack of keys pushed and popped on the way down, so no path
+// string is built unless a value is refused.
+function write(v: unknown, path: (string | number)[]): string {
   switch (typeof v) {
     case "string":
       return stringText(v);
     case "number":
-      if (!Number.isFinite(v)) {
-        throw new TypeError(
-          `canonical JSON refuses ${v} at ${path || "/"}: not a finite number`,
-        );
-      }
+      if (!Number.isFinite(v)) refuse(v, path);
       return numberText(v);
     case "boolean":
       return v ? "true" : "false";
@@ -144,40 +175,25 @@ function write(v: unknown, path: string): string {
     case "object": {
       if (v === null) return "null";
       if (Array.isArray(v)) {
+        const n = v.length;
+        if (n === 0) return "[]";
         let out = "[";
-        for (let i = 0; i < v.length; i++) {
+        for (let i = 0; i < n; i++) {
           const x = v[i];
-          if (x === undefined) {
-            throw new TypeError(
-              `canonical JSON refuses undefined at ${path}/${i}`,
-            );
-          }
-          if (i > 0) out += ",";
-          out += write(x, `${path}/${i}`);
+          path.push(i);
+          if (x === undefined) refuse(x, path);
+          out += (i > 0 ? "," : "") + write(x, path);
+          path.pop();
         }
         return out + "]";
       }
-      if (v instanceof PyFloat) {
-        try {
-          return pythonFloatRepr(v.value);
-        } catch {
-          throw new TypeError(
-            `canonical JSON refuses ${v.value} at ${
-              path || "/"
-            }: not a finite number`,
-          );
-        }
-      }
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) {
-        const name =
-          (v as { constructor?: { name?: string } }).constructor?.name ??
-            "object";
-        throw new TypeError(
-          `canonical JSON refuses a ${name} at ${
-            path || "/"
-          }: only plain objects and arrays`,
-        );
+        if (v instanceof PyFloat) {
+          if (!Number.isFinite(v.value)) refuse(v, path);
+          return pythonFloatRepr(v.value);
+        }
+        refuse(v, path);
       }
       const o = v as Record<string, unknown>;
       let out = "{";
@@ -185,16 +201,15 @@ function write(v: unknown, path: string): string {
       for (const k of sortedKeys(o)) {
         const x = o[k];
         if (x === undefined) continue;
-        if (!first) out += ",";
+        path.push(k);
+        out += (first ? "" : ",") + stringText(k) + ":" + write(x, path);
+        path.pop();
         first = false;
-        out += stringText(k) + ":" + write(x, `${path}/${k}`);
       }
       return out + "}";
     }
     default:
-      throw new TypeError(
-        `canonical JSON refuses a ${typeof v} at ${path || "/"}`,
-      );
+      return refuse(v, path);
   }
 }
 
@@ -211,7 +226,112 @@ export function canonicalJson(value: unknown): string {
   if (value === undefined) {
     throw new TypeError("canonical JSON refuses undefined");
   }
-  return write(value, "");
+  let native: unknown = NOT_NATIVE;
+  if (nativeIsCanonical(value)) native = value;
+  else native = sortedCopy(value);
+  if (native !== NOT_NATIVE) {
+    const s = JSON.stringify(native);
+    // Any surrogate (an astral character, whose key order may differ by code
+    // point, or a lone surrogate JSON.stringify escaped) takes the full path.
+    if (!SURROGATE_TEXT.test(s)) return s;
+  }
+  return write(value, []);
+}
+
+const NOT_NATIVE: unique symbol = Symbol("not native");
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+
+/**
+ * A copy of `v` with every object's keys inserted in sorted order, so that
+ * `JSON.stringify` of it is canonical; or NOT_NATIVE when that cannot be
+ * (a number Python prints differently, a PyFloat or bigint, an array-index
+ * key, which JSON.stringify always puts first, or a value to refuse).
+ */
+function sortedCopy(v: unknown): unknown {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return v;
+    case "number":
+      return (Number.isInteger(v)
+          ? v < 1e21 && v > -1e21
+          : Number.isFinite(v) && Math.abs(v) >= 1e-4)
+        ? v
+        : NOT_NATIVE;
+    case "object": {
+      if (v === null) return null;
+      if (Array.isArray(v)) {
+        const out = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const x = v[i];
+          if (x === undefined) return NOT_NATIVE;
+          const c = sortedCopy(x);
+          if (c === NOT_NATIVE) return NOT_NATIVE;
+          out[i] = c;
+        }
+        return out;
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return NOT_NATIVE;
+      const keys = Object.keys(v).sort();
+      const out: Record<string, unknown> = {};
+      for (const k of keys) {
+        if (ARRAY_INDEX.test(k) || k === "__proto__") return NOT_NATIVE;
+        const x = (v as Record<string, unknown>)[k];
+        if (x === undefined) continue;
+        const c = sortedCopy(x);
+        if (c === NOT_NATIVE) return NOT_NATIVE;
+        out[k] = c;
+      }
+      return out;
+    }
+    default:
+      return NOT_NATIVE;
+  }
+}
+
+/**
+ * Whether `JSON.stringify(v)` already is the canonical form: every object's
+ * keys in code point order, every number printed the same way by JavaScript
+ * and Python, nothing to refuse. A check without building strings, so the
+ * common case costs one walk plus the native serializer.
+ */
+function nativeIsCanonical(v: unknown): boolean {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      // Integers below 1e21 print as integers in both; other numbers print
+      // alike in fixed notation, which both use from 1e-4 up.
+      return Number.isInteger(v)
+        ? v < 1e21 && v > -1e21
+        : Number.isFinite(v) && Math.abs(v) >= 1e-4;
+    case "object": {
+      if (v === null) return true;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const x = v[i];
+          if (x === undefined || !nativeIsCanonical(x)) return false;
+        }
+        return true;
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return false;
+      // for-in visits own keys in Object.keys order (plain objects inherit
+      // no enumerable keys) without allocating the key array.
+      let prev: string | null = null;
+      for (const k in v) {
+        if (prev !== null && !(prev < k)) return false;
+        const x = (v as Record<string, unknown>)[k];
+        if (x !== undefined && !nativeIsCanonical(x)) return false;
+        prev = k;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /**
@@ -240,7 +360,7 @@ function pretty(
   v: unknown,
   indent: string,
   step: string,
-  path: string,
+  path: (string | number)[],
 ): string {
   if (v === null || typeof v !== "object" || v instanceof PyFloat) {
     return write(v, path);
@@ -248,23 +368,24 @@ function pretty(
   const inner = indent + step;
   if (Array.isArray(v)) {
     if (v.length === 0) return "[]";
-    const parts = v.map((x, i) => {
-      if (x === undefined) {
-        throw new TypeError(`canonical JSON refuses undefined at ${path}/${i}`);
-      }
-      return inner + pretty(x, inner, step, `${path}/${i}`);
-    });
+    const parts: string[] = [];
+    for (let i = 0; i < v.length; i++) {
+      path.push(i);
+      if (v[i] === undefined) refuse(undefined, path);
+      parts.push(inner + pretty(v[i], inner, step, path));
+      path.pop();
+    }
     return `[\n${parts.join(",\n")}\n${indent}]`;
   }
   const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return write(v, path); // throws
+  if (proto !== Object.prototype && proto !== null) refuse(v, path);
   const o = v as Record<string, unknown>;
   const parts: string[] = [];
   for (const k of Object.keys(o)) {
     if (o[k] === undefined) continue;
-    parts.push(
-      `${inner}${stringText(k)}: ${pretty(o[k], inner, step, `${path}/${k}`)}`,
-    );
+    path.push(k);
+    parts.push(`${inner}${stringText(k)}: ${pretty(o[k], inner, step, path)}`);
+    path.pop();
   }
   if (parts.length === 0) return "{}";
   return `{\n${parts.join(",\n")}\n${indent}}`;
@@ -281,10 +402,88 @@ export function prettyJson(value: unknown, indent = 2): string {
   if (value === undefined) {
     throw new TypeError("canonical JSON refuses undefined");
   }
-  return pretty(value, "", " ".repeat(indent), "");
+  return pretty(value, "", " ".repeat(indent), []);
+}
+
+function isNumberChar(c: number): boolean {
+  // 0-9 . - + e E
+  return (c >= 48 && c <= 57) || c === 46 || c === 45 || c === 43 ||
+    c === 101 || c === 69;
+}
+
+/** Whether one number lexeme reads differently in Python than in `JSON.parse`. */
+function pythonReadsDifferently(lex: string): boolean {
+  if (lex.includes(".") || lex.includes("e") || lex.includes("E")) {
+    const v = Number(lex);
+    return !Number.isFinite(v) ||
+      (Number.isInteger(v) && v < 1e21 && v > -1e21);
+  }
+  return lex.length >= 16 && !Number.isSafeInteger(Number(lex));
+}
+
+/**
+ * Whether any number lexeme outside strings in `text` would read
+ * differently in Python (an integral float such as `1.0`, an integer beyond
+ * 2^53). Jumps from quote to quote with `indexOf`, so it costs far less than
+ * parsing. On invalid JSON it may answer either way; the parse then fails.
+ */
+export function needsPythonNumbers(text: string): boolean {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const q = text.indexOf('"', i);
+    const end = q === -1 ? n : q;
+    for (let j = i; j < end; j++) {
+      const c = text.charCodeAt(j);
+      if ((c >= 48 && c <= 57) || c === 45) {
+        let k = j + 1;
+        while (k < end && isNumberChar(text.charCodeAt(k))) k++;
+        if (k - j > 1 || c === 45) {
+          if (pythonReadsDifferently(text.slice(j, k))) return true;
+        }
+        j = k - 1;
+      }
+    }
+    if (q === -1) return false;
+    // Skip the string: the next quote not preceded by an odd run of backslashes.
+    let p = q + 1;
+    while (true) {
+      const r = text.indexOf('"', p);
+      if (r === -1) return false;
+      let b = r - 1;
+      while (text.charCodeAt(b) === 92) b--;
+      if ((r - 1 - b) % 2 === 0) {
+        i = r + 1;
+        break;
+      }
+      p = r + 1;
+    }
+  }
+  return false;
 }
 
 const FLOAT_LEXEME = /[.eE]/;
+
+function pythonReviver(
+  _key: string,
+  value: unknown,
+  context?: { source?: string },
+): unknown {
+  if (typeof value !== "number") return value;
+  const src = context?.source;
+  if (src === undefined) return value;
+  if (FLOAT_LEXEME.test(src)) {
+    if (
+      !Number.isFinite(value) ||
+      (Number.isInteger(value) && value < 1e21 && value > -1e21)
+    ) {
+      return new PyFloat(value);
+    }
+    return value;
+  }
+  if (Number.isSafeInteger(value)) return value;
+  return BigInt(src);
+}
 
 /**
  * Parse JSON text the way Python's `json.loads` sees it, so that
@@ -292,7 +491,8 @@ const FLOAT_LEXEME = /[.eE]/;
  * a float lexeme with an integral value (`1.0`, `2e3`) becomes a
  * {@linkcode PyFloat}; an integer lexeme beyond 2^53 becomes an exact
  * `bigint`. Everything else is what `JSON.parse` returns (the last of
- * duplicated keys wins, as in Python). Throws `SyntaxError` on invalid JSON.
+ * duplicated keys wins, as in Python). Text holding no such number is
+ * parsed by plain `JSON.parse`. Throws `SyntaxError` on invalid JSON.
  *
  * @example
  * ```ts
@@ -300,23 +500,6 @@ const FLOAT_LEXEME = /[.eE]/;
  * ```
  */
 export function parsePythonJson(text: string): unknown {
-  return JSON.parse(
-    text,
-    function (_key, value, context?: { source?: string }) {
-      if (typeof value !== "number") return value;
-      const src = context?.source;
-      if (src === undefined) return value;
-      if (FLOAT_LEXEME.test(src)) {
-        if (
-          !Number.isFinite(value) ||
-          (Number.isInteger(value) && value < 1e21 && value > -1e21)
-        ) {
-          return new PyFloat(value);
-        }
-        return value;
-      }
-      if (Number.isSafeInteger(value)) return value;
-      return BigInt(src);
-    },
-  );
+  if (!needsPythonNumbers(text)) return JSON.parse(text);
+  return JSON.parse(text, pythonReviver);
 }

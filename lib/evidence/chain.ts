@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { canonicalJson, sha256Hex } from "./canonical.ts";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "./canonical.ts";
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
 export const GENESIS: string = "sha256:" + "0".repeat(64);
@@ -73,7 +74,8 @@ export function blockBody(type: string, record: unknown): string {
 
 /** `sha256:` + hex SHA-256 of `prev + body`. */
 export function chainHash(prev: string, body: string): string {
-  return "sha256:" + sha256Hex(prev + body);
+  return "sha256:" +
+    createHash("sha256").update(prev).update(body).digest("hex");
 }
 
 /**
