@@ -27,6 +27,7 @@ import type { SandboxBackend } from "../sandbox/types.ts";
 import { TEST_NAMES } from "../verdicts/types.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
+import { resolvePreparedRun } from "../audit/local.ts";
 
 export const HELP = `verity run <definition> [options]
 
@@ -66,6 +67,26 @@ export function chooseBackend(
 function runId(name: string, now: Date): string {
   const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
   return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}`;
+}
+
+/**
+ * The real Python interpreter for `{python}`: `sys.executable` of `python3`
+ * on PATH, so that shims (pyenv) that fork are not what the sandbox runs.
+ * Requires `--allow-run`.
+ */
+export async function resolvePython(): Promise<string> {
+  try {
+    const out = await new Deno.Command("python3", {
+      args: ["-c", "import sys; print(sys.executable)"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const exe = new TextDecoder().decode(out.stdout).trim();
+    if (out.code === 0 && exe) return exe;
+  } catch {
+    // not installed: the definition's command will fail to start, with a reason
+  }
+  return "python3";
 }
 
 /** Expectations of a definition as a flat list. */
@@ -139,6 +160,8 @@ export async function main(argv: string[]): Promise<number> {
       `verity run: audits need a sandbox; ${def.file} asks for none (pass --no-sandbox to accept)`,
     );
   }
+  // A target with a [source] runs only from what `verity prepare` verified.
+  const prepared = await resolvePreparedRun(def);
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
@@ -155,8 +178,9 @@ export async function main(argv: string[]): Promise<number> {
       observeConcurrent: p.values["observe-concurrent"] === true,
       backend,
       workDir,
-      python: "python3",
-      source: null,
+      python: await resolvePython(),
+      source: prepared?.source ?? null,
+      ...(prepared ? { denoDir: prepared.denoDir } : {}),
       progress: p.values.json ? null : progress,
     });
   } finally {

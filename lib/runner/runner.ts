@@ -64,6 +64,8 @@ export interface RunnerOptions {
   python: string;
   /** Path for `{source}` (prepared targets), or null. */
   source: string | null;
+  /** The DENO_DIR Deno servers run from (a prepared target's cache); default: the sandbox's. */
+  denoDir?: string;
   /** Progress lines (to stderr), or null for silence. */
   progress: ((line: string) => void) | null;
 }
@@ -177,6 +179,7 @@ function launchFor(
     backend: ctx.opts.backend,
     evidenceDir,
     label,
+    ...(ctx.opts.denoDir ? { denoDir: ctx.opts.denoDir } : {}),
   });
 }
 
