@@ -190,6 +190,10 @@ export async function main(argv: string[]): Promise<number> {
       includeDestructive,
       timeoutMs: p.values.timeout === undefined ? null : timeoutMs,
       noSandbox: p.values["no-sandbox"] === true,
+    }).catch((e) => {
+      throw e instanceof UsageError && !e.message.startsWith("verity reality:")
+        ? new UsageError(`verity reality: ${e.message}`)
+        : e;
     });
   }
 
