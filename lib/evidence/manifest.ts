@@ -14,7 +14,7 @@
  * @module
  */
 import { DefinitionError } from "../errors.ts";
-import { parseToolPages } from "../contracts/contracts.ts";
+import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { isDigest, parsePythonJson } from "./canonical.ts";
 import { contractHash, isRecipe, type Recipe } from "./recipes.ts";
 
@@ -96,6 +96,12 @@ export function buildManifest(input: ManifestInput): Manifest {
   for (const c of listing.contracts) {
     const where = `page ${c.page} tool ${c.index}`;
     for (const p of c.problems) problems.push(`${where} (${c.name}): ${p}`);
+    for (const h of HINT_NAMES) {
+      const hint = c.hints[h];
+      if (hint.state === "MALFORMED") {
+        problems.push(`${where} (${c.name}): ${h}: MALFORMED ${hint.detail}`);
+      }
+    }
     const candidate = lossless[c.page]?.[c.index];
     const raw = isPlainObject(candidate) ? candidate : c.raw;
     if (typeof raw.name !== "string") continue; // already a problem: name is not a string

@@ -1,0 +1,218 @@
+import assert from "node:assert/strict";
+import {
+  canonicalJson,
+  needsPythonNumbers,
+  parsePythonJson,
+  prettyJson,
+  PyFloat,
+  pythonFloatRepr,
+  sha256Hex,
+} from "./canonical.ts";
+
+const DATA = new URL("../../tests/data/evidence/", import.meta.url);
+
+function readData(name: string): string {
+  return Deno.readTextFileSync(new URL(name, DATA));
+}
+
+Deno.test("canonical JSON equals Python's json.dumps(sort_keys, compact, ensure_ascii=False) on the Python-made cases", () => {
+  const cases = JSON.parse(readData("python-canonical.json")) as {
+    text: string;
+    canonical: string;
+    sha256: string;
+  }[];
+  assert.ok(cases.length >= 7);
+  for (const c of cases) {
+    const got = canonicalJson(parsePythonJson(c.text));
+    assert.equal(got, c.canonical);
+    assert.equal(sha256Hex(got), c.sha256);
+  }
+});
+
+Deno.test("every float prints as Python's repr (7,000 doubles, random bit patterns included)", () => {
+  const rows = JSON.parse(readData("python-floats.json")) as [string, string][];
+  assert.ok(rows.length > 7000);
+  const dv = new DataView(new ArrayBuffer(8));
+  let bad = 0;
+  for (const [hex, repr] of rows) {
+    for (let i = 0; i < 8; i++) {
+      dv.setUint8(i, parseInt(hex.slice(2 * i, 2 * i + 2), 16));
+    }
+    if (pythonFloatRepr(dv.getFloat64(0)) !== repr) bad++;
+  }
+  assert.equal(bad, 0);
+  assert.equal(pythonFloatRepr(1), "1.0");
+  assert.equal(pythonFloatRepr(1e-5), "1e-05");
+  assert.equal(pythonFloatRepr(1e16), "1e+16");
+  assert.equal(pythonFloatRepr(1e15), "1000000000000000.0");
+  assert.equal(pythonFloatRepr(-0), "-0.0");
+});
+
+Deno.test("keys sort by code point, as Python's sort_keys does, not by UTF-16 unit", () => {
+  // U+FFFF sorts before U+1F600 by code point; by UTF-16 unit (0xD83D) it would not.
+  assert.equal(
+    canonicalJson({ "😀": 2, "\uffff": 1, a: 0 }),
+    '{"a":0,"\uffff":1,"😀":2}',
+  );
+  // Integer-like keys sort as strings ("10" < "9").
+  assert.equal(canonicalJson({ 9: "n", 10: "t" }), '{"10":"t","9":"n"}');
+});
+
+Deno.test("the fast path and the full writer agree whatever the key order", () => {
+  const sorted = {
+    a: [1, 2.5, "x", null, true],
+    b: { c: { d: "é\n" }, e: [] },
+    f: 0.0001,
+  };
+  const shuffled = {
+    f: 0.0001,
+    b: { e: [], c: { d: "é\n" } },
+    a: [1, 2.5, "x", null, true],
+  };
+  assert.equal(canonicalJson(shuffled), canonicalJson(sorted));
+  assert.equal(
+    canonicalJson(sorted),
+    '{"a":[1,2.5,"x",null,true],"b":{"c":{"d":"é\\n"},"e":[]},"f":0.0001}',
+  );
+  // Numbers JavaScript prints differently from Python take the full writer.
+  assert.equal(
+    canonicalJson({ small: 0.00001, big: 1e21, neg: -1.5e-7 }),
+    '{"big":1e+21,"neg":-1.5e-07,"small":1e-05}',
+  );
+  // A "__proto__" key read from JSON is an ordinary key.
+  assert.equal(
+    canonicalJson(JSON.parse('{"__proto__":1,"a":2}')),
+    '{"__proto__":1,"a":2}',
+  );
+  assert.equal(
+    canonicalJson(JSON.parse('{"a":2,"__proto__":1}')),
+    '{"__proto__":1,"a":2}',
+  );
+});
+
+Deno.test("refusals name the JSON pointer of the refused value", () => {
+  const cases: [unknown, RegExp][] = [
+    [{ a: [1, { b: NaN }] }, /NaN at \/a\/1\/b/],
+    [{ a: Infinity }, /Infinity at \/a/],
+    [[1, undefined], /undefined at \/1/],
+    [{ d: new Date(0) }, /Date at \/d: only plain objects/],
+    [{ m: new Map() }, /Map at \/m/],
+    [{ f: () => 1 }, /function at \/f/],
+    [{ s: "\ud800" }, /lone surrogate/],
+    [{ k: new PyFloat(NaN) }, /NaN at \/k/],
+  ];
+  for (const [v, re] of cases) {
+    assert.throws(
+      () => canonicalJson(v),
+      (e: Error) => e instanceof TypeError && re.test(e.message),
+    );
+  }
+  assert.throws(() => canonicalJson(undefined), TypeError);
+  // An undefined property is omitted, as JSON.stringify does.
+  assert.equal(canonicalJson({ a: 1, b: undefined }), '{"a":1}');
+});
+
+Deno.test("parsePythonJson keeps what Python sees: 1.0 stays a float, big integers stay exact", () => {
+  const v = parsePythonJson(
+    '{"x": 1.0, "y": 1, "z": 2e3, "w": 123456789012345678901234567890, "s": "1.0"}',
+  );
+  assert.equal(
+    canonicalJson(v),
+    '{"s":"1.0","w":123456789012345678901234567890,"x":1.0,"y":1,"z":2000.0}',
+  );
+  // Plain JSON.parse loses both (this is why ledgers are read with parsePythonJson).
+  assert.equal(canonicalJson(JSON.parse('{"x": 1.0}')), '{"x":1}');
+  // Pretty output reads back to the same canonical form.
+  assert.equal(canonicalJson(parsePythonJson(prettyJson(v))), canonicalJson(v));
+});
+
+Deno.test("needsPythonNumbers looks only at numbers outside strings", () => {
+  assert.equal(needsPythonNumbers('{"a":"1.0 and 2e5","b":[1,2.5,-3]}'), false);
+  assert.equal(needsPythonNumbers('{"a":"quote \\" 1.0","b":1.0}'), true);
+  assert.equal(needsPythonNumbers('{"a":"back\\\\","b":3}'), false);
+  assert.equal(needsPythonNumbers("[9007199254740993]"), true);
+  assert.equal(needsPythonNumbers("[9007199254740991, 1e-7, 0.5]"), false);
+  assert.equal(needsPythonNumbers("[1E400]"), true);
+});
+
+const python = (() => {
+  try {
+    return new Deno.Command("python3", {
+      args: ["-c", "pass"],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
+  } catch {
+    return false;
+  }
+})();
+
+Deno.test({
+  name:
+    "live cross-check: Python's canonical form of 300 random values equals verity's",
+  ignore: !python,
+  fn() {
+    let seed = 8;
+    const rnd = () =>
+      (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const chars = [
+      "a",
+      "Z",
+      "é",
+      "中",
+      "😀",
+      "\uffff",
+      "\n",
+      '"',
+      "\\",
+      "\u0001",
+      "\u2028",
+      " ",
+    ];
+    const str = () =>
+      Array.from(
+        { length: Math.floor(rnd() * 6) },
+        () => chars[Math.floor(rnd() * chars.length)],
+      ).join("");
+    const gen = (d: number): unknown => {
+      const r = rnd();
+      if (d > 3 || r < 0.3) {
+        const k = Math.floor(rnd() * 6);
+        if (k === 0) return str();
+        if (k === 1) return Math.floor(rnd() * 2e6) - 1e6;
+        if (k === 2) return (rnd() - 0.5) * 10 ** Math.floor(rnd() * 40 - 20);
+        if (k === 3) return rnd() < 0.5;
+        if (k === 4) return null;
+        return new PyFloat(Math.floor(rnd() * 100));
+      }
+      if (r < 0.6) {
+        return Array.from({ length: Math.floor(rnd() * 4) }, () => gen(d + 1));
+      }
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < Math.floor(rnd() * 5); i++) o[str() + i] = gen(d + 1);
+      return o;
+    };
+    const values = Array.from({ length: 300 }, () => gen(0));
+    const input = values.map((v) => prettyJson(v)).join("\n\u001e\n");
+    const out = new Deno.Command("python3", {
+      args: [
+        "-c",
+        'import json,sys\nfor t in sys.stdin.read().split("\\n\\u001e\\n"):\n  print(json.dumps(json.loads(t),sort_keys=True,separators=(",",":"),ensure_ascii=False,allow_nan=False))',
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      env: { PYTHONIOENCODING: "utf-8" },
+    });
+    const p = out.spawn();
+    const w = p.stdin.getWriter();
+    w.write(new TextEncoder().encode(input));
+    w.close();
+    return p.output().then((o) => {
+      const lines = new TextDecoder().decode(o.stdout).split("\n").filter((l) =>
+        l !== ""
+      );
+      assert.equal(lines.length, values.length);
+      values.forEach((v, i) => assert.equal(canonicalJson(v), lines[i]));
+    });
+  },
+});

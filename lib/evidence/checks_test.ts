@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import { DefinitionError } from "../errors.ts";
+import { parsePythonJson } from "./canonical.ts";
+import { readObservations, validateObservations } from "./checks.ts";
+import { readDeclaration } from "./manifest.ts";
+
+const DATA = new URL("../../tests/data/evidence/", import.meta.url);
+const load = (name: string) =>
+  parsePythonJson(Deno.readTextFileSync(new URL(name, DATA)));
+
+Deno.test("the notes example: one finding per gap, each with its severity", () => {
+  const r = validateObservations(
+    readDeclaration(load("notes-declared.json"), "notes-declared.json"),
+    readObservations(load("notes-observed.json"), "notes-observed.json"),
+  );
+  assert.deepEqual(
+    r.findings.map((f) => [f.observation_index, f.tool, f.check, f.severity]),
+    [
+      [2, "search_notes", "scope_violation", "high"],
+      [3, "search_notes", "contract_mutated", "medium"],
+      [4, "export_notes", "unknown_tool", "high"],
+      [5, "search_notes", "recipe_mismatch", "high"],
+      [6, "add_note", "unbound_annotation", "low"],
+      [7, "add_note", "scope_violation", "high"],
+    ],
+  );
+  assert.deepEqual(r.findings[0]!.arguments, ["include_deleted"]);
+  assert.deepEqual(r.findings[5]!.arguments, ["as_user"]);
+  const mutated = r.findings[1]!;
+  assert.equal(
+    mutated.declared_contract,
+    "sha256:ba12933f19195213764fc55574052f50fc743c21fc54dfcf29086a1c1f76c5b4",
+  );
+  assert.deepEqual(mutated.bindings, ["ann-search"]);
+  assert.deepEqual(r.summary.by_severity, { high: 4, medium: 1, low: 1 });
+  assert.deepEqual(r.summary.contract_recipes, ["1", "2"]);
+  assert.equal(r.summary.observations, 7);
+});
+
+Deno.test("a silent observation against a recipe-2 declaration is refused as recipe_mismatch, with the fix", () => {
+  const r = validateObservations(
+    readDeclaration(load("notes-declared-recipe2.json"), "d.json"),
+    readObservations(load("notes-observed.json"), "o.json"),
+  );
+  const mismatches = r.findings.filter((f) => f.check === "recipe_mismatch");
+  // Observations 1,2,3,6 carry a hash and no recipe (read as 1); 5 states 2 and matches.
+  assert.deepEqual(mismatches.map((f) => f.observation_index), [1, 2, 3, 6]);
+  assert.match(
+    mismatches[0]!.detail,
+    /states no recipe, so its hash is read as recipe 1/,
+  );
+  assert.match(
+    mismatches[0]!.detail,
+    /set "contract_recipe": "1" on the declaration/,
+  );
+  // Never reported as drift.
+  assert.equal(
+    r.findings.filter((f) => f.check === "contract_mutated").length,
+    0,
+  );
+  // Observation 7 carries no hash: no recipe claim, but its arguments are still judged.
+  assert.ok(
+    !r.findings.some((f) =>
+      f.observation_index === 7 && f.check === "recipe_mismatch"
+    ),
+  );
+  assert.ok(
+    r.findings.some((f) =>
+      f.observation_index === 7 && f.check === "scope_violation"
+    ),
+  );
+  assert.equal(
+    r.findings.find((f) => f.observation_index === 5)?.check,
+    "unbound_annotation",
+  );
+});
+
+Deno.test("a recipe stated once for the whole observed file applies to silent observations", () => {
+  const d = readDeclaration(
+    { contract_recipe: "2", tools: [{ name: "t" }] },
+    "d",
+  );
+  const h = d.tools[0]!.hash;
+  const o = readObservations({
+    contract_recipe: "2",
+    observations: [{ tool: "t", contract_hash: h }],
+  }, "o");
+  assert.equal(o.observations[0]!.recipe, "2");
+  assert.equal(o.observations[0]!.recipeSource, "file");
+  assert.deepEqual(validateObservations(d, o).findings.map((f) => f.check), [
+    "unbound_annotation",
+  ]);
+});
+
+Deno.test("the real filesystem drift: calls against 2026.8.31 judged against the 2026.1.14 capture", () => {
+  const r = validateObservations(
+    readDeclaration(load("filesystem-2026.1.14.manifest.json"), "old.json"),
+    readObservations(
+      load("filesystem-observed-2026.8.31.json"),
+      "observed.json",
+    ),
+  );
+  assert.deepEqual(r.findings.map((f) => [f.tool, f.check]), [
+    ["read_text_file", "contract_mutated"],
+    ["read_media_file", "contract_mutated"],
+    ["get_file_info", "contract_mutated"],
+  ]);
+  assert.deepEqual(r.summary.contract_recipes, ["3"]);
+});
+
+Deno.test("bad observations are refused with the file and key path, even for undeclared tools", () => {
+  const bad: [unknown, RegExp][] = [
+    [
+      {
+        observations: [{
+          tool: "nope",
+          contract_hash: "sha256:" + "a".repeat(64),
+          contract_recipe: "9",
+        }],
+      },
+      /o\.json: observations\[0\]\.contract_recipe: unknown contract recipe "9"/,
+    ],
+    [
+      { observations: [{ tool: "t", contract_hash: "abc" }] },
+      /observations\[0\]\.contract_hash: must be "sha256:"/,
+    ],
+    [
+      { observations: [{ args: {} }] },
+      /observations\[0\]\.tool: must be a string/,
+    ],
+    [{ observations: [{ tool: "t", args: [1] }] }, /observations\[0\]\.args/],
+    [{ observations: {} }, /o\.json: observations: must be an array/],
+    [
+      { observations: [], contract_recipe: "x" },
+      /o\.json: contract_recipe: unknown contract recipe "x"/,
+    ],
+  ];
+  for (const [doc, re] of bad) {
+    assert.throws(
+      () => readObservations(doc, "o.json"),
+      (e: Error) => e instanceof DefinitionError && re.test(e.message),
+    );
+  }
+});

@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { UsageError } from "../errors.ts";
+import {
+  appendBlock,
+  appendBlocks,
+  GENESIS,
+  readLedgerFile,
+  verifyLedger,
+} from "./ledger.ts";
+
+async function tmp(): Promise<string> {
+  return await Deno.makeTempDir({ prefix: "verity-ledger-test-" });
+}
+
+Deno.test("appendBlock creates the ledger, chains each block, and returns the head", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  const a = await appendBlock(path, "report", {
+    digest: "sha256:" + "1".repeat(64),
+    score: 0.75,
+  });
+  assert.equal(a.index, 0);
+  assert.equal(a.hash, a.head);
+  const b = await appendBlock(path, "report", {
+    digest: "sha256:" + "2".repeat(64),
+    note: "réel",
+  });
+  assert.equal(b.index, 1);
+  const doc = await readLedgerFile(path) as {
+    ledger: string;
+    blocks: { prev_hash: string }[];
+  };
+  assert.equal(doc.ledger, "verity");
+  assert.equal(doc.blocks[0]!.prev_hash, GENESIS);
+  assert.equal(doc.blocks[1]!.prev_hash, a.head);
+  assert.equal(verifyLedger(doc, b.head).ok, true);
+  // One block per line, and no temporary file left behind.
+  const text = await Deno.readTextFile(path);
+  assert.equal(
+    text.split("\n").filter((l) => l.startsWith('{"index":')).length,
+    2,
+  );
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), [
+    "ledger.json",
+  ]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("appending refuses a ledger whose own chain does not verify, and leaves it untouched", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  await appendBlocks(path, [{ type: "report", record: { n: 1 } }, {
+    type: "report",
+    record: { n: 2 },
+  }]);
+  const tampered = (await Deno.readTextFile(path)).replace(
+    '{"n":1}',
+    '{"n":9}',
+  );
+  await Deno.writeTextFile(path, tampered);
+  await assert.rejects(
+    () => appendBlock(path, "report", { n: 3 }),
+    (e: Error) =>
+      e instanceof UsageError &&
+      /own chain does not verify .*block 0: hash/.test(e.message),
+  );
+  assert.equal(await Deno.readTextFile(path), tampered);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("appending refuses what is not a verity ledger: another tool's ledger, bad JSON", async () => {
+  const dir = await tmp();
+  const foreign = `${dir}/mev.json`;
+  const text =
+    '{"ledger":"mcp-evidence-validator","version":"0.3","blocks":[]}';
+  await Deno.writeTextFile(foreign, text);
+  await assert.rejects(
+    () => appendBlock(foreign, "report", {}),
+    /not a verity ledger/,
+  );
+  assert.equal(await Deno.readTextFile(foreign), text);
+  const broken = `${dir}/broken.json`;
+  await Deno.writeTextFile(broken, '{"ledger":');
+  await assert.rejects(
+    () => appendBlock(broken, "report", {}),
+    (e: Error) =>
+      e instanceof UsageError && /broken\.json: not valid JSON/.test(e.message),
+  );
+  await assert.rejects(() => appendBlock(`${dir}/x.json`, "", {}), TypeError);
+  await assert.rejects(
+    () => appendBlock(`${dir}/y.json`, "report", { when: new Date() }),
+    /Date at \/when/,
+  );
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
+    "broken.json",
+    "mev.json",
+  ]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("concurrent appends never lose a block", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  const results = await Promise.all(
+    Array.from(
+      { length: 12 },
+      (_, i) => appendBlock(path, "report", { run: i }),
+    ),
+  );
+  assert.deepEqual(results.map((r) => r.index).sort((a, b) => a - b), [
+    ...Array(12).keys(),
+  ]);
+  const doc = await readLedgerFile(path) as {
+    blocks: { record: { run: number } }[];
+  };
+  const head = results.find((r) => r.index === 11)!.head;
+  assert.equal(verifyLedger(doc, head).ok, true);
+  assert.deepEqual(doc.blocks.map((b) => b.record.run).sort((a, b) => a - b), [
+    ...Array(12).keys(),
+  ]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("numbers JavaScript and Python print differently survive a read-and-append round trip", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  // A record holding 1e21 and 1e-7 (printed by Python as 1e+21 and 1e-07).
+  await appendBlock(path, "report", { big: 1e21, small: 1e-7, exact: 2 ** 60 });
+  const r = await appendBlock(path, "report", { n: 2 });
+  assert.equal(verifyLedger(await readLedgerFile(path), r.head).ok, true);
+  assert.match(await Deno.readTextFile(path), /"big":1e\+21/);
+  await Deno.remove(dir, { recursive: true });
+});
