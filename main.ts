@@ -53,6 +53,16 @@ const COMMANDS: Record<string, Command> = {
     summary: "reset a definition's state twice and require identical snapshots",
     load: () => import("./lib/cli/verify_reset_cmd.ts"),
   },
+  prepare: {
+    summary:
+      "fetch an audit target's pinned package, verify it, cache it offline",
+    load: () => import("./lib/cli/prepare_cmd.ts"),
+  },
+  init: {
+    summary:
+      "start a server, list its tools, write a starting target.toml with TODOs",
+    load: () => import("./lib/cli/init_cmd.ts"),
+  },
   __overlap: {
     summary: "internal: the out-of-process overlap timer",
     load: () => import("./lib/runner/overlap_timer.ts"),

@@ -1,0 +1,258 @@
+/**
+ * The starting `target.toml` that `verity init` writes: everything verity
+ * could learn from the server (its command, its tools, their declared hints
+ * and input schemas) filled in, and a `TODO(verity)` value for everything
+ * only a person can decide: tool arguments, where state lives, adapters,
+ * seeds and classification. The definition loader refuses any value that
+ * still starts with `TODO(verity)`. Pure.
+ *
+ * @module
+ */
+import { TODO } from "./init_plan.ts";
+
+/** One listed tool, as init saw it. */
+export interface ListedTool {
+  name: string;
+  description: string | null;
+  /** Declared hints: TRUE, FALSE, ABSENT or MALFORMED. */
+  hints: Record<string, string>;
+  inputSchema: unknown;
+}
+
+/** Everything the template needs. */
+export interface TemplateInput {
+  name: string;
+  command: string[];
+  env: Record<string, string>;
+  read: string[];
+  source:
+    | { package: string; version: string; integrity: string }
+    | null;
+  tools: ListedTool[];
+  /** Comment lines: where this came from and what init changed. */
+  notes: string[];
+  /** e.g. "verity 0.1.0 on 2026-11-30". */
+  generatedBy: string;
+  /** The original server command, for the header. */
+  origin: string;
+}
+
+/** A TOML basic string (JSON string escapes are valid TOML). */
+export function tomlString(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** A TOML key: bare when possible, else quoted. */
+export function tomlKey(k: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(k) ? k : tomlString(k);
+}
+
+function tomlArray(xs: readonly string[]): string {
+  return `[${xs.map(tomlString).join(", ")}]`;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** A short human description of a JSON Schema, two levels deep. */
+export function schemaSummary(schema: unknown, depth = 0): string {
+  if (!isObject(schema)) return "any";
+  if (Array.isArray(schema.enum)) {
+    return `one of ${schema.enum.map((e) => JSON.stringify(e)).join(" | ")}`;
+  }
+  if (schema.const !== undefined) {
+    return `exactly ${JSON.stringify(schema.const)}`;
+  }
+  for (const k of ["anyOf", "oneOf"] as const) {
+    const alts = schema[k];
+    if (Array.isArray(alts)) {
+      return alts.map((a) => schemaSummary(a, depth + 1)).join(" or ");
+    }
+  }
+  const type = Array.isArray(schema.type)
+    ? schema.type.join("|")
+    : typeof schema.type === "string"
+    ? schema.type
+    : isObject(schema.properties)
+    ? "object"
+    : "any";
+  if (type === "array") {
+    return `array of ${
+      depth > 3 ? "…" : schemaSummary(schema.items, depth + 1)
+    }`;
+  }
+  if (type === "object" && isObject(schema.properties)) {
+    if (depth > 2) return "object";
+    const req = Array.isArray(schema.required) ? schema.required : [];
+    const props = Object.entries(schema.properties).map(([k, v]) =>
+      `${k}${req.includes(k) ? "" : "?"}: ${schemaSummary(v, depth + 1)}`
+    );
+    return `{${props.join(", ")}}`;
+  }
+  return type;
+}
+
+function commentLines(text: string, width = 76): string[] {
+  const words = text.replace(/\s+/g, " ").trim().split(" ");
+  const out: string[] = [];
+  let line = "";
+  for (const w of words) {
+    if (line !== "" && line.length + 1 + w.length > width) {
+      out.push(`# ${line}`);
+      line = w;
+    } else line = line === "" ? w : `${line} ${w}`;
+  }
+  if (line !== "") out.push(`# ${line}`);
+  return out;
+}
+
+function toolBlock(t: ListedTool): string[] {
+  const out: string[] = [];
+  out.push(`# ---- ${t.name} ${"-".repeat(Math.max(3, 70 - t.name.length))}`);
+  out.push(
+    `# declared: ${
+      Object.entries(t.hints).map(([h, s]) => `${h}=${s}`).join(" ")
+    }`,
+  );
+  if (t.description) {
+    out.push(...commentLines(t.description.split("\n")[0]!.slice(0, 300)));
+  }
+  const schema = isObject(t.inputSchema) ? t.inputSchema : {};
+  const props = isObject(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((r): r is string => typeof r === "string")
+    : [];
+  const optional = Object.keys(props).filter((k) => !required.includes(k));
+  if (optional.length) {
+    out.push(
+      `# optional: ${
+        optional.map((k) => `${k}: ${schemaSummary(props[k], 1)}`).join("; ")
+      }`,
+    );
+  }
+  out.push("[[tools]]");
+  out.push(`name = ${tomlString(t.name)}`);
+  if (required.length === 0) {
+    out.push("arguments = {}");
+  } else {
+    out.push(
+      `arguments = { ${
+        required.map((k) =>
+          `${tomlKey(k)} = ${
+            tomlString(`${TODO}: ${schemaSummary(props[k], 1)}`)
+          }`
+        ).join(", ")
+      } }`,
+    );
+  }
+  return out;
+}
+
+/**
+ * Render the starting `target.toml`.
+ *
+ * @example
+ * ```ts
+ * const text = renderTargetTemplate({
+ *   name: "notes", command: ["{deno}", "run", "/srv/notes/server.ts"], env: {}, read: [],
+ *   source: null, notes: [], generatedBy: "verity 0.1.0", origin: "deno run /srv/notes/server.ts",
+ *   tools: [{ name: "add", description: null, hints: {}, inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }],
+ * });
+ * text.includes('arguments = { text = "TODO(verity): string" }'); // true
+ * ```
+ */
+export function renderTargetTemplate(input: TemplateInput): string {
+  const L: string[] = [];
+  L.push(`# Audit target written by ${input.generatedBy} from:`);
+  L.push(`#   ${input.origin}`);
+  L.push(
+    `# Replace every ${TODO} value: verity refuses to load this file until none`,
+  );
+  L.push("# is left. Targets never carry expected verdicts.");
+  for (const n of input.notes) L.push(...commentLines(`init: ${n}`));
+  L.push("");
+  L.push("[target]");
+  L.push(`name = ${tomlString(input.name)}`);
+  L.push(`command = [`);
+  for (const c of input.command) L.push(`  ${tomlString(c)},`);
+  L.push(`]`);
+  if (input.read.length) {
+    L.push("# Extra paths the server may read (its own code).");
+    L.push(`read = ${tomlArray(input.read)}`);
+  }
+  const envKeys = Object.keys(input.env).sort();
+  if (envKeys.length) {
+    L.push("[target.env]");
+    for (const k of envKeys) {
+      L.push(`${tomlKey(k)} = ${tomlString(input.env[k]!)}`);
+    }
+  }
+  if (input.source) {
+    L.push("");
+    L.push(
+      "# Pinned by verity init from the npm registry; `verity prepare` checks",
+    );
+    L.push("# every copy against this integrity and runs nothing else.");
+    L.push("[source]");
+    L.push(`package = ${tomlString(input.source.package)}`);
+    L.push(`version = ${tomlString(input.source.version)}`);
+    L.push(`integrity = ${tomlString(input.source.integrity)}`);
+  }
+  L.push("");
+  L.push("[state]");
+  L.push(
+    '# Every place this server keeps state, as "<kind>:<path in the state directory>":',
+  );
+  L.push(
+    '# "sqlite:state.db", "json:store.json", "fs:files". [] when it keeps none.',
+  );
+  L.push(
+    "# The server finds the state directory in {state} (command, env) and in",
+  );
+  L.push("# VERITY_STATE_DIR; HOME points there too.");
+  L.push(
+    `locations = [${
+      tomlString(`${TODO}: where does this server keep its state?`)
+    }]`,
+  );
+  L.push("");
+  L.push(
+    '# One adapter per location. kind: sqlite | fs | json (format = "jsonl" for',
+  );
+  L.push(
+    "# JSON Lines; region_by and key to identify records). label: the path in",
+  );
+  L.push(
+    "# the state directory. seed: a .sql script, a directory or a JSON file beside",
+  );
+  L.push(
+    "# this file. business / append_only: regions (tables, paths, json regions)",
+  );
+  L.push(
+    "# whose changes count; unclassified changes can neither PASS nor fail.",
+  );
+  L.push("[[adapters]]");
+  L.push(`kind = ${tomlString(`${TODO}: sqlite, fs or json`)}`);
+  L.push(`label = ${tomlString(`${TODO}: path inside the state directory`)}`);
+  L.push(
+    `seed = ${
+      tomlString(`${TODO}: seed file or directory beside target.toml`)
+    }`,
+  );
+  L.push(
+    `business = [${tomlString(`${TODO}: regions holding the user's records`)}]`,
+  );
+  L.push("");
+  L.push(
+    `# ${input.tools.length} tool(s) listed. For each, arguments that exercise it on`,
+  );
+  L.push(
+    '# the seeded state (add variant = "name" to test more than one set).',
+  );
+  for (const t of input.tools) {
+    L.push("");
+    L.push(...toolBlock(t));
+  }
+  return L.join("\n") + "\n";
+}

@@ -1,0 +1,220 @@
+/**
+ * MCP client configuration files: the server table that Claude Desktop
+ * (`claude_desktop_config.json`), Cursor (`.cursor/mcp.json`), Windsurf and
+ * Claude Code (`.mcp.json`) keep under `mcpServers`, and VS Code keeps under
+ * `servers` (`.vscode/mcp.json`) or `mcp.servers` (`settings.json`). VS Code
+ * files are JSON with comments and trailing commas; both are accepted.
+ * Pure: text in, data out.
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+
+/** One stdio server as a client would start it. */
+export interface ConfiguredServer {
+  /** The key it is listed under. */
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Working directory, when the config sets one. */
+  cwd: string | null;
+  /** Where in the file the table was found, e.g. `mcpServers`. */
+  table: string;
+}
+
+/**
+ * Strip `//` and `/* *\/` comments and trailing commas outside strings, so
+ * JSONC (VS Code) parses as JSON. Offsets of everything else are kept.
+ */
+export function stripJsonComments(text: string): string {
+  let out = "";
+  let i = 0;
+  let inString = false;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (inString) {
+      out += c;
+      if (c === "\\" && i + 1 < text.length) {
+        out += text[i + 1];
+        i += 2;
+        continue;
+      }
+      if (c === '"') inString = false;
+      i++;
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      out += c;
+      i++;
+    } else if (c === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") {
+        out += " ";
+        i++;
+      }
+    } else if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      const stop = end === -1 ? text.length : end + 2;
+      for (; i < stop; i++) out += text[i] === "\n" ? "\n" : " ";
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  // Trailing commas: a comma followed only by whitespace before } or ].
+  let result = "";
+  inString = false;
+  for (let j = 0; j < out.length; j++) {
+    const c = out[j]!;
+    if (inString) {
+      result += c;
+      if (c === "\\") {
+        result += out[j + 1] ?? "";
+        j++;
+      } else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    if (c === ",") {
+      let k = j + 1;
+      while (k < out.length && /\s/.test(out[k]!)) k++;
+      if (out[k] === "}" || out[k] === "]") {
+        result += " ";
+        continue;
+      }
+    }
+    result += c;
+  }
+  return result;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** The server tables a config file holds, by where they were found. */
+export function serverTables(
+  doc: unknown,
+): { table: string; servers: Record<string, unknown> }[] {
+  const out: { table: string; servers: Record<string, unknown> }[] = [];
+  if (!isObject(doc)) return out;
+  if (isObject(doc.mcpServers)) {
+    out.push({ table: "mcpServers", servers: doc.mcpServers });
+  }
+  if (isObject(doc.servers)) {
+    out.push({ table: "servers", servers: doc.servers });
+  }
+  if (isObject(doc.mcp) && isObject(doc.mcp.servers)) {
+    out.push({ table: "mcp.servers", servers: doc.mcp.servers });
+  }
+  return out;
+}
+
+/**
+ * Read one server's entry from an MCP client configuration file. Every
+ * problem is a {@linkcode UsageError} naming the file and the key.
+ *
+ * @example
+ * ```ts
+ * const s = readConfiguredServer(
+ *   '{"mcpServers":{"memory":{"command":"npx","args":["-y","@modelcontextprotocol/server-memory"]}}}',
+ *   "claude_desktop_config.json",
+ *   "memory",
+ * );
+ * s.command; // "npx"
+ * ```
+ */
+export function readConfiguredServer(
+  text: string,
+  file: string,
+  name: string,
+): ConfiguredServer {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(stripJsonComments(text));
+  } catch (e) {
+    throw new UsageError(
+      `${file}: not JSON (or JSON with comments): ${(e as Error).message}`,
+    );
+  }
+  const tables = serverTables(doc);
+  if (tables.length === 0) {
+    throw new UsageError(
+      `${file}: no server table: expected "mcpServers" (Claude Desktop, Cursor), "servers" (VS Code mcp.json) or "mcp.servers" (VS Code settings)`,
+    );
+  }
+  const found = tables.find((t) => Object.hasOwn(t.servers, name));
+  if (!found) {
+    const names = tables.flatMap((t) => Object.keys(t.servers));
+    throw new UsageError(
+      `${file}: no server named ${JSON.stringify(name)} (listed: ${
+        names.length ? names.map((n) => JSON.stringify(n)).join(", ") : "none"
+      })`,
+    );
+  }
+  const where = `${found.table}.${JSON.stringify(name)}`;
+  const entry = found.servers[name];
+  if (!isObject(entry)) {
+    throw new UsageError(`${file}: ${where}: expected an object`);
+  }
+  const type = entry.type;
+  if (
+    entry.url !== undefined ||
+    (type !== undefined && type !== "stdio")
+  ) {
+    throw new UsageError(
+      `${file}: ${where}: a remote server (${
+        entry.url !== undefined ? "url" : `type ${JSON.stringify(type)}`
+      }); verity audits servers it starts over stdio`,
+    );
+  }
+  if (typeof entry.command !== "string" || entry.command.trim() === "") {
+    throw new UsageError(
+      `${file}: ${where}.command: expected the program to start, as a string`,
+    );
+  }
+  const args: string[] = [];
+  if (entry.args !== undefined) {
+    if (!Array.isArray(entry.args)) {
+      throw new UsageError(
+        `${file}: ${where}.args: expected an array of strings`,
+      );
+    }
+    entry.args.forEach((a, i) => {
+      if (typeof a !== "string") {
+        throw new UsageError(
+          `${file}: ${where}.args[${i}]: expected a string, got ${
+            JSON.stringify(a)
+          }`,
+        );
+      }
+      args.push(a);
+    });
+  }
+  const env: Record<string, string> = {};
+  if (entry.env !== undefined) {
+    if (!isObject(entry.env)) {
+      throw new UsageError(`${file}: ${where}.env: expected an object`);
+    }
+    for (const [k, v] of Object.entries(entry.env)) {
+      if (typeof v !== "string") {
+        throw new UsageError(
+          `${file}: ${where}.env.${k}: expected a string, got ${
+            JSON.stringify(v)
+          }`,
+        );
+      }
+      env[k] = v;
+    }
+  }
+  const cwd = typeof entry.cwd === "string" ? entry.cwd : null;
+  return {
+    name,
+    command: entry.command,
+    args,
+    env,
+    cwd,
+    table: found.table,
+  };
+}

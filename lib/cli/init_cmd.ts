@@ -1,0 +1,337 @@
+/**
+ * `verity init`: start a server sandboxed, list its tools, and write a
+ * starting `target.toml` with a `TODO(verity)` value for everything only a
+ * person can decide. The server comes from a command line or from an MCP
+ * client's configuration file (`mcpServers` in Claude Desktop and Cursor,
+ * `servers` in VS Code).
+ *
+ * An npm server (`npx …`, `deno run npm:…`) is pinned to the exact version
+ * the registry gives today and prepared like `verity prepare` does (the
+ * one networked part); the listing itself runs offline in the sandbox.
+ *
+ * Requires `--allow-all` (starts the server, runs npm and deno, writes files).
+ *
+ * @module
+ */
+import { basename, dirname, join, relative, resolve } from "node:path";
+import {
+  parseCommandLine,
+  type ParsedCommandLine,
+  parseEnvPairs,
+  parseSeconds,
+} from "./args.ts";
+import { ServerError, UsageError } from "../errors.ts";
+import { writeFileAtomic } from "./_io.ts";
+import { openSession } from "../wire/session.ts";
+import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import { prepareLaunch, resolveDeno } from "../sandbox/sandbox.ts";
+import type { SandboxBackend } from "../sandbox/types.ts";
+import { readConfiguredServer } from "../audit/mcp_config.ts";
+import {
+  type PathKind,
+  pathQuestions,
+  planInit,
+  TODO,
+  withVersion,
+} from "../audit/init_plan.ts";
+import {
+  type ListedTool,
+  renderTargetTemplate,
+} from "../audit/init_template.ts";
+import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
+import { fetchPinned, pinFromRegistry } from "../audit/fetch.ts";
+import { VERSION } from "../version.ts";
+
+export const HELP =
+  `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
+verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
+
+Start an MCP server in the sandbox, list its tools, and write
+<dir>/target.toml: its command, its [source] pin (npm servers), and one
+[[tools]] entry per listed tool with its declared hints and input schema as
+comments. Everything only a person can decide is a TODO(verity) value:
+tool arguments, where state lives ([state], [[adapters]], seeds,
+classification), paths outside the state directory, secrets. verity refuses
+to load the file until no TODO(verity) value is left.
+
+--from-config reads the server from an MCP client's configuration file:
+"mcpServers" (Claude Desktop claude_desktop_config.json, Cursor mcp.json,
+Claude Code .mcp.json) or "servers" / "mcp.servers" (VS Code, comments
+allowed).
+
+An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
+under Deno from a pinned, prepared cache: init asks the registry for the
+exact version and integrity (network) and prepares it as verity prepare does.
+
+Options:
+  --name N             the target's name (default: the config's server name, or <dir>'s name)
+  --env K=V            environment for the server (repeatable; overrides the config's)
+  --from-config FILE   read the server from an MCP client configuration file
+  --server NAME        which server of that file
+  --force              overwrite an existing <dir>/target.toml
+  --no-sandbox         list the tools without a sandbox
+  --timeout S          seconds to wait for each answer (default 30)
+  -h, --help           show this help
+
+Exit codes: 0 written; 2 bad arguments or configuration, or the server could
+not be started or listed (the message says why).`;
+
+async function pathKind(p: string): Promise<PathKind> {
+  try {
+    const st = await Deno.stat(p);
+    return st.isDirectory ? "dir" : st.isFile ? "file" : null;
+  } catch {
+    return null;
+  }
+}
+
+interface ServerSpec {
+  command: string[];
+  env: Record<string, string>;
+  cwd: string;
+  origin: string;
+  defaultName: string | null;
+}
+
+async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
+  const extraEnv = parseEnvPairs("init", p.values.env);
+  const from = p.values["from-config"];
+  const server = p.values.server;
+  if (from !== undefined) {
+    if (p.serverCommand !== null) {
+      throw new UsageError(
+        "verity init: give either --from-config or a command after --, not both",
+      );
+    }
+    if (typeof server !== "string" || server === "") {
+      throw new UsageError(
+        "verity init: --from-config needs --server <name> (which server of the file)",
+      );
+    }
+    const file = resolve(String(from));
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (e) {
+      throw new UsageError(
+        `verity init: ${file}: cannot read: ${(e as Error).message}`,
+      );
+    }
+    const s = readConfiguredServer(text, file, server);
+    return {
+      command: [s.command, ...s.args],
+      env: { ...s.env, ...extraEnv },
+      cwd: s.cwd !== null ? resolve(dirname(file), s.cwd) : Deno.cwd(),
+      origin: `${basename(file)} ${s.table}.${JSON.stringify(s.name)}: ${
+        [s.command, ...s.args].join(" ")
+      }`,
+      defaultName: s.name,
+    };
+  }
+  if (server !== undefined) {
+    throw new UsageError("verity init: --server needs --from-config <file>");
+  }
+  if (p.serverCommand === null || p.serverCommand.length === 0) {
+    throw new UsageError(
+      "verity init: missing server: put its command after --, or use --from-config <file> --server <name>",
+    );
+  }
+  return {
+    command: p.serverCommand,
+    env: extraEnv,
+    cwd: Deno.cwd(),
+    origin: p.serverCommand.join(" "),
+    defaultName: null,
+  };
+}
+
+function substituteAll(
+  s: string,
+  vars: Record<"deno" | "state" | "target", string>,
+): string {
+  return s.replace(
+    /\{(deno|state|target)\}/g,
+    (_m, k: "deno" | "state" | "target") => vars[k],
+  );
+}
+
+/** Run `verity init`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("init", argv, {
+    name: { type: "string" },
+    env: { type: "string", multiple: true },
+    "from-config": { type: "string" },
+    server: { type: "string" },
+    force: { type: "boolean" },
+    "no-sandbox": { type: "boolean" },
+    timeout: { type: "string" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (p.positionals.length !== 1) {
+    throw new UsageError(
+      "verity init: expected one directory for the new target.toml",
+    );
+  }
+  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
+  const spec = await serverSpec(p);
+  const targetDir = resolve(p.positionals[0]!);
+  const file = join(targetDir, "target.toml");
+  if (!p.values.force && await pathKind(file) !== null) {
+    throw new UsageError(
+      `verity init: ${file} exists; pass --force to overwrite it`,
+    );
+  }
+  const name = String(
+    p.values.name ?? spec.defaultName ?? basename(targetDir),
+  );
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
+    throw new UsageError(
+      `verity init: target name ${
+        JSON.stringify(name)
+      } must be letters, digits, ".", "_" or "-" (use --name)`,
+    );
+  }
+  const home = Deno.env.get("HOME") ?? null;
+  const question = {
+    command: spec.command,
+    env: spec.env,
+    cwd: spec.cwd,
+    home,
+  };
+  const pathKinds: Record<string, PathKind> = {};
+  for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
+  const plan = planInit({ ...question, pathKinds });
+  const say = (s: string) => console.error(`verity: ${s}`);
+  await Deno.mkdir(targetDir, { recursive: true });
+
+  let command = plan.command;
+  let listCommand = plan.listCommand;
+  let source: { package: string; version: string; integrity: string } | null =
+    null;
+  let denoDir: string | undefined;
+  if (plan.npm !== null) {
+    say(
+      `pinning ${plan.npm.package}@${plan.npm.range} from the npm registry (network)`,
+    );
+    const pinned = await pinFromRegistry(plan.npm.package, plan.npm.range);
+    source = { package: plan.npm.package, ...pinned };
+    command = withVersion(command, pinned.version);
+    listCommand = withVersion(listCommand, pinned.version);
+    const layout = cacheLayout();
+    const fetched = await fetchPinned(
+      { ...source, git: null, commit: null },
+      {
+        layout,
+        name,
+        targetDir,
+        definitionFile: file,
+        updateLock: true,
+        say,
+      },
+    );
+    await savePreparedTarget(layout, name, fetched.entry);
+    denoDir = layout.denoDir;
+    say(
+      `prepared ${source.package}@${source.version} (${fetched.entry.packages.length} packages locked in ${
+        relative(Deno.cwd(), fetched.lockPath)
+      })`,
+    );
+  }
+
+  const backend: SandboxBackend = p.values["no-sandbox"]
+    ? "none"
+    : plan.kind === "other"
+    ? "bubblewrap"
+    : "deno";
+  const work = await Deno.makeTempDir({ prefix: "verity-init-" });
+  let texts: string[];
+  try {
+    const stateDir = join(work, "state");
+    await Deno.mkdir(stateDir);
+    for (const d of plan.listDirs) {
+      await Deno.mkdir(join(stateDir, d), { recursive: true });
+    }
+    const vars = {
+      deno: plan.kind === "other" ? "deno" : resolveDeno(),
+      state: await Deno.realPath(stateDir),
+      target: targetDir,
+    };
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(plan.listEnv)) {
+      env[k] = substituteAll(v, vars);
+    }
+    const launch = prepareLaunch({
+      command: listCommand.map((c) => substituteAll(c, vars)),
+      env,
+      stateDir: vars.state,
+      definitionDir: targetDir,
+      readPaths: plan.read,
+      backend,
+      evidenceDir: join(work, "evidence"),
+      label: "init",
+      ...(denoDir ? { denoDir } : {}),
+    });
+    say(`listing tools (sandbox: ${backend})`);
+    const s = await openSession(launch.spawn, { timeoutMs });
+    await s.client.close(2000);
+    if (s.failure) {
+      const tail = s.client.stderr().text.trim().split("\n").slice(-3).join(
+        " | ",
+      );
+      throw new ServerError(
+        `verity init: could not list the server's tools: ${s.failure.message}${
+          tail ? ` (stderr: ${tail.slice(0, 400)})` : ""
+        }${
+          backend !== "none"
+            ? "; if it needs what the sandbox denies, try --no-sandbox to see the tools"
+            : ""
+        }`,
+      );
+    }
+    texts = s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? "");
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+  const listing = parseToolPages(texts);
+  const tools: ListedTool[] = listing.contracts.map((c) => ({
+    name: c.name,
+    description: typeof c.raw.description === "string"
+      ? c.raw.description
+      : null,
+    hints: Object.fromEntries(HINT_NAMES.map((h) => [h, c.hints[h].state])),
+    inputSchema: c.raw.inputSchema,
+  }));
+  const text = renderTargetTemplate({
+    name,
+    command,
+    env: plan.env,
+    read: plan.read,
+    source,
+    tools,
+    notes: plan.notes,
+    generatedBy: `verity ${VERSION} init on ${
+      new Date().toISOString().slice(0, 10)
+    }`,
+    origin: spec.origin,
+  });
+  await writeFileAtomic(file, text);
+  const todoLines = text.split("\n").filter((l) =>
+    !l.trimStart().startsWith("#") && l.includes(TODO)
+  );
+  console.log(
+    `wrote ${
+      relative(Deno.cwd(), file) || file
+    }: ${tools.length} tool(s), ${todoLines.length} line(s) with ${TODO} to decide`,
+  );
+  for (const t of plan.todos) {
+    console.log(`  ${t}: needs a decision (see its ${TODO})`);
+  }
+  console.log(
+    `next: fill in every ${TODO} value (arguments, [state], [[adapters]], seeds), then`,
+  );
+  console.log(`  verity run ${p.positionals[0]} --audit`);
+  return 0;
+}
