@@ -20,7 +20,7 @@
  */
 import { createHash } from "node:crypto";
 import type { AdapterDef } from "../lib/definition/definition.ts";
-import { normalizeLabel } from "../lib/definition/definition.ts";
+import { isUnder, normalizeLabel } from "../lib/state/paths.ts";
 import { compareText } from "../lib/state/keys.ts";
 import type { Category, StateRecord } from "../lib/state/types.ts";
 
@@ -35,6 +35,8 @@ export interface FsEntry {
   sha256?: string;
   target?: string;
 }
+
+export { isUnder };
 
 /** Paths an fs adapter on `label` must skip because other adapters observe them. */
 export function fsExclusions(
@@ -53,11 +55,6 @@ export function fsExclusions(
     ) out.push(l);
   }
   return out;
-}
-
-/** Whether `path` equals `base` or lies under it ("." contains everything). */
-export function isUnder(path: string, base: string): boolean {
-  return base === "." || path === base || path.startsWith(base + "/");
 }
 
 function modeString(mode: number | null): string {

@@ -11,6 +11,9 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import { createHash } from "node:crypto";
 import { DefinitionError, UsageError } from "../errors.ts";
+import { normalizeLabel } from "../state/paths.ts";
+
+export { normalizeLabel };
 
 /** The five behavioural tests. */
 export type TestName =
@@ -430,12 +433,6 @@ function relativePath(
   }
   if (v.includes("\0")) r.fail(path, `${what} must not contain NUL`);
   return v;
-}
-
-/** Normalise a state-relative path: no leading "./", no trailing "/", "." for the root. */
-export function normalizeLabel(label: string): string {
-  const parts = label.split("/").filter((s) => s !== "" && s !== ".");
-  return parts.length === 0 ? "." : parts.join("/");
 }
 
 /**
