@@ -82,6 +82,7 @@ def ledger():
     with open(os.path.join(HERE, "mev-0.3-ledger.json"), "w", encoding="utf-8") as fh:
         json.dump({"ledger": "mcp-evidence-validator", "version": "0.3", "blocks": blocks}, fh,
                   indent=2)
+        fh.write("\n")  # the only byte deno fmt would add
     with open(os.path.join(HERE, "mev-0.3-ledger.head"), "w", encoding="utf-8") as fh:
         fh.write(prev + "\n")
 
@@ -100,7 +101,8 @@ def canonical_cases():
         out.append({"text": json.dumps(c, indent=1), "canonical": canonical(c),
                     "sha256": hashlib.sha256(canonical(c).encode("utf-8")).hexdigest()})
     with open(os.path.join(HERE, "python-canonical.json"), "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=1, ensure_ascii=False)
+        json.dump(out, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
 
 
 def floats():
@@ -122,7 +124,8 @@ def floats():
     # Each float as a hex bit pattern (exact) and as Python's repr.
     rows = [[struct.pack(">d", v).hex(), repr(v)] for v in vals]
     with open(os.path.join(HERE, "python-floats.json"), "w", encoding="utf-8") as fh:
-        json.dump(rows, fh, separators=(",", ":"))
+        # One row per line, the layout deno fmt keeps.
+        fh.write("[\n" + ",\n".join(f'  ["{h}", "{r}"]' for h, r in rows) + "\n]\n")
 
 
 if __name__ == "__main__":
