@@ -1,0 +1,155 @@
+/**
+ * Ground truth: every fixture, run end to end through `verity run`, must get
+ * exactly its expected verdicts. A verdict that changes is a failing test.
+ * Then each saved report must re-derive under `verity report verify`, and an
+ * edited verdict must be refused.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const MAIN = join(ROOT, "main.ts");
+const dec = new TextDecoder();
+
+async function verity(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--unstable-worker-options", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+const fixtures: string[] = [];
+for (const e of Deno.readDirSync(join(ROOT, "fixtures"))) {
+  if (!e.isDirectory) continue;
+  try {
+    const toml = Deno.readTextFileSync(
+      join(ROOT, "fixtures", e.name, "fixture.toml"),
+    );
+    if (toml.includes("[tools.expected.")) fixtures.push(e.name);
+  } catch {
+    // not a battery fixture
+  }
+}
+fixtures.sort();
+
+const runsDir = Deno.makeTempDirSync({ prefix: "verity-ground-truth-" });
+const reports = new Map<string, string>();
+
+Deno.test("there are ground-truth fixtures for every verdict kind", () => {
+  for (
+    const f of [
+      "honest-readonly",
+      "honest-idempotent",
+      "liar-idempotent",
+      "liar-concurrent",
+      "liar-readonly",
+      "liar-destructive",
+      "silent-safe",
+      "opaque",
+      "flaky",
+      "malformed-hints",
+      "liar-readonly-error",
+      "startup-writer",
+      "json-store",
+      "liar-openworld",
+      "honest-closedworld",
+      "native-python",
+    ]
+  ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
+});
+
+for (const fixture of fixtures) {
+  Deno.test(`ground truth: ${fixture}`, async () => {
+    const r = await verity(["run", fixture, "--json", "--runs-dir", runsDir]);
+    assert.ok(
+      r.stdout.trim().startsWith("{"),
+      `no report from ${fixture}: ${r.stderr.slice(-500)}`,
+    );
+    const report = JSON.parse(r.stdout);
+    const failed = report.expectations.results.filter((
+      e: { matched: boolean },
+    ) => !e.matched)
+      .map((e: { tool: string; test: string; mismatches: string[] }) =>
+        `${e.tool} ${e.test}: ${e.mismatches.join("; ")}`
+      );
+    assert.deepEqual(failed, [], `${fixture}: expectations not met`);
+    assert.ok(report.expectations.total > 0, `${fixture} has no expectations`);
+    // Every (tool, test) pair the battery judged has an expectation.
+    assert.equal(
+      report.expectations.total,
+      report.verdicts.length,
+      `${fixture}: a verdict without an expectation`,
+    );
+    assert.equal(r.code, 0);
+    reports.set(fixture, join(runsDir, report.runId, "report.json"));
+  });
+}
+
+Deno.test("every saved report re-derives, and an edited verdict is refused", async () => {
+  const path = reports.get("liar-concurrent");
+  assert.ok(path, "liar-concurrent report was written");
+  const ok = await verity(["report", "verify", path]);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  const report = JSON.parse(await Deno.readTextFile(path));
+  const v = report.verdicts.find((x: { test: string }) =>
+    x.test === "concurrent_idempotence"
+  );
+  assert.equal(v.outcome, "VIOLATION");
+  v.outcome = "PASS";
+  const edited = join(runsDir, "edited.json");
+  await Deno.writeTextFile(edited, JSON.stringify(report));
+  const bad = await verity(["report", "verify", edited]);
+  assert.equal(bad.code, 1);
+  assert.match(
+    bad.stdout,
+    /register concurrent_idempotence outcome: report says "PASS", evidence gives "VIOLATION"/,
+  );
+  // Tampering with the state evidence is caught by the snapshot digests.
+  const report2 = JSON.parse(await Deno.readTextFile(path));
+  const [digest, snap] = Object.entries(report2.snapshots)[0] as [
+    string,
+    { regions: { records: unknown[] }[] },
+  ];
+  snap.regions[0]?.records.pop();
+  await Deno.writeTextFile(edited, JSON.stringify(report2));
+  const bad2 = await verity(["report", "verify", edited]);
+  assert.equal(bad2.code, 1);
+  assert.match(
+    bad2.stdout,
+    new RegExp(`snapshots\\.${digest.replace(/[:]/g, ".")}`),
+  );
+  for (const [fixture, p] of reports) {
+    const again = await verity(["report", "verify", p]);
+    assert.equal(again.code, 0, `${fixture}: ${again.stdout}`);
+  }
+});
+
+Deno.test("verity run refuses bad input with one line and exit 2", async () => {
+  for (
+    const [args, msg] of [
+      [
+        ["run", "honest-readonly", "--runs", "2"],
+        /--runs expects an integer >= 3/,
+      ],
+      [["run", "no-such-fixture"], /no-such-fixture/],
+      [
+        ["run", "honest-readonly", "--tool", "nope"],
+        /--tool "nope": no such tool/,
+      ],
+    ] as const
+  ) {
+    const r = await verity([...args]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, msg);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  }
+});
