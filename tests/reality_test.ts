@@ -281,3 +281,49 @@ Deno.test("reality <target>: bad targets and misplaced options exit 2 with one l
     );
   }
 });
+
+Deno.test("reality: a call that hangs or kills the server is a failed call, and the next call gets a new server", async () => {
+  const r = await verity([
+    "--json",
+    "--timeout",
+    "2",
+    "--env",
+    "REALITY_FIXTURE_HANG=weather_report",
+    "--env",
+    "REALITY_FIXTURE_CRASH=refuse_politely",
+    "--",
+    ...SERVER,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as RealityReport;
+  const by = (n: string) => report.tools.find((t) => t.name === n)!;
+  assert.equal(by("weather_report").status, "failed");
+  assert.match(
+    by("weather_report").failure!.message,
+    /^timeout: no answer to tools\/call within 2\.0 s/,
+  );
+  assert.equal(by("refuse_politely").status, "failed");
+  assert.match(
+    by("refuse_politely").failure!.message,
+    /^exited: server exited before answering/,
+  );
+  assert.deepEqual(
+    ["weather_report", "refuse_politely", "empty_success", "order_lookup"].map((
+      n,
+    ) => by(n).session),
+    ["shared-1", "shared-2", "shared-3", "shared-3"],
+  );
+  assert.equal(
+    by("order_lookup").status,
+    "passed",
+    "later tools still run on the new server",
+  );
+  assert.deepEqual(
+    {
+      checkable: report.summary.checkable,
+      passed: report.summary.passed,
+      failed: report.summary.failed,
+    },
+    { checkable: 5, passed: 2, failed: 3 },
+  );
+});
