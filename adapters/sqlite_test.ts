@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import {
+  buildSqliteImage,
+  loadSqlEngine,
+  PageCache,
+  readSqlite,
+} from "./sqlite.ts";
+import { compareKeys } from "../lib/state/keys.ts";
+
+const SQL = await loadSqlEngine();
+
+function table(obs: ReturnType<typeof readSqlite>, name: string) {
+  const t = obs.tables.find((x) => x.name === name);
+  assert.ok(t, `table ${name} observed`);
+  return t;
+}
+
+Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid", () => {
+  const image = buildSqliteImage(
+    SQL,
+    `CREATE TABLE items (key TEXT PRIMARY KEY, qty INTEGER, price REAL, data BLOB, note TEXT);
+     INSERT INTO items VALUES ('b', 2, 2.5, x'00ff10', NULL), ('a', 9007199254740993, 1e999, NULL, 'é😀');
+     CREATE TABLE log (msg TEXT);
+     INSERT INTO log VALUES ('second'), ('first');
+     CREATE TABLE pair (x INTEGER, y TEXT, v TEXT, PRIMARY KEY (y, x)) WITHOUT ROWID;
+     INSERT INTO pair VALUES (2, 'a', 'p'), (1, 'b', 'q'), (1, 'a', 'r');
+     CREATE TABLE counters (id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER);
+     INSERT INTO counters (n) VALUES (10);`,
+  );
+  const obs = readSqlite(SQL, image);
+  assert.deepEqual(obs.problems, []);
+  assert.deepEqual(obs.tables.map((t) => t.name), [
+    "counters",
+    "items",
+    "log",
+    "pair",
+  ], "sqlite_sequence is internal");
+  const items = table(obs, "items");
+  assert.deepEqual(items.identity, ["key"]);
+  assert.deepEqual(items.records, [
+    {
+      key: '["a"]',
+      value: {
+        key: "a",
+        qty: { $int: "9007199254740993" },
+        price: { $real: "Infinity" },
+        data: null,
+        note: "é😀",
+      },
+    },
+    {
+      key: '["b"]',
+      value: {
+        key: "b",
+        qty: 2,
+        price: 2.5,
+        data: { $bytes: "AP8Q" },
+        note: null,
+      },
+    },
+  ]);
+  const log = table(obs, "log");
+  assert.deepEqual(log.identity, ["rowid"]);
+  assert.deepEqual(log.records, [{ key: "[1]", value: { msg: "second" } }, {
+    key: "[2]",
+    value: { msg: "first" },
+  }]);
+  assert.deepEqual(table(obs, "pair").records.map((r) => r.key), [
+    '["a",1]',
+    '["a",2]',
+    '["b",1]',
+  ]);
+  assert.deepEqual(table(obs, "counters").records, [{
+    key: "[1]",
+    value: { id: 1, n: 10 },
+  }]);
+  // Internal tables can be observed when asked for.
+  const withSeq = readSqlite(SQL, image, { include: ["sqlite_sequence"] });
+  assert.deepEqual(
+    table(withSeq, "sqlite_sequence").records.map((r) => r.value),
+    [{ name: "counters", seq: 1 }],
+  );
+});
+
+Deno.test("sqlite: text keys sort by code point, as SQLite's BINARY collation does", () => {
+  const image = buildSqliteImage(
+    SQL,
+    `CREATE TABLE t (k TEXT PRIMARY KEY); INSERT INTO t VALUES ('b'), ('a'), ('B'), ('é'), ('😀'), ('\uFF5E'), ('10'), ('9');`,
+  );
+  const keys = table(readSqlite(SQL, image), "t").records.map((r) => r.key);
+  const sorted = [...keys].sort(compareKeys);
+  assert.deepEqual(keys, sorted);
+  assert.deepEqual(keys.map((k) => JSON.parse(k)[0]), [
+    "10",
+    "9",
+    "B",
+    "a",
+    "b",
+    "é",
+    "\uFF5E",
+    "😀",
+  ]);
+});
+
+Deno.test("sqlite: rows without any identity are keyed by value, duplicates stay visible", () => {
+  const image = buildSqliteImage(
+    SQL,
+    `CREATE TABLE t (a TEXT PRIMARY KEY, b); INSERT INTO t VALUES (NULL, 1), (NULL, 2), ('x', 3);`,
+  );
+  const keys = table(readSqlite(SQL, image), "t").records.map((r) => r.key);
+  assert.deepEqual(keys, ["[null]", '[null,{"dup":2}]', '["x"]']);
+});
+
+function variedImage(rows: number, extra = ""): Uint8Array {
+  const big = "x".repeat(9000);
+  return buildSqliteImage(
+    SQL,
+    `CREATE TABLE v (id INTEGER PRIMARY KEY, i INTEGER, r REAL, t TEXT, b BLOB);
+     WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ${rows})
+     INSERT INTO v SELECT n,
+       CASE n % 9 WHEN 0 THEN 0 WHEN 1 THEN 1 WHEN 2 THEN -127 WHEN 3 THEN 40000 WHEN 4 THEN -8388608
+         WHEN 5 THEN 2147483648 WHEN 6 THEN 140737488355327 WHEN 7 THEN 9223372036854775807 ELSE -9223372036854775808 END,
+       CASE n % 4 WHEN 0 THEN 0.1 * n WHEN 1 THEN -1e300 WHEN 2 THEN 2.0 ELSE NULL END,
+       CASE n % 5 WHEN 0 THEN 'ascii ' || n WHEN 1 THEN 'ünïcødé ' || n WHEN 2 THEN '' WHEN 3 THEN '${big}' || n ELSE NULL END,
+       CASE n % 3 WHEN 0 THEN randomblob(0) WHEN 1 THEN zeroblob(5000) ELSE x'deadbeef' END
+     FROM c;
+     CREATE TABLE nopk (a, b);
+     INSERT INTO nopk SELECT i, t FROM v;
+     ${extra}`,
+  );
+}
+
+Deno.test("sqlite: the page-level reader gives exactly what SQL gives", () => {
+  const image = variedImage(
+    3000,
+    `ALTER TABLE nopk ADD COLUMN c TEXT DEFAULT 'dflt';
+     INSERT INTO nopk VALUES (1, 'new', 'own');
+     CREATE TABLE gen (id INTEGER PRIMARY KEY, a INTEGER, twice INTEGER GENERATED ALWAYS AS (a * 2) STORED);
+     INSERT INTO gen (a) VALUES (1), (2);
+     CREATE TABLE desck (id INTEGER PRIMARY KEY DESC, v TEXT); INSERT INTO desck VALUES (5, 'a'), (3, 'b');`,
+  );
+  const plain = readSqlite(SQL, image, { cache: null });
+  const paged = readSqlite(SQL, image, { cache: new PageCache() });
+  assert.deepEqual(plain.problems, []);
+  assert.deepEqual(paged, plain);
+  const nopk = table(paged, "nopk").records;
+  assert.equal(nopk.length, 3001);
+  assert.deepEqual(
+    nopk[0]?.value.c,
+    "dflt",
+    "rows from before ADD COLUMN get the default",
+  );
+  assert.deepEqual(table(paged, "gen").records.map((r) => r.value), [{
+    id: 1,
+    a: 1,
+  }, { id: 2, a: 2 }]);
+  const v = table(paged, "v").records;
+  assert.deepEqual(v[6]?.value.i, { $int: "9223372036854775807" });
+  assert.deepEqual(v[7]?.value.i, { $int: "-9223372036854775808" });
+  assert.equal(
+    (v[2]?.value.t as string).length,
+    9001,
+    "overflowing text is read whole",
+  );
+});
+
+Deno.test("sqlite: byte-identical pages reuse records; a changed row does not", () => {
+  const cache = new PageCache();
+  const a = buildSqliteImage(
+    SQL,
+    `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
+    WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 5000) INSERT INTO t SELECT n, 'v' || n FROM c;`,
+  );
+  const first = table(readSqlite(SQL, a, { cache }), "t").records;
+  const again = table(readSqlite(SQL, a, { cache }), "t").records;
+  assert.ok(first.every((r, i) => r === again[i]), "every record shared");
+  // Change one row in a copy: only its page is decoded again.
+  const db = new SQL.Database(a);
+  db.exec("UPDATE t SET v = 'changed' WHERE id = 2500");
+  const b = db.export();
+  db.close();
+  const changed = table(readSqlite(SQL, b, { cache }), "t").records;
+  assert.equal(changed[2499]?.value.v, "changed");
+  assert.equal(
+    first[2499]?.value.v,
+    "v2500",
+    "cached records are never modified",
+  );
+  assert.ok(changed[0] === first[0], "an unchanged page is reused");
+  assert.ok(
+    changed.filter((r, i) => r !== first[i]).length < 500,
+    "only the changed page's rows are new",
+  );
+});
+
+Deno.test("sqlite: a bad image is a problem, not a crash", () => {
+  const obs = readSqlite(
+    SQL,
+    new TextEncoder().encode(
+      "this is not a database at all, not even close ".repeat(20),
+    ),
+  );
+  assert.deepEqual(obs.tables, []);
+  assert.match(
+    obs.problems.join("\n"),
+    /not a readable SQLite database|cannot open/,
+  );
+  assert.deepEqual(readSqlite(SQL, new Uint8Array()).tables, []);
+});
