@@ -245,7 +245,15 @@ async function verify(argv: string[]): Promise<number> {
     console.log(
       `ledger REFUSED: ${v.blocks} blocks, ${v.problems.length} problem(s)`,
     );
-    for (const pr of v.problems) console.log(`  ${pr.kind}: ${pr.message}`);
+    const shown = 50;
+    for (const pr of v.problems.slice(0, shown)) {
+      console.log(`  ${pr.kind}: ${pr.message}`);
+    }
+    if (v.problems.length > shown) {
+      console.log(
+        `  ... and ${v.problems.length - shown} more (--json lists every one)`,
+      );
+    }
   }
   console.log(`format: ${fmt}`);
   console.log(`block types: ${JSON.stringify(v.types)}`);
