@@ -51,6 +51,8 @@ export interface OverlapResult {
   overlapDetail: string;
   timeline: { event: string; t: number }[];
   stderr: string[];
+  /** From the first spawn to the last server exit, ms: the servers' lifetime span. */
+  serverSpanMs: number;
 }
 
 /**
@@ -135,7 +137,9 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     overlapDetail: "",
     timeline,
     stderr: [],
+    serverSpanMs: 0,
   };
+  const spawnT = now();
   const opened = await Promise.all(
     spec.launches.map((l) =>
       openSession(l, { timeoutMs: spec.startTimeoutMs })
@@ -195,6 +199,7 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
   } finally {
     await Promise.all(clients.map((c) => c.close(1000)));
     timeline.push({ event: "closed", t: now() });
+    result.serverSpanMs = now() - spawnT;
     result.stderr = clients.map((c) => c.stderr().text.slice(-2000));
     timeline.sort((x, y) => x.t - y.t);
   }

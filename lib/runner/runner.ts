@@ -401,7 +401,6 @@ async function runAttemptSession(
       call: { name: tool.name, arguments: tool.arguments },
     };
     const [prog, ...args] = selfCommand("__overlap");
-    const s0 = performance.now();
     const child = new Deno.Command(prog!, {
       args,
       stdin: "piped",
@@ -422,7 +421,6 @@ async function runAttemptSession(
     }, limit);
     const out = await child.output();
     clearTimeout(timer);
-    record.serverMs = performance.now() - s0;
     const text = new TextDecoder().decode(out.stdout).trim();
     let res: OverlapResult;
     try {
@@ -433,6 +431,7 @@ async function runAttemptSession(
       }`;
       return obs;
     }
+    record.serverMs = res.serverSpanMs;
     obs.setupFailure = res.setupFailure;
     obs.calls = res.calls.map((c) => ({
       status: c.status,

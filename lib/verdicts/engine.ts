@@ -600,7 +600,12 @@ function observe(
       }`,
     );
   }
-  o.facts.observed = `${PROPERTY[test]}=${o.behaviour}`;
+  // With state unobserved, "holds" is only what was seen: not reported as behaviour.
+  const seen =
+    o.behaviour === "holds" && o.blockers.includes("PARTIAL_COVERAGE")
+      ? "unknown"
+      : o.behaviour;
+  o.facts.observed = `${PROPERTY[test]}=${seen}`;
   return o;
 }
 
@@ -695,7 +700,7 @@ export function judge(
     reason,
     secondary: uniq(o.blockers, reason),
     observed: String(o.facts.observed),
-    overDeclared: permissive && o.behaviour === "holds",
+    overDeclared: permissive && o.facts.observed === `${PROPERTY[test]}=holds`,
     facts: o.facts,
     details: o.details,
     evidence: o.evidence,
