@@ -162,12 +162,13 @@ export async function takeSnapshot(
   return assembleSnapshot(def, reply.results, await sqlP, problems);
 }
 
-function readInWorker(
-  stateDir: string,
-  items: WorkerItem[],
-  timeoutMs: number,
-): Promise<WorkerReply> {
-  const options = {
+/**
+ * Worker options that grant reading `stateDir` and nothing else: no write,
+ * net, env, run, ffi, sys or dynamic import. Needs the `worker-options`
+ * unstable feature.
+ */
+export function readOnlyWorkerOptions(stateDir: string): WorkerOptions {
+  return {
     type: "module",
     name: "verity-snapshot",
     deno: {
@@ -183,6 +184,14 @@ function readInWorker(
       },
     },
   } as unknown as WorkerOptions;
+}
+
+function readInWorker(
+  stateDir: string,
+  items: WorkerItem[],
+  timeoutMs: number,
+): Promise<WorkerReply> {
+  const options = readOnlyWorkerOptions(stateDir);
   const worker = new Worker(
     new URL("./snapshot_worker.ts", import.meta.url).href,
     options,

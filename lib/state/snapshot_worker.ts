@@ -17,11 +17,39 @@ import type {
   WorkerResult,
 } from "./_worker_protocol.ts";
 
+/**
+ * Whether `path` really lies inside `root` (a real path): a symbolic link,
+ * in the file itself or in a directory above it, may point anywhere, and
+ * permission checks apply to the path as written, not to where it leads.
+ */
+async function inside(
+  root: string,
+  path: string,
+  problems: string[],
+): Promise<boolean> {
+  let real: string;
+  try {
+    real = await Deno.realPath(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) {
+      problems.push(`${path}: cannot resolve: ${(e as Error).message}`);
+    }
+    return false;
+  }
+  if (real === root || real.startsWith(root + "/")) return true;
+  problems.push(
+    `${path}: leads outside the state directory (to ${real}); not read`,
+  );
+  return false;
+}
+
 async function readOptional(
+  root: string,
   path: string,
   problems: string[],
 ): Promise<Uint8Array | null> {
   try {
+    if (!(await inside(root, path, problems))) return null;
     // A FIFO or device would block or never end: only regular files are read.
     const info = await Deno.stat(path);
     if (!info.isFile) {
@@ -44,17 +72,21 @@ async function observe(
   const abs = item.label === "." ? stateDir : `${stateDir}/${item.label}`;
   switch (item.kind) {
     case "sqlite": {
-      const db = await readOptional(abs, problems);
-      const wal = await readOptional(`${abs}-wal`, problems);
+      const db = await readOptional(stateDir, abs, problems);
+      const wal = await readOptional(stateDir, `${abs}-wal`, problems);
       return { kind: "sqlite", label: item.label, db, wal };
     }
     case "json":
       return {
         kind: "json",
         label: item.label,
-        bytes: await readOptional(abs, problems),
+        bytes: await readOptional(stateDir, abs, problems),
       };
     case "fs": {
+      // The walk never follows links below its root; the root itself must be inside.
+      if (item.label !== "." && !(await inside(stateDir, abs, problems))) {
+        return { kind: "fs", label: item.label, entries: [] };
+      }
       const r = await walkFs(stateDir, item.label, item.exclude);
       problems.push(...r.problems);
       return { kind: "fs", label: item.label, entries: r.entries };
