@@ -8,7 +8,13 @@
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { loadDefinition } from "../definition/definition.ts";
+import { loadDefinition, substitute } from "../definition/definition.ts";
+import {
+  chooseBackend,
+  probeBackends,
+  resolveDeno,
+  resolvePython,
+} from "../sandbox/sandbox.ts";
 import type { Definition } from "../definition/definition.ts";
 import { runBattery } from "../runner/runner.ts";
 import { selectTools } from "../runner/plan.ts";
@@ -54,39 +60,40 @@ Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
 not met, or a violation with --fail-on-violation; 2 invalid definition or
 arguments.`;
 
-/** The backend a definition runs under. */
-export function chooseBackend(
+/**
+ * The backend a definition runs under: the sandbox's policy, with
+ * bubblewrap probed. Refusals (an audit asking for no sandbox, bubblewrap
+ * missing) are a `SandboxError`: one line, exit 2. Requires `--allow-run`.
+ */
+export async function backendFor(
   def: Definition,
-  noSandbox: boolean,
-): SandboxBackend {
-  if (noSandbox) return "none";
-  if (def.sandbox !== null) return def.sandbox;
-  return def.command[0] === "{deno}" ? "deno" : "bubblewrap";
+  opts: { noSandbox: boolean; audit: boolean; source: string | null },
+): Promise<SandboxBackend> {
+  const deno = resolveDeno();
+  const command = def.command.map((c) =>
+    substitute(c, {
+      deno,
+      python: "python3",
+      state: "/state",
+      target: def.dir,
+      source: opts.source,
+    })
+  );
+  const probe = await probeBackends();
+  return chooseBackend({
+    declared: def.sandbox ?? undefined,
+    command,
+    noSandbox: opts.noSandbox,
+    audit: opts.audit,
+    bubblewrap: { available: probe.bubblewrap, reason: probe.reason },
+    deno,
+    source: def.file,
+  }).backend;
 }
 
 function runId(name: string, now: Date): string {
   const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
   return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}`;
-}
-
-/**
- * The real Python interpreter for `{python}`: `sys.executable` of `python3`
- * on PATH, so that shims (pyenv) that fork are not what the sandbox runs.
- * Requires `--allow-run`.
- */
-export async function resolvePython(): Promise<string> {
-  try {
-    const out = await new Deno.Command("python3", {
-      args: ["-c", "import sys; print(sys.executable)"],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const exe = new TextDecoder().decode(out.stdout).trim();
-    if (out.code === 0 && exe) return exe;
-  } catch {
-    // not installed: the definition's command will fail to start, with a reason
-  }
-  return "python3";
 }
 
 /** Expectations of a definition as a flat list. */
@@ -154,14 +161,16 @@ export async function main(argv: string[]): Promise<number> {
       `verity run: ${def.name} is a target (no expectations): add --audit`,
     );
   }
-  const backend = chooseBackend(def, noSandbox);
-  if (audit && backend === "none" && !noSandbox) {
-    throw new UsageError(
-      `verity run: audits need a sandbox; ${def.file} asks for none (pass --no-sandbox to accept)`,
-    );
-  }
+  const usesPython = [...def.command, ...Object.values(def.env)].some((c) =>
+    c.includes("{python}")
+  );
   // A target with a [source] runs only from what `verity prepare` verified.
   const prepared = await resolvePreparedRun(def);
+  const backend = await backendFor(def, {
+    noSandbox,
+    audit,
+    source: prepared?.source ?? null,
+  });
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
@@ -178,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
       observeConcurrent: p.values["observe-concurrent"] === true,
       backend,
       workDir,
-      python: await resolvePython(),
+      python: usesPython ? await resolvePython() : "python3",
       source: prepared?.source ?? null,
       ...(prepared ? { denoDir: prepared.denoDir } : {}),
       progress: p.values.json ? null : progress,

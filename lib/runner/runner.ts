@@ -18,9 +18,10 @@ import { snapshotDigest } from "../state/delta.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
 import {
+  collectEvidence,
   prepareLaunch,
-  readAuditLog,
   resolveDeno,
+  type SandboxEvidence,
 } from "../sandbox/sandbox.ts";
 import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import { openSession } from "../wire/session.ts";
@@ -86,6 +87,8 @@ export interface SessionRecord {
   wallMs: number;
   /** Milliseconds the server process(es) lived. */
   serverMs: number;
+  /** What the sandbox recorded: backend, exact command, environment, refused attempts. */
+  sandbox: SandboxEvidence | null;
 }
 
 /** The raw result of running a battery: observations plus protocol evidence. */
@@ -219,19 +222,9 @@ function toCall(
   };
 }
 
-async function readNetwork(
-  launch: Launch,
-): Promise<SessionObservation["network"]> {
-  if (!launch.seesNetwork || launch.auditLog === null) return null;
-  try {
-    const events = readAuditLog(await Deno.readTextFile(launch.auditLog));
-    return events.filter((e) => e.permission === "net").map((e) => ({
-      permission: e.permission,
-      value: e.value,
-    }));
-  } catch {
-    return [];
-  }
+function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
+  if (ev.network === null) return null;
+  return ev.network.map((value) => ({ permission: "net", value }));
 }
 
 /** Opening-session evidence kept once per run (from the first control session). */
@@ -273,6 +266,7 @@ async function runSequentialSession(
     problems: [],
     wallMs: 0,
     serverMs: 0,
+    sandbox: null,
   };
   try {
     try {
@@ -331,7 +325,8 @@ async function runSequentialSession(
     }${exit.signal ? ` ${exit.signal}` : ""}`;
     record.stderrTail = s.client.stderr().text.slice(-2000);
     record.problems = s.client.problems.slice(0, 20);
-    obs.network = await readNetwork(launch);
+    record.sandbox = await collectEvidence(launch);
+    obs.network = networkChecks(record.sandbox);
     if (obs.setupFailure === null || p.kind !== "control") {
       obs.stateDigest = await observeState(ctx, dirs.state);
     }
@@ -379,6 +374,7 @@ async function runAttemptSession(
     problems: [],
     wallMs: 0,
     serverMs: 0,
+    sandbox: null,
   };
   try {
     try {
