@@ -18,7 +18,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { AdapterDef } from "../lib/definition/definition.ts";
 import { isUnder, normalizeLabel } from "../lib/state/paths.ts";
 import { compareText } from "../lib/state/keys.ts";
@@ -55,6 +54,16 @@ export function fsExclusions(
     ) out.push(l);
   }
   return out;
+}
+
+/** Hex SHA-256 with WebCrypto: the read-only worker loads no Node compatibility layer. */
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const d = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  );
+  let s = "";
+  for (const b of d) s += b.toString(16).padStart(2, "0");
+  return s;
 }
 
 function modeString(mode: number | null): string {
@@ -107,7 +116,7 @@ export async function walkFs(
           kind: "file",
           mode: modeString(info.mode),
           size: bytes.length,
-          sha256: createHash("sha256").update(bytes).digest("hex"),
+          sha256: await sha256Hex(bytes),
         });
       } catch (e) {
         problems.push(`fs:${rel}: cannot read: ${(e as Error).message}`);

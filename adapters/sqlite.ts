@@ -17,6 +17,7 @@
  * @module
  */
 import initSqlJs from "sql.js";
+import { Buffer } from "node:buffer";
 import { bytesToBase64, dedupeSorted } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import { imagePageSize, mergeWal } from "./wal.ts";
@@ -88,7 +89,9 @@ export interface ReadSqliteOptions {
   label?: string;
   /**
    * Decoded leaf pages to reuse (records of byte-identical pages are shared
-   * between snapshots); null reads every row. @default the process-wide {@linkcode pageCache}
+   * between snapshots); null reads every row. With a cache, `image` (and
+   * `wal`) must not be modified afterwards: pages are kept by reference.
+   * @default the process-wide {@linkcode pageCache}
    */
   cache?: PageCache | null;
 }
@@ -541,7 +544,13 @@ function tableLeaves(image: Uint8Array, rootpage: number): Leaf[] {
 export class PageCache {
   #entries = new Map<
     number,
-    { sig: string; words: Int32Array; records: StateRecord[]; gen: number }
+    {
+      sig: string;
+      words: Int32Array;
+      at: number;
+      records: StateRecord[];
+      gen: number;
+    }
   >();
   #gen = 0;
   /** Generations a page survives without being seen. @default 2 */
@@ -560,7 +569,12 @@ export class PageCache {
     const e = this.#entries.get(hash);
     if (!e || e.sig !== sig) return undefined;
     const w = e.words;
-    for (let i = 0; i < len; i++) if (w[i] !== words[at + i]) return undefined;
+    const o = e.at;
+    if (w !== words || o !== at) {
+      for (let i = 0; i < len; i++) {
+        if (w[o + i] !== words[at + i]) return undefined;
+      }
+    }
     e.gen = this.#gen;
     return e.records;
   }
@@ -572,12 +586,9 @@ export class PageCache {
     len: number,
     records: StateRecord[],
   ): void {
-    this.#entries.set(hash, {
-      sig,
-      words: words.slice(at, at + len),
-      records,
-      gen: this.#gen,
-    });
+    // The page is kept by reference: images are private copies, never written after they are read.
+    void len;
+    this.#entries.set(hash, { sig, words, at, records, gen: this.#gen });
   }
   /** End of one observation: forget pages not seen in the last `keep` generations. */
   nextGeneration(): void {
@@ -608,7 +619,14 @@ function pageHash(words: Int32Array, at: number, len: number): number {
   return (h1 >>> 0) * 0x200000 + (h2 >>> 11);
 }
 
-const latin1 = new TextDecoder("latin1");
+/** Exact Latin-1 (one byte per character) page text: only sliced where a text value is pure ASCII. */
+function latin1(image: Uint8Array, start: number, end: number): string {
+  return Buffer.from(image.buffer, image.byteOffset, image.byteLength).toString(
+    "latin1",
+    start,
+    end,
+  );
+}
 const utf8 = new TextDecoder();
 
 /**
@@ -727,9 +745,7 @@ function decodeLeaf(
               }
             }
             if (ascii) {
-              pageText ??= latin1.decode(
-                image.subarray(start, start + pageSize),
-              );
+              pageText ??= latin1(image, start, start + pageSize);
               v = pageText.slice(body - start, body - start + len);
             } else v = utf8.decode(image.subarray(body, body + len));
           } else {v = {
@@ -782,7 +798,8 @@ function readTableCached(
   );
   const pageWords = (imagePageSize(image) ?? 4096) >> 2;
   const sig = plan.sql + "\0" + plan.select;
-  const out: StateRecord[] = [];
+  // Each leaf's records, in leaf order; flattened once at the end.
+  const parts: StateRecord[][] = [];
   // Leaves waiting for one SQL range read.
   let pending: { leaf: Leaf; hash: number }[] = [];
   const flush = () => {
@@ -810,7 +827,7 @@ function readTableCached(
       if (!leaf.overflow) {
         cache.set(hash, sig, words, leaf.offset >> 2, pageWords, part);
       }
-      for (const x of part) out.push(x);
+      parts.push(part);
       r += leaf.cells;
     }
     if (r !== rows.length) {
@@ -837,9 +854,14 @@ function readTableCached(
       continue;
     }
     flush();
-    for (const x of records) out.push(x);
+    parts.push(records);
   }
   flush();
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out: StateRecord[] = new Array(total);
+  let k = 0;
+  for (const p of parts) for (let i = 0; i < p.length; i++) out[k++] = p[i]!;
   return out;
 }
 
