@@ -1,0 +1,324 @@
+/**
+ * A small synthetic report for the renderer tests: every outcome kind, a
+ * variant, concurrent attempts, a matched, a mismatched and an orphan
+ * expectation, and hostile server-provided strings. Test-only.
+ *
+ * @module
+ */
+import { type Report, REPORT_SCHEMA } from "./report.ts";
+import { checkExpectations, type ExpectedVerdict } from "./expectations.ts";
+import type { Verdict } from "../verdicts/types.ts";
+
+/** A tool name that needs escaping in every markup language. */
+export const EVIL_TOOL = `evil<&"'>`;
+
+/** A string a hostile server might put in a description or a value. */
+export const EVIL_PAYLOAD =
+  `<script>alert("owned")</script><img src=x onerror=alert(1)>`;
+
+const SEED = `sha256:${"a".repeat(64)}`;
+const AFTER = `sha256:${"b".repeat(64)}`;
+
+function verdict(
+  v: Partial<Verdict> & Pick<Verdict, "tool" | "test" | "outcome">,
+): Verdict {
+  const kind = v.outcome.split(":")[0] as Verdict["kind"];
+  const hint = v.test === "read_only"
+    ? "readOnlyHint"
+    : v.test === "destructive"
+    ? "destructiveHint"
+    : v.test === "open_world"
+    ? "openWorldHint"
+    : "idempotentHint";
+  return {
+    variant: null,
+    hint,
+    declared: "TRUE",
+    kind,
+    reason: (v.outcome.split(":")[1] ?? null) as Verdict["reason"],
+    secondary: [],
+    observed: "unknown",
+    overDeclared: false,
+    facts: {},
+    details: [],
+    evidence: {},
+    ...v,
+  };
+}
+
+/** The verdicts of the synthetic report. */
+export function syntheticVerdicts(): Verdict[] {
+  return [
+    verdict({
+      tool: EVIL_TOOL,
+      test: "read_only",
+      outcome: "VIOLATION",
+      observed: "read_only=fails",
+      facts: { business_changed: true, append_only_changed: false },
+      details: [`state changed between control and once in 3/3 runs`],
+      evidence: {
+        control_vs_once: [1, 2, 3].map((run) => ({
+          run,
+          from: SEED,
+          to: AFTER,
+          delta: {
+            business: {
+              lossy: true,
+              added: [],
+              removed: [],
+              changed: [{
+                region: "state.db:items",
+                key: "[1]",
+                lossy: true,
+                fields: [{
+                  field: "name",
+                  before: "apple",
+                  after: EVIL_PAYLOAD,
+                  lossy: true,
+                }],
+              }],
+            },
+          },
+        })),
+      },
+    }),
+    verdict({
+      tool: "writer",
+      variant: "again",
+      test: "sequential_idempotence",
+      outcome: "INCONCLUSIVE:PARTIAL_COVERAGE",
+      secondary: ["CALL_ERROR"],
+      observed: "idempotent=unknown",
+      details: ["sqlite:cache.db is declared but not observed"],
+    }),
+    verdict({
+      tool: "writer",
+      variant: "again",
+      test: "concurrent_idempotence",
+      outcome: "VIOLATION",
+      observed: "idempotent=fails",
+      facts: { diverged_attempts: 2, overlapped_attempts: 1 },
+      details: [
+        "2 attempt(s) diverged from one call; first: two_process attempt 1",
+      ],
+      evidence: {
+        counts: {
+          single_connection: {
+            attempts: 3,
+            diverged: 0,
+            overlapped: 0,
+            setup_failed: 0,
+          },
+          two_process: {
+            attempts: 3,
+            diverged: 2,
+            overlapped: 1,
+            setup_failed: 1,
+          },
+        },
+        attempts: [
+          {
+            mode: "two_process",
+            attempt: 1,
+            diverged: true,
+            overlap: true,
+            overlapDetail: "both in flight 120.0 ms; ping round trips 5.0 ms",
+            calls: ["ok", "ok"],
+            timeline: [],
+            delta: {
+              business: {
+                lossy: false,
+                added: [{ region: "state.db:items", key: "[9]" }],
+                removed: [],
+                changed: [],
+              },
+            },
+          },
+          {
+            mode: "two_process",
+            attempt: 2,
+            diverged: true,
+            overlap: false,
+            overlapDetail: "calls did not overlap",
+            calls: ["ok", "tool_error"],
+            timeline: [],
+            delta: {
+              business: {
+                lossy: false,
+                added: [{ region: "state.db:items", key: "[9]" }],
+                removed: [],
+                changed: [],
+              },
+            },
+          },
+        ],
+        producedBy: ["two_process"],
+      },
+    }),
+    verdict({
+      tool: "writer",
+      variant: "again",
+      test: "destructive",
+      declared: "TRUE",
+      outcome: "NOT_APPLICABLE:PERMISSIVE_DECLARATION",
+      observed: "non_destructive=holds",
+      overDeclared: true,
+    }),
+    verdict({
+      tool: "reader",
+      test: "open_world",
+      declared: "FALSE",
+      outcome: "PASS",
+      observed: "closed_world=holds",
+      facts: { network_attempted: false },
+      evidence: { network: [{ run: 1, attempts: [] }], oddity: EVIL_PAYLOAD },
+    }),
+  ];
+}
+
+/** The fixture expectations of the synthetic report. */
+export function syntheticExpectations(): ExpectedVerdict[] {
+  return [
+    {
+      tool: EVIL_TOOL,
+      variant: null,
+      test: "read_only",
+      verdict: "VIOLATION",
+      assertions: { business_changed: true },
+    },
+    {
+      tool: "writer",
+      variant: "again",
+      test: "sequential_idempotence",
+      verdict: "PASS",
+      assertions: {},
+    },
+    {
+      tool: "writer",
+      variant: "again",
+      test: "concurrent_idempotence",
+      verdict: "VIOLATION",
+      assertions: {},
+    },
+    {
+      tool: "reader",
+      variant: null,
+      test: "open_world",
+      verdict: "PASS",
+      assertions: {},
+    },
+    {
+      tool: "ghost",
+      variant: null,
+      test: "read_only",
+      verdict: "PASS",
+      assertions: {},
+    },
+  ];
+}
+
+const TOOLS_LIST = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 2,
+  result: {
+    tools: [
+      {
+        name: EVIL_TOOL,
+        description: `Reads items. ${EVIL_PAYLOAD}`,
+        inputSchema: { type: "object" },
+        annotations: { readOnlyHint: true, openWorldHint: "no" },
+      },
+      {
+        name: "writer",
+        description: "Writes an item.",
+        inputSchema: { type: "object" },
+        annotations: { idempotentHint: true, destructiveHint: true },
+      },
+      {
+        name: "reader",
+        description: "Reads.",
+        inputSchema: { type: "object" },
+        outputSchema: { type: "object" },
+        annotations: { openWorldHint: false },
+      },
+    ],
+  },
+});
+
+/** Options for {@linkcode syntheticReport}. */
+export interface SyntheticReportOptions {
+  /** An audit report (no expectations) instead of a fixture report. @default false */
+  audit?: boolean;
+}
+
+/** Build the synthetic report. */
+export function syntheticReport(options: SyntheticReportOptions = {}): Report {
+  const audit = options.audit ?? false;
+  const verdicts = syntheticVerdicts();
+  const expected = audit ? [] : syntheticExpectations();
+  const control = [1, 2, 3].map((run) => ({
+    kind: "control" as const,
+    run,
+    stateDigest: SEED,
+    setupFailure: null,
+    calls: [],
+    network: [],
+    backend: "deno",
+  }));
+  return {
+    schema: REPORT_SCHEMA,
+    runId: "20261130T000000000Z-demo",
+    provenance: {
+      definition: {
+        name: "demo",
+        kind: audit ? "target" : "fixture",
+        file: "/repo/fixtures/demo/fixture.toml",
+        digest: `sha256:${"d".repeat(64)}`,
+      },
+      harness: { version: "0.1.0", commit: "c0ffee", dirty: false },
+      deno: "2.9.6",
+      sdk: "@modelcontextprotocol/sdk 1.32.2",
+      capturedAt: "2026-11-30T00:00:00.000Z",
+      options: { runs: 3, audit },
+    },
+    protocol: {
+      initialize: null,
+      toolsList: [TOOLS_LIST],
+      serverInfo: { name: "demo<server>", version: "1.0" },
+      listingProblems: [],
+    },
+    sandbox: { backend: "deno" },
+    observations: {
+      definition: {
+        coverage: {
+          complete: false,
+          locations: [
+            { location: "sqlite:state.db", observedBy: "sqlite:state.db" },
+            { location: "sqlite:cache.db", observedBy: null },
+          ],
+        },
+        reset: { verified: true, digests: [SEED, SEED], problem: null },
+        seedDigest: SEED,
+        control,
+        startupWrites: false,
+        seesNetwork: true,
+        runs: 3,
+      },
+      tools: [],
+    },
+    snapshots: {},
+    sessions: [],
+    unexercised: ["unused_tool"],
+    tests: [
+      "sequential_idempotence",
+      "concurrent_idempotence",
+      "read_only",
+      "destructive",
+      "open_world",
+    ],
+    verdicts,
+    expected,
+    expectations: checkExpectations(expected, verdicts),
+    audit,
+  };
+}

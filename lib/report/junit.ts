@@ -1,0 +1,184 @@
+/**
+ * JUnit XML rendering of a report, for CI test reporters. Pure.
+ *
+ * One `<testsuite>` for the report's definition, one `<testcase
+ * classname="<definition>.<tool>" name="<test>">` per verdict (a variant
+ * is written `<tool>[<variant>]`). What fails mirrors the exit code of
+ * `verity run`:
+ *
+ * - fixture run: a testcase fails when its expectation did not match (or
+ *   an expectation got no verdict at all: a testcase of its own); a verdict
+ *   the fixture records no expectation for is `<skipped>` (nothing was
+ *   checked); any matched expectation passes, whatever the outcome
+ *   (an expected VIOLATION is the fixture working).
+ * - audit run: a VIOLATION fails; PASS passes; INCONCLUSIVE and
+ *   NOT_APPLICABLE are `<skipped>` with the outcome and its first detail.
+ *
+ * @module
+ */
+import type { Report } from "./report.ts";
+import type { Verdict } from "../verdicts/types.ts";
+import type { ExpectationResult } from "./expectations.ts";
+import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
+
+interface Case {
+  classname: string;
+  name: string;
+  failure: { type: string; message: string; body: string } | null;
+  skipped: string | null;
+  out: string;
+}
+
+function declaredText(v: Verdict): string {
+  return `${v.hint}: ${v.declared.toLowerCase()}`;
+}
+
+function verdictOut(v: Verdict): string {
+  const lines = [
+    `declared: ${declaredText(v)}`,
+    `verdict: ${v.outcome}${
+      v.secondary.length ? ` (also ${v.secondary.join(", ")})` : ""
+    }`,
+    `observed: ${v.observed}${v.overDeclared ? " (over-declared)" : ""}`,
+    ...v.details.map((d) => `detail: ${d}`),
+  ];
+  return lines.join("\n");
+}
+
+function expectationFailure(
+  e: ExpectationResult,
+): NonNullable<Case["failure"]> {
+  return {
+    type: "expectation",
+    message: `expected ${e.verdict}, got ${e.actual ?? "no verdict"}`,
+    body: e.mismatches.join("\n"),
+  };
+}
+
+function buildCases(report: Report): Case[] {
+  const suite = report.provenance.definition.name;
+  const key = (t: { tool: string; variant: string | null; test: string }) =>
+    `${t.tool}\u0000${t.variant}\u0000${t.test}`;
+  const expectations = new Map(
+    report.expectations.results.map((e) => [key(e), e]),
+  );
+  const cases: Case[] = report.verdicts.map((v) => {
+    const c: Case = {
+      classname: `${suite}.${toolLabel(v)}`,
+      name: v.test,
+      failure: null,
+      skipped: null,
+      out: verdictOut(v),
+    };
+    if (report.audit) {
+      if (v.kind === "VIOLATION") {
+        c.failure = {
+          type: "VIOLATION",
+          message: `${v.tool} ${declaredText(v)}, but observed ${v.observed}`,
+          body: v.details.join("\n"),
+        };
+      } else if (v.kind !== "PASS") {
+        c.skipped = v.details[0] ? `${v.outcome}: ${v.details[0]}` : v.outcome;
+      }
+      return c;
+    }
+    const e = expectations.get(key(v));
+    expectations.delete(key(v));
+    if (!e) c.skipped = `no expectation recorded (verdict ${v.outcome})`;
+    else if (!e.matched) c.failure = expectationFailure(e);
+    return c;
+  });
+  if (!report.audit) {
+    // Expectations that got no verdict at all.
+    for (const e of expectations.values()) {
+      cases.push({
+        classname: `${suite}.${toolLabel(e)}`,
+        name: e.test,
+        failure: expectationFailure(e),
+        skipped: null,
+        out: `expected: ${e.verdict}`,
+      });
+    }
+  }
+  return cases;
+}
+
+function attr(name: string, value: string | number): string {
+  return `${name}="${escapeAttribute(String(value))}"`;
+}
+
+/**
+ * Render a report as JUnit XML (ending in a newline). Every string is
+ * XML-escaped; characters XML cannot carry are written as `\u{…}`.
+ *
+ * @example
+ * ```ts
+ * await Deno.writeTextFile("verity-junit.xml", renderJunit(report));
+ * ```
+ */
+export function renderJunit(report: Report): string {
+  const p = report.provenance;
+  const d = report.observations.definition;
+  const cases = buildCases(report);
+  const failures = cases.filter((c) => c.failure !== null).length;
+  const skipped = cases.filter((c) => c.skipped !== null).length;
+  const counts = [
+    attr("tests", cases.length),
+    attr("failures", failures),
+    attr("errors", 0),
+    attr("skipped", skipped),
+  ].join(" ");
+  const properties: [string, string][] = [
+    ["verity.runId", report.runId],
+    ["verity.mode", report.audit ? "audit" : "fixture"],
+    ["verity.definition.kind", p.definition.kind],
+    ["verity.definition.file", p.definition.file],
+    ["verity.definition.digest", p.definition.digest],
+    ["verity.version", p.harness.version],
+    ["verity.commit", p.harness.commit ?? "unknown"],
+    ["verity.sandbox", report.sandbox.backend],
+    ["verity.deno", p.deno],
+    ["verity.runs", String(d.runs)],
+    ["verity.reset", d.reset.verified ? "verified" : "NOT verified"],
+    ["verity.coverage", d.coverage.complete ? "complete" : "partial"],
+  ];
+  if (!report.audit) {
+    properties.push([
+      "verity.expectations",
+      `${report.expectations.matched}/${report.expectations.total} matched`,
+    ]);
+  }
+  const out: string[] = [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites ${attr("name", "verity")} ${counts}>`,
+    `  <testsuite ${attr("name", p.definition.name)} ${counts} ${
+      attr("timestamp", p.capturedAt)
+    }>`,
+    `    <properties>`,
+    ...properties.map(([k, v]) =>
+      `      <property ${attr("name", k)} ${attr("value", v)}/>`
+    ),
+    `    </properties>`,
+  ];
+  for (const c of cases) {
+    out.push(
+      `    <testcase ${attr("classname", c.classname)} ${
+        attr("name", c.name)
+      }>`,
+    );
+    if (c.failure) {
+      out.push(
+        `      <failure ${attr("message", c.failure.message)} ${
+          attr("type", c.failure.type)
+        }>${escapeMarkup(c.failure.body)}</failure>`,
+      );
+    }
+    if (c.skipped !== null) {
+      out.push(`      <skipped ${attr("message", c.skipped)}/>`);
+    }
+    out.push(`      <system-out>${escapeMarkup(c.out)}</system-out>`);
+    out.push(`    </testcase>`);
+  }
+  out.push(`  </testsuite>`, `</testsuites>`);
+  return out.join("\n") + "\n";
+}

@@ -1,0 +1,262 @@
+import assert from "node:assert/strict";
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
+import sarifSchema from "@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json" with {
+  type: "json",
+};
+import {
+  definitionToolLines,
+  renderSarif,
+  SARIF_FINGERPRINT,
+} from "./sarif.ts";
+import { EVIL_TOOL, syntheticReport } from "./_test_report.ts";
+import type { Report } from "./report.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+/**
+ * The official SARIF 2.1.0 schema (as shipped by Microsoft's
+ * @microsoft/jest-sarif). It is draft-04: its `id` and `$schema` are dropped
+ * so Ajv's default dialect reads it (the schema uses no draft-04-only
+ * keyword); one `pattern` in it is not valid with the `u` flag.
+ */
+function sarifValidator() {
+  const schema = { ...(sarifSchema as Record<string, unknown>) };
+  delete schema.$schema;
+  delete schema.id;
+  const ajv = new (Ajv as Any)({
+    allErrors: true,
+    strict: false,
+    unicodeRegExp: false,
+  });
+  (addFormats as Any)(ajv);
+  return ajv.compile(schema);
+}
+
+const validate = sarifValidator();
+
+function assertValidSarif(text: string): Any {
+  const log = JSON.parse(text);
+  const ok = validate(log);
+  assert.ok(ok, JSON.stringify(validate.errors, null, 1));
+  return log;
+}
+
+const SMALL = new URL(
+  "../../tests/data/report/small_report.json",
+  import.meta.url,
+);
+
+Deno.test("sarif: a fixture report is valid SARIF 2.1.0 with verity as the driver", () => {
+  const log = assertValidSarif(
+    renderSarif(syntheticReport(), { root: "/repo" }),
+  );
+  assert.equal(log.version, "2.1.0");
+  assert.equal(log.$schema, "https://json.schemastore.org/sarif-2.1.0.json");
+  assert.equal(log.runs.length, 1);
+  const driver = log.runs[0].tool.driver;
+  assert.equal(driver.name, "verity");
+  assert.equal(driver.version, "0.1.0");
+  assert.deepEqual(driver.rules.map((r: Any) => r.id), [
+    "read_only",
+    "destructive",
+    "sequential_idempotence",
+    "concurrent_idempotence",
+    "open_world",
+    "expectation",
+  ]);
+  for (const r of driver.rules) {
+    assert.ok(r.help.text.length > 50, `rule ${r.id} has help text`);
+    assert.ok(r.shortDescription.text);
+  }
+  for (const res of log.runs[0].results) {
+    assert.equal(typeof res.message.text, "string");
+    assert.ok(["error", "note"].includes(res.level));
+    assert.equal(driver.rules[res.ruleIndex].id, res.ruleId);
+  }
+});
+
+Deno.test("sarif: one result per VIOLATION (error), INCONCLUSIVE (note) and mismatched expectation", () => {
+  const log = JSON.parse(renderSarif(syntheticReport(), { root: "/repo" }));
+  const results = log.runs[0].results;
+  const summary = results.map((r: Any) =>
+    `${r.properties.tool}|${r.ruleId}|${r.level}`
+  );
+  assert.deepEqual(summary, [
+    `${EVIL_TOOL}|read_only|error`,
+    "writer|sequential_idempotence|note",
+    "writer|concurrent_idempotence|error",
+    // the fixture expected PASS for writer[again] sequential_idempotence
+    "writer|expectation|error",
+    // an expectation for a tool that produced no verdict
+    "ghost|expectation|error",
+  ]);
+  // PASS and NOT_APPLICABLE produce no result.
+  assert.ok(!results.some((r: Any) => r.properties.outcome === "PASS"));
+  const violation = results[0];
+  assert.match(violation.message.text, /evil<&\\"'>/);
+  assert.match(violation.message.text, /read_only VIOLATION/);
+  assert.match(violation.message.text, /declares readOnlyHint: true/);
+  assert.match(violation.message.text, /observed read_only=fails/);
+  assert.deepEqual(
+    {
+      outcome: violation.properties.outcome,
+      reason: violation.properties.reason,
+      secondary: violation.properties.secondary,
+      observed: violation.properties.observed,
+      expectation: violation.properties.expectation,
+    },
+    {
+      outcome: "VIOLATION",
+      reason: null,
+      secondary: [],
+      observed: "read_only=fails",
+      expectation: "matched",
+    },
+  );
+  const note = results[1];
+  assert.equal(note.properties.outcome, "INCONCLUSIVE:PARTIAL_COVERAGE");
+  assert.equal(note.properties.reason, "PARTIAL_COVERAGE");
+  assert.deepEqual(note.properties.secondary, ["CALL_ERROR"]);
+  assert.match(note.message.text, /writer\[again\]/);
+  const mismatch = results[3];
+  assert.match(
+    mismatch.message.text,
+    /sequential_idempotence expected PASS, got INCONCLUSIVE:PARTIAL_COVERAGE/,
+  );
+  assert.deepEqual(mismatch.properties.mismatches, [
+    "verdict INCONCLUSIVE:PARTIAL_COVERAGE, expected PASS",
+  ]);
+  assert.match(results[4].message.text, /got no verdict/);
+  // Fingerprints are stable across runs: no run id, no digest.
+  assert.equal(
+    violation.partialFingerprints[SARIF_FINGERPRINT],
+    `demo/${EVIL_TOOL}/read_only`,
+  );
+});
+
+Deno.test("sarif: an audit report has no expectation rule or results", () => {
+  const log = assertValidSarif(renderSarif(syntheticReport({ audit: true })));
+  const run = log.runs[0];
+  assert.ok(!run.tool.driver.rules.some((r: Any) => r.id === "expectation"));
+  assert.deepEqual(run.results.map((r: Any) => r.ruleId), [
+    "read_only",
+    "sequential_idempotence",
+    "concurrent_idempotence",
+  ]);
+  assert.equal(run.properties.mode, "audit");
+  assert.equal(run.properties.violations, 2);
+  assert.deepEqual(run.properties.overDeclarations, [
+    "writer[again] destructiveHint",
+  ]);
+});
+
+Deno.test("sarif: the location is the definition file, relative to the repository root", () => {
+  const report = syntheticReport();
+  const lines = { [EVIL_TOOL]: 12, "writer[again]": 30, writer: 20 };
+  const rel = JSON.parse(
+    renderSarif(report, { root: "/repo/", toolLines: lines }),
+  ).runs[0];
+  const loc = rel.results[0].locations[0];
+  assert.deepEqual(loc.physicalLocation.artifactLocation, {
+    uri: "fixtures/demo/fixture.toml",
+    uriBaseId: "%SRCROOT%",
+  });
+  assert.equal(loc.physicalLocation.region.startLine, 12);
+  assert.deepEqual(loc.logicalLocations[0], {
+    name: EVIL_TOOL,
+    fullyQualifiedName: `demo/${EVIL_TOOL}`,
+    kind: "function",
+  });
+  assert.equal(rel.originalUriBaseIds["%SRCROOT%"].uri, "file:///repo/");
+  // The variant's own entry wins over the bare name; unknown tools: line 1.
+  assert.equal(
+    rel.results[1].locations[0].physicalLocation.region.startLine,
+    30,
+  );
+  assert.equal(
+    rel.results[4].locations[0].physicalLocation.region.startLine,
+    1,
+  );
+  // Outside the root, or no root: an absolute file URI.
+  for (const opts of [{ root: "/elsewhere" }, {}]) {
+    const run = JSON.parse(renderSarif(report, opts)).runs[0];
+    assert.deepEqual(
+      run.results[0].locations[0].physicalLocation.artifactLocation,
+      { uri: "file:///repo/fixtures/demo/fixture.toml" },
+    );
+  }
+  // A root that is a prefix of another directory name is not its parent.
+  const near = JSON.parse(renderSarif(report, { root: "/rep" })).runs[0];
+  assert.equal(
+    near.results[0].locations[0].physicalLocation.artifactLocation.uri,
+    "file:///repo/fixtures/demo/fixture.toml",
+  );
+});
+
+Deno.test("sarif: paths with spaces and non-ASCII are URI-encoded", () => {
+  const report: Report = syntheticReport();
+  report.provenance.definition.file = "/repo/my fixtures/dé mo/fixture.toml";
+  const log = assertValidSarif(renderSarif(report, { root: "/repo" }));
+  assert.equal(
+    log.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri,
+    "my%20fixtures/d%C3%A9%20mo/fixture.toml",
+  );
+});
+
+Deno.test("sarif: definitionToolLines finds each [[tools]] entry, variants too", () => {
+  const toml = [
+    "[fixture]", // 1
+    'name = "not-a-tool"', // 2
+    "", // 3
+    "[[tools]]", // 4
+    "name = 'get_item' # literal string", // 5
+    "arguments = { id = 1 }", // 6
+    "[tools.expected.read_only]", // 7
+    'verdict = "PASS"', // 8
+    "", // 9
+    "  [[tools]]", // 10
+    'variant = "again"', // 11
+    'name = "put\\"item"', // 12
+    "[[tools]]", // 13
+    'name = "put\\"item"', // 14
+    "[[adapters]]", // 15
+    'name = "ignored"', // 16
+  ].join("\n");
+  assert.deepEqual(definitionToolLines(toml), {
+    get_item: 4,
+    'put"item[again]': 10,
+    'put"item': 10,
+  });
+});
+
+Deno.test("sarif: a real report (liar-readonly) is valid and has its violation", async () => {
+  const report = JSON.parse(await Deno.readTextFile(SMALL)) as Report;
+  const toml = await Deno.readTextFile(
+    new URL("../../fixtures/liar-readonly/fixture.toml", import.meta.url),
+  );
+  const lines = definitionToolLines(toml);
+  const toolsLine = toml.split("\n").indexOf("[[tools]]") + 1;
+  assert.equal(lines.get_item, toolsLine);
+  const log = assertValidSarif(renderSarif(report, { toolLines: lines }));
+  const results = log.runs[0].results;
+  assert.equal(results.length, 1);
+  assert.equal(results[0].ruleId, "read_only");
+  assert.equal(results[0].level, "error");
+  assert.equal(
+    results[0].locations[0].physicalLocation.region.startLine,
+    toolsLine,
+  );
+});
+
+Deno.test("sarif: the schema check itself rejects a broken log", () => {
+  const log = JSON.parse(renderSarif(syntheticReport()));
+  log.runs[0].results[0].level = "fatal";
+  delete log.runs[0].results[1].message;
+  delete log.runs[0].tool.driver.name;
+  assert.equal(validate(log), false);
+  const paths = validate.errors.map((e: Any) => e.instancePath);
+  assert.ok(paths.includes("/runs/0/results/0/level"), paths.join(" "));
+  assert.ok(paths.includes("/runs/0/tool/driver"), paths.join(" "));
+});
