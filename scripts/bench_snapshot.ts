@@ -141,7 +141,7 @@ function benchDefinition(dir: string): Definition {
  */
 async function childRound(dirA: string, dirB: string): Promise<void> {
   const def = benchDefinition(dirA);
-  const passes: { wall: number; cpu: number }[] = [];
+  const passes: { wall: number; cpu: number; peakMiB: number }[] = [];
   let changes = "";
   for (let pass = 0; pass < 2; pass++) {
     pageCache.clear();
@@ -152,7 +152,17 @@ async function childRound(dirA: string, dirB: string): Promise<void> {
     const d = computeDelta(normalize(sa, def), normalize(sb, def));
     const wall = performance.now() - t;
     const cpu = process.cpuUsage(cpu0);
-    passes.push({ wall, cpu: (cpu.user + cpu.system) / 1000 });
+    passes.push({
+      wall,
+      cpu: (cpu.user + cpu.system) / 1000,
+      peakMiB: peakRssMiB(),
+    });
+    // Reset the peak (Linux: "5" to clear_refs) so the next pass reports its own.
+    try {
+      Deno.writeTextFileSync("/proc/self/clear_refs", "5");
+    } catch {
+      // Not Linux, or not allowed: the next peak includes this pass.
+    }
     const count = (c: typeof d.business) =>
       `+${c.added.length} -${c.removed.length} ~${c.changed.length}`;
     changes = `items ${count(d.business)}, events ${count(d.append_only)}`;
@@ -161,7 +171,6 @@ async function childRound(dirA: string, dirB: string): Promise<void> {
     JSON.stringify({
       cold: passes[0],
       warm: passes[1],
-      peakMiB: peakRssMiB(),
       changes,
     }),
   );
@@ -192,6 +201,7 @@ try {
   const verityCpu: number[] = [];
   const sqldiffCpu: number[] = [];
   const peaks: number[] = [];
+  const warmPeaks: number[] = [];
   const verityFresh: number[] = [];
   const verityFreshCpu: number[] = [];
   const config = new URL("../deno.json", import.meta.url).pathname;
@@ -220,16 +230,16 @@ try {
     const res = JSON.parse(
       new TextDecoder().decode(child.stdout).trim().split("\n").at(-1)!,
     ) as {
-      cold: { wall: number; cpu: number };
-      warm: { wall: number; cpu: number };
-      peakMiB: number;
+      cold: { wall: number; cpu: number; peakMiB: number };
+      warm: { wall: number; cpu: number; peakMiB: number };
       changes: string;
     };
     verity.push(res.warm.wall);
     verityCpu.push(res.warm.cpu);
     verityFresh.push(res.cold.wall);
     verityFreshCpu.push(res.cold.cpu);
-    peaks.push(res.peakMiB);
+    peaks.push(res.cold.peakMiB);
+    warmPeaks.push(res.warm.peakMiB);
     verityChanges = res.changes;
 
     // CPU time too: other work on a shared machine inflates wall time.
@@ -294,7 +304,9 @@ try {
   console.log(
     `peak memory (VmHWM, verity):  ${
       Math.max(...peaks).toFixed(0)
-    } MiB (target < 1024 MiB)`,
+    } MiB for one pair in a fresh process; ${
+      Math.max(...warmPeaks).toFixed(0)
+    } MiB during the second pass (target < 1024 MiB)`,
   );
 } finally {
   await Deno.remove(work, { recursive: true });

@@ -756,13 +756,16 @@ function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
       });
     });
   }
+  // Labels (and fs region paths) are kept normalised ("notes/" -> "notes",
+  // "./x.json" -> "x.json"), the form regions and coverage use.
+  const fsPath = (p: string) => (kind === "fs" ? normalizeLabel(p) : p);
   const out: AdapterDef = {
     kind,
-    label,
+    label: normalizeLabel(label),
     seed,
-    business,
-    append_only,
-    mask,
+    business: business.map(fsPath),
+    append_only: append_only.map(fsPath),
+    mask: mask.map((m) => ({ ...m, region: fsPath(m.region) })),
     key: {},
   };
   if (kind === "json") {

@@ -433,3 +433,14 @@ Deno.test("substitute replaces the five placeholders and refuses unknown ones", 
   assert.throws(() => substitute("{source}/x", vars), /no \[source\]/);
   assert.equal(substitute("{source}/x", { ...vars, source: "/src" }), "/src/x");
 });
+
+Deno.test("labels and fs region paths are normalised as regions name them", () => {
+  const def = parseDefinition(
+    `[fixture]\nname = "x"\ncommand = ["y"]\n[state]\nlocations = ["fs:notes/"]\n` +
+      `[[adapters]]\nkind = "fs"\nlabel = "./"\nbusiness = ["notes/"]\n` +
+      `[[adapters]]\nkind = "json"\nlabel = "./data/store.json"\n`,
+    "/tmp/x/fixture.toml",
+  );
+  assert.deepEqual(def.adapters.map((a) => a.label), [".", "data/store.json"]);
+  assert.deepEqual(def.adapters[0]?.business, ["notes"]);
+});
