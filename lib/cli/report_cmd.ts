@@ -9,10 +9,10 @@ import { join } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMA, verifyReport } from "../report/report.ts";
-import { renderText } from "../report/text.ts";
+import { parseReportFormat, renderReport } from "./_formats.ts";
 
 export const HELP =
-  `verity report <run-id|path> [--format text|json] [--runs-dir DIR]
+  `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
 verity report verify <report.json>
 
 Show a saved report, or verify one: re-derive every verdict and the
@@ -20,7 +20,8 @@ expectation check from the evidence inside the report with the same pure
 engine, and re-hash every snapshot. Exit 1 on any difference.
 
 Options:
-  --format text|json   output format (default text)
+  --format FORMAT      text (default), json, html (one self-contained page),
+                       sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
   --runs-dir DIR       where run ids are looked up (default runs/)
   -h, --help           show this help`;
 
@@ -97,19 +98,12 @@ export async function main(argv: string[]): Promise<number> {
   if (p.positionals.length !== 1) {
     throw new UsageError("verity report: expected one run id or path");
   }
-  const format = String(p.values.format ?? "text");
-  if (format !== "text" && format !== "json") {
-    throw new UsageError(
-      `verity report: --format must be text or json, got ${
-        JSON.stringify(format)
-      }`,
-    );
-  }
+  const format = parseReportFormat("report", p.values.format);
   const path = await locate(p.positionals[0]!, runsDir);
   const r = await readReport(path) as Report;
   if (r?.schema !== REPORT_SCHEMA) {
     throw new UsageError(`${path}: not a ${REPORT_SCHEMA} report`);
   }
-  console.log(format === "json" ? JSON.stringify(r, null, 1) : renderText(r));
+  console.log((await renderReport(r, format)).replace(/\n$/, ""));
   return 0;
 }

@@ -34,6 +34,7 @@ import { TEST_NAMES } from "../verdicts/types.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import { resolvePreparedRun } from "../audit/local.ts";
+import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 
 export const HELP = `verity run <definition> [options]
 
@@ -54,6 +55,9 @@ Options:
   --fail-on-violation         with --audit: exit 1 when any verdict is VIOLATION
   --no-sandbox                run the server without a sandbox (refused for audits unless given)
   --json                      print the report JSON instead of the text summary
+  --html FILE                 also write the report as one self-contained HTML page
+  --sarif FILE                also write it as SARIF 2.1.0 (GitHub code scanning)
+  --junit FILE                also write it as JUnit XML (CI test reporters)
   -h, --help                  show this help
 
 Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
@@ -122,6 +126,9 @@ export async function main(argv: string[]): Promise<number> {
     "fail-on-violation": { type: "boolean" },
     "no-sandbox": { type: "boolean" },
     json: { type: "boolean" },
+    html: { type: "string" },
+    sarif: { type: "string" },
+    junit: { type: "string" },
   });
   if (p.values.help) {
     console.log(HELP);
@@ -150,6 +157,7 @@ export async function main(argv: string[]): Promise<number> {
   if (p.values["fail-on-violation"] && !audit) {
     throw new UsageError("verity run: --fail-on-violation needs --audit");
   }
+  const outputs = await reportOutputs("run", p.values);
   const def = await loadDefinition(p.positionals[0]!);
   if (audit && def.kind !== "target") {
     throw new UsageError(
@@ -248,6 +256,9 @@ export async function main(argv: string[]): Promise<number> {
   const reportPath = join(dir, "report.json");
   await writeFileAtomic(reportPath, text);
   const ledger = await appendReportToLedger(runsDir, id, text);
+  for (const written of await writeReportOutputs(report, outputs)) {
+    console.error(`verity: wrote ${written}`);
+  }
   if (p.values.json) console.log(text.trimEnd());
   else {
     console.log(renderText(report));

@@ -1,0 +1,172 @@
+/**
+ * Report formats at the command line: `verity report --format` and
+ * `verity run --html/--sarif/--junit`. The renderers are pure; this file
+ * supplies what SARIF needs from the disk (the repository root, the
+ * definition's line numbers) and writes files atomically.
+ *
+ * @module
+ */
+import { dirname, resolve } from "node:path";
+import { UsageError } from "../errors.ts";
+import type { Report } from "../report/report.ts";
+import { renderText } from "../report/text.ts";
+import { renderHtml } from "../report/html.ts";
+import { renderJunit } from "../report/junit.ts";
+import {
+  definitionToolLines,
+  renderSarif,
+  type SarifOptions,
+} from "../report/sarif.ts";
+import { writeFileAtomic } from "./_io.ts";
+
+/** The formats `verity report --format` accepts. */
+export const REPORT_FORMATS = [
+  "text",
+  "json",
+  "html",
+  "sarif",
+  "junit",
+] as const;
+
+/** One report format. */
+export type ReportFormat = typeof REPORT_FORMATS[number];
+
+/** Check a `--format` value (UsageError, exit 2, when unknown). */
+export function parseReportFormat(command: string, v: unknown): ReportFormat {
+  const s = v === undefined ? "text" : String(v);
+  if (!(REPORT_FORMATS as readonly string[]).includes(s)) {
+    throw new UsageError(
+      `verity ${command}: --format must be one of ${
+        REPORT_FORMATS.join(", ")
+      }, got ${JSON.stringify(s)}`,
+    );
+  }
+  return s as ReportFormat;
+}
+
+async function gitTopLevel(dir: string): Promise<string | null> {
+  try {
+    const out = await new Deno.Command("git", {
+      args: ["-C", dir, "rev-parse", "--show-toplevel"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (out.code !== 0) return null;
+    const top = new TextDecoder().decode(out.stdout).trim();
+    return top === "" ? null : top;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What SARIF needs from the disk: the repository holding the definition
+ * file (its git top level, else the current directory) and each tool's line
+ * in the definition (none when the file cannot be read, e.g. a report from
+ * another machine). Requires `--allow-read` and `--allow-run=git`.
+ */
+export async function sarifContext(report: Report): Promise<SarifOptions> {
+  const file = resolve(report.provenance.definition.file);
+  const root = await gitTopLevel(dirname(file)) ?? Deno.cwd();
+  let toolLines: Record<string, number> = {};
+  try {
+    toolLines = definitionToolLines(await Deno.readTextFile(file));
+  } catch {
+    // the definition is not here: every result points at line 1
+  }
+  return { root, toolLines };
+}
+
+/** Render a report in one format. Requires what {@linkcode sarifContext} does for SARIF. */
+export async function renderReport(
+  report: Report,
+  format: ReportFormat,
+): Promise<string> {
+  switch (format) {
+    case "text":
+      return renderText(report) + "\n";
+    case "json":
+      return JSON.stringify(report, null, 1) + "\n";
+    case "html":
+      return renderHtml(report);
+    case "sarif":
+      return renderSarif(report, await sarifContext(report));
+    case "junit":
+      return renderJunit(report);
+  }
+}
+
+/** Files `verity run` writes beside the report, by format. */
+export type ReportOutputs = Partial<Record<"html" | "sarif" | "junit", string>>;
+
+/**
+ * Read `--html/--sarif/--junit FILE` and check, before anything runs, that
+ * each can be written: its directory exists and the path is not a
+ * directory. Bad paths are a UsageError (exit 2). Requires `--allow-read`.
+ */
+export async function reportOutputs(
+  command: string,
+  values: Record<string, unknown>,
+): Promise<ReportOutputs> {
+  const out: ReportOutputs = {};
+  const seen = new Map<string, string>();
+  for (const format of ["html", "sarif", "junit"] as const) {
+    const v = values[format];
+    if (v === undefined) continue;
+    const path = String(v);
+    if (path === "") {
+      throw new UsageError(`verity ${command}: --${format} needs a file path`);
+    }
+    const abs = resolve(path);
+    const other = seen.get(abs);
+    if (other) {
+      throw new UsageError(
+        `verity ${command}: --${other} and --${format} both write ${path}`,
+      );
+    }
+    seen.set(abs, format);
+    let dirOk = false;
+    try {
+      dirOk = (await Deno.stat(dirname(abs))).isDirectory;
+    } catch {
+      dirOk = false;
+    }
+    if (!dirOk) {
+      throw new UsageError(
+        `verity ${command}: --${format} ${path}: directory ${
+          dirname(abs)
+        } does not exist`,
+      );
+    }
+    try {
+      if ((await Deno.stat(abs)).isDirectory) {
+        throw new UsageError(
+          `verity ${command}: --${format} ${path} is a directory`,
+        );
+      }
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      // does not exist yet: fine
+    }
+    out[format] = abs;
+  }
+  return out;
+}
+
+/**
+ * Write each requested rendering atomically (temp file + rename); returns
+ * the paths written. Requires `--allow-write` (and what SARIF needs).
+ */
+export async function writeReportOutputs(
+  report: Report,
+  outputs: ReportOutputs,
+): Promise<string[]> {
+  const written: string[] = [];
+  for (const format of ["html", "sarif", "junit"] as const) {
+    const path = outputs[format];
+    if (path === undefined) continue;
+    await writeFileAtomic(path, await renderReport(report, format));
+    written.push(path);
+  }
+  return written;
+}

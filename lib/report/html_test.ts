@@ -1,0 +1,162 @@
+import assert from "node:assert/strict";
+import { renderHtml } from "./html.ts";
+import { EVIL_TOOL, syntheticReport } from "./_test_report.ts";
+import type { Report } from "./report.ts";
+
+function count(haystack: string, needle: string | RegExp): number {
+  return haystack.split(needle).length - 1;
+}
+
+Deno.test("html: one self-contained page: no scripts, no external assets, a CSP that forbids both", () => {
+  const page = renderHtml(syntheticReport());
+  assert.ok(page.startsWith("<!DOCTYPE html>"));
+  assert.equal(count(page, /<script/i), 0);
+  assert.equal(count(page, /<link/i), 0);
+  assert.equal(count(page, /<[^>]*\ssrc=/i), 0);
+  assert.equal(count(page, /url\(/i), 0);
+  assert.equal(count(page, "<style>"), 1);
+  // Every link is an anchor inside the page.
+  for (const m of page.matchAll(/href="([^"]*)"/g)) {
+    assert.match(m[1]!, /^#v\d+$/);
+  }
+  assert.match(
+    page,
+    /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'/,
+  );
+});
+
+Deno.test("html: server-provided strings are escaped everywhere (names, descriptions, deltas, details)", () => {
+  const report: Report = syntheticReport();
+  report.verdicts[0]!.details.push(`</td></tr><script>alert(2)</script>`);
+  const page = renderHtml(report);
+  assert.equal(count(page, /<script/i), 0);
+  assert.equal(count(page, /<img/i), 0);
+  assert.ok(!page.includes(EVIL_TOOL), "the raw tool name never appears");
+  const escapedName = "evil&lt;&amp;&quot;&#39;&gt;";
+  // verdict table, details summary, declared tools table
+  assert.ok(count(page, escapedName) >= 3, "the tool is still shown");
+  // the description and the delta's new value, escaped
+  assert.match(page, /Reads items\. &lt;script&gt;alert\(&quot;owned&quot;\)/);
+  assert.match(
+    page,
+    /name: &quot;apple&quot; → &quot;&lt;script&gt;alert\(\\&quot;owned\\&quot;\)/,
+  );
+  assert.match(page, /&lt;\/td&gt;&lt;\/tr&gt;&lt;script&gt;alert\(2\)/);
+  // the server's name
+  assert.match(page, /demo&lt;server&gt; 1\.0/);
+  // unknown evidence is shown as escaped JSON
+  assert.match(page, /<h3>oddity<\/h3><pre>&quot;&lt;script&gt;/);
+});
+
+Deno.test("html: verdict table with outcome colouring and expectation cells", () => {
+  const page = renderHtml(syntheticReport());
+  const rows = [...page.matchAll(/<tr class="row-([A-Z_]+)( mismatch)?">/g)]
+    .map((m) => `${m[1]}${m[2] ?? ""}`);
+  assert.deepEqual(rows, [
+    "VIOLATION",
+    "INCONCLUSIVE mismatch",
+    "VIOLATION",
+    "NOT_APPLICABLE",
+    "PASS",
+  ]);
+  assert.match(page, /<span class="badge k-VIOLATION">VIOLATION<\/span>/);
+  assert.match(
+    page,
+    /<span class="badge k-INCONCLUSIVE">INCONCLUSIVE:PARTIAL_COVERAGE<\/span>/,
+  );
+  assert.match(page, /<span class="badge k-PASS">PASS<\/span>/);
+  assert.match(page, /\.k-VIOLATION \{ background: #ffebe9/);
+  assert.match(page, /MISMATCH<\/span> <span class="note">expected PASS/);
+  assert.match(page, /over-declared/);
+  // The expectations section lists the orphan expectation.
+  assert.match(page, /<h2>Expectations<\/h2><p>3 of 5 matched\.<\/p>/);
+  assert.match(page, /ghost<\/td><td>read_only<\/td>.*no verdict/);
+  // Violations and mismatches are open; the rest folded.
+  assert.equal(count(page, /<details id="v\d+" open>/g), 3);
+});
+
+Deno.test("html: provenance, reset, coverage, control, concurrent attempt counts and deltas", () => {
+  const page = renderHtml(syntheticReport());
+  for (
+    const s of [
+      "20261130T000000000Z-demo",
+      `sha256:${"d".repeat(64)}`,
+      "verity 0.1.0",
+      "c0ffee",
+      "2026-11-30T00:00:00.000Z",
+    ]
+  ) {
+    assert.ok(page.includes(s), `provenance shows ${s}`);
+  }
+  assert.match(page, /<span class="badge ok">verified<\/span>/);
+  assert.match(page, /both resets: sha256:a{64}/);
+  assert.match(page, /<span class="badge bad">partial<\/span>/);
+  assert.match(
+    page,
+    /sqlite:cache\.db<\/span> <span class="badge bad">not observed/,
+  );
+  assert.match(page, /<span class="badge ok">stable<\/span>/);
+  // attempt counts beside the verdict and in the details
+  assert.match(
+    page,
+    /attempts: single_connection: 0\/3 diverged, overlap 0; two_process: 2\/3 diverged, overlap 1, 1 failed to start/,
+  );
+  assert.match(
+    page,
+    /<tr><td>two_process<\/td><td>3<\/td><td>2<\/td><td>1<\/td><td>1<\/td><\/tr>/,
+  );
+  // attempts with the same divergence are grouped, runs with the same delta too
+  assert.match(page, /two_process 1, two_process 2<\/td>/);
+  assert.match(page, /state\.db:items \[9\]<\/span> added/);
+  assert.match(page, /<tr><td>1, 2, 3<\/td>/);
+  assert.match(page, /business \(lossy\)/);
+  assert.match(page, /<span class="badge bad">lossy<\/span>/);
+  // declared tools, with the malformed hint and outputSchema
+  assert.match(page, /<h2>Declared tools<\/h2>/);
+  assert.match(page, /malformed<div class="note">string: &quot;no&quot;/);
+  assert.match(
+    page,
+    /listed but not exercised: <span class="mono">unused_tool/,
+  );
+});
+
+Deno.test("html: an audit report has no expectation column and lists violations", () => {
+  const page = renderHtml(syntheticReport({ audit: true }));
+  assert.ok(!page.includes("<h2>Expectations</h2>"));
+  assert.ok(!page.includes("<th>expected</th>"));
+  assert.match(
+    page,
+    /<strong>violations:<\/strong> evil&lt;&amp;&quot;&#39;&gt; read_only; writer\[again\] concurrent_idempotence/,
+  );
+  assert.match(
+    page,
+    /<strong>over-declarations:<\/strong> writer\[again\] destructiveHint/,
+  );
+});
+
+Deno.test("html: a report with odd evidence and an unreadable listing still renders", () => {
+  const report: Report = syntheticReport();
+  report.protocol.toolsList = ["not json"];
+  report.verdicts[0]!.evidence = {
+    control_vs_once: [{ run: 1, delta: "weird" }, null],
+    counts: 7,
+    attempts: [null],
+  };
+  const page = renderHtml(report);
+  assert.match(page, /page 0:/);
+  assert.match(page, /no change/);
+  assert.ok(page.trimEnd().endsWith("</html>"));
+});
+
+Deno.test("html: a real report (liar-readonly) shows its violation and the access_log row", async () => {
+  const report = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../../tests/data/report/small_report.json", import.meta.url),
+    ),
+  ) as Report;
+  const page = renderHtml(report);
+  assert.match(page, /verity report: liar-readonly/);
+  assert.match(page, /<span class="badge k-VIOLATION">VIOLATION<\/span>/);
+  assert.match(page, /state\.db:access_log \[2\]<\/span> added/);
+  assert.match(page, /5\/5<\/span>/);
+});
