@@ -338,9 +338,9 @@ function verdictDetails(
   if (e) {
     head.push([
       "expectation",
-      `${expectationCell(e)} <span class="mono">${h(e.verdict)}</span>${
-        list(e.mismatches.map(h))
-      }`,
+      `${expectationCell(e)}${
+        e.matched ? ` <span class="note">expected ${h(e.verdict)}</span>` : ""
+      }${list(e.mismatches.map(h))}`,
     ]);
   }
   return `<details id="v${i}"${open ? " open" : ""}><summary>${
