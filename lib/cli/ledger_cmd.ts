@@ -11,9 +11,13 @@ import { basename } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { isDigest, prettyJson } from "../evidence/canonical.ts";
-import { ledgerRecipes } from "../evidence/chain.ts";
+import {
+  ledgerRecipesText,
+  verifyLedgerText,
+  walkVerityText,
+} from "../evidence/chain.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
-import { readJsonDocument } from "../evidence/files.ts";
+import { readJsonDocument, readTextDocument } from "../evidence/files.ts";
 import {
   appendBlocks,
   readLedgerFile,
@@ -227,9 +231,14 @@ async function verify(argv: string[]): Promise<number> {
       } is not "sha256:" and 64 lowercase hex digits`,
     );
   }
-  const doc = await readLedgerFile(path);
-  const v = verifyLedger(doc, head);
-  const recipes = ledgerRecipes(doc);
+  const { text } = await readTextDocument(path);
+  let v;
+  try {
+    v = verifyLedgerText(text, head);
+  } catch (e) {
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+  const recipes = ledgerRecipesText(text);
   if (p.values.json) {
     console.log(
       prettyJson({ ...v, expected_head: head, contract_recipes: recipes }),
@@ -275,6 +284,12 @@ async function head(argv: string[]): Promise<number> {
   }
   noExtra(p, "head");
   const path = str(p, "ledger", "head", true)!;
+  const { text } = await readTextDocument(path);
+  const fast = walkVerityText(text);
+  if (fast !== null) {
+    console.log(fast.head);
+    return 0;
+  }
   const doc = await readLedgerFile(path);
   const v = verifyLedger(doc, "");
   const problems = v.problems.filter((x) =>

@@ -11,7 +11,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "./canonical.ts";
+import { canonicalJson, parsePythonJson } from "./canonical.ts";
+import { canonicalValueEnd } from "./canonical_text.ts";
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
 export const GENESIS: string = "sha256:" + "0".repeat(64);
@@ -347,6 +348,94 @@ export function verifyLedger(
   return out(blocks.length, strict, format);
 }
 
+const HEADER =
+  `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[`;
+const EMPTY = `${HEADER}]}\n`;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** What {@linkcode walkVerityText} found in a ledger written in verity's own layout. */
+export interface TextWalk {
+  blocks: number;
+  head: string;
+  types: Record<string, number>;
+  /** Offset in the text just after the last block line (before `\n]}\n`). */
+  end: number;
+}
+
+/**
+ * Walk a ledger in the exact layout verity writes (one canonical block per
+ * line) straight from its text: each record's text is checked to be
+ * canonical JSON in one pass and hashed as it stands, with no parsing into
+ * values. Returns null for anything else (another layout, a non-canonical
+ * record, a block whose index, prev_hash or hash does not chain): callers
+ * then take the general path, which reports each problem.
+ */
+export function walkVerityText(text: string): TextWalk | null {
+  if (text === EMPTY) {
+    return { blocks: 0, head: GENESIS, types: {}, end: HEADER.length };
+  }
+  if (!text.startsWith(HEADER + "\n") || !text.endsWith("\n]}\n")) return null;
+  const types: Record<string, number> = {};
+  const stop = text.length - 4; // the "\n]}\n" tail
+  let pos = HEADER.length + 1;
+  let prev = GENESIS;
+  let index = 0;
+  while (true) {
+    const head = `{"index":${index},"prev_hash":"${prev}","type":`;
+    if (!text.startsWith(head, pos)) return null;
+    const typeStart = pos + head.length;
+    if (text.charCodeAt(typeStart) !== 0x22) return null;
+    const typeEnd = canonicalValueEnd(text, typeStart);
+    if (typeEnd < 0 || !text.startsWith(',"record":', typeEnd)) return null;
+    const recStart = typeEnd + 10;
+    const recEnd = canonicalValueEnd(text, recStart);
+    if (recEnd < 0 || !text.startsWith(',"hash":"sha256:', recEnd)) return null;
+    const hexStart = recEnd + 16;
+    const hex = text.slice(hexStart, hexStart + 64);
+    if (!HEX64.test(hex) || !text.startsWith('"}', hexStart + 64)) return null;
+    const typeText = text.slice(typeStart, typeEnd);
+    const h = createHash("sha256").update(
+      prev + '{"record":' + text.slice(recStart, recEnd) + ',"type":' +
+        typeText + "}",
+    ).digest("hex");
+    if (h !== hex) return null;
+    const type = typeText.includes("\\")
+      ? JSON.parse(typeText) as string
+      : typeText.slice(1, -1);
+    types[type] = (types[type] ?? 0) + 1;
+    prev = "sha256:" + hex;
+    index++;
+    pos = hexStart + 66;
+    if (pos === stop) return { blocks: index, head: prev, types, end: pos };
+    if (!text.startsWith(",\n", pos)) return null;
+    pos += 2;
+  }
+}
+
+/**
+ * Verify a ledger from its text: the fast walk for verity's own layout when
+ * it reaches `expectedHead`, otherwise {@linkcode verifyLedger} over the
+ * text parsed as Python reads it (every problem reported). The same answer
+ * either way. Throws `SyntaxError` when the text is not JSON.
+ */
+export function verifyLedgerText(
+  text: string,
+  expectedHead: string,
+): LedgerVerification {
+  const w = walkVerityText(text);
+  if (w !== null && w.head === expectedHead) {
+    return {
+      ok: true,
+      blocks: w.blocks,
+      problems: [],
+      head: w.head,
+      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
+      types: w.types,
+    };
+  }
+  return verifyLedger(parsePythonJson(text), expectedHead);
+}
+
 /** Every contract recipe a ledger's records mention (`contract_recipe`, `contract_recipes`). */
 export function ledgerRecipes(ledger: unknown): string[] {
   const found = new Set<string>();
@@ -366,6 +455,29 @@ export function ledgerRecipes(ledger: unknown): string[] {
   };
   if (isPlainObject(ledger) && Array.isArray(ledger.blocks)) {
     for (const b of ledger.blocks) if (isPlainObject(b)) walk(b.record);
+  }
+  return [...found].sort();
+}
+
+const RECIPE_KEY =
+  /"contract_recipe"\s*:\s*"((?:[^"\\]|\\.)*)"|"contract_recipes"\s*:\s*\[([^\]]*)\]/g;
+
+/**
+ * {@linkcode ledgerRecipes} read straight from a ledger's text: a key
+ * pattern cannot match inside a JSON string (quotes there are escaped).
+ */
+export function ledgerRecipesText(text: string): string[] {
+  const found = new Set<string>();
+  for (const m of text.matchAll(RECIPE_KEY)) {
+    try {
+      if (m[1] !== undefined) found.add(JSON.parse(`"${m[1]}"`) as string);
+      else {
+        const list = JSON.parse(`[${m[2] ?? ""}]`) as unknown[];
+        for (const r of list) if (typeof r === "string") found.add(r);
+      }
+    } catch {
+      // not a string or a list of strings: not a recipe statement
+    }
   }
   return [...found].sort();
 }

@@ -7,8 +7,11 @@ import {
   chainHash,
   GENESIS,
   ledgerRecipes,
+  ledgerRecipesText,
   ledgerText,
   verifyLedger,
+  verifyLedgerText,
+  walkVerityText,
 } from "./chain.ts";
 
 const DATA = new URL("../../tests/data/evidence/", import.meta.url);
@@ -225,4 +228,52 @@ print(prev)`,
       '{"keys":{"\uffff":1,"😀":2},"n":-0.25}',
     );
   },
+});
+
+Deno.test("verifying from the text gives the same answer as the general path, intact or forged", () => {
+  const entries = [
+    {
+      type: "declaration",
+      record: parsePythonJson(
+        '{"schema":{"maximum":1.0,"big":123456789012345678901234567890},"s":"é\\n😀"}',
+      ),
+    },
+    {
+      type: "report",
+      record: { contract_recipes: ["3"], n: 0.00001, t: "tab\there" },
+    },
+    { type: "report", record: { contract_recipe: "2", empty: {}, list: [] } },
+  ];
+  const { lines, head } = chainBlocks(GENESIS, 0, entries);
+  const text = ledgerText(lines);
+  const w = walkVerityText(text);
+  assert.deepEqual(w && [w.blocks, w.head], [3, head]);
+  const fast = verifyLedgerText(text, head);
+  const general = verifyLedger(parsePythonJson(text), head);
+  assert.deepEqual(fast, general);
+  assert.equal(fast.ok, true);
+  assert.deepEqual(
+    ledgerRecipesText(text),
+    ledgerRecipes(parsePythonJson(text)),
+  );
+  assert.deepEqual(ledgerRecipesText(text), ["2", "3"]);
+  // Forgeries fall back to the general path and report the same problems.
+  const forged = [
+    text.replace('"maximum":1.0', '"maximum":1'),
+    text.replace(`"index":2`, `"index":3`),
+    text.slice(0, text.lastIndexOf(",\n")) + "\n]}\n",
+  ];
+  for (const f of forged) {
+    assert.equal(walkVerityText(f)?.head === head, false);
+    const v = verifyLedgerText(f, head);
+    assert.equal(v.ok, false);
+    assert.deepEqual(v, verifyLedger(parsePythonJson(f), head));
+  }
+  // Whitespace is not content: the fast walk declines, the general path verifies.
+  const spaced = text.replace('"maximum":1.0', '"maximum": 1.0');
+  assert.equal(walkVerityText(spaced), null);
+  assert.equal(verifyLedgerText(spaced, head).ok, true);
+  // The Python ledger is not in verity's layout: verified by the general path.
+  assert.equal(walkVerityText(PY_TEXT), null);
+  assert.equal(verifyLedgerText(PY_TEXT, PY_HEAD).ok, true);
 });

@@ -31,13 +31,13 @@ const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * Read and parse a JSON file. Throws {@linkcode UsageError} naming the file
- * when it is missing, unreadable, not UTF-8 or not JSON (exit 2).
+ * Read a UTF-8 text file (a leading BOM dropped). Throws
+ * {@linkcode UsageError} naming the file when it is missing, unreadable or
+ * not UTF-8.
  */
-export async function readJsonDocument(
+export async function readTextDocument(
   path: string,
-  options: ReadJsonOptions = {},
-): Promise<JsonDocument> {
+): Promise<{ text: string; bytes: Uint8Array }> {
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);
@@ -58,6 +58,18 @@ export async function readJsonDocument(
     }
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return { text, bytes };
+}
+
+/**
+ * Read and parse a JSON file. Throws {@linkcode UsageError} naming the file
+ * when it is missing, unreadable, not UTF-8 or not JSON (exit 2).
+ */
+export async function readJsonDocument(
+  path: string,
+  options: ReadJsonOptions = {},
+): Promise<JsonDocument> {
+  const { text, bytes } = await readTextDocument(path);
   let value: unknown;
   try {
     value = parsePythonJson(text);

@@ -8,7 +8,8 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { readJsonDocument } from "./files.ts";
+import { readJsonDocument, readTextDocument } from "./files.ts";
+import { parsePythonJson } from "./canonical.ts";
 import {
   type Block,
   blockLine,
@@ -19,12 +20,15 @@ import {
   LEDGER_VERSION,
   ledgerText,
   verifyLedger,
+  verifyLedgerText,
+  walkVerityText,
 } from "./chain.ts";
 import { writeTextFileAtomic } from "./atomic_write.ts";
 
-export { GENESIS, verifyLedger };
+export { GENESIS, verifyLedger, verifyLedgerText };
 export type { Block, Entry };
 export type { LedgerProblem, LedgerVerification } from "./chain.ts";
+import type { LedgerVerification } from "./chain.ts";
 
 /** The result of an append: the new block's index and hash; the hash is the new head. */
 export interface AppendResult {
@@ -40,6 +44,27 @@ export interface AppendResult {
  */
 export async function readLedgerFile(path: string): Promise<unknown> {
   return (await readJsonDocument(path)).value;
+}
+
+/**
+ * Verify a ledger file against a head kept elsewhere (see `verifyLedger`).
+ * verity's own layout is checked straight from the text; anything else is
+ * parsed as Python reads it. Throws {@linkcode UsageError} for a missing,
+ * unreadable or non-JSON file.
+ */
+export async function verifyLedgerFile(
+  path: string,
+  expectedHead: string,
+): Promise<LedgerVerification> {
+  const { text } = await readTextDocument(path);
+  try {
+    return verifyLedgerText(text, expectedHead);
+  } catch (e) {
+    if (e instanceof SyntaxError) {
+      throw new UsageError(`${path}: not valid JSON: ${e.message}`);
+    }
+    throw e;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -123,47 +148,76 @@ export async function appendBlocks(
   return await withLedgerLock(ledgerPath, async () => {
     let existing: Block[] = [];
     let head = GENESIS;
+    let start = 0;
+    let kept: string | null = null; // the existing block lines, when kept as text
     if (await exists(ledgerPath)) {
-      const doc = await readLedgerFile(ledgerPath);
-      const d = doc as {
-        ledger?: unknown;
-        version?: unknown;
-        blocks?: unknown;
-      };
-      if (typeof doc !== "object" || doc === null || d.ledger !== LEDGER_NAME) {
-        throw new UsageError(
-          `${ledgerPath}: not a verity ledger (ledger field ${
-            JSON.stringify(d?.ledger) ?? "missing"
-          }); verity appends only to its own ledgers`,
+      const { text } = await readTextDocument(ledgerPath);
+      const w = walkVerityText(text);
+      if (w !== null) {
+        // verity's own layout, every block chained: keep its text as it is.
+        head = w.head;
+        start = w.blocks;
+        kept = w.blocks === 0 ? "" : text.slice(0, w.end);
+      } else {
+        let doc: unknown;
+        try {
+          doc = parsePythonJson(text);
+        } catch (e) {
+          throw new UsageError(
+            `${ledgerPath}: not valid JSON: ${(e as Error).message}`,
+          );
+        }
+        const d = doc as {
+          ledger?: unknown;
+          version?: unknown;
+          blocks?: unknown;
+        };
+        if (
+          typeof doc !== "object" || doc === null || d.ledger !== LEDGER_NAME
+        ) {
+          throw new UsageError(
+            `${ledgerPath}: not a verity ledger (ledger field ${
+              JSON.stringify(d?.ledger) ?? "missing"
+            }); verity appends only to its own ledgers`,
+          );
+        }
+        if (d.version !== LEDGER_VERSION) {
+          throw new UsageError(
+            `${ledgerPath}: unsupported verity ledger version ${
+              JSON.stringify(d.version)
+            }`,
+          );
+        }
+        // Self-consistency: every check except the comparison with an outside head.
+        const v = verifyLedger(doc, GENESIS);
+        const problems = v.problems.filter((p) =>
+          !(p.kind === "head" && v.head !== null)
         );
+        if (problems.length > 0 || v.head === null) {
+          throw new UsageError(
+            `${ledgerPath}: the ledger's own chain does not verify (${problems.length} problem(s); first: ${
+              problems[0]?.message ?? "no head"
+            }); refusing to append`,
+          );
+        }
+        existing = d.blocks as Block[];
+        head = v.head;
+        start = existing.length;
       }
-      if (d.version !== LEDGER_VERSION) {
-        throw new UsageError(
-          `${ledgerPath}: unsupported verity ledger version ${
-            JSON.stringify(d.version)
-          }`,
-        );
-      }
-      // Self-consistency: verify against the head the chain itself replays to.
-      // Self-consistency: every check except the comparison with an outside head.
-      const v = verifyLedger(doc, GENESIS);
-      const problems = v.problems.filter((p) =>
-        !(p.kind === "head" && v.head !== null)
-      );
-      if (problems.length > 0 || v.head === null) {
-        throw new UsageError(
-          `${ledgerPath}: the ledger's own chain does not verify (${problems.length} problem(s); first: ${
-            problems[0]?.message ?? "no head"
-          }); refusing to append`,
-        );
-      }
-      existing = d.blocks as Block[];
-      head = v.head;
     }
-    const { lines, head: next } = chainBlocks(head, existing.length, entries);
-    const text = ledgerText([...existing.map(blockLine), ...lines]);
+    const { lines, head: next } = chainBlocks(head, start, entries);
+    let text: string;
+    if (kept === null) {
+      text = ledgerText([...existing.map(blockLine), ...lines]);
+    } else if (kept === "") {
+      text = ledgerText(lines);
+    } else if (lines.length === 0) {
+      text = `${kept}\n]}\n`;
+    } else {
+      text = `${kept},\n${lines.join(",\n")}\n]}\n`;
+    }
     await writeTextFileAtomic(ledgerPath, text);
-    return { first: existing.length, count: entries.length, head: next };
+    return { first: start, count: entries.length, head: next };
   });
 }
 
