@@ -351,7 +351,6 @@ export function verifyLedger(
 const HEADER =
   `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[`;
 const EMPTY = `${HEADER}]}\n`;
-const HEX64 = /^[0-9a-f]{64}$/;
 
 /** What {@linkcode walkVerityText} found in a ledger written in verity's own layout. */
 export interface TextWalk {
@@ -381,9 +380,16 @@ export function walkVerityText(text: string): TextWalk | null {
   let prev = GENESIS;
   let index = 0;
   while (true) {
-    const head = `{"index":${index},"prev_hash":"${prev}","type":`;
-    if (!text.startsWith(head, pos)) return null;
-    const typeStart = pos + head.length;
+    // {"index":N,"prev_hash":"<prev>","type":T,"record":R,"hash":"sha256:<hex>"}
+    if (!text.startsWith('{"index":', pos)) return null;
+    const digits = String(index);
+    if (!text.startsWith(digits, pos + 9)) return null;
+    const p = pos + 9 + digits.length;
+    if (
+      !text.startsWith(',"prev_hash":"', p) || !text.startsWith(prev, p + 14)
+    ) return null;
+    if (!text.startsWith('","type":', p + 85)) return null;
+    const typeStart = p + 94;
     if (text.charCodeAt(typeStart) !== 0x22) return null;
     const typeEnd = canonicalValueEnd(text, typeStart);
     if (typeEnd < 0 || !text.startsWith(',"record":', typeEnd)) return null;
@@ -391,14 +397,14 @@ export function walkVerityText(text: string): TextWalk | null {
     const recEnd = canonicalValueEnd(text, recStart);
     if (recEnd < 0 || !text.startsWith(',"hash":"sha256:', recEnd)) return null;
     const hexStart = recEnd + 16;
+    if (!text.startsWith('"}', hexStart + 64)) return null;
     const hex = text.slice(hexStart, hexStart + 64);
-    if (!HEX64.test(hex) || !text.startsWith('"}', hexStart + 64)) return null;
     const typeText = text.slice(typeStart, typeEnd);
     const h = createHash("sha256").update(
       prev + '{"record":' + text.slice(recStart, recEnd) + ',"type":' +
         typeText + "}",
     ).digest("hex");
-    if (h !== hex) return null;
+    if (h !== hex) return null; // also proves the published hash is 64 lowercase hex digits
     const type = typeText.includes("\\")
       ? JSON.parse(typeText) as string
       : typeText.slice(1, -1);

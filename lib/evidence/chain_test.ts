@@ -277,3 +277,17 @@ Deno.test("verifying from the text gives the same answer as the general path, in
   assert.equal(walkVerityText(PY_TEXT), null);
   assert.equal(verifyLedgerText(PY_TEXT, PY_HEAD).ok, true);
 });
+
+Deno.test("the text walk counts block types, escaped ones included, and handles long records", () => {
+  const c = chainBlocks(GENESIS, 0, [
+    {
+      type: "report",
+      record: { a: 1, s: "tab\there", big: "x".repeat(70_000) },
+    },
+    { type: "report", record: { b: [true, null, 0.5] } },
+    { type: "note\u0001", record: {} },
+  ]);
+  const w = walkVerityText(ledgerText(c.lines));
+  assert.equal(w?.head, c.head);
+  assert.deepEqual(w?.types, { report: 2, "note\u0001": 1 });
+});
