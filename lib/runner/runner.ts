@@ -227,6 +227,32 @@ function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
   return ev.network.map((value) => ({ permission: "net", value }));
 }
 
+function newRecord(
+  ctx: Ctx,
+  id: string,
+  kind: string,
+  tool: PlannedTool | null,
+  run: number,
+): SessionRecord {
+  return {
+    id,
+    kind,
+    tool: tool
+      ? (tool.variant ? `${tool.name}[${tool.variant}]` : tool.name)
+      : null,
+    run,
+    backend: ctx.opts.backend,
+    command: [],
+    callResponses: [],
+    stderrTail: "",
+    exit: "",
+    problems: [],
+    wallMs: 0,
+    serverMs: 0,
+    sandbox: null,
+  };
+}
+
 /** Opening-session evidence kept once per run (from the first control session). */
 interface OpeningEvidence {
   initialize: string | null;
@@ -251,23 +277,7 @@ async function runSequentialSession(
     network: null,
     backend: ctx.opts.backend,
   };
-  const record: SessionRecord = {
-    id: p.id,
-    kind: p.kind,
-    tool: tool
-      ? (tool.variant ? `${tool.name}[${tool.variant}]` : tool.name)
-      : null,
-    run: p.run,
-    backend: ctx.opts.backend,
-    command: [],
-    callResponses: [],
-    stderrTail: "",
-    exit: "",
-    problems: [],
-    wallMs: 0,
-    serverMs: 0,
-    sandbox: null,
-  };
+  const record = newRecord(ctx, p.id, p.kind, tool, p.run);
   try {
     try {
       await resetState(ctx.def, dirs.state);
@@ -361,21 +371,8 @@ async function runAttemptSession(
     overlapDetail: "",
     timeline: [],
   };
-  const record: SessionRecord = {
-    id: p.id,
-    kind: `attempt:${p.mode}`,
-    tool: tool.variant ? `${tool.name}[${tool.variant}]` : tool.name,
-    run: p.attempt,
-    backend: ctx.opts.backend,
-    command: [],
-    callResponses: [],
-    stderrTail: "",
-    exit: "",
-    problems: [],
-    wallMs: 0,
-    serverMs: 0,
-    sandbox: null,
-  };
+  const record = newRecord(ctx, p.id, `attempt:${p.mode}`, tool, p.attempt);
+
   try {
     try {
       await resetState(ctx.def, dirs.state);

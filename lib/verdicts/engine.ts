@@ -273,29 +273,37 @@ function controlReference(
   return defn.control[0]?.stateDigest ?? null;
 }
 
-function observeReadOnly(
+/** The comparison read_only and destructive share: control state vs each once state. */
+function controlVsOnce(
   cmp: Comparator,
   defn: DefinitionObservations,
   t: ToolObservations,
-): Observation {
+): { o: Observation; perRun: { s: SessionObservation; d: Delta }[] | null } {
   const gate = stateGate(defn, [...defn.control, ...t.once]);
-  if (gate) return gate;
+  if (gate) return { o: gate, perRun: null };
   const o = base();
   const ref = controlReference(cmp, defn, o);
-  if (ref === null) return o;
-  const perRun = t.once.map((s) => {
-    const d = cmp.delta(ref, s.stateDigest!);
-    return { s, d };
-  });
+  if (ref === null) return { o, perRun: null };
+  const perRun = t.once.map((s) => ({ s, d: cmp.delta(ref, s.stateDigest!) }));
   o.facts.business_changed = perRun.some(({ d }) => !d.business.empty);
   o.facts.append_only_changed = perRun.some(({ d }) => !d.append_only.empty);
-  o.facts.unclassified_changed = perRun.some(({ d }) => !d.unclassified.empty);
   o.evidence.control_vs_once = perRun.map(({ s, d }) => ({
     run: s.run,
     from: ref,
     to: s.stateDigest,
     delta: summarizeDelta(d),
   }));
+  return { o, perRun };
+}
+
+function observeReadOnly(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+): Observation {
+  const { o, perRun } = controlVsOnce(cmp, defn, t);
+  if (perRun === null) return o;
+  o.facts.unclassified_changed = perRun.some(({ d }) => !d.unclassified.empty);
   decideRuns(
     o,
     perRun.map(({ s, d }) => ({
@@ -316,21 +324,9 @@ function observeDestructive(
   defn: DefinitionObservations,
   t: ToolObservations,
 ): Observation {
-  const gate = stateGate(defn, [...defn.control, ...t.once]);
-  if (gate) return gate;
-  const o = base();
-  const ref = controlReference(cmp, defn, o);
-  if (ref === null) return o;
-  const perRun = t.once.map((s) => ({ s, d: cmp.delta(ref, s.stateDigest!) }));
-  o.facts.business_changed = perRun.some(({ d }) => !d.business.empty);
-  o.facts.append_only_changed = perRun.some(({ d }) => !d.append_only.empty);
+  const { o, perRun } = controlVsOnce(cmp, defn, t);
+  if (perRun === null) return o;
   o.facts.lossy = perRun.some(({ d }) => lossy(d, ["business", "append_only"]));
-  o.evidence.control_vs_once = perRun.map(({ s, d }) => ({
-    run: s.run,
-    from: ref,
-    to: s.stateDigest,
-    delta: summarizeDelta(d),
-  }));
   decideRuns(
     o,
     perRun.map(({ s, d }) => ({
