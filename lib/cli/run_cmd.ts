@@ -31,6 +31,7 @@ import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
 import { TEST_NAMES } from "../verdicts/types.ts";
+import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import { resolvePreparedRun } from "../audit/local.ts";
@@ -228,6 +229,7 @@ export async function main(argv: string[]): Promise<number> {
       harness: { version: VERSION, ...(await harnessGitState()) },
       deno: Deno.version.deno,
       sdk: "@modelcontextprotocol/sdk 1.32.2 (fixtures and SDK pin test only)",
+      engine: ENGINE_VERSION,
       capturedAt: started.toISOString(),
       options: {
         runs,

@@ -6,6 +6,7 @@
  * @module
  */
 import { type Report, REPORT_SCHEMA } from "./report.ts";
+import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { checkExpectations, type ExpectedVerdict } from "./expectations.ts";
 import type { Verdict } from "../verdicts/types.ts";
 
@@ -276,6 +277,7 @@ export function syntheticReport(options: SyntheticReportOptions = {}): Report {
         digest: `sha256:${"d".repeat(64)}`,
       },
       harness: { version: "0.1.0", commit: "c0ffee", dirty: false },
+      engine: ENGINE_VERSION,
       deno: "2.9.6",
       sdk: "@modelcontextprotocol/sdk 1.32.2",
       capturedAt: "2026-11-30T00:00:00.000Z",

@@ -6,7 +6,7 @@
  */
 import type { Snapshot } from "../state/types.ts";
 import { snapshotDigest } from "../state/delta.ts";
-import { judgeTool } from "../verdicts/engine.ts";
+import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
   TestName,
@@ -28,6 +28,8 @@ export const REPORT_SCHEMA = "verity.report/1";
 export interface Provenance {
   definition: { name: string; kind: string; file: string; digest: string };
   harness: { version: string; commit: string | null; dirty: boolean | null };
+  /** Version of the verdict rules that judged this report (see ENGINE_VERSION). */
+  engine: number;
   deno: string;
   sdk: string;
   capturedAt: string;
@@ -120,6 +122,15 @@ export function verifyReport(report: unknown): ReportProblem[] {
         message: `content hashes to ${again}`,
       });
     }
+  }
+  const engine = r.provenance?.engine;
+  if (engine !== ENGINE_VERSION) {
+    problems.push({
+      where: "provenance.engine",
+      message: `judged by verdict rules version ${
+        engine ?? "unknown"
+      }; this verity applies version ${ENGINE_VERSION}, so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
+    });
   }
   let derived: Verdict[];
   try {

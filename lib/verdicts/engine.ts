@@ -18,6 +18,13 @@ import type {
 } from "./types.ts";
 import { TEST_NAMES } from "./types.ts";
 
+/**
+ * The version of the verdict rules. It changes whenever the same evidence
+ * would give a different verdict, so `verity report verify` can tell a
+ * tampered report from one judged under older rules.
+ */
+export const ENGINE_VERSION = 2;
+
 /** Normalized snapshots by digest: the state evidence every comparison reads. */
 export type SnapshotStore = Readonly<Record<string, Snapshot>>;
 
@@ -498,7 +505,28 @@ function observeConcurrent(
     o.details.push("attempts differ from one call only in unclassified state");
     return o;
   }
-  if (rows.some((r) => r.a.overlap)) {
+  // Without divergence, only attempts where a call did its work are evidence
+  // that concurrent calls are safe; a call that failed may never have reached
+  // the code that races.
+  if (t.once.every((s) => callFailed(s))) {
+    o.blockers.unshift("CALL_ERROR");
+    o.details.push(
+      "the single call failed in every once session: nothing to compare",
+    );
+    return o;
+  }
+  const informative = rows.filter((r) =>
+    r.a.calls.some((c) => c.status === "ok")
+  );
+  o.facts.informative_attempts = informative.length;
+  if (informative.length === 0) {
+    o.blockers.unshift("CALL_ERROR");
+    o.details.push(
+      "every call failed in every concurrent attempt, and nothing changed",
+    );
+    return o;
+  }
+  if (informative.some((r) => r.a.overlap)) {
     o.behaviour = "holds";
     return o;
   }

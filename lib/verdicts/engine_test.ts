@@ -380,7 +380,10 @@ Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap",
     attempt: n,
     stateDigest: digest,
     setupFailure: null,
-    calls: [],
+    calls: [
+      { status: "ok" as const, frameIndex: null, ms: 1, message: null },
+      { status: "ok" as const, frameIndex: null, ms: 1, message: null },
+    ],
     overlap,
     overlapDetail: "",
     timeline: [],
@@ -405,4 +408,62 @@ Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap",
   assert.equal(v.outcome, "VIOLATION");
   assert.deepEqual(v.evidence.producedBy, ["two_process"]);
   assert.equal(v.facts.diverged_attempts, 1);
+});
+
+Deno.test("concurrent: attempts whose calls all failed are no evidence of idempotence", () => {
+  const failedAttempt = (
+    mode: "single_connection" | "two_process",
+    n: number,
+  ) => ({
+    mode,
+    attempt: n,
+    stateDigest: "added",
+    setupFailure: null,
+    calls: [
+      {
+        status: "tool_error" as const,
+        frameIndex: null,
+        ms: 1,
+        message: "no such entity",
+      },
+      {
+        status: "tool_error" as const,
+        frameIndex: null,
+        ms: 1,
+        message: "no such entity",
+      },
+    ],
+    overlap: true,
+    overlapDetail: "",
+    timeline: [],
+  });
+  const t = tool({ idempotentHint: "FALSE" }, ["added", "added", "added"], [
+    "added",
+    "added",
+    "added",
+  ]);
+  t.concurrent = [
+    failedAttempt("single_connection", 1),
+    failedAttempt("two_process", 1),
+  ];
+  const v = judge("concurrent_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "NOT_APPLICABLE:PERMISSIVE_DECLARATION");
+  assert.equal(v.observed, "idempotent=unknown");
+  assert.equal(v.overDeclared, false);
+  assert.deepEqual(v.secondary, ["CALL_ERROR"]);
+  // A once call that failed everywhere leaves nothing to compare, whatever the attempts did.
+  const failedOnce = tool(
+    { idempotentHint: "TRUE" },
+    ["seed", "seed", "seed"],
+    ["seed", "seed", "seed"],
+    "tool_error",
+  );
+  failedOnce.concurrent = [{
+    ...failedAttempt("two_process", 1),
+    stateDigest: "seed",
+  }];
+  assert.equal(
+    judge("concurrent_idempotence", defn(), failedOnce, STORE).outcome,
+    "INCONCLUSIVE:CALL_ERROR",
+  );
 });
