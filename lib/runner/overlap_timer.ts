@@ -205,13 +205,29 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
   }
 }
 
-/** Entry point of `verity __overlap`: spec on stdin, result on stdout. */
+/**
+ * Entry point of `verity __overlap`: one JSON spec per line on stdin, one
+ * JSON result per line on stdout, until stdin closes. The runner keeps one
+ * timer process per job slot, so an attempt does not pay for a process start.
+ */
 export async function main(_argv: string[]): Promise<number> {
-  const text = await new Response(Deno.stdin.readable).text();
-  const spec = JSON.parse(text) as OverlapSpec;
-  const result = await runAttempt(spec);
-  await Deno.stdout.write(
-    new TextEncoder().encode(JSON.stringify(result) + "\n"),
-  );
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  let buf = "";
+  const handle = async (line: string) => {
+    if (line.trim() === "") return;
+    const result = await runAttempt(JSON.parse(line) as OverlapSpec);
+    await Deno.stdout.write(enc.encode(JSON.stringify(result) + "\n"));
+  };
+  for await (const chunk of Deno.stdin.readable) {
+    buf += dec.decode(chunk, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      await handle(line);
+    }
+  }
+  await handle(buf);
   return 0;
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { Definition } from "../definition/definition.ts";
 import { substitute } from "../definition/definition.ts";
 import { resetState } from "../state/reset.ts";
-import { takeSnapshot } from "../state/snapshot.ts";
+import { SnapshotReader, takeSnapshot } from "../state/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
@@ -44,8 +44,8 @@ import {
   planSequential,
   wantsConcurrent,
 } from "./plan.ts";
-import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
-import { selfCommand } from "./self.ts";
+import type { OverlapSpec } from "./overlap_timer.ts";
+import { OverlapTimerPool } from "./overlap_pool.ts";
 
 /** Options for {@linkcode runBattery}. */
 export interface RunnerOptions {
@@ -115,6 +115,8 @@ interface Ctx {
   snapshots: Map<string, Snapshot>;
   sessions: SessionRecord[];
   seq: number;
+  timers: OverlapTimerPool;
+  reader: SnapshotReader;
 }
 
 function describeFrame(f: Frame | undefined): string | null {
@@ -187,7 +189,10 @@ function launchFor(
 }
 
 async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
-  const snap = normalize(await takeSnapshot(ctx.def, stateDir), ctx.def);
+  const snap = normalize(
+    await takeSnapshot(ctx.def, stateDir, { reader: ctx.reader }),
+    ctx.def,
+  );
   const digest = snapshotDigest(snap);
   if (!ctx.snapshots.has(digest)) ctx.snapshots.set(digest, snap);
   return digest;
@@ -393,35 +398,11 @@ async function runAttemptSession(
       callTimeoutMs: ctx.def.timeouts.call_s * 1000,
       call: { name: tool.name, arguments: tool.arguments },
     };
-    const [prog, ...args] = selfCommand("__overlap");
-    const child = new Deno.Command(prog!, {
-      args,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(JSON.stringify(spec)));
-    await w.close();
     const limit = (ctx.def.timeouts.start_s + ctx.def.timeouts.call_s) * 1000 +
       15_000;
-    const timer = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // gone
-      }
-    }, limit);
-    const out = await child.output();
-    clearTimeout(timer);
-    const text = new TextDecoder().decode(out.stdout).trim();
-    let res: OverlapResult;
-    try {
-      res = JSON.parse(text) as OverlapResult;
-    } catch {
-      obs.setupFailure = `overlap timer failed (exit ${out.code}): ${
-        new TextDecoder().decode(out.stderr).trim().split("\n").pop() ?? ""
-      }`;
+    const res = await ctx.timers.run(spec, limit);
+    if (typeof res === "string") {
+      obs.setupFailure = res;
       return obs;
     }
     record.serverMs = res.serverSpanMs;
@@ -504,7 +485,22 @@ export async function runBattery(
     snapshots: new Map(),
     sessions: [],
     seq: 0,
+    timers: new OverlapTimerPool(),
+    reader: new SnapshotReader(await Deno.realPath(opts.workDir)),
   };
+  try {
+    return await execute(ctx, tools);
+  } finally {
+    ctx.reader.close();
+    await ctx.timers.close();
+  }
+}
+
+async function execute(
+  ctx: Ctx,
+  tools: readonly PlannedTool[],
+): Promise<BatteryResult> {
+  const { def, opts } = ctx;
   const say = opts.progress ?? (() => {});
   const reset = await verifyReset(ctx);
   say(

@@ -13,6 +13,8 @@ export type WorkerItem =
 
 /** The request: read these items inside stateDir. */
 export interface WorkerRequest {
+  /** Echoed in the reply, so one worker can serve several snapshots at once. */
+  id?: number | undefined;
   stateDir: string;
   items: WorkerItem[];
 }
@@ -30,5 +32,10 @@ export type WorkerResult =
 
 /** The worker's reply. */
 export type WorkerReply =
-  | { ok: true; results: WorkerResult[]; problems: string[] }
-  | { ok: false; error: string; problems: string[] };
+  | {
+    id?: number | undefined;
+    ok: true;
+    results: WorkerResult[];
+    problems: string[];
+  }
+  | { id?: number | undefined; ok: false; error: string; problems: string[] };

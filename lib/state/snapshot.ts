@@ -31,6 +31,12 @@ import {
 
 /** Options of {@linkcode takeSnapshot}. */
 export interface SnapshotOptions {
+  /**
+   * A long-lived reader to use instead of a worker per snapshot; its root
+   * must contain the state directory.
+   * @default {undefined}
+   */
+  reader?: SnapshotReader;
   /** Give up (and throw) when reading takes longer than this. @default 300000 */
   timeoutMs?: number;
 }
@@ -152,7 +158,10 @@ export async function takeSnapshot(
   const items = workerItems(def);
   const needsSql = def.adapters.some((a) => a.kind === "sqlite");
   const sqlP = needsSql ? loadSqlEngine() : Promise.resolve(null);
-  const reply = await readInWorker(dir, items, options.timeoutMs ?? 300_000);
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  const reply = options.reader
+    ? await options.reader.read(dir, items, timeoutMs)
+    : await readInWorker(dir, items, timeoutMs);
   if (!reply.ok) {
     throw new Error(`snapshot of ${stateDir} failed: ${reply.error}`);
   }
@@ -218,4 +227,93 @@ function readInWorker(
     };
     worker.postMessage({ stateDir, items });
   });
+}
+
+/**
+ * One read-only snapshot worker serving many snapshots, for a run that
+ * observes hundreds of state directories under one root: the worker may
+ * read only below `root` and never write, and each request is still
+ * confined to its own state directory (links leading out are refused).
+ * Requires `--allow-read` on `root` and `--unstable-worker-options`.
+ *
+ * @example
+ * ```ts ignore
+ * const reader = new SnapshotReader(await Deno.realPath(workDir));
+ * const snap = await takeSnapshot(def, stateDir, { reader });
+ * reader.close();
+ * ```
+ */
+export class SnapshotReader {
+  #root: string;
+  #worker: Worker | null = null;
+  #next = 1;
+  #pending = new Map<number, (r: WorkerReply | Error) => void>();
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const w = new Worker(
+      new URL("./snapshot_worker.ts", import.meta.url).href,
+      readOnlyWorkerOptions(this.#root),
+    );
+    w.onmessage = (ev: MessageEvent<WorkerReply>) => {
+      const id = ev.data.id ?? -1;
+      const done = this.#pending.get(id);
+      this.#pending.delete(id);
+      done?.(ev.data);
+    };
+    w.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      this.#fail(new Error(`snapshot worker failed: ${ev.message}`));
+    };
+    this.#worker = w;
+    return w;
+  }
+
+  #fail(e: Error): void {
+    this.#worker?.terminate();
+    this.#worker = null;
+    for (const done of this.#pending.values()) done(e);
+    this.#pending.clear();
+  }
+
+  /** Read one state directory's surfaces. */
+  read(
+    stateDir: string,
+    items: WorkerItem[],
+    timeoutMs: number,
+  ): Promise<WorkerReply> {
+    if (stateDir !== this.#root && !stateDir.startsWith(this.#root + "/")) {
+      return Promise.reject(
+        new RangeError(
+          `${stateDir} is outside the reader's root ${this.#root}`,
+        ),
+      );
+    }
+    const w = this.#start();
+    const id = this.#next++;
+    return new Promise<WorkerReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#fail(
+          new Error(
+            `snapshot of ${stateDir} did not finish within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      this.#pending.set(id, (r) => {
+        clearTimeout(timer);
+        if (r instanceof Error) reject(r);
+        else resolve(r);
+      });
+      w.postMessage({ id, stateDir, items });
+    });
+  }
+
+  /** Stop the worker. */
+  close(): void {
+    this.#fail(new Error("snapshot reader closed"));
+  }
 }

@@ -232,3 +232,39 @@ Deno.test("snapshot: a missing label has no records; json and sqlite regions get
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("snapshot: one long-lived reader serves many state dirs, confined to each", async () => {
+  const { SnapshotReader } = await import("./snapshot.ts");
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  const a = `${root}/a`;
+  const b = `${root}/b`;
+  await Deno.mkdir(a);
+  await Deno.mkdir(b);
+  await Deno.writeTextFile(`${a}/store.json`, '{"x":1}');
+  await Deno.writeTextFile(`${b}/store.json`, '{"x":2}');
+  // A link from b's store to a's is refused, not followed.
+  await Deno.remove(`${b}/store.json`);
+  await Deno.symlink(`${a}/store.json`, `${b}/store.json`);
+  const reader = new SnapshotReader(root);
+  try {
+    const items = [{ kind: "json" as const, label: "store.json" }];
+    const [ra, rb] = await Promise.all([
+      reader.read(a, items, 10_000),
+      reader.read(b, items, 10_000),
+    ]);
+    assert.equal(ra.ok, true);
+    assert.equal(rb.ok, true);
+    const bytes = (r: typeof ra) =>
+      r.ok && r.results[0]?.kind === "json" ? r.results[0].bytes : null;
+    assert.equal(new TextDecoder().decode(bytes(ra)!), '{"x":1}');
+    assert.equal(bytes(rb), null);
+    assert.match(rb.problems.join("\n"), /leads outside the state directory/);
+    await assert.rejects(
+      () => reader.read("/etc", items, 1000),
+      /outside the reader's root/,
+    );
+  } finally {
+    reader.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});

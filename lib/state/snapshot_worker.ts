@@ -110,10 +110,11 @@ self.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
         transfer.push(r.bytes.buffer as ArrayBuffer);
       }
     }
-    const reply: WorkerReply = { ok: true, results, problems };
+    const reply: WorkerReply = { id: ev.data.id, ok: true, results, problems };
     self.postMessage(reply, { transfer });
   } catch (e) {
     const reply: WorkerReply = {
+      id: ev.data.id,
       ok: false,
       error: (e as Error).message,
       problems,

@@ -1,0 +1,122 @@
+/**
+ * Long-lived overlap-timer processes (`verity __overlap`), one per job slot.
+ * Each takes one attempt spec per line and answers one result per line; a
+ * timer that does not answer in time is killed and replaced.
+ *
+ * Requires `--allow-run`.
+ *
+ * @module
+ */
+import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
+import { selfCommand } from "./self.ts";
+
+class TimerProcess {
+  #child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #reader: ReadableStreamDefaultReader<string>;
+  #buf = "";
+  #stderr: Promise<string>;
+
+  constructor() {
+    const [prog, ...args] = selfCommand("__overlap");
+    this.#child = new Deno.Command(prog!, {
+      args,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#writer = this.#child.stdin.getWriter();
+    this.#reader = this.#child.stdout.pipeThrough(new TextDecoderStream())
+      .getReader();
+    this.#stderr = new Response(this.#child.stderr).text().catch(() => "");
+  }
+
+  async #line(): Promise<string | null> {
+    while (true) {
+      const nl = this.#buf.indexOf("\n");
+      if (nl >= 0) {
+        const line = this.#buf.slice(0, nl);
+        this.#buf = this.#buf.slice(nl + 1);
+        return line;
+      }
+      const { value, done } = await this.#reader.read();
+      if (done) return null;
+      this.#buf += value;
+    }
+  }
+
+  /** Run one attempt; resolves to a result, or a failure message. */
+  async run(
+    spec: OverlapSpec,
+    limitMs: number,
+  ): Promise<OverlapResult | string> {
+    await this.#writer.write(
+      new TextEncoder().encode(JSON.stringify(spec) + "\n"),
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<string>((res) => {
+      timer = setTimeout(
+        () => res(`overlap timer gave no answer within ${limitMs} ms`),
+        limitMs,
+      );
+    });
+    const answer = await Promise.race([this.#line(), timeout]);
+    clearTimeout(timer);
+    if (answer === null) {
+      const err = (await this.#stderr).trim().split("\n").pop() ?? "";
+      return `overlap timer exited: ${err}`;
+    }
+    try {
+      return JSON.parse(answer) as OverlapResult;
+    } catch {
+      return `overlap timer answered garbage: ${answer.slice(0, 200)}`;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    const done = await Promise.race([
+      this.#child.status.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
+    ]);
+    if (!done) this.kill();
+    await this.#child.status.catch(() => {});
+  }
+
+  kill(): void {
+    try {
+      this.#child.kill("SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+}
+
+/** A pool of overlap-timer processes, created on demand. */
+export class OverlapTimerPool {
+  #idle: TimerProcess[] = [];
+  #all = new Set<TimerProcess>();
+
+  /** Run one attempt on an idle timer (starting one if none is idle). */
+  async run(
+    spec: OverlapSpec,
+    limitMs: number,
+  ): Promise<OverlapResult | string> {
+    const t = this.#idle.pop() ?? new TimerProcess();
+    this.#all.add(t);
+    const r = await t.run(spec, limitMs);
+    if (typeof r === "string") {
+      // A timer that failed is not reused.
+      t.kill();
+      this.#all.delete(t);
+    } else this.#idle.push(t);
+    return r;
+  }
+
+  /** Close every timer. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#all].map((t) => t.close()));
+    this.#all.clear();
+    this.#idle = [];
+  }
+}
