@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { normalizeAbsolute } from "../state/paths.ts";
 
 /** The placeholder prefix the definition loader refuses. */
 export const TODO = "TODO(verity)";
@@ -77,30 +78,20 @@ export function pathCandidate(
   home: string | null,
 ): string | null {
   if (value === "" || value.includes("\n")) return null;
-  if (value.startsWith("/")) return normalize(value);
+  if (value.startsWith("/")) return normalizeAbsolute(value);
   if ((value === "~" || value.startsWith("~/")) && home !== null) {
-    return normalize(`${home}/${value.slice(2)}`);
+    return normalizeAbsolute(`${home}/${value.slice(2)}`);
   }
   if (
     value.startsWith("./") || value.startsWith("../") || value.includes("/")
   ) {
     if (/^[a-z]+:/i.test(value)) return null; // URLs, npm: specifiers
-    return normalize(`${cwd}/${value}`);
+    return normalizeAbsolute(`${cwd}/${value}`);
   }
   if (/\.[A-Za-z0-9]{1,5}$/.test(value) && !value.startsWith("-")) {
-    return normalize(`${cwd}/${value}`);
+    return normalizeAbsolute(`${cwd}/${value}`);
   }
   return null;
-}
-
-function normalize(p: string): string {
-  const out: string[] = [];
-  for (const seg of p.split("/")) {
-    if (seg === "" || seg === ".") continue;
-    if (seg === "..") out.pop();
-    else out.push(seg);
-  }
-  return "/" + out.join("/");
 }
 
 function basename(p: string): string {

@@ -11,7 +11,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import { createHash } from "node:crypto";
 import { DefinitionError, UsageError } from "../errors.ts";
-import { normalizeLabel } from "../state/paths.ts";
+import { normalizeAbsolute, normalizeLabel } from "../state/paths.ts";
 
 export { normalizeLabel };
 
@@ -220,18 +220,7 @@ async function exists(p: string): Promise<boolean> {
 
 function absolute(p: string): string {
   const joined = p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
-  return normalizePath(joined);
-}
-
-/** Resolve `.` and `..` segments of an absolute POSIX path. */
-function normalizePath(p: string): string {
-  const out: string[] = [];
-  for (const seg of p.split("/")) {
-    if (seg === "" || seg === ".") continue;
-    if (seg === "..") out.pop();
-    else out.push(seg);
-  }
-  return "/" + out.join("/");
+  return normalizeAbsolute(joined);
 }
 
 function dirname(p: string): string {
@@ -921,8 +910,8 @@ export async function walkSeed(
 /** Absolute path of an adapter's seed. */
 export function seedPath(def: Pick<Definition, "dir">, seed: string): string {
   return seed.startsWith("/")
-    ? normalizePath(seed)
-    : normalizePath(`${def.dir}/${seed}`);
+    ? normalizeAbsolute(seed)
+    : normalizeAbsolute(`${def.dir}/${seed}`);
 }
 
 /** The digest over the toml text and every seed's bytes; missing seeds are errors. */

@@ -23,3 +23,22 @@ export function normalizeLabel(label: string): string {
 export function isUnder(path: string, base: string): boolean {
   return base === "." || path === base || path.startsWith(base + "/");
 }
+
+/**
+ * Resolve `.` and `..` segments of an absolute POSIX path (no file system
+ * access; `..` above the root stays at the root).
+ *
+ * @example
+ * ```ts
+ * normalizeAbsolute("/a/./b/../c/"); // "/a/c"
+ * ```
+ */
+export function normalizeAbsolute(p: string): string {
+  const out: string[] = [];
+  for (const seg of p.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") out.pop();
+    else out.push(seg);
+  }
+  return "/" + out.join("/");
+}
