@@ -124,7 +124,26 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * On SIGINT or SIGTERM, kill every server process group still running and
+ * exit: an interrupted audit leaves no untrusted server behind, and reports
+ * are only ever renamed into place whole, so none is half-written.
+ */
+async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
+  const { killAllServers } = await import("./lib/wire/stdio_client.ts");
+  const n = killAllServers();
+  console.error(
+    `verity: interrupted by ${signal}${
+      n ? `; stopped ${n} server process group(s)` : ""
+    }`,
+  );
+  Deno.exit(code);
+}
+
 if (import.meta.main) {
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    Deno.addSignalListener(signal, () => void onInterrupt(signal, code));
+  }
   const code = await run(Deno.args);
   Deno.exit(code);
 }

@@ -38,8 +38,10 @@ async function survivors(marker: string): Promise<string[]> {
     stdout: "piped",
   })
     .output();
+  // Only server processes: not pgrep, and not the verity (deno) process whose
+  // own arguments name the script.
   return dec.decode(out.stdout).split("\n").filter((l) =>
-    l.trim() && !l.includes("pgrep")
+    l.trim() && !l.includes("pgrep") && !l.includes("deno")
   );
 }
 
@@ -172,4 +174,38 @@ Deno.test("a server that is not found is one line and exit 2", async () => {
   const r = await verity(["tools", "--", "/nonexistent/server-binary"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /cannot start "\/nonexistent\/server-binary"/);
+});
+
+Deno.test("an interrupted verity stops the servers it started", async () => {
+  const marker = `${HERE}silent.sh`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      MAIN,
+      "tools",
+      "--timeout",
+      "60",
+      "--",
+      "sh",
+      marker,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  // Wait until the server is running, then interrupt verity itself.
+  for (let i = 0; i < 100 && (await survivors("silent.sh")).length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.notDeepEqual(await survivors("silent.sh"), [], "the server started");
+  child.kill("SIGTERM");
+  const out = await child.output();
+  assert.equal(out.code, 143);
+  assert.match(
+    dec.decode(out.stderr),
+    /interrupted by SIGTERM; stopped 1 server process group/,
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(await survivors("silent.sh"), [], "no server left behind");
 });

@@ -53,6 +53,24 @@ interface Pending {
 
 const enc = new TextEncoder();
 
+/** Every client whose process may still be running, for {@linkcode killAllServers}. */
+const LIVE = new Set<StdioClient>();
+
+/**
+ * SIGKILL the process group of every server this process started and has
+ * not yet closed: what an interrupted harness does before it exits, so no
+ * untrusted server outlives it.
+ */
+export function killAllServers(): number {
+  let n = 0;
+  for (const c of LIVE) {
+    c.kill();
+    n++;
+  }
+  LIVE.clear();
+  return n;
+}
+
 /**
  * A running MCP server spoken to over stdio.
  *
@@ -109,6 +127,8 @@ export class StdioClient {
       });
       const child = cmd.spawn();
       c.#child = child;
+      LIVE.add(c);
+      child.status.finally(() => LIVE.delete(c));
       c.#writer = child.stdin.getWriter();
       c.#writer.closed.catch(() => {});
       c.#exited = child.status;

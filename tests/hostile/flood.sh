@@ -2,4 +2,4 @@
 # Sends one 100 MB line (no newline until the end).
 head -c 104857600 /dev/zero | tr '\0' 'a'
 printf '\n'
-exec sleep 300
+while :; do sleep 1; done

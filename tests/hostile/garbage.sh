@@ -1,4 +1,4 @@
 #!/bin/sh
 # Prints garbage to stdout instead of JSON-RPC, then waits.
 printf 'hello, I am not JSON\n\377\376 binary\n{"jsonrpc":"2.0"\n'
-exec sleep 300
+while :; do sleep 1; done
