@@ -367,12 +367,6 @@ function onceReference(
     );
     return null;
   }
-  const failed = t.once.filter((s) => callFailed(s));
-  if (failed.length > 0) {
-    // The reference itself must be a completed call.
-    const changed = t.once.some((s) => s.stateDigest !== null);
-    if (changed) o.details.push(...failed.flatMap(callMessages));
-  }
   return t.once[0]?.stateDigest ?? null;
 }
 
