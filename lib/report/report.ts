@@ -6,6 +6,7 @@
  */
 import type { Snapshot } from "../state/types.ts";
 import { snapshotDigest } from "../state/delta.ts";
+import { canonicalJson } from "../state/keys.ts";
 import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
@@ -79,20 +80,6 @@ export function deriveVerdicts(
 export interface ReportProblem {
   where: string;
   message: string;
-}
-
-function stable(v: unknown): string {
-  return JSON.stringify(
-    v,
-    (_k, x) =>
-      x && typeof x === "object" && !Array.isArray(x)
-        ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>).sort(([a], [b]) =>
-            a < b ? -1 : a > b ? 1 : 0
-          ),
-        )
-        : x,
-  );
 }
 
 /**
@@ -170,11 +157,11 @@ export function verifyReport(report: unknown): ReportProblem[] {
         "declared",
       ] as const
     ) {
-      if (stable(s[field]) !== stable(d[field])) {
+      if (canonicalJson(s[field]) !== canonicalJson(d[field])) {
         problems.push({
           where: `${key(d)} ${field}`,
-          message: `report says ${stable(s[field])}, evidence gives ${
-            stable(d[field])
+          message: `report says ${canonicalJson(s[field])}, evidence gives ${
+            canonicalJson(d[field])
           }`,
         });
       }

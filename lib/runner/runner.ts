@@ -145,15 +145,35 @@ export async function pool<T, R>(
   return out;
 }
 
-async function makeDirs(
-  ctx: Ctx,
-  id: string,
-): Promise<{ state: string; evidence: string }> {
+/** A session's scratch directories: `root` holds `state` and `evidence`. */
+interface ScratchDirs {
+  root: string;
+  state: string;
+  evidence: string;
+}
+
+async function makeDirs(ctx: Ctx, id: string): Promise<ScratchDirs> {
   const n = ++ctx.seq;
   const root = join(ctx.opts.workDir, `${String(n).padStart(5, "0")}-${id}`);
   const evidence = join(root, "evidence");
   await Deno.mkdir(evidence, { recursive: true });
-  return { state: join(root, "state"), evidence };
+  return { root, state: join(root, "state"), evidence };
+}
+
+async function removeDirs(dirs: ScratchDirs): Promise<void> {
+  await Deno.remove(dirs.root, { recursive: true }).catch(() => {});
+}
+
+/** Record a finished session (whatever its outcome) and drop its scratch dirs. */
+async function finishSession(
+  ctx: Ctx,
+  record: SessionRecord,
+  dirs: ScratchDirs,
+  t0: number,
+): Promise<void> {
+  record.wallMs = performance.now() - t0;
+  ctx.sessions.push(record);
+  await removeDirs(dirs);
 }
 
 function launchFor(
@@ -351,11 +371,7 @@ async function runSequentialSession(
       `session failed: ${(e as Error).message}`;
     return obs;
   } finally {
-    record.wallMs = performance.now() - t0;
-    ctx.sessions.push(record);
-    await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
-      () => {},
-    );
+    await finishSession(ctx, record, dirs, t0);
   }
 }
 
@@ -427,11 +443,7 @@ async function runAttemptSession(
       `attempt failed: ${(e as Error).message}`;
     return obs;
   } finally {
-    record.wallMs = performance.now() - t0;
-    ctx.sessions.push(record);
-    await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
-      () => {},
-    );
+    await finishSession(ctx, record, dirs, t0);
   }
 }
 
@@ -444,18 +456,14 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
       await resetState(ctx.def, dirs.state);
       digests.push(await observeState(ctx, dirs.state));
     } catch (e) {
-      await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
-        () => {},
-      );
+      await removeDirs(dirs);
       return {
         verified: false,
         digests,
         problem: `reset ${i} failed: ${(e as Error).message}`,
       };
     }
-    await Deno.remove(join(dirs.state, ".."), { recursive: true }).catch(
-      () => {},
-    );
+    await removeDirs(dirs);
   }
   const ok = digests[0] !== null && digests[0] === digests[1];
   return {

@@ -200,6 +200,18 @@ function stateGate(
   return null;
 }
 
+/** Sessions that must agree did not: name the differing columns. */
+function markNondeterministic(
+  o: Observation,
+  cols: string[],
+  what: string,
+): void {
+  o.behaviour = "unknown";
+  o.blockers.unshift("NONDETERMINISTIC");
+  o.facts.nondeterministic_columns = cols.join(",");
+  o.details.push(`${what} ${cols.join(", ")}`);
+}
+
 /**
  * Decide a per-run comparison: every run shows the effect → fails; none →
  * holds (unless only unclassified state moved); mixed → NONDETERMINISTIC.
@@ -272,9 +284,7 @@ function controlReference(
     "unclassified",
   ]);
   if (cols.length > 0) {
-    o.blockers.unshift("NONDETERMINISTIC");
-    o.details.push(`control sessions disagree on ${cols.join(", ")}`);
-    o.facts.nondeterministic_columns = cols.join(",");
+    markNondeterministic(o, cols, "control sessions disagree on");
     return null;
   }
   return defn.control[0]?.stateDigest ?? null;
@@ -357,13 +367,10 @@ function onceReference(
 ): string | null {
   const cols = disagreement(cmp, t.once, ["business"]);
   if (cols.length > 0) {
-    o.behaviour = "unknown";
-    o.blockers.unshift("NONDETERMINISTIC");
-    o.facts.nondeterministic_columns = cols.join(",");
-    o.details.push(
-      `business state after one call differs between runs in ${
-        cols.join(", ")
-      }`,
+    markNondeterministic(
+      o,
+      cols,
+      "business state after one call differs between runs in",
     );
     return null;
   }
@@ -382,12 +389,10 @@ function observeSequential(
   if (ref === null) return o;
   const cols = disagreement(cmp, t.twice, ["business"]);
   if (cols.length > 0) {
-    o.blockers.unshift("NONDETERMINISTIC");
-    o.facts.nondeterministic_columns = cols.join(",");
-    o.details.push(
-      `business state after two calls differs between runs in ${
-        cols.join(", ")
-      }`,
+    markNondeterministic(
+      o,
+      cols,
+      "business state after two calls differs between runs in",
     );
     return o;
   }
