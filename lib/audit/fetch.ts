@@ -15,6 +15,7 @@
  */
 import { dirname, join, relative } from "node:path";
 import { UsageError } from "../errors.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { findOnPath, resolveDeno } from "../sandbox/sandbox.ts";
 import {
   integrityOf,
@@ -411,9 +412,7 @@ export async function fetchPinned(
     await Deno.rename(staged, sourceDir);
     if (cached.newLock) {
       await Deno.mkdir(options.targetDir, { recursive: true });
-      const tmp = `${lockPath}.${crypto.randomUUID()}.tmp`;
-      await Deno.writeTextFile(tmp, cached.lockText);
-      await Deno.rename(tmp, lockPath);
+      await writeTextFileAtomic(lockPath, cached.lockText);
     }
     const entry: PreparedTarget = {
       definition: options.definitionFile,

@@ -15,6 +15,7 @@
  */
 import { join, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import type { Definition } from "../definition/definition.ts";
 import {
   checkCommandRunsPin,
@@ -115,9 +116,7 @@ export async function savePreparedTarget(
   try {
     const file = await readPrepared(layout);
     file.targets[name] = entry;
-    const tmp = `${layout.preparedFile}.${crypto.randomUUID()}.tmp`;
-    await Deno.writeTextFile(tmp, renderPrepared(file));
-    await Deno.rename(tmp, layout.preparedFile);
+    await writeTextFileAtomic(layout.preparedFile, renderPrepared(file));
   } finally {
     await Deno.remove(lock).catch(() => {});
   }

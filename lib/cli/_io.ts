@@ -3,22 +3,9 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
 
-/** Write a file atomically: a temp file beside it, then rename. Requires `--allow-write`. */
-export async function writeFileAtomic(
-  path: string,
-  text: string,
-): Promise<void> {
-  const tmp = join(dirname(path), `.${crypto.randomUUID()}.tmp`);
-  try {
-    await Deno.writeTextFile(tmp, text);
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
-}
+/** Write a text file atomically (temp file, fsync, rename). Requires `--allow-write`. */
+export { writeTextFileAtomic as writeFileAtomic } from "../evidence/atomic_write.ts";
 
 /** The harness's git commit and whether its tree is dirty (null when not a checkout). Requires `--allow-run`. */
 export async function harnessGitState(): Promise<

@@ -14,6 +14,7 @@ import {
   requireServerCommand,
 } from "./args.ts";
 import { UsageError } from "../errors.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
 import { renderText } from "../reality/render.ts";
 import type { RealityReport } from "../reality/report.ts";
@@ -94,12 +95,9 @@ function parseSeed(v: unknown): number {
 
 /** Write text to a file through a temporary file and a rename. */
 async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${Deno.pid}`;
   try {
-    await Deno.writeTextFile(tmp, text);
-    await Deno.rename(tmp, path);
+    await writeTextFileAtomic(path, text);
   } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
     throw new UsageError(
       `verity reality: cannot write --out ${JSON.stringify(path)}: ${
         (e as Error).message
