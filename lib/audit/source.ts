@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { sha256Hex } from "../evidence/canonical.ts";
 import { createHash } from "node:crypto";
 import { DefinitionError } from "../errors.ts";
 
@@ -72,7 +73,7 @@ export function integrityOf(bytes: Uint8Array): string {
 
 /** `sha256:<hex>` of some bytes or text. */
 export function sha256Of(data: Uint8Array | string): string {
-  return "sha256:" + createHash("sha256").update(data).digest("hex");
+  return `sha256:${sha256Hex(data)}`;
 }
 
 /** The `npm:` specifier of a pin, e.g. `npm:@scope/pkg@1.2.3`. */

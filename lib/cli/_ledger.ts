@@ -4,7 +4,7 @@
  * @module
  */
 import { join } from "node:path";
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../evidence/canonical.ts";
 import { appendBlock } from "../evidence/ledger.ts";
 
 /** Append a `report` block (run id and the report file's SHA-256) and return the new head. */
@@ -13,8 +13,7 @@ export async function appendReportToLedger(
   runId: string,
   reportText: string,
 ): Promise<{ path: string; index: number; head: string }> {
-  const digest = "sha256:" +
-    createHash("sha256").update(reportText).digest("hex");
+  const digest = `sha256:${sha256Hex(reportText)}`;
   const path = join(runsDir, "ledger.json");
   const r = await appendBlock(path, "report", {
     run_id: runId,
