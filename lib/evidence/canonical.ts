@@ -479,12 +479,42 @@ export function needsOwnReader(text: string): boolean {
   return false;
 }
 
+/** A duplicated object key found by the strict reader ({@linkcode parseEvidenceJson}). */
+export class DuplicateKeyError extends SyntaxError {
+  /** The duplicated key. */
+  readonly key: string;
+  /** JSON pointer of the object holding it. */
+  readonly pointer: string;
+  constructor(key: string, pointer: string, offset: number) {
+    super(
+      `duplicate key ${JSON.stringify(key)} in the object at ${
+        pointer || "/"
+      } (offset ${offset})`,
+    );
+    this.name = "DuplicateKeyError";
+    this.key = key;
+    this.pointer = pointer;
+  }
+}
+
+interface ReaderOptions {
+  /** Refuse a duplicated object key (DuplicateKeyError) instead of keeping the last. */
+  strict: boolean;
+  /** Read numbers as Python does (PyFloat, bigint) or as JavaScript does. */
+  numbers: "python" | "javascript";
+}
+
 /** A recursive-descent JSON reader giving Python's view of numbers; used when JSON.parse cannot be. */
 class Reader {
   #s: string;
   #i = 0;
-  constructor(s: string) {
+  #o: ReaderOptions;
+  constructor(
+    s: string,
+    o: ReaderOptions = { strict: false, numbers: "python" },
+  ) {
     this.#s = s;
+    this.#o = o;
   }
 
   #fail(what: string): never {
@@ -552,6 +582,7 @@ class Reader {
     this.#i = NUMBER_LEXEME.lastIndex;
     const lex = m[0];
     const v = Number(lex);
+    if (this.#o.numbers === "javascript") return v;
     if (m[1] !== undefined || m[2] !== undefined) {
       // A float to Python: keep integral ones (1.0) and overflows as floats.
       return !Number.isFinite(v) ||
@@ -562,7 +593,7 @@ class Reader {
     return Number.isSafeInteger(v) ? v : BigInt(lex);
   }
 
-  #value(depth: number): unknown {
+  #value(depth: number, pointer = ""): unknown {
     if (depth > 10_000) this.#fail("nesting too deep");
     this.#ws();
     const s = this.#s;
@@ -578,11 +609,18 @@ class Reader {
       while (true) {
         this.#ws();
         if (s.charCodeAt(this.#i) !== 0x22) this.#fail("expected a string key");
+        const at = this.#i;
         const k = this.#string();
+        if (this.#o.strict && Object.hasOwn(o, k)) {
+          throw new DuplicateKeyError(k, pointer, at);
+        }
         this.#ws();
         if (s.charCodeAt(this.#i) !== 0x3a) this.#fail("expected ':'");
         this.#i++;
-        const v = this.#value(depth + 1);
+        const v = this.#value(
+          depth + 1,
+          this.#o.strict ? `${pointer}/${escapePointer(k)}` : "",
+        );
         // An own property even for "__proto__"; a later duplicate wins, as in Python.
         Object.defineProperty(o, k, {
           value: v,
@@ -612,7 +650,12 @@ class Reader {
         return a;
       }
       while (true) {
-        a.push(this.#value(depth + 1));
+        a.push(
+          this.#value(
+            depth + 1,
+            this.#o.strict ? `${pointer}/${a.length}` : "",
+          ),
+        );
         this.#ws();
         const d = s.charCodeAt(this.#i);
         if (d === 0x2c) {
@@ -665,4 +708,47 @@ const NUMBER_LEXEME = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 export function parsePythonJson(text: string): unknown {
   if (!needsOwnReader(text)) return JSON.parse(text);
   return new Reader(text).read();
+}
+
+function escapePointer(k: string): string {
+  return k.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** Options for {@linkcode parseEvidenceJson}. */
+export interface EvidenceJsonOptions {
+  /**
+   * `"python"`: numbers as Python's `json` reads them (as
+   * {@linkcode parsePythonJson}); `"javascript"`: as `Number()` reads them.
+   * @default {"javascript"}
+   */
+  numbers?: "python" | "javascript";
+  /**
+   * Refuse a duplicated object key with a {@linkcode DuplicateKeyError}
+   * naming the key and where it is; `false` keeps the last, as Python does.
+   * @default {true}
+   */
+  strict?: boolean;
+}
+
+/**
+ * Read an evidence file strictly, never through V8's `JSON.parse` (see
+ * {@linkcode needsOwnReader} for the key defect it has in Deno 2.9.6): a
+ * duplicated key anywhere is refused, since two readers could then see
+ * two different documents. Throws `SyntaxError` on invalid JSON and
+ * {@linkcode DuplicateKeyError} on a duplicated key.
+ *
+ * @example
+ * ```ts
+ * parseEvidenceJson('{"a":1}'); // { a: 1 }
+ * try { parseEvidenceJson('{"a":1,"a":2}'); } catch (e) { e instanceof DuplicateKeyError; } // true
+ * ```
+ */
+export function parseEvidenceJson(
+  text: string,
+  options: EvidenceJsonOptions = {},
+): unknown {
+  return new Reader(text, {
+    strict: options.strict ?? true,
+    numbers: options.numbers ?? "javascript",
+  }).read();
 }

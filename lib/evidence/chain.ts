@@ -11,7 +11,11 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { canonicalJson, parsePythonJson } from "./canonical.ts";
+import {
+  canonicalJson,
+  DuplicateKeyError,
+  parseEvidenceJson,
+} from "./canonical.ts";
 import { canonicalValueEnd } from "./canonical_text.ts";
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
@@ -137,6 +141,7 @@ export function blockLine(b: Block): string {
   },"hash":${canonicalJson(b.hash)}}`;
 }
 
+const LEDGER_KEYS = new Set(["ledger", "version", "blocks"]);
 const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -162,7 +167,8 @@ function short(h: unknown): string {
  *
  * Local checks resynchronise on each block's published hash, so one edited
  * record is one `hash` problem (plus `head`), not a cascade. Parse the file
- * with `parsePythonJson` so that ledgers written by Python verify exactly.
+ * with `parseEvidenceJson(text, { numbers: "python" })` so that ledgers
+ * written by Python verify exactly and duplicated keys are refused.
  *
  * @example
  * ```ts
@@ -216,6 +222,17 @@ export function verifyLedger(
         JSON.stringify(ledger.version) ?? "(none)"
       } (accepted: ${accepted.join(", ")})`,
     });
+  }
+  for (const k of Object.keys(ledger)) {
+    if (!LEDGER_KEYS.has(k)) {
+      problems.push({
+        index: null,
+        kind: "format",
+        message: `unexpected top-level key ${
+          JSON.stringify(k)
+        } (a ledger holds only ledger, version and blocks; no hash covers anything else)`,
+      });
+    }
   }
   const blocks = ledger.blocks;
   if (!Array.isArray(blocks)) {
@@ -421,7 +438,8 @@ export function walkVerityText(text: string): TextWalk | null {
 /**
  * Verify a ledger from its text: the fast walk for verity's own layout when
  * it reaches `expectedHead`, otherwise {@linkcode verifyLedger} over the
- * text parsed as Python reads it (every problem reported). The same answer
+ * text parsed strictly, numbers as Python reads them (every problem
+ * reported; a duplicated key anywhere is a `format` problem). The same answer
  * either way. Throws `SyntaxError` when the text is not JSON.
  */
 export function verifyLedgerText(
@@ -439,7 +457,26 @@ export function verifyLedgerText(
       types: w.types,
     };
   }
-  return verifyLedger(parsePythonJson(text), expectedHead);
+  let parsed: unknown;
+  try {
+    parsed = parseEvidenceJson(text, { numbers: "python" });
+  } catch (e) {
+    if (!(e instanceof DuplicateKeyError)) throw e;
+    return {
+      ok: false,
+      blocks: 0,
+      problems: [{
+        index: null,
+        kind: "format",
+        message:
+          `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
+      }],
+      head: null,
+      format: { ledger: null, version: null },
+      types: {},
+    };
+  }
+  return verifyLedger(parsed, expectedHead);
 }
 
 /** Every contract recipe a ledger's records mention (`contract_recipe`, `contract_recipes`). */

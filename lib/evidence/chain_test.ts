@@ -291,3 +291,39 @@ Deno.test("the text walk counts block types, escaped ones included, and handles 
   assert.equal(w?.head, c.head);
   assert.deepEqual(w?.types, { report: 2, "note\u0001": 1 });
 });
+
+Deno.test("ledger text with a duplicated key or an extra top-level key is refused, whichever copy a reader keeps", () => {
+  const entries = [
+    { type: "report", record: { digest: "sha256:" + "1".repeat(64) } },
+    { type: "report", record: { digest: "sha256:" + "2".repeat(64) } },
+  ];
+  const { lines, head } = chainBlocks(GENESIS, 0, entries);
+  const text = ledgerText(lines);
+  assert.equal(verifyLedgerText(text, head).ok, true);
+  // A forged blocks array first, the genuine one last: Python and JSON.parse keep the last.
+  const forged = chainBlocks(GENESIS, 0, [entries[1]!]);
+  const dupBlocks = text.replace(
+    '"blocks":[',
+    `"blocks":[${forged.lines[0]}],"blocks":[`,
+  );
+  const v1 = verifyLedgerText(dupBlocks, head);
+  assert.equal(v1.ok, false);
+  assert.match(v1.problems[0]!.message, /duplicate key "blocks"/);
+  // A record key duplicated: the first copy forged, the last genuine.
+  const dupRecord = text.replace(
+    '"record":{"digest":"sha256:1',
+    `"record":{"digest":"sha256:${"9".repeat(64)}","digest":"sha256:1`,
+  );
+  const v2 = verifyLedgerText(dupRecord, head);
+  assert.equal(v2.ok, false);
+  assert.match(
+    v2.problems[0]!.message,
+    /duplicate key "digest".*\/blocks\/0\/record/,
+  );
+  // An extra top-level key: covered by no hash.
+  const extra = text.replace('{"ledger":', '{"note":"trust me","ledger":');
+  const v3 = verifyLedgerText(extra, head);
+  assert.equal(v3.ok, false);
+  assert.deepEqual(v3.problems.map((p) => p.kind), ["format"]);
+  assert.match(v3.problems[0]!.message, /unexpected top-level key "note"/);
+});
