@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  buildSqliteImage,
-  loadSqlEngine,
-  PageCache,
-  readSqlite,
-} from "./sqlite.ts";
+import { loadSqlEngine } from "./sql_engine.ts";
+import { readSqlite } from "./sqlite.ts";
+import { PageCache } from "./sqlite_page_cache.ts";
+import { buildSqliteImage } from "./sqlite_seed.ts";
 import { compareKeys } from "../lib/state/keys.ts";
 
 const SQL = await loadSqlEngine();

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { mergeWal } from "./wal.ts";
-import { loadSqlEngine, readSqlite } from "./sqlite.ts";
+import { loadSqlEngine } from "./sql_engine.ts";
+import { readSqlite } from "./sqlite.ts";
 
 const SQL = await loadSqlEngine();
 

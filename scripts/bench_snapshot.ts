@@ -25,7 +25,7 @@ import type { Definition } from "../lib/definition/definition.ts";
 import { takeSnapshot } from "../lib/state/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
 import { computeDelta } from "../lib/state/delta.ts";
-import { pageCache } from "../adapters/sqlite.ts";
+import { pageCache } from "../adapters/sqlite_page_cache.ts";
 
 const { values, positionals } = parseArgs({
   args: Deno.args,

@@ -11,7 +11,7 @@ import type { Definition } from "./definition.ts";
 import { normalizeLabel, seedPath } from "./definition.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
 import { getPath } from "../../adapters/json.ts";
-import { loadSqlEngine } from "../../adapters/sqlite.ts";
+import { loadSqlEngine } from "../../adapters/sql_engine.ts";
 import { sqliteSeedImage } from "../state/reset.ts";
 import { assembleSnapshot } from "../state/snapshot.ts";
 import type { WorkerResult } from "../state/_worker_protocol.ts";

@@ -21,7 +21,8 @@ import {
   walkSeed,
 } from "../definition/definition.ts";
 import { DefinitionError, UsageError } from "../errors.ts";
-import { buildSqliteImage, loadSqlEngine } from "../../adapters/sqlite.ts";
+import { loadSqlEngine } from "../../adapters/sql_engine.ts";
+import { buildSqliteImage } from "../../adapters/sqlite_seed.ts";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 

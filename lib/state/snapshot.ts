@@ -12,11 +12,8 @@ import type { AdapterDef, Definition } from "../definition/definition.ts";
 import { normalizeLabel } from "../definition/definition.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJson } from "../../adapters/json.ts";
-import {
-  loadSqlEngine,
-  readSqlite,
-  type SqlEngine,
-} from "../../adapters/sqlite.ts";
+import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
+import { readSqlite } from "../../adapters/sqlite.ts";
 import type {
   WorkerItem,
   WorkerReply,

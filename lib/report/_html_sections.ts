@@ -1,0 +1,280 @@
+/**
+ * The sections of the HTML report page: summary cards, provenance, state
+ * (reset, coverage, control), the verdict table, expectations, the audit
+ * summary and the declared tools. Pure. Private to lib/report/.
+ *
+ * @module
+ */
+import type { Report } from "./report.ts";
+import type { OutcomeKind } from "../verdicts/types.ts";
+import type { ExpectationResult } from "./expectations.ts";
+import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import { clip, escapeMarkup as h, toolLabel } from "./_markup.ts";
+import {
+  badge,
+  declaredText,
+  flag,
+  kv,
+  list,
+  obj,
+  show,
+} from "./_html_parts.ts";
+import { attemptSummary, expectationCell } from "./_html_evidence.ts";
+
+/** The key that pairs a verdict with its expectation. */
+export function verdictKey(
+  t: { tool: string; variant: string | null; test: string },
+): string {
+  return `${t.tool}\u0000${t.variant}\u0000${t.test}`;
+}
+
+/** The report's expectation results by {@linkcode verdictKey}. */
+export function expectationsByKey(
+  report: Report,
+): Map<string, ExpectationResult> {
+  return new Map(report.expectations.results.map((e) => [verdictKey(e), e]));
+}
+
+/** The count cards at the top of the page. */
+export function summaryCards(report: Report): string {
+  const byKind = (k: OutcomeKind) =>
+    report.verdicts.filter((v) => v.kind === k).length;
+  const over = report.verdicts.filter((v) => v.overDeclared);
+  const expOk = report.expectations.matched === report.expectations.total;
+
+  const cards = [
+    ["PASS", byKind("PASS")],
+    ["VIOLATION", byKind("VIOLATION")],
+    ["INCONCLUSIVE", byKind("INCONCLUSIVE")],
+    ["NOT_APPLICABLE", byKind("NOT_APPLICABLE")],
+  ].map(([k, n]) =>
+    `<div class="card"><div class="n">${n}</div><div class="l">${
+      badge(String(k), String(k).replace("_", " ").toLowerCase())
+    }</div></div>`
+  );
+  cards.push(
+    `<div class="card"><div class="n">${over.length}</div><div class="l">over-declarations</div></div>`,
+  );
+  if (!report.audit) {
+    cards.unshift(
+      `<div class="card"><div class="n"><span class="badge ${
+        expOk ? "ok" : "bad"
+      }">${report.expectations.matched}/${report.expectations.total}</span></div><div class="l">expectations matched</div></div>`,
+    );
+  }
+  return cards.join("");
+}
+
+/** Run id, definition, harness, server and options. */
+export function provenanceSection(report: Report): string {
+  const p = report.provenance;
+  return kv([
+    ["run id", `<span class="mono">${h(report.runId)}</span>`],
+    [
+      "definition",
+      `${h(p.definition.name)} <span class="muted">(${
+        h(p.definition.kind)
+      })</span> <span class="mono">${h(p.definition.file)}</span>`,
+    ],
+    [
+      "definition digest",
+      `<span class="mono">${h(p.definition.digest)}</span>`,
+    ],
+    [
+      "harness",
+      `verity ${h(p.harness.version)} <span class="mono">${
+        h(p.harness.commit ?? "no git commit")
+      }</span>${
+        p.harness.dirty === true
+          ? ` <span class="badge warn">dirty tree</span>`
+          : ""
+      }`,
+    ],
+    ["server", h(serverText(report.protocol.serverInfo))],
+    ["Deno", h(p.deno)],
+    ["SDK", h(p.sdk)],
+    ["sandbox", `<span class="mono">${h(report.sandbox.backend)}</span>`],
+    ["captured at", h(p.capturedAt)],
+    [
+      "options",
+      `<span class="mono">${h(clip(JSON.stringify(p.options), 600))}</span>`,
+    ],
+  ]);
+}
+
+/** Reset, coverage, control sessions, runs and network observation. */
+export function stateSection(report: Report): string {
+  const d = report.observations.definition;
+  const ctlDigests = new Set(d.control.map((c) => c.stateDigest));
+  const failedCtl = d.control.filter((c) => c.setupFailure !== null);
+  return kv([
+    [
+      "reset",
+      `${flag(d.reset.verified, "verified", "NOT verified")}${
+        d.reset.problem ? ` ${h(d.reset.problem)}` : ""
+      }<div class="note mono">${
+        h(
+          new Set(d.reset.digests).size === 1
+            ? `both resets: ${String(d.reset.digests[0])}`
+            : d.reset.digests.map(String).join("  "),
+        )
+      }</div>`,
+    ],
+    [
+      "coverage",
+      `${flag(d.coverage.complete, "complete", "partial")}${
+        list(d.coverage.locations.map((l) =>
+          `<span class="mono">${h(l.location)}</span> ${
+            l.observedBy === null
+              ? `<span class="badge bad">not observed</span>`
+              : `observed by <span class="mono">${h(l.observedBy)}</span>`
+          }`
+        ))
+      }`,
+    ],
+    [
+      "control sessions",
+      `${
+        failedCtl.length
+          ? `<span class="badge bad">${failedCtl.length} failed</span> ${
+            h(failedCtl[0]!.setupFailure ?? "")
+          }`
+          : ctlDigests.size === 1
+          ? `<span class="badge ok">stable</span>`
+          : `<span class="badge bad">UNSTABLE</span>`
+      } <span class="muted">(${d.control.length} sessions)</span>${
+        d.startupWrites
+          ? ` <span class="badge warn">the server writes state on start or stop</span>`
+          : ""
+      }`,
+    ],
+    ["runs", h(String(d.runs))],
+    [
+      "network observation",
+      d.seesNetwork
+        ? `<span class="badge ok">seen</span> <span class="muted">(permission log)</span>`
+        : `<span class="badge warn">not seen</span> <span class="muted">(open_world cannot be judged)</span>`,
+    ],
+    ["sessions recorded", h(String(report.sessions.length))],
+  ]);
+}
+
+/** One row per verdict, with its expectation when not an audit. */
+export function verdictTable(
+  report: Report,
+  expectations: Map<string, ExpectationResult>,
+): string {
+  const rows = report.verdicts.map((v, i) => {
+    const e = expectations.get(verdictKey(v));
+    const note = v.test === "concurrent_idempotence" ? attemptSummary(v) : null;
+    const cls = `row-${v.kind}${e && !e.matched ? " mismatch" : ""}`;
+    return `<tr class="${h(cls)}"><td class="mono"><a href="#v${i}">${
+      h(toolLabel(v))
+    }</a></td><td>${h(v.test)}</td><td class="mono">${
+      h(declaredText(v.declared))
+    }</td><td>${badge(v.kind, v.outcome)}</td><td class="mono">${
+      h(v.observed)
+    }${v.overDeclared ? ` <span class="badge warn">over-declared</span>` : ""}${
+      note ? `<div class="note">${h(note)}</div>` : ""
+    }</td>${report.audit ? "" : `<td>${expectationCell(e)}</td>`}</tr>`;
+  }).join("");
+  const table =
+    `<table><tr><th>tool</th><th>test</th><th>declared</th><th>verdict</th><th>observed</th>${
+      report.audit ? "" : "<th>expected</th>"
+    }</tr>${rows}</table>`;
+  return table;
+}
+
+/** The expectations table (fixtures only; empty for an audit). */
+export function expectationsSection(report: Report): string {
+  if (report.audit) return "";
+  const erows = report.expectations.results.map((e) =>
+    `<tr class="${e.matched ? "" : "mismatch"}"><td class="mono">${
+      h(toolLabel(e))
+    }</td><td>${h(e.test)}</td><td class="mono">${h(e.verdict)}${
+      Object.keys(e.assertions).length
+        ? `<div class="note">${
+          h(
+            Object.entries(e.assertions).map(([k, v]) =>
+              `${k} = ${JSON.stringify(v)}`
+            ).join(", "),
+          )
+        }</div>`
+        : ""
+    }</td><td class="mono">${h(e.actual ?? "no verdict")}</td><td>${
+      expectationCell(e)
+    }${list(e.mismatches.map(h))}</td></tr>`
+  ).join("");
+  return (
+    `<h2>Expectations</h2><p>${report.expectations.matched} of ${report.expectations.total} matched.</p><table><tr><th>tool</th><th>test</th><th>expected</th><th>actual</th><th>result</th></tr>${erows}</table>`
+  );
+}
+
+/** The violations and over-declarations line of an audit (empty otherwise). */
+export function auditSummary(report: Report): string {
+  const over = report.verdicts.filter((v) => v.overDeclared);
+  return report.audit
+    ? `<p><strong>violations:</strong> ${
+      h(
+        report.verdicts.filter((v) => v.kind === "VIOLATION").map((v) =>
+          `${toolLabel(v)} ${v.test}`
+        ).join("; ") || "none",
+      )
+    }<br><strong>over-declarations:</strong> ${
+      h(over.map((v) => `${toolLabel(v)} ${v.hint}`).join("; ") || "none")
+    }</p>`
+    : "";
+}
+
+export function renderTools(report: Report): string {
+  let listing;
+  try {
+    listing = parseToolPages(report.protocol.toolsList);
+  } catch (e) {
+    return `<p class="bad">the tools/list text could not be read: ${
+      h((e as Error).message)
+    }</p>`;
+  }
+  const rows = listing.contracts.map((c) => {
+    const description = typeof c.raw.description === "string"
+      ? c.raw.description
+      : "";
+    const hints = HINT_NAMES.map((n) => {
+      const hint = c.hints[n];
+      return `<td class="mono">${h(declaredText(hint.state))}${
+        hint.detail
+          ? `<div class="note">${h(clip(hint.detail, 120))}</div>`
+          : ""
+      }</td>`;
+    }).join("");
+    return `<tr><td class="mono">${h(c.name)}${
+      c.problems.length
+        ? `<div class="note">${h(c.problems.join("; "))}</div>`
+        : ""
+    }</td><td>${h(clip(description, 600))}</td>${hints}<td>${
+      c.hasOutputSchema ? "yes" : "no"
+    }</td></tr>`;
+  }).join("");
+  const problems = [...listing.problems, ...report.protocol.listingProblems];
+  return `<table><tr><th>tool</th><th>description (as sent by the server)</th>${
+    HINT_NAMES.map((n) => `<th>${h(n)}</th>`).join("")
+  }<th>outputSchema</th></tr>${rows}</table>${
+    problems.length
+      ? `<h3>listing problems</h3>${list([...new Set(problems)].map(h))}`
+      : ""
+  }${
+    report.unexercised.length
+      ? `<p>listed but not exercised: <span class="mono">${
+        h(report.unexercised.join(", "))
+      }</span></p>`
+      : ""
+  }`;
+}
+
+export function serverText(info: unknown): string {
+  const o = obj(info);
+  if (typeof o.name === "string") {
+    return `${o.name}${typeof o.version === "string" ? ` ${o.version}` : ""}`;
+  }
+  return info === null || info === undefined ? "unknown" : show(info);
+}
