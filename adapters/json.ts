@@ -105,14 +105,14 @@ function asValue(x: unknown): Record<string, unknown> {
  *
  * @example
  * ```ts
- * const obs = readJson('{"type":"entity","name":"a"}\n', {
+ * const obs = readJsonState('{"type":"entity","name":"a"}\n', {
  *   kind: "json", label: "memory.jsonl", seed: null, business: [], append_only: [], mask: [],
  *   key: { entity: ["name"] }, region_by: "type",
  * });
  * obs.regions[0]?.name; // "entity"
  * ```
  */
-export function readJson(text: string, def: AdapterDef): JsonObservation {
+export function readJsonState(text: string, def: AdapterDef): JsonObservation {
   const label = def.label;
   const problems: string[] = [];
   const format = jsonFormat(def);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { AdapterDef } from "../lib/definition/definition.ts";
 import { computeDelta } from "../lib/state/delta.ts";
 import type { Snapshot } from "../lib/state/types.ts";
-import { getPath, readJson } from "./json.ts";
+import { getPath, readJsonState } from "./json.ts";
 
 function def(label: string, extra: Partial<AdapterDef> = {}): AdapterDef {
   return {
@@ -19,7 +19,7 @@ function def(label: string, extra: Partial<AdapterDef> = {}): AdapterDef {
 
 function snap(text: string, d: AdapterDef): Snapshot {
   return {
-    regions: readJson(text, d).regions.map((r) => ({
+    regions: readJsonState(text, d).regions.map((r) => ({
       adapter: d.label,
       kind: "json",
       name: r.name,
@@ -45,12 +45,12 @@ Deno.test("json: reordered keys, whitespace and a missing trailing newline are n
 });
 
 Deno.test("json: a document is one record whose fields are compared; arrays give one record per element", () => {
-  const obj = readJson('{"notes":["a"],"n":1}', def("s.json"));
+  const obj = readJsonState('{"notes":["a"],"n":1}', def("s.json"));
   assert.deepEqual(obj.regions, [{
     name: "s.json",
     records: [{ key: "[]", value: { notes: ["a"], n: 1 } }],
   }]);
-  const arr = readJson('[{"x":1}, 5, "s"]', def("a.json"));
+  const arr = readJsonState('[{"x":1}, 5, "s"]', def("a.json"));
   assert.deepEqual(arr.regions[0]?.records.map((r) => r.value), [
     { $value: 5 },
     { $value: "s" },
@@ -69,7 +69,7 @@ Deno.test("json: region_by splits memory-server lines; key identifies records; d
     '{"type":"relation","from":"Alice","to":"Bob","relationType":"knows"}',
     '{"type":"entity","name":"Alice","entityType":"robot","observations":[]}',
   ].join("\n");
-  const obs = readJson(text, d);
+  const obs = readJsonState(text, d);
   assert.deepEqual(obs.regions.map((r) => r.name), ["entity", "relation"]);
   assert.deepEqual(obs.regions[0]?.records.map((r) => r.key), [
     '["Alice"]',
@@ -85,7 +85,7 @@ Deno.test("json: regions pick arrays or objects of records by JSON pointer; the 
   const d = def("store.json", {
     regions: { notes: "/data/notes", users: "/users" },
   });
-  const obs = readJson(
+  const obs = readJsonState(
     '{"data":{"notes":[{"id":2},{"id":1}],"v":1},"users":{"u1":{"n":"a"},"u2":"b"},"next":3}',
     {
       ...d,
@@ -106,14 +106,14 @@ Deno.test("json: regions pick arrays or objects of records by JSON pointer; the 
 
 Deno.test("json: invalid JSON is a problem and is kept as text, so a change is still seen", () => {
   const l = def("m.jsonl");
-  const obs = readJson('{"a":1}\n{oops\n', l);
+  const obs = readJsonState('{"a":1}\n{oops\n', l);
   assert.match(obs.problems[0] ?? "", /line 2 is not valid JSON/);
   assert.equal(obs.regions[0]?.records.length, 2);
-  const doc = readJson("{", def("s.json"));
+  const doc = readJsonState("{", def("s.json"));
   assert.match(doc.problems[0] ?? "", /not valid JSON/);
   assert.deepEqual(doc.regions[0]?.records[0]?.value, { $unparsed: "{" });
   assert.deepEqual(
-    readJson("", def("s.json")).regions,
+    readJsonState("", def("s.json")).regions,
     [],
     "an empty file has no records",
   );

@@ -30,6 +30,7 @@ import {
 import { readTarball } from "./tarball.ts";
 import type { PreparedTarget } from "./prepared.ts";
 import { type CacheLayout, packageCached } from "./local.ts";
+import { exists } from "../common/exists.ts";
 
 const decoder = new TextDecoder();
 
@@ -80,15 +81,6 @@ function lastLines(text: string, n = 3): string {
   const plain = text.replace(/\x1b\[[0-9;]*m/g, "");
   return plain.trim().split("\n").filter((l) => l.trim() !== "").slice(-n)
     .join(" | ");
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await Deno.stat(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function npmPath(): string | null {

@@ -21,6 +21,7 @@
  * @module
  */
 import { normalizeAbsolute } from "../state/paths.ts";
+import { DENO_VALUE_FLAGS } from "../sandbox/build_launch.ts";
 
 /** The placeholder prefix the definition loader refuses. */
 export const TODO = "TODO(verity)";
@@ -132,22 +133,6 @@ function sandboxOwnedDenoFlag(flag: string): boolean {
     name === "--cached-only" || name === "--no-prompt" || name === "-q" ||
     name === "--quiet";
 }
-
-/** Flags of `deno run` that take the next argument as their value. */
-const DENO_VALUE_FLAGS = new Set([
-  "-c",
-  "--config",
-  "--import-map",
-  "--location",
-  "--seed",
-  "--cert",
-  "--ext",
-  "-L",
-  "--log-level",
-  "--conditions",
-  "--preload",
-  "--require",
-]);
 
 interface ArgsResult {
   write: string[];

@@ -9,6 +9,7 @@
  * @module
  */
 import { TODO } from "./init_plan.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** One listed tool, as init saw it. */
 export interface ListedTool {
@@ -51,13 +52,9 @@ function tomlArray(xs: readonly string[]): string {
   return `[${xs.map(tomlString).join(", ")}]`;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 /** A short human description of a JSON Schema, two levels deep. */
 export function schemaSummary(schema: unknown, depth = 0): string {
-  if (!isObject(schema)) return "any";
+  if (!isPlainObject(schema)) return "any";
   if (Array.isArray(schema.enum)) {
     return `one of ${schema.enum.map((e) => JSON.stringify(e)).join(" | ")}`;
   }
@@ -74,7 +71,7 @@ export function schemaSummary(schema: unknown, depth = 0): string {
     ? schema.type.join("|")
     : typeof schema.type === "string"
     ? schema.type
-    : isObject(schema.properties)
+    : isPlainObject(schema.properties)
     ? "object"
     : "any";
   if (type === "array") {
@@ -82,7 +79,7 @@ export function schemaSummary(schema: unknown, depth = 0): string {
       depth > 3 ? "…" : schemaSummary(schema.items, depth + 1)
     }`;
   }
-  if (type === "object" && isObject(schema.properties)) {
+  if (type === "object" && isPlainObject(schema.properties)) {
     if (depth > 2) return "object";
     const req = Array.isArray(schema.required) ? schema.required : [];
     const props = Object.entries(schema.properties).map(([k, v]) =>
@@ -118,8 +115,8 @@ function toolBlock(t: ListedTool): string[] {
   if (t.description) {
     out.push(...commentLines(t.description.split("\n")[0]!.slice(0, 300)));
   }
-  const schema = isObject(t.inputSchema) ? t.inputSchema : {};
-  const props = isObject(schema.properties) ? schema.properties : {};
+  const schema = isPlainObject(t.inputSchema) ? t.inputSchema : {};
+  const props = isPlainObject(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required)
     ? schema.required.filter((r): r is string => typeof r === "string")
     : [];

@@ -9,6 +9,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** One stdio server as a client would start it. */
 export interface ConfiguredServer {
@@ -89,23 +90,19 @@ export function stripJsonComments(text: string): string {
   return result;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 /** The server tables a config file holds, by where they were found. */
 export function serverTables(
   doc: unknown,
 ): { table: string; servers: Record<string, unknown> }[] {
   const out: { table: string; servers: Record<string, unknown> }[] = [];
-  if (!isObject(doc)) return out;
-  if (isObject(doc.mcpServers)) {
+  if (!isPlainObject(doc)) return out;
+  if (isPlainObject(doc.mcpServers)) {
     out.push({ table: "mcpServers", servers: doc.mcpServers });
   }
-  if (isObject(doc.servers)) {
+  if (isPlainObject(doc.servers)) {
     out.push({ table: "servers", servers: doc.servers });
   }
-  if (isObject(doc.mcp) && isObject(doc.mcp.servers)) {
+  if (isPlainObject(doc.mcp) && isPlainObject(doc.mcp.servers)) {
     out.push({ table: "mcp.servers", servers: doc.mcp.servers });
   }
   return out;
@@ -155,7 +152,7 @@ export function readConfiguredServer(
   }
   const where = `${found.table}.${JSON.stringify(name)}`;
   const entry = found.servers[name];
-  if (!isObject(entry)) {
+  if (!isPlainObject(entry)) {
     throw new UsageError(`${file}: ${where}: expected an object`);
   }
   const type = entry.type;
@@ -194,7 +191,7 @@ export function readConfiguredServer(
   }
   const env: Record<string, string> = {};
   if (entry.env !== undefined) {
-    if (!isObject(entry.env)) {
+    if (!isPlainObject(entry.env)) {
       throw new UsageError(`${file}: ${where}.env: expected an object`);
     }
     for (const [k, v] of Object.entries(entry.env)) {

@@ -16,7 +16,7 @@ import {
 import { UsageError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
-import { renderText } from "../reality/render.ts";
+import { renderRealityText } from "../reality/render.ts";
 import type { RealityReport } from "../reality/report.ts";
 import {
   type LaunchedServer,
@@ -197,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const json = JSON.stringify(report, null, 2);
   if (out !== null) await writeAtomic(out, json + "\n");
-  console.log(p.values.json ? json : renderText(report));
+  console.log(p.values.json ? json : renderRealityText(report));
   if (failUnder !== null && missesThreshold(report.summary, failUnder)) {
     const shown = report.summary.score === null
       ? "no score (nothing checkable)"

@@ -17,6 +17,7 @@ import {
   parseEvidenceJson,
 } from "./canonical.ts";
 import { canonicalValueEnd } from "./canonical_text.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
 export const GENESIS: string = "sha256:" + "0".repeat(64);
@@ -143,10 +144,6 @@ export function blockLine(b: Block): string {
 
 const LEDGER_KEYS = new Set(["ledger", "version", "blocks"]);
 const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function short(h: unknown): string {
   return typeof h === "string" && h.length > 23

@@ -18,6 +18,7 @@ import { DefinitionError } from "../errors.ts";
 import { isDigest } from "./canonical.ts";
 import type { Declaration, DeclaredTool } from "./manifest.ts";
 import { isRecipe, type Recipe } from "./recipes.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The checks, in report order. */
 export const CHECKS = [
@@ -100,10 +101,6 @@ export interface ValidationSummary {
 export interface ValidationReport {
   summary: ValidationSummary;
   findings: Finding[];
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function recipeAt(file: string, keyPath: string, v: unknown): Recipe {

@@ -16,6 +16,7 @@ import {
   RECIPE_FIELDS,
   type RecipeField,
 } from "./recipes.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** Display names (MCP spelling) of the payload fields. */
 export const FIELD_LABELS: Readonly<Record<string, string>> = {
@@ -39,7 +40,7 @@ export interface PathChange {
 }
 
 /** A field of a contract that moved. */
-export interface FieldChange {
+export interface ContractFieldChange {
   /** The field's MCP name (`inputSchema`, `annotations`, ...). */
   field: string;
   /** Whether the field was present in each declaration (absent hashes as its default). */
@@ -52,7 +53,7 @@ export interface ChangedTool {
   name: string;
   from: string;
   to: string;
-  fields: FieldChange[];
+  fields: ContractFieldChange[];
 }
 
 /** A tool present on one side only. */
@@ -95,12 +96,6 @@ export interface DiffResult {
   outside_recipe: { name: string; fields: string[] }[];
   /** Set on recipe_mismatch: the tools that could not be compared. */
   refused: RefusedTool[];
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v) &&
-    (Object.getPrototypeOf(v) === Object.prototype ||
-      Object.getPrototypeOf(v) === null);
 }
 
 function escapeToken(s: string): string {
@@ -198,7 +193,7 @@ function fieldChange(
   a: Record<string, unknown>,
   b: Record<string, unknown>,
   f: RecipeField,
-): FieldChange | null {
+): ContractFieldChange | null {
   const ra = readField(a, f);
   const rb = readField(b, f);
   const changes = jsonChanges(ra.value, rb.value);
@@ -215,8 +210,8 @@ export function movedFields(
   a: Record<string, unknown>,
   b: Record<string, unknown>,
   recipe: Recipe,
-): FieldChange[] {
-  const out: FieldChange[] = [];
+): ContractFieldChange[] {
+  const out: ContractFieldChange[] = [];
   for (const f of RECIPE_FIELDS[recipe]) {
     const c = fieldChange(a, b, f);
     if (c) out.push(c);

@@ -29,6 +29,7 @@ export { GENESIS, verifyLedger, verifyLedgerText };
 export type { Block, Entry };
 export type { LedgerProblem, LedgerVerification } from "./chain.ts";
 import type { LedgerVerification } from "./chain.ts";
+import { exists } from "../common/exists.ts";
 
 /** The result of an append: the new block's index and hash; the hash is the new head. */
 export interface AppendResult {
@@ -63,16 +64,6 @@ export async function verifyLedgerFile(
     if (e instanceof SyntaxError) {
       throw new UsageError(`${path}: not valid JSON: ${e.message}`);
     }
-    throw e;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
     throw e;
   }
 }
@@ -150,7 +141,7 @@ export async function appendBlocks(
     let head = GENESIS;
     let start = 0;
     let kept: string | null = null; // the existing block lines, when kept as text
-    if (await exists(ledgerPath)) {
+    if (await exists(ledgerPath, { followSymlinks: false })) {
       const { text } = await readTextDocument(ledgerPath);
       const w = walkVerityText(text);
       if (w !== null) {

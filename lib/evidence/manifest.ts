@@ -17,6 +17,7 @@ import { DefinitionError } from "../errors.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { isDigest, parsePythonJson } from "./canonical.ts";
 import { contractHash, isRecipe, type Recipe } from "./recipes.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `format` value of a verity manifest. */
 export const MANIFEST_FORMAT = "verity-manifest";
@@ -67,10 +68,6 @@ export interface ManifestInput {
 
 function str(v: unknown): string | null {
   return typeof v === "string" ? v : null;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**

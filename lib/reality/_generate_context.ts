@@ -53,15 +53,11 @@ export interface Gen {
   sources: ArgumentSource[];
 }
 
-export function isObject(v: unknown): v is Schema {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 export function ptr(path: string, key: string | number): string {
   return `${path}/${String(key).replace(/~/g, "~0").replace(/\//g, "~1")}`;
 }
 
-export function show(v: unknown): string {
+export function brief(v: unknown): string {
   const s = JSON.stringify(v) ?? String(v);
   return s.length > 60 ? s.slice(0, 57) + "..." : s;
 }

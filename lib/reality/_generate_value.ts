@@ -10,18 +10,18 @@ import { hintValues, matchNameHint, singular } from "./name_hints.ts";
 import { compilePattern } from "./pattern.ts";
 import {
   type ArgumentSource,
+  brief,
   candidateOk,
   type Ctx,
   declaredTypes,
   type Gen,
-  isObject,
   leaf,
   ptr,
   type Schema,
-  show,
   type SourceKind,
   Unsatisfiable,
 } from "./_generate_context.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 import { merge, resolve } from "./_schema_resolve.ts";
 import { genString } from "./_generate_string.ts";
 import { genNumber } from "./_generate_number.ts";
@@ -86,15 +86,15 @@ export function gen(
     if (!candidateOk(s, s.const, ctx)) {
       throw new Unsatisfiable(
         path,
-        `const ${show(s.const)} contradicts the schema`,
+        `const ${brief(s.const)} contradicts the schema`,
       );
     }
-    return leaf(path, s.const, "const", `const ${show(s.const)}`);
+    return leaf(path, s.const, "const", `const ${brief(s.const)}`);
   }
   if (
     "default" in s && s.default !== undefined && candidateOk(s, s.default, ctx)
   ) {
-    return leaf(path, s.default, "default", `default ${show(s.default)}`);
+    return leaf(path, s.default, "default", `default ${brief(s.default)}`);
   }
   if (Array.isArray(s.examples)) {
     const ok = s.examples.filter((x) => candidateOk(s, x, ctx));
@@ -116,7 +116,7 @@ export function gen(
     if (pool.length === 0) {
       throw new Unsatisfiable(
         path,
-        `no enum value satisfies the schema (enum ${show(s.enum)})`,
+        `no enum value satisfies the schema (enum ${brief(s.enum)})`,
       );
     }
     const v = prng.pick(pool);
@@ -136,7 +136,7 @@ export function gen(
     const problems: string[] = [];
     // A bare `{"type":"null"}` branch is tried last: null is rarely a realistic answer.
     const isNull = (b: unknown): boolean =>
-      isObject(b) && b.type === "null" && Object.keys(b).length === 1;
+      isPlainObject(b) && b.type === "null" && Object.keys(b).length === 1;
     const order = [...branches.keys()].sort((x, y) =>
       Number(isNull(branches[x])) - Number(isNull(branches[y]))
     );
@@ -271,11 +271,13 @@ function genArray(
 }
 
 function genObject(s: Schema, path: string, ctx: Ctx, depth: number): Gen {
-  const props = isObject(s.properties) ? s.properties : {};
+  const props = isPlainObject(s.properties) ? s.properties : {};
   const required = Array.isArray(s.required)
     ? s.required.filter((r): r is string => typeof r === "string")
     : [];
-  const patternProps = isObject(s.patternProperties) ? s.patternProperties : {};
+  const patternProps = isPlainObject(s.patternProperties)
+    ? s.patternProperties
+    : {};
   const additional = s.additionalProperties;
   const value: Record<string, unknown> = {};
   const sources: ArgumentSource[] = [];

@@ -6,12 +6,12 @@
  * @module
  */
 import {
+  brief,
   type Ctx,
-  isObject,
   type Schema,
-  show,
   Unsatisfiable,
 } from "./_generate_context.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 function resolvePointer(root: unknown, ref: string, path: string): unknown {
   if (!ref.startsWith("#")) {
@@ -29,7 +29,7 @@ function resolvePointer(root: unknown, ref: string, path: string): unknown {
   for (const raw of frag.slice(1).split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     if (Array.isArray(cur)) cur = cur[Number(key)];
-    else if (isObject(cur)) cur = cur[key];
+    else if (isPlainObject(cur)) cur = cur[key];
     else cur = undefined;
     if (cur === undefined) {
       throw new Unsatisfiable(
@@ -49,8 +49,8 @@ export function resolve(
   depth: number,
 ): Schema | boolean {
   if (typeof schema === "boolean") return schema;
-  if (!isObject(schema)) {
-    throw new Unsatisfiable(path, `schema is not an object: ${show(schema)}`);
+  if (!isPlainObject(schema)) {
+    throw new Unsatisfiable(path, `schema is not an object: ${brief(schema)}`);
   }
   if (depth > ctx.maxDepth) {
     throw new Unsatisfiable(
@@ -111,7 +111,7 @@ export function merge(a: Schema, b: Schema): Schema {
     const prev = out[k];
     if (prev === undefined) {
       out[k] = v;
-    } else if (k === "properties" && isObject(prev) && isObject(v)) {
+    } else if (k === "properties" && isPlainObject(prev) && isPlainObject(v)) {
       const props: Schema = { ...prev };
       for (const [pk, pv] of Object.entries(v)) {
         props[pk] = props[pk] === undefined ? pv : { allOf: [props[pk], pv] };

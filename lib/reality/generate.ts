@@ -15,14 +15,14 @@
 import { DEFAULT_SEED, hashLabel } from "./prng.ts";
 import { describeProblems, validateSchema } from "./schema_validate.ts";
 import {
+  brief,
   type Ctx,
   declaredTypes,
   type Gen,
-  isObject,
-  show,
   typeOfValue,
   Unsatisfiable,
 } from "./_generate_context.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 import { gen } from "./_generate_value.ts";
 
 import type { ArgumentSource } from "./_generate_context.ts";
@@ -82,19 +82,19 @@ export function generateArguments(
   const schema = inputSchema === undefined ? { type: "object" } : inputSchema;
   const seed =
     ((options.seed ?? DEFAULT_SEED) ^ hashLabel(options.label ?? "")) >>> 0;
-  const dialectUri = isObject(schema) && typeof schema.$schema === "string"
+  const dialectUri = isPlainObject(schema) && typeof schema.$schema === "string"
     ? schema.$schema
     : undefined;
   const first = validateSchema(schema, {});
   if (first.status === "unusable") {
     return { ok: false, reason: `inputSchema: ${first.reason}`, path: "" };
   }
-  if (isObject(schema)) {
+  if (isPlainObject(schema)) {
     const types = declaredTypes(schema);
     if (types !== null && !types.includes("object")) {
       return {
         ok: false,
-        reason: `inputSchema type is ${show(schema.type)}, not "object"`,
+        reason: `inputSchema type is ${brief(schema.type)}, not "object"`,
         path: "",
       };
     }
@@ -117,7 +117,7 @@ export function generateArguments(
       }
       throw e;
     }
-    if (!isObject(g.value)) {
+    if (!isPlainObject(g.value)) {
       return {
         ok: false,
         reason: `the schema yields ${typeOfValue(g.value)}, not an object`,

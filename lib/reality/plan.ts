@@ -16,7 +16,7 @@ export type SkipReason =
   | "invalid_tool";
 
 /** One tool's place in the plan. */
-export interface PlannedTool {
+export interface RealityPlannedTool {
   name: string;
   contract: Contract;
   /** True when `readOnlyHint` is exactly TRUE (MALFORMED and ABSENT are not read-only). */
@@ -31,7 +31,7 @@ export interface PlannedTool {
 }
 
 /** Options for {@linkcode planReality}. */
-export interface PlanOptions {
+export interface RealityPlanOptions {
   /**
    * Seed for argument generation.
    * @default {DEFAULT_SEED}
@@ -56,8 +56,8 @@ export interface PlanOptions {
  */
 export function planReality(
   contracts: readonly Contract[],
-  options: PlanOptions = {},
-): PlannedTool[] {
+  options: RealityPlanOptions = {},
+): RealityPlannedTool[] {
   const seed = options.seed ?? DEFAULT_SEED;
   const seen = new Set<string>();
   return contracts.map((contract) => {

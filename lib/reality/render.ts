@@ -25,10 +25,10 @@ function serverLabel(r: RealityReport): string {
  *
  * @example
  * ```ts ignore
- * console.log(renderText(report));
+ * console.log(renderRealityText(report));
  * ```
  */
-export function renderText(r: RealityReport): string {
+export function renderRealityText(r: RealityReport): string {
   const lines: string[] = [];
   const scope = r.options.includeDestructive ? "all tools" : "read-only tools";
   const where = r.server.scratchState

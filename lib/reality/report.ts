@@ -6,14 +6,14 @@
  */
 import type { HintState } from "../contracts/contracts.ts";
 import type { ArgumentSource } from "./generate.ts";
-import type { PlannedTool, SkipReason } from "./plan.ts";
+import type { RealityPlannedTool, SkipReason } from "./plan.ts";
 import {
-  type CallObservation,
   type FailureKind,
-  type Finding,
   type FlagRule,
   judgeCall,
   type NoteRule,
+  type RealityCallObservation,
+  type RealityFinding,
 } from "./rules.ts";
 import { type RealitySummary, summarize, type ToolStatus } from "./score.ts";
 
@@ -33,12 +33,12 @@ export interface RealityToolEntry {
   /** The tool's `outputSchema` as listed (absent when none was declared). */
   outputSchema?: unknown;
   /** What came back, verbatim (parsed JSON). */
-  observation?: CallObservation;
+  observation?: RealityCallObservation;
   /** Which server session made the call (a fresh one per write tool in target mode). */
   session?: string;
   failure?: { kind: FailureKind; message: string };
-  flags: Finding<FlagRule>[];
-  notes: Finding<NoteRule>[];
+  flags: RealityFinding<FlagRule>[];
+  notes: RealityFinding<NoteRule>[];
 }
 
 /** Where the server came from and how it ran. */
@@ -70,7 +70,7 @@ export interface RealityReport {
 
 /** An observed call and the session it ran in. */
 export interface ObservedCall {
-  observation: CallObservation;
+  observation: RealityCallObservation;
   session: string;
 }
 
@@ -79,14 +79,14 @@ export interface BuildReportInput {
   verity: string;
   server: RealityServer;
   options: RealityReport["options"];
-  plan: readonly PlannedTool[];
+  plan: readonly RealityPlannedTool[];
   /** Observations by tool name; a planned call without one failed before it was sent. */
   calls: ReadonlyMap<string, ObservedCall>;
   listingProblems: readonly string[];
 }
 
 function entryFor(
-  p: PlannedTool,
+  p: RealityPlannedTool,
   calls: ReadonlyMap<string, ObservedCall>,
 ): RealityToolEntry {
   const raw = p.contract.raw;
@@ -106,7 +106,7 @@ function entryFor(
   entry.argumentSources = p.call.sources;
   entry.argumentShape = p.call.shape;
   const seen = calls.get(p.name);
-  const observation: CallObservation = seen?.observation ??
+  const observation: RealityCallObservation = seen?.observation ??
     {
       kind: "no_answer",
       message:

@@ -14,6 +14,7 @@
  */
 import { findRefusal, normalizeForMatch } from "./refusal.ts";
 import { describeProblems, validateSchema } from "./schema_validate.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** A rule whose finding lowers the score. */
 export type FlagRule =
@@ -29,7 +30,7 @@ export type NoteRule =
   | "output_schema_unchecked";
 
 /** One finding with its evidence. */
-export interface Finding<R extends string = FlagRule | NoteRule> {
+export interface RealityFinding<R extends string = FlagRule | NoteRule> {
   rule: R;
   /** One line a person can read. */
   message: string;
@@ -38,7 +39,7 @@ export interface Finding<R extends string = FlagRule | NoteRule> {
 }
 
 /** What came back from `tools/call`, as observed on the wire. */
-export type CallObservation =
+export type RealityCallObservation =
   | { kind: "result"; result: unknown; ms: number }
   | { kind: "rpc_error"; error: unknown; ms: number }
   | { kind: "no_answer"; message: string; ms: number };
@@ -52,11 +53,11 @@ export type FailureKind =
 
 /** The verdict on one call. */
 export type CallVerdict =
-  | { status: "passed"; flags: []; notes: Finding<NoteRule>[] }
+  | { status: "passed"; flags: []; notes: RealityFinding<NoteRule>[] }
   | {
     status: "flagged";
-    flags: Finding<FlagRule>[];
-    notes: Finding<NoteRule>[];
+    flags: RealityFinding<FlagRule>[];
+    notes: RealityFinding<NoteRule>[];
   }
   | {
     status: "failed";
@@ -73,10 +74,6 @@ export interface CallContext {
   arguments: Record<string, unknown>;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function clip(s: string, n = 160): string {
   const one = s.replace(/\s+/g, " ").trim();
   return one.length > n ? one.slice(0, n - 1) + "…" : one;
@@ -86,7 +83,7 @@ function clip(s: string, n = 160): string {
 function textBlocks(content: readonly unknown[]): string[] {
   const out: string[] = [];
   for (const b of content) {
-    if (isObject(b) && b.type === "text" && typeof b.text === "string") {
+    if (isPlainObject(b) && b.type === "text" && typeof b.text === "string") {
       out.push(b.text);
     }
   }
@@ -99,7 +96,7 @@ function nonEmptyString(v: unknown): boolean {
 
 /** Does a content block carry anything? */
 function blockHasSubstance(b: unknown): boolean {
-  if (!isObject(b)) return false;
+  if (!isPlainObject(b)) return false;
   switch (b.type) {
     case "text":
       return nonEmptyString(b.text);
@@ -108,7 +105,8 @@ function blockHasSubstance(b: unknown): boolean {
       return nonEmptyString(b.data);
     case "resource": {
       const r = b.resource;
-      return isObject(r) && (nonEmptyString(r.text) || nonEmptyString(r.blob));
+      return isPlainObject(r) &&
+        (nonEmptyString(r.text) || nonEmptyString(r.blob));
     }
     case "resource_link":
       return nonEmptyString(b.uri);
@@ -120,7 +118,7 @@ function blockHasSubstance(b: unknown): boolean {
 
 function structuredHasSubstance(v: unknown): boolean {
   if (v === undefined || v === null) return false;
-  if (isObject(v)) return Object.keys(v).length > 0;
+  if (isPlainObject(v)) return Object.keys(v).length > 0;
   if (Array.isArray(v)) return v.length > 0;
   return true;
 }
@@ -130,7 +128,11 @@ function leaves(v: unknown, out: string[]): void {
   if (typeof v === "string") out.push(v);
   else if (typeof v === "number" || typeof v === "boolean") out.push(String(v));
   else if (Array.isArray(v)) { for (const x of v) leaves(x, out); }
-  else if (isObject(v)) { for (const x of Object.values(v)) leaves(x, out); }
+  else if (isPlainObject(v)) {
+    for (const x of Object.values(v)) {
+      leaves(x, out);
+    }
+  }
 }
 
 /** The string inputs the echo check looks for (at least 2 characters). */
@@ -140,7 +142,7 @@ export function echoInputs(args: Record<string, unknown>): string[] {
     if (typeof v === "string") {
       if (v.trim().length >= 2) all.push(v.trim());
     } else if (Array.isArray(v)) v.forEach(walk);
-    else if (isObject(v)) Object.values(v).forEach(walk);
+    else if (isPlainObject(v)) Object.values(v).forEach(walk);
   };
   walk(args);
   return [...new Set(all)];
@@ -153,7 +155,7 @@ function responseHaystack(
 ): string {
   const parts: string[] = [];
   for (const b of content) {
-    if (!isObject(b)) continue;
+    if (!isPlainObject(b)) continue;
     leaves(
       b.type === "image" || b.type === "audio" ? { ...b, data: "" } : b,
       parts,
@@ -178,10 +180,13 @@ const ERROR_OPENING =
  * // v.status === "flagged" && v.flags[0].rule === "empty_content"
  * ```
  */
-export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
+export function judgeCall(
+  ctx: CallContext,
+  obs: RealityCallObservation,
+): CallVerdict {
   if (obs.kind === "rpc_error") {
     const e = obs.error;
-    const msg = isObject(e)
+    const msg = isPlainObject(e)
       ? `${e.code ?? "?"} ${typeof e.message === "string" ? e.message : ""}`
         .trim()
       : String(e);
@@ -207,7 +212,7 @@ export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
     flags: [],
     notes: [],
   });
-  if (!isObject(r)) {
+  if (!isPlainObject(r)) {
     return malformed(
       `result is not an object: ${clip(JSON.stringify(r) ?? String(r), 80)}`,
     );
@@ -232,8 +237,8 @@ export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
     };
   }
 
-  const flags: Finding<FlagRule>[] = [];
-  const notes: Finding<NoteRule>[] = [];
+  const flags: RealityFinding<FlagRule>[] = [];
+  const notes: RealityFinding<NoteRule>[] = [];
 
   // Disguised refusal.
   for (let i = 0; i < texts.length; i++) {
@@ -264,7 +269,7 @@ export function judgeCall(ctx: CallContext, obs: CallObservation): CallVerdict {
 
   // Output schema.
   if (ctx.outputSchema !== undefined) {
-    if (!isObject(ctx.outputSchema)) {
+    if (!isPlainObject(ctx.outputSchema)) {
       notes.push({
         rule: "output_schema_unchecked",
         message: "outputSchema is not an object; structuredContent not checked",

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { findRefusal } from "./refusal.ts";
-import { type CallObservation, judgeCall } from "./rules.ts";
+import { judgeCall, type RealityCallObservation } from "./rules.ts";
 
-function result(r: unknown): CallObservation {
+function result(r: unknown): RealityCallObservation {
   return { kind: "result", result: r, ms: 1 };
 }
-function text(t: string, extra: Record<string, unknown> = {}): CallObservation {
+function text(
+  t: string,
+  extra: Record<string, unknown> = {},
+): RealityCallObservation {
   return result({ content: [{ type: "text", text: t }], ...extra });
 }
 const NO_SCHEMA = { outputSchema: undefined, arguments: { city: "Paris" } };

@@ -12,14 +12,14 @@ import { ServerError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { type OpenedSession, openSession } from "../wire/session.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
-import { type PlannedTool, planReality } from "./plan.ts";
+import { planReality, type RealityPlannedTool } from "./plan.ts";
 import {
   buildReport,
   type ObservedCall,
   type RealityReport,
   type RealityServer,
 } from "./report.ts";
-import type { CallObservation } from "./rules.ts";
+import type { RealityCallObservation } from "./rules.ts";
 
 /** A server process ready to spawn, and how to clean up after it. */
 export interface LaunchedServer {
@@ -95,9 +95,9 @@ async function close(live: Live | null): Promise<void> {
 
 async function callTool(
   live: Live,
-  tool: PlannedTool,
+  tool: RealityPlannedTool,
   timeoutMs: number,
-): Promise<CallObservation> {
+): Promise<RealityCallObservation> {
   const out = await live.session.client.request(
     "tools/call",
     { name: tool.name, arguments: tool.call?.arguments ?? {} },
@@ -139,7 +139,7 @@ export async function runReality(
   );
   let sharedCount = 1;
   const calls = new Map<string, ObservedCall>();
-  let plan: PlannedTool[];
+  let plan: RealityPlannedTool[];
   let listingProblems: string[];
   let serverInfo: unknown;
   try {
@@ -175,7 +175,7 @@ export async function runReality(
             `isolated:${tool.name}`,
             startMs,
           );
-          const observation: CallObservation = live.session.failure
+          const observation: RealityCallObservation = live.session.failure
             ? {
               kind: "no_answer",
               message:

@@ -6,7 +6,7 @@
  */
 import type { Snapshot } from "../state/types.ts";
 import { snapshotDigest } from "../state/delta.ts";
-import { canonicalJson } from "../state/keys.ts";
+import { canonicalStateJson } from "../state/keys.ts";
 import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
@@ -157,12 +157,12 @@ export function verifyReport(report: unknown): ReportProblem[] {
         "declared",
       ] as const
     ) {
-      if (canonicalJson(s[field]) !== canonicalJson(d[field])) {
+      if (canonicalStateJson(s[field]) !== canonicalStateJson(d[field])) {
         problems.push({
           where: `${key(d)} ${field}`,
-          message: `report says ${canonicalJson(s[field])}, evidence gives ${
-            canonicalJson(d[field])
-          }`,
+          message: `report says ${
+            canonicalStateJson(s[field])
+          }, evidence gives ${canonicalStateJson(d[field])}`,
         });
       }
     }

@@ -56,7 +56,7 @@ const RESERVED_ENV = [
 ];
 
 /** Flags of `deno run` that take their value as the next argument. */
-const DENO_VALUE_FLAGS = new Set([
+export const DENO_VALUE_FLAGS: ReadonlySet<string> = new Set([
   "-c",
   "--config",
   "--import-map",

@@ -12,7 +12,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { canonicalJson, compareKeys, valuesEqual } from "./keys.ts";
+import { canonicalStateJson, compareKeys, valuesEqual } from "./keys.ts";
 import {
   type Category,
   type Region,
@@ -22,7 +22,7 @@ import {
 } from "./types.ts";
 
 /** One field that differs between two versions of a record. */
-export interface FieldChange {
+export interface RecordFieldChange {
   /** Column name, or a dotted path into a json value (`meta.tags`, `a["x.y"]`). */
   field: string;
   /** `undefined` when the field did not exist before. */
@@ -38,7 +38,7 @@ export interface RecordChange {
   /** `"<adapter>:<name>"`. */
   region: string;
   key: string;
-  fields: FieldChange[];
+  fields: RecordFieldChange[];
   lossy: boolean;
 }
 
@@ -150,13 +150,13 @@ function diffRegion(
 export function diffFields(
   before: Record<string, unknown>,
   after: Record<string, unknown>,
-): FieldChange[] {
-  const out: FieldChange[] = [];
+): RecordFieldChange[] {
+  const out: RecordFieldChange[] = [];
   diffObject("", before, after, out);
   return out;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+function isNestedRecord(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
   const o = v as Record<string, unknown>;
   // Encoded scalars compare as scalars.
@@ -174,7 +174,7 @@ function diffObject(
   prefix: string,
   b: Record<string, unknown>,
   a: Record<string, unknown>,
-  out: FieldChange[],
+  out: RecordFieldChange[],
 ): void {
   for (const k in b) {
     const bv = b[k];
@@ -203,10 +203,10 @@ function diffValue(
   field: string,
   bv: unknown,
   av: unknown,
-  out: FieldChange[],
+  out: RecordFieldChange[],
 ): void {
   if (valuesEqual(bv, av)) return;
-  if (isPlainObject(bv) && isPlainObject(av)) {
+  if (isNestedRecord(bv) && isNestedRecord(av)) {
     diffObject(field, bv, av, out);
     return;
   }
@@ -235,7 +235,7 @@ function isSubsequence(small: unknown[], big: unknown[]): boolean {
  */
 export function snapshotDigest(snap: Snapshot): string {
   const h = createHash("sha256");
-  h.update('{"problems":' + canonicalJson(snap.problems) + ',"regions":[');
+  h.update('{"problems":' + canonicalStateJson(snap.problems) + ',"regions":[');
   snap.regions.forEach((r, i) => {
     if (i > 0) h.update(",");
     h.update(
@@ -250,7 +250,7 @@ export function snapshotDigest(snap: Snapshot): string {
     for (let k = 0; k < r.records.length; k++) {
       const rec = r.records[k]!;
       buf += (k > 0 ? "," : "") + '{"key":' + JSON.stringify(rec.key) +
-        ',"value":' + canonicalJson(rec.value) + "}";
+        ',"value":' + canonicalStateJson(rec.value) + "}";
       if (buf.length > 1 << 16) {
         h.update(buf);
         buf = "";

@@ -17,10 +17,10 @@ import type { StateRecord } from "./types.ts";
  *
  * @example
  * ```ts
- * canonicalJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
+ * canonicalStateJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
  * ```
  */
-export function canonicalJson(v: unknown): string {
+export function canonicalStateJson(v: unknown): string {
   if (v === null || typeof v !== "object") {
     if (typeof v === "number" && !Number.isFinite(v)) return "null";
     if (typeof v === "bigint") return JSON.stringify({ $int: v.toString() });
@@ -31,7 +31,7 @@ export function canonicalJson(v: unknown): string {
     for (let i = 0; i < v.length; i++) {
       if (i > 0) s += ",";
       const x = v[i];
-      s += x === undefined ? "null" : canonicalJson(x);
+      s += x === undefined ? "null" : canonicalStateJson(x);
     }
     return s + "]";
   }
@@ -44,7 +44,7 @@ export function canonicalJson(v: unknown): string {
     if (x === undefined) continue;
     if (!first) s += ",";
     first = false;
-    s += JSON.stringify(k) + ":" + canonicalJson(x);
+    s += JSON.stringify(k) + ":" + canonicalStateJson(x);
   }
   return s + "}";
 }
@@ -173,7 +173,7 @@ export function compareValues(a: unknown, b: unknown): number {
       return x.length === y.length ? 0 : x.length < y.length ? -1 : 1;
     }
     default:
-      return compareText(canonicalJson(a), canonicalJson(b));
+      return compareText(canonicalStateJson(a), canonicalStateJson(b));
   }
 }
 
@@ -196,7 +196,7 @@ export function compareKeys(a: string, b: string): number {
  * ```
  */
 export function makeKey(parts: readonly unknown[]): string {
-  return canonicalJson(parts);
+  return canonicalStateJson(parts);
 }
 
 /**
@@ -214,8 +214,8 @@ export function sortRecords(records: StateRecord[]): StateRecord[] {
   decorated.sort((x, y) => {
     const c = compareValues(x.k, y.k);
     if (c !== 0) return c;
-    if (x.v === "") x.v = canonicalJson(x.r.value);
-    if (y.v === "") y.v = canonicalJson(y.r.value);
+    if (x.v === "") x.v = canonicalStateJson(x.r.value);
+    if (y.v === "") y.v = canonicalStateJson(y.r.value);
     return compareText(x.v, y.v);
   });
   return dedupeSorted(decorated.map((d) => d.r));

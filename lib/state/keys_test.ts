@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {
-  canonicalJson,
+  canonicalStateJson,
   compareKeys,
   compareText,
   makeKey,
@@ -8,12 +8,12 @@ import {
   valuesEqual,
 } from "./keys.ts";
 
-Deno.test("canonicalJson: sorted keys, no spaces, undefined members dropped", () => {
+Deno.test("canonicalStateJson: sorted keys, no spaces, undefined members dropped", () => {
   assert.equal(
-    canonicalJson({ b: [1, { d: 1, c: 2 }], a: "é", u: undefined }),
+    canonicalStateJson({ b: [1, { d: 1, c: 2 }], a: "é", u: undefined }),
     '{"a":"é","b":[1,{"c":2,"d":1}]}',
   );
-  assert.equal(canonicalJson([undefined, Infinity]), "[null,null]");
+  assert.equal(canonicalStateJson([undefined, Infinity]), "[null,null]");
 });
 
 Deno.test("compareKeys: SQLite's order — null, numbers by value, text by code point, bytes, arrays", () => {

@@ -11,7 +11,7 @@
 import type { AdapterDef, Definition } from "../definition/definition.ts";
 import { normalizeLabel } from "../definition/definition.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
-import { readJson } from "../../adapters/json.ts";
+import { readJsonState } from "../../adapters/json.ts";
 import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
 import { readSqlite } from "../../adapters/sqlite.ts";
 import type {
@@ -108,7 +108,7 @@ export function assembleSnapshot(
         );
         text = new TextDecoder().decode(r.bytes);
       }
-      const obs = readJson(text, a);
+      const obs = readJsonState(text, a);
       allProblems.push(...obs.problems);
       for (const g of obs.regions) {
         regions.push({

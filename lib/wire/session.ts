@@ -12,12 +12,13 @@ import {
   StdioClient,
   type StdioClientOptions,
 } from "./stdio_client.ts";
+import { VERSION } from "../version.ts";
 
 /** The protocol revision verity speaks. */
 export const PROTOCOL_VERSION = "2025-11-25";
 
 /** verity's client identity in `initialize`. */
-export const CLIENT_INFO = { name: "verity", version: "0.1.0" };
+export const CLIENT_INFO = { name: "verity", version: VERSION };
 
 /** One `tools/list` page: which frame carried it. */
 export interface ListPage {
