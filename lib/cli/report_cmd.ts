@@ -10,10 +10,11 @@ import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMA, verifyReport } from "../report/report.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
+import { readTextMaybeGzip } from "../common/read_text.ts";
 
 export const HELP =
   `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
-verity report verify <report.json>
+verity report verify <report.json | report.json.gz>
 
 Show a saved report, or verify one: re-derive every verdict and the
 expectation check from the evidence inside the report with the same pure
@@ -28,14 +29,16 @@ Options:
 async function readReport(path: string): Promise<unknown> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readTextMaybeGzip(path);
   } catch (e) {
     throw new UsageError(
-      `${path}: cannot read report (${
-        e instanceof Deno.errors.NotFound
-          ? "no such file"
-          : (e as Error).message
-      })`,
+      e instanceof SyntaxError
+        ? e.message
+        : `${path}: cannot read report (${
+          e instanceof Deno.errors.NotFound
+            ? "no such file"
+            : (e as Error).message
+        })`,
     );
   }
   try {
@@ -50,6 +53,7 @@ async function locate(ref: string, runsDir: string): Promise<string> {
     const cand of [
       ref,
       join(ref, "report.json"),
+      join(ref, "report.json.gz"),
       join(runsDir, ref, "report.json"),
     ]
   ) {
