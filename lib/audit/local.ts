@@ -172,7 +172,7 @@ export async function packageCached(
  * ```
  */
 export async function resolvePreparedRun(
-  def: Definition,
+  def: Pick<Definition, "source" | "file" | "command" | "name" | "dir">,
   options: CacheOptions = {},
 ): Promise<PreparedRun | null> {
   if (def.source === null) return null;
@@ -194,7 +194,7 @@ export async function resolvePreparedRun(
     lockSha256,
     packageCached: await packageCached(denoDir, pin.package, pin.version),
   });
-  if (problem !== null) throw new UsageError(`verity run: ${problem}`);
+  if (problem !== null) throw new UsageError(problem);
   return {
     source: resolve(layout.root, entry!.source),
     denoDir,

@@ -24,8 +24,7 @@ import { ServerError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "./_io.ts";
 import { openSession } from "../wire/session.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { prepareLaunch, resolveDeno } from "../sandbox/sandbox.ts";
-import type { SandboxBackend } from "../sandbox/types.ts";
+import { openLauncher } from "../launcher/launcher.ts";
 import { readConfiguredServer } from "../audit/mcp_config.ts";
 import {
   type PathKind,
@@ -145,16 +144,6 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
   };
 }
 
-function substituteAll(
-  s: string,
-  vars: Record<"deno" | "state" | "target", string>,
-): string {
-  return s.replace(
-    /\{(deno|state|target)\}/g,
-    (_m, k: "deno" | "state" | "target") => vars[k],
-  );
-}
-
 /** Run `verity init`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("init", argv, {
@@ -211,7 +200,6 @@ export async function main(argv: string[]): Promise<number> {
   let listCommand = plan.listCommand;
   let source: { package: string; version: string; integrity: string } | null =
     null;
-  let denoDir: string | undefined;
   if (plan.npm !== null) {
     say(
       `pinning ${plan.npm.package}@${plan.npm.range} from the npm registry (network)`,
@@ -233,7 +221,6 @@ export async function main(argv: string[]): Promise<number> {
       },
     );
     await savePreparedTarget(layout, name, fetched.entry);
-    denoDir = layout.denoDir;
     say(
       `prepared ${source.package}@${source.version} (${fetched.entry.packages.length} packages locked in ${
         relative(Deno.cwd(), fetched.lockPath)
@@ -241,39 +228,39 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
 
-  const backend: SandboxBackend = p.values["no-sandbox"]
-    ? "none"
-    : plan.kind === "other"
-    ? "bubblewrap"
-    : "deno";
+  // The listing run is a provisional target: the same launcher as `verity
+  // run` checks the prepared cache, chooses the sandbox and builds the launch.
+  const launcher = await openLauncher({
+    kind: "target",
+    name,
+    file,
+    dir: targetDir,
+    command: listCommand,
+    env: plan.listEnv,
+    read: plan.read,
+    sandbox: null,
+    source,
+    adapters: [],
+  }, {
+    noSandbox: p.values["no-sandbox"] === true,
+    commandName: "verity init",
+  });
+  const backend = launcher.backend;
   const work = await Deno.makeTempDir({ prefix: "verity-init-" });
   let texts: string[];
   try {
-    const stateDir = join(work, "state");
-    await Deno.mkdir(stateDir);
-    for (const d of plan.listDirs) {
-      await Deno.mkdir(join(stateDir, d), { recursive: true });
-    }
-    const vars = {
-      deno: plan.kind === "other" ? "deno" : resolveDeno(),
-      state: await Deno.realPath(stateDir),
-      target: targetDir,
+    const dirs = {
+      state: join(work, "state"),
+      evidence: join(work, "evidence"),
     };
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(plan.listEnv)) {
-      env[k] = substituteAll(v, vars);
+    await launcher.reset(dirs.state);
+    for (const d of plan.listDirs) {
+      await Deno.mkdir(join(dirs.state, d), { recursive: true });
     }
-    const launch = prepareLaunch({
-      command: listCommand.map((c) => substituteAll(c, vars)),
-      env,
-      stateDir: vars.state,
-      definitionDir: targetDir,
-      readPaths: plan.read,
-      backend,
-      evidenceDir: join(work, "evidence"),
-      label: "init",
-      ...(denoDir ? { denoDir } : {}),
-    });
+    const launch = launcher.launch(
+      { state: await Deno.realPath(dirs.state), evidence: dirs.evidence },
+      "init",
+    );
     say(`listing tools (sandbox: ${backend})`);
     const s = await openSession(launch.spawn, { timeoutMs });
     await s.client.close(2000);

@@ -8,14 +8,9 @@
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { loadDefinition, substitute } from "../definition/definition.ts";
-import {
-  chooseBackend,
-  probeBackends,
-  resolveDeno,
-  resolvePython,
-} from "../sandbox/sandbox.ts";
+import { loadDefinition } from "../definition/definition.ts";
 import type { Definition } from "../definition/definition.ts";
+import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
 import { selectTools } from "../runner/plan.ts";
 import {
@@ -29,12 +24,10 @@ import {
 } from "../report/expectations.ts";
 import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
-import type { SandboxBackend } from "../sandbox/types.ts";
 import { TEST_NAMES } from "../verdicts/types.ts";
 import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
-import { resolvePreparedRun } from "../audit/local.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 
 export const HELP = `verity run <definition> [options]
@@ -64,37 +57,6 @@ Options:
 Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
 not met, or a violation with --fail-on-violation; 2 invalid definition or
 arguments.`;
-
-/**
- * The backend a definition runs under: the sandbox's policy, with
- * bubblewrap probed. Refusals (an audit asking for no sandbox, bubblewrap
- * missing) are a `SandboxError`: one line, exit 2. Requires `--allow-run`.
- */
-export async function backendFor(
-  def: Definition,
-  opts: { noSandbox: boolean; audit: boolean; source: string | null },
-): Promise<SandboxBackend> {
-  const deno = resolveDeno();
-  const command = def.command.map((c) =>
-    substitute(c, {
-      deno,
-      python: "python3",
-      state: "/state",
-      target: def.dir,
-      source: opts.source,
-    })
-  );
-  const probe = await probeBackends();
-  return chooseBackend({
-    declared: def.sandbox ?? undefined,
-    command,
-    noSandbox: opts.noSandbox,
-    audit: opts.audit,
-    bubblewrap: { available: probe.bubblewrap, reason: probe.reason },
-    deno,
-    source: def.file,
-  }).backend;
-}
 
 function runId(name: string, now: Date): string {
   const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
@@ -170,16 +132,14 @@ export async function main(argv: string[]): Promise<number> {
       `verity run: ${def.name} is a target (no expectations): add --audit`,
     );
   }
-  const usesPython = [...def.command, ...Object.values(def.env)].some((c) =>
-    c.includes("{python}")
-  );
-  // A target with a [source] runs only from what `verity prepare` verified.
-  const prepared = await resolvePreparedRun(def);
-  const backend = await backendFor(def, {
+  // One launcher: a target with a [source] runs only from what `verity
+  // prepare` verified; the backend is chosen (bubblewrap probed) once.
+  const launcher = await openLauncher(def, {
     noSandbox,
     audit,
-    source: prepared?.source ?? null,
+    commandName: "verity run",
   });
+  const backend = launcher.backend;
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
@@ -194,11 +154,8 @@ export async function main(argv: string[]): Promise<number> {
       jobs,
       concurrentAttempts: attempts,
       observeConcurrent: p.values["observe-concurrent"] === true,
-      backend,
+      launcher,
       workDir,
-      python: usesPython ? await resolvePython() : "python3",
-      source: prepared?.source ?? null,
-      ...(prepared ? { denoDir: prepared.denoDir } : {}),
       progress: p.values.json ? null : progress,
     });
   } finally {

@@ -9,26 +9,14 @@
  *
  * @module
  */
-import {
-  type Definition,
-  loadDefinition,
-  substitute,
-} from "../definition/definition.ts";
-import { resetState } from "../state/reset.ts";
-import {
-  chooseBackend,
-  prepareLaunch,
-  probeBackends,
-  resolveDeno,
-  resolvePython,
-  type SandboxBackend,
-} from "../sandbox/sandbox.ts";
-import { isDenoRun } from "../sandbox/choose_backend.ts";
+import { loadDefinition } from "../definition/definition.ts";
+import { type DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import type { RealityReport } from "./report.ts";
 import {
   type LaunchedServer,
   type LaunchPurpose,
   runReality,
+  type ServerLauncher,
 } from "./runner.ts";
 
 /** Options for {@linkcode runTargetReality}. */
@@ -44,10 +32,36 @@ export interface TargetRealityOptions {
   noSandbox?: boolean;
 }
 
-function usesPython(def: Definition): boolean {
-  return [...def.command, ...Object.values(def.env), ...def.read].some((s) =>
-    s.includes("{python}")
-  );
+/**
+ * Reality's view of a definition launcher: every session (the shared one,
+ * and each write tool's own) gets a fresh reset of the definition's state in
+ * its own directory under `workDir`, removed when the session is disposed.
+ */
+export function scratchStateLauncher(
+  launcher: DefinitionLauncher,
+  workDir: string,
+): ServerLauncher {
+  let seq = 0;
+  return {
+    async launch(purpose: LaunchPurpose): Promise<LaunchedServer> {
+      seq++;
+      const label = purpose.kind === "shared"
+        ? `shared-${seq}`
+        : `isolated-${seq}`;
+      const root = `${workDir}/${String(seq).padStart(4, "0")}-${label}`;
+      const dirs = { state: `${root}/state`, evidence: `${root}/evidence` };
+      const dispose = () =>
+        Deno.remove(root, { recursive: true }).catch(() => {});
+      try {
+        await Deno.mkdir(dirs.evidence, { recursive: true });
+        await launcher.reset(dirs.state);
+        return { spec: launcher.launch(dirs, label).spawn, dispose };
+      } catch (e) {
+        await dispose();
+        throw e;
+      }
+    },
+  };
 }
 
 /**
@@ -65,66 +79,13 @@ export async function runTargetReality(
   options: TargetRealityOptions,
 ): Promise<RealityReport> {
   const def = await loadDefinition(target);
-  const deno = resolveDeno();
-  const python = usesPython(def) ? await resolvePython() : "python3";
-  const vars = (state: string) => ({
-    deno,
-    python,
-    state,
-    target: def.dir,
-    source: null,
-  });
-  const probeCommand = def.command.map((c) => substitute(c, vars("/state")));
-  const needsProbe = !options.noSandbox && def.sandbox !== "deno" &&
-    !(def.sandbox === null && isDenoRun(probeCommand, deno));
-  const probe = needsProbe
-    ? await probeBackends()
-    : { bubblewrap: false, reason: "not probed (a deno run command)" };
-  const choice = chooseBackend({
-    declared: def.sandbox ?? undefined,
-    command: probeCommand,
+  const defLauncher = await openLauncher(def, {
     noSandbox: options.noSandbox === true,
-    audit: def.kind === "target",
-    bubblewrap: { available: probe.bubblewrap, reason: probe.reason },
-    deno,
-    source: def.file,
+    commandName: "verity reality",
   });
-  const backend: SandboxBackend = choice.backend;
+  const backend = defLauncher.backend;
   const workDir = await Deno.makeTempDir({ prefix: "verity-reality-" });
-  let seq = 0;
-  const launcher = {
-    async launch(purpose: LaunchPurpose): Promise<LaunchedServer> {
-      seq++;
-      const label = purpose.kind === "shared"
-        ? `shared-${seq}`
-        : `isolated-${seq}`;
-      const root = `${workDir}/${String(seq).padStart(4, "0")}-${label}`;
-      const stateDir = `${root}/state`;
-      const evidenceDir = `${root}/evidence`;
-      await Deno.mkdir(evidenceDir, { recursive: true });
-      await resetState(def, stateDir);
-      const v = vars(stateDir);
-      const env: Record<string, string> = {};
-      for (const [k, val] of Object.entries(def.env)) {
-        env[k] = substitute(val, v);
-      }
-      env.VERITY_STATE_DIR = stateDir;
-      const launch = prepareLaunch({
-        command: def.command.map((c) => substitute(c, v)),
-        env,
-        stateDir,
-        definitionDir: def.dir,
-        readPaths: def.read.map((r) => substitute(r, v)),
-        backend,
-        evidenceDir,
-        label,
-      });
-      return {
-        spec: launch.spawn,
-        dispose: () => Deno.remove(root, { recursive: true }).catch(() => {}),
-      };
-    },
-  };
+  const launcher = scratchStateLauncher(defLauncher, workDir);
   try {
     return await runReality(launcher, {
       seed: options.seed,

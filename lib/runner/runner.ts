@@ -10,19 +10,13 @@
  */
 import { join } from "node:path";
 import type { Definition } from "../definition/definition.ts";
-import { substitute } from "../definition/definition.ts";
-import { resetState } from "../state/reset.ts";
+import type { DefinitionLauncher } from "../launcher/launcher.ts";
 import { SnapshotReader, takeSnapshot } from "../state/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
-import {
-  collectEvidence,
-  prepareLaunch,
-  resolveDeno,
-  type SandboxEvidence,
-} from "../sandbox/sandbox.ts";
+import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
 import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import { openSession } from "../wire/session.ts";
 import type { StdioClient } from "../wire/stdio_client.ts";
@@ -57,16 +51,10 @@ export interface RunnerOptions {
   concurrentAttempts: number;
   /** Record concurrent attempts for tools without an idempotence claim. */
   observeConcurrent: boolean;
-  /** The sandbox backend; null chooses from the definition (deno for `{deno}` commands). */
-  backend: SandboxBackend;
+  /** Starts the definition's servers: reset, placeholders, sandbox (see `openLauncher`). */
+  launcher: DefinitionLauncher;
   /** Scratch root for state and evidence directories. */
   workDir: string;
-  /** Path for `{python}`. */
-  python: string;
-  /** Path for `{source}` (prepared targets), or null. */
-  source: string | null;
-  /** The DENO_DIR Deno servers run from (a prepared target's cache); default: the sandbox's. */
-  denoDir?: string;
   /** Progress lines (to stderr), or null for silence. */
   progress: ((line: string) => void) | null;
 }
@@ -111,7 +99,6 @@ export interface BatteryResult {
 interface Ctx {
   def: Definition;
   opts: RunnerOptions;
-  deno: string;
   snapshots: Map<string, Snapshot>;
   sessions: SessionRecord[];
   seq: number;
@@ -178,34 +165,10 @@ async function finishSession(
 
 function launchFor(
   ctx: Ctx,
-  stateDir: string,
-  evidenceDir: string,
+  dirs: ScratchDirs,
   label: string,
 ): Launch {
-  const vars = {
-    deno: ctx.deno,
-    python: ctx.opts.python,
-    state: stateDir,
-    target: ctx.def.dir,
-    source: ctx.opts.source,
-  };
-  const command = ctx.def.command.map((c) => substitute(c, vars));
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(ctx.def.env)) {
-    env[k] = substitute(v, vars);
-  }
-  env.VERITY_STATE_DIR = stateDir;
-  return prepareLaunch({
-    command,
-    env,
-    stateDir,
-    definitionDir: ctx.def.dir,
-    readPaths: ctx.def.read.map((r) => substitute(r, vars)),
-    backend: ctx.opts.backend,
-    evidenceDir,
-    label,
-    ...(ctx.opts.denoDir ? { denoDir: ctx.opts.denoDir } : {}),
-  });
+  return ctx.opts.launcher.launch(dirs, label);
 }
 
 async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
@@ -266,7 +229,7 @@ function newRecord(
       ? (tool.variant ? `${tool.name}[${tool.variant}]` : tool.name)
       : null,
     run,
-    backend: ctx.opts.backend,
+    backend: ctx.opts.launcher.backend,
     command: [],
     callResponses: [],
     stderrTail: "",
@@ -300,19 +263,19 @@ async function runSequentialSession(
     setupFailure: null,
     calls: [],
     network: null,
-    backend: ctx.opts.backend,
+    backend: ctx.opts.launcher.backend,
   };
   const record = newRecord(ctx, p.id, p.kind, tool, p.run);
   try {
     try {
-      await resetState(ctx.def, dirs.state);
+      await ctx.opts.launcher.reset(dirs.state);
     } catch (e) {
       obs.setupFailure = `reset failed: ${(e as Error).message}`;
       return obs;
     }
     let launch: Launch;
     try {
-      launch = launchFor(ctx, dirs.state, dirs.evidence, "server");
+      launch = launchFor(ctx, dirs, "server");
     } catch (e) {
       obs.setupFailure = `launch refused: ${(e as Error).message}`;
       return obs;
@@ -396,15 +359,13 @@ async function runAttemptSession(
 
   try {
     try {
-      await resetState(ctx.def, dirs.state);
+      await ctx.opts.launcher.reset(dirs.state);
     } catch (e) {
       obs.setupFailure = `reset failed: ${(e as Error).message}`;
       return obs;
     }
     const labels = p.mode === "two_process" ? ["a", "b"] : ["a"];
-    const launches = labels.map((l) =>
-      launchFor(ctx, dirs.state, dirs.evidence, l)
-    );
+    const launches = labels.map((l) => launchFor(ctx, dirs, l));
     record.command = launches[0]!.spawn.command;
     record.backend = launches[0]!.backend;
     const spec: OverlapSpec = {
@@ -453,7 +414,7 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
   for (const i of [1, 2]) {
     const dirs = await makeDirs(ctx, `reset-${i}`);
     try {
-      await resetState(ctx.def, dirs.state);
+      await ctx.opts.launcher.reset(dirs.state);
       digests.push(await observeState(ctx, dirs.state));
     } catch (e) {
       await removeDirs(dirs);
@@ -489,7 +450,6 @@ export async function runBattery(
   const ctx: Ctx = {
     def,
     opts,
-    deno: resolveDeno(),
     snapshots: new Map(),
     sessions: [],
     seq: 0,
@@ -622,6 +582,6 @@ async function execute(
       listingProblems: listing.problems,
     },
     unexercised: listed.filter((n) => !tools.some((t) => t.name === n)),
-    backend: opts.backend,
+    backend: opts.launcher.backend,
   };
 }

@@ -87,7 +87,7 @@ async function writeAtomic(
  * ```
  */
 export async function resetState(
-  def: Definition,
+  def: Pick<Definition, "adapters" | "dir" | "file">,
   stateDir: string,
 ): Promise<void> {
   try {

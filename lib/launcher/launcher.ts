@@ -1,0 +1,168 @@
+/**
+ * The definition launcher: the one way every command starts a server from a
+ * definition. Opening one gathers the facts once (a prepared target's
+ * verified cache and `{source}`, the deno and python binaries, whether
+ * bubblewrap works here, the backend the policy allows); then each session
+ * resets its state and launches processes from the same setup.
+ *
+ * `verity run` (the runner), `verity reality <target>` and `verity init` all
+ * start servers through {@linkcode openLauncher}; the request itself is
+ * assembled in the pure `request.ts`.
+ *
+ * Requires `--allow-read`, `--allow-write` (state and evidence directories),
+ * `--allow-run` (the bubblewrap probe, python) and `--allow-env`.
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { type CacheOptions, resolvePreparedRun } from "../audit/local.ts";
+import {
+  chooseBackend,
+  prepareLaunch,
+  probeBackends,
+  resolveDeno,
+  resolvePython,
+} from "../sandbox/sandbox.ts";
+import type {
+  Launch,
+  LaunchRequest,
+  SandboxBackend,
+} from "../sandbox/types.ts";
+import { resetState } from "../state/reset.ts";
+import {
+  commandForChoice,
+  type LaunchableDefinition,
+  launchRequest,
+  type LaunchSetup,
+  needsBubblewrapProbe,
+  type SessionDirs,
+  usesPython,
+} from "./request.ts";
+
+export type { LaunchableDefinition, LaunchSetup, SessionDirs };
+
+/** Options for {@linkcode openLauncher}. */
+export interface LauncherOptions {
+  /**
+   * `--no-sandbox`: run the server without a sandbox.
+   * @default {false}
+   */
+  noSandbox?: boolean;
+  /**
+   * Apply the audit policy (a definition may not declare `sandbox = "none"`).
+   * @default {definition.kind === "target"}
+   */
+  audit?: boolean;
+  /**
+   * Where the prepared cache (`.verity/`) lives.
+   * @default {{ root: "<cwd>/.verity" }}
+   */
+  cache?: CacheOptions;
+  /**
+   * The command name that prefixes refusals about the prepared cache.
+   * @default {"verity"}
+   */
+  commandName?: string;
+}
+
+/**
+ * Starts the servers of one definition: resets a session's state and builds
+ * the sandboxed launch of each process, all from one {@linkcode LaunchSetup}.
+ */
+export class DefinitionLauncher {
+  /** The definition whose servers this launcher starts. */
+  readonly definition: LaunchableDefinition;
+  /** The facts every launch is built from. */
+  readonly setup: LaunchSetup;
+
+  /** Use {@linkcode openLauncher}; this constructor takes facts already gathered. */
+  constructor(definition: LaunchableDefinition, setup: LaunchSetup) {
+    this.definition = definition;
+    this.setup = setup;
+  }
+
+  /** The sandbox backend of every launch. */
+  get backend(): SandboxBackend {
+    return this.setup.backend;
+  }
+
+  /**
+   * Fill a new (absent or empty) state directory from the definition's seeds.
+   * Requires `--allow-read` and `--allow-write`.
+   */
+  reset(stateDir: string): Promise<void> {
+    return resetState(this.definition, stateDir);
+  }
+
+  /** The sandbox request for one process of a session (pure). */
+  request(dirs: SessionDirs, label: string): LaunchRequest {
+    return launchRequest(this.definition, this.setup, dirs, label);
+  }
+
+  /**
+   * Prepare one server process of a session (the state directory must
+   * exist). Throws `SandboxError` when it cannot be launched safely.
+   */
+  launch(dirs: SessionDirs, label: string): Launch {
+    return prepareLaunch(this.request(dirs, label));
+  }
+}
+
+/**
+ * Gather the facts for launching a definition's servers: check a prepared
+ * target's cache (exit 2 naming `verity prepare` when it is missing or
+ * stale), resolve `{deno}` and `{python}`, probe bubblewrap when the choice
+ * depends on it, and choose the backend. Refusals are `UsageError`s (one
+ * line, exit 2).
+ *
+ * Requires `--allow-read`, `--allow-run`, `--allow-env` and `--allow-write`
+ * (the bubblewrap probe's temporary directory).
+ *
+ * @example
+ * ```ts ignore
+ * const launcher = await openLauncher(await loadDefinition("honest-idempotent"));
+ * await launcher.reset(`${work}/state`);
+ * const launch = launcher.launch({ state: `${work}/state`, evidence: `${work}/evidence` }, "server");
+ * const session = await openSession(launch.spawn);
+ * ```
+ */
+export async function openLauncher(
+  def: LaunchableDefinition,
+  options: LauncherOptions = {},
+): Promise<DefinitionLauncher> {
+  const noSandbox = options.noSandbox === true;
+  let prepared;
+  try {
+    prepared = await resolvePreparedRun(def, options.cache);
+  } catch (e) {
+    if (e instanceof UsageError && e.constructor === UsageError) {
+      throw new UsageError(`${options.commandName ?? "verity"}: ${e.message}`);
+    }
+    throw e;
+  }
+  const deno = resolveDeno();
+  const facts = {
+    deno,
+    python: usesPython(def) ? await resolvePython() : "python3",
+    source: prepared?.source ?? null,
+    denoDir: prepared?.denoDir ?? null,
+  };
+  const command = commandForChoice(def, facts);
+  const probe = needsBubblewrapProbe(def, command, deno, noSandbox)
+    ? await probeBackends()
+    : { bubblewrap: false, reason: "not probed: the choice does not need it" };
+  const choice = chooseBackend({
+    declared: def.sandbox ?? undefined,
+    command,
+    noSandbox,
+    audit: options.audit ?? def.kind === "target",
+    bubblewrap: { available: probe.bubblewrap, reason: probe.reason },
+    deno,
+    source: def.file,
+  });
+  return new DefinitionLauncher(def, {
+    ...facts,
+    backend: choice.backend,
+    why: choice.why,
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * What a launch is made of, decided once: the placeholder values of a
+ * session and the exact {@linkcode LaunchRequest} the sandbox receives. Pure:
+ * the facts about the host (the deno and python binaries, the prepared
+ * cache, the chosen backend) come in as a {@linkcode LaunchSetup}, gathered
+ * by `launcher.ts`.
+ *
+ * This is the one place where launch options are assembled: a new
+ * placeholder, a new field of the sandbox request or a new backend is added
+ * here (and its fact gathered in `launcher.ts`), and every command that
+ * starts a server picks it up.
+ *
+ * @module
+ */
+import type { Definition } from "../definition/definition.ts";
+import { substitute } from "../definition/definition.ts";
+import { isDenoRun } from "../sandbox/choose_backend.ts";
+import type { LaunchRequest, SandboxBackend } from "../sandbox/types.ts";
+
+/** What the launcher needs of a definition; a loaded `Definition` has all of it. */
+export type LaunchableDefinition = Pick<
+  Definition,
+  | "kind"
+  | "name"
+  | "file"
+  | "dir"
+  | "command"
+  | "env"
+  | "read"
+  | "sandbox"
+  | "source"
+  | "adapters"
+>;
+
+/** Facts about this machine and this definition, gathered once per command. */
+export interface LaunchSetup {
+  /** The sandbox every server of this definition runs under. */
+  backend: SandboxBackend;
+  /** Why that backend, in words (for messages and reports). */
+  why: string;
+  /** `{deno}`: the deno binary. */
+  deno: string;
+  /** `{python}`: the real Python interpreter (or "python3" when unused). */
+  python: string;
+  /** `{source}`: the prepared, verified package directory, or null. */
+  source: string | null;
+  /** The DENO_DIR Deno servers run from (a prepared target's cache), or null for the default. */
+  denoDir: string | null;
+}
+
+/** A session's scratch directories. */
+export interface SessionDirs {
+  /** The state directory (exists, reset) the server may write. */
+  state: string;
+  /** Where the sandbox's evidence (audit logs) goes, outside the state directory. */
+  evidence: string;
+}
+
+/** The values of `{deno}`, `{python}`, `{state}`, `{target}` and `{source}` for one session. */
+export interface PlaceholderValues {
+  deno: string;
+  python: string;
+  state: string;
+  target: string;
+  source: string | null;
+}
+
+/**
+ * Whether a definition mentions `{python}` anywhere a launch substitutes.
+ *
+ * @example
+ * ```ts
+ * const def = { command: ["{python}", "server.py"], env: {}, read: [] };
+ * console.assert(usesPython(def));
+ * ```
+ */
+export function usesPython(
+  def: Pick<Definition, "command" | "env" | "read">,
+): boolean {
+  return [...def.command, ...Object.values(def.env), ...def.read].some((s) =>
+    s.includes("{python}")
+  );
+}
+
+/**
+ * The placeholder values of a session whose state lives in `stateDir`.
+ *
+ * @example
+ * ```ts
+ * const setup = { backend: "deno" as const, why: "", deno: "/bin/deno", python: "python3", source: null, denoDir: null };
+ * const v = placeholderValues({ dir: "/t" }, setup, "/s");
+ * console.assert(v.state === "/s" && v.target === "/t");
+ * ```
+ */
+export function placeholderValues(
+  def: Pick<Definition, "dir">,
+  setup: LaunchSetup,
+  stateDir: string,
+): PlaceholderValues {
+  return {
+    deno: setup.deno,
+    python: setup.python,
+    state: stateDir,
+    target: def.dir,
+    source: setup.source,
+  };
+}
+
+/**
+ * The command as the backend choice sees it: placeholders substituted with a
+ * stand-in state directory (the choice never depends on it).
+ */
+export function commandForChoice(
+  def: Pick<Definition, "dir" | "command">,
+  setup: Omit<LaunchSetup, "backend" | "why">,
+): string[] {
+  const vars = placeholderValues(
+    def,
+    { ...setup, backend: "none", why: "" },
+    "/state",
+  );
+  return def.command.map((c) => substitute(c, vars));
+}
+
+/**
+ * Whether the backend choice depends on bubblewrap working here: not under
+ * `--no-sandbox`, not for a declared deno sandbox, and not for an
+ * undeclared `deno run` command.
+ *
+ * @example
+ * ```ts
+ * const def = { sandbox: null, command: ["{python}", "s.py"] };
+ * console.assert(needsBubblewrapProbe(def, ["/usr/bin/python3", "s.py"], "/bin/deno", false));
+ * ```
+ */
+export function needsBubblewrapProbe(
+  def: Pick<Definition, "sandbox">,
+  command: readonly string[],
+  deno: string,
+  noSandbox: boolean,
+): boolean {
+  if (noSandbox || def.sandbox === "deno" || def.sandbox === "none") {
+    return false;
+  }
+  return def.sandbox === "bubblewrap" || !isDenoRun(command, deno);
+}
+
+/**
+ * The exact request the sandbox gets for one server process of a session:
+ * command and environment with placeholders substituted, `VERITY_STATE_DIR`,
+ * read paths, backend, evidence directory and the prepared DENO_DIR.
+ * Throws `UsageError` for an unknown placeholder or `{source}` without one.
+ *
+ * @example
+ * ```ts
+ * const def = { dir: "/t", command: ["{deno}", "run", "server.ts"], env: { DB: "{state}/db" }, read: [] };
+ * const setup = { backend: "deno" as const, why: "", deno: "/bin/deno", python: "python3", source: null, denoDir: null };
+ * const req = launchRequest(def, setup, { state: "/s", evidence: "/e" }, "server");
+ * console.assert(req.command[0] === "/bin/deno" && req.env.DB === "/s/db");
+ * ```
+ */
+export function launchRequest(
+  def: Pick<Definition, "dir" | "command" | "env" | "read">,
+  setup: LaunchSetup,
+  dirs: SessionDirs,
+  label: string,
+): LaunchRequest {
+  const vars = placeholderValues(def, setup, dirs.state);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(def.env)) env[k] = substitute(v, vars);
+  env.VERITY_STATE_DIR = dirs.state;
+  return {
+    command: def.command.map((c) => substitute(c, vars)),
+    env,
+    stateDir: dirs.state,
+    definitionDir: def.dir,
+    readPaths: def.read.map((r) => substitute(r, vars)),
+    backend: setup.backend,
+    evidenceDir: dirs.evidence,
+    label,
+    ...(setup.denoDir !== null ? { denoDir: setup.denoDir } : {}),
+  };
+}

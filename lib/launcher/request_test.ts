@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import {
+  commandForChoice,
+  launchRequest,
+  type LaunchSetup,
+  needsBubblewrapProbe,
+  usesPython,
+} from "./request.ts";
+import { UsageError } from "../errors.ts";
+
+const SETUP: LaunchSetup = {
+  backend: "deno",
+  why: "a deno run command",
+  deno: "/opt/deno",
+  python: "/usr/bin/python3.11",
+  source: "/repo/.verity/sources/memory/package",
+  denoDir: "/repo/.verity/deno_dir",
+};
+
+const DEF = {
+  dir: "/defs/memory",
+  command: ["{deno}", "run", "--lock={target}/deno.lock", "{source}/main.js"],
+  env: { FILE: "{state}/memory.jsonl", PY: "{python}" },
+  read: ["{source}"],
+};
+
+Deno.test("a launch request substitutes every placeholder once, adds VERITY_STATE_DIR and the prepared DENO_DIR", () => {
+  const req = launchRequest(DEF, SETUP, {
+    state: "/w/state",
+    evidence: "/w/evidence",
+  }, "server");
+  assert.deepEqual(req.command, [
+    "/opt/deno",
+    "run",
+    "--lock=/defs/memory/deno.lock",
+    "/repo/.verity/sources/memory/package/main.js",
+  ]);
+  assert.deepEqual(req.env, {
+    FILE: "/w/state/memory.jsonl",
+    PY: "/usr/bin/python3.11",
+    VERITY_STATE_DIR: "/w/state",
+  });
+  assert.deepEqual(req.readPaths, ["/repo/.verity/sources/memory/package"]);
+  assert.equal(req.backend, "deno");
+  assert.equal(req.denoDir, "/repo/.verity/deno_dir");
+  assert.equal(req.definitionDir, "/defs/memory");
+  assert.equal(req.evidenceDir, "/w/evidence");
+  assert.equal(req.label, "server");
+});
+
+Deno.test("without a prepared cache the request leaves DENO_DIR to the sandbox, and {source} is refused", () => {
+  const setup = { ...SETUP, source: null, denoDir: null };
+  const req = launchRequest(
+    { ...DEF, command: ["{deno}", "run", "s.ts"], read: [] },
+    setup,
+    { state: "/s", evidence: "/e" },
+    "a",
+  );
+  assert.equal("denoDir" in req, false);
+  assert.throws(
+    () => launchRequest(DEF, setup, { state: "/s", evidence: "/e" }, "a"),
+    (e) => e instanceof UsageError && /\{source\}/.test(e.message),
+  );
+});
+
+Deno.test("the backend choice sees the command with the prepared {source}; bubblewrap is probed only when the choice needs it", () => {
+  assert.deepEqual(commandForChoice(DEF, SETUP), [
+    "/opt/deno",
+    "run",
+    "--lock=/defs/memory/deno.lock",
+    "/repo/.verity/sources/memory/package/main.js",
+  ]);
+  const deno = ["/opt/deno", "run", "s.ts"];
+  const py = ["/usr/bin/python3", "s.py"];
+  assert.equal(
+    needsBubblewrapProbe({ sandbox: null }, deno, "/opt/deno", false),
+    false,
+  );
+  assert.equal(
+    needsBubblewrapProbe({ sandbox: null }, py, "/opt/deno", false),
+    true,
+  );
+  assert.equal(
+    needsBubblewrapProbe({ sandbox: "bubblewrap" }, deno, "/opt/deno", false),
+    true,
+  );
+  assert.equal(
+    needsBubblewrapProbe({ sandbox: null }, py, "/opt/deno", true),
+    false,
+  );
+  assert.equal(
+    needsBubblewrapProbe({ sandbox: "deno" }, py, "/opt/deno", false),
+    false,
+  );
+});
+
+Deno.test("{python} anywhere a launch substitutes (command, env, read) asks for the interpreter", () => {
+  assert.equal(usesPython({ command: ["x"], env: {}, read: [] }), false);
+  assert.equal(
+    usesPython({ command: ["x"], env: {}, read: ["{python}"] }),
+    true,
+  );
+  assert.equal(
+    usesPython({ command: ["x"], env: { P: "{python}" }, read: [] }),
+    true,
+  );
+});

@@ -1,0 +1,109 @@
+/**
+ * One definition launcher for every command: `verity prepare <target>` then
+ * `verity reality <target>` runs the prepared npm package offline from the
+ * prepared cache, exactly as `verity run <target> --audit` does; an
+ * unprepared target is refused the same way by both.
+ *
+ * Needs the npm registry once (`verity prepare`), as `deno task test`
+ * already does for the fixtures' SDK.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { RealityReport } from "../lib/reality/report.ts";
+
+const REPO = new URL("../", import.meta.url).pathname;
+
+async function verity(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--config",
+      join(REPO, "deno.json"),
+      join(REPO, "main.ts"),
+      ...args,
+    ],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: d.decode(out.stdout),
+    stderr: d.decode(out.stderr),
+  };
+}
+
+async function copyMemoryTarget(cwd: string): Promise<void> {
+  const target = join(cwd, "memory");
+  await Deno.mkdir(target);
+  for (const f of ["target.toml", "seed.jsonl", "deno.lock"]) {
+    await Deno.copyFile(join(REPO, "targets/memory", f), join(target, f));
+  }
+}
+
+Deno.test("verity reality refuses an unprepared npm target like verity run, naming verity prepare", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "verity-launcher-test-" });
+  try {
+    await copyMemoryTarget(cwd);
+    const r = await verity(["reality", "memory"], cwd);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /^verity reality: target memory is not prepared: run `verity prepare memory`/,
+    );
+    assert.equal(r.stderr.trim().split("\n").length, 1, "one line");
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "verity reality <target> runs a prepared npm target from the prepared cache, sandboxed, every write on its own reset",
+  sanitizeResources: false,
+  async fn() {
+    const cwd = await Deno.makeTempDir({ prefix: "verity-launcher-test-" });
+    try {
+      await copyMemoryTarget(cwd);
+      const prep = await verity(["prepare", "memory"], cwd);
+      assert.equal(prep.code, 0, prep.stderr);
+      const r = await verity(
+        ["reality", "memory", "--include-destructive", "--json"],
+        cwd,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stderr, /not found in cache/);
+      const report = JSON.parse(r.stdout) as RealityReport;
+      assert.equal(report.server.sandbox, "deno");
+      assert.equal(report.server.scratchState, true);
+      assert.deepEqual(report.listingProblems, []);
+      const names = report.tools.map((t) => t.name).sort();
+      assert.deepEqual(names, [
+        "add_observations",
+        "create_entities",
+        "create_relations",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+        "open_nodes",
+        "read_graph",
+        "search_nodes",
+      ]);
+      const readGraph = report.tools.find((t) => t.name === "read_graph")!;
+      assert.equal(readGraph.status, "passed");
+      assert.equal(readGraph.observation?.kind, "result");
+      // Every write tool got a fresh server on a fresh reset of its own.
+      const create = report.tools.find((t) => t.name === "create_entities")!;
+      assert.match(create.session ?? "", /^isolated:create_entities$/);
+      assert.equal(create.observation?.kind, "result");
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  },
+});
