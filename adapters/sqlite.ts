@@ -63,8 +63,18 @@ export interface ReadSqliteOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadSqlEngine } from "./sql_engine.ts";
+ * import { buildSqliteImage } from "./sqlite_seed.ts";
+ *
  * const SQL = await loadSqlEngine();
- * const { tables } = readSqlite(SQL, await Deno.readFile("state.db"));
+ * const image = buildSqliteImage(
+ *   SQL,
+ *   "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a');",
+ * );
+ * const { tables, problems } = readSqlite(SQL, image);
+ * assert.deepEqual(problems, []);
+ * assert.deepEqual(tables[0]?.records, [{ key: "[1]", value: { id: 1, name: "a" } }]);
  * ```
  */
 export function readSqlite(

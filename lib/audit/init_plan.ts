@@ -144,13 +144,15 @@ interface ArgsResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ *
  * const plan = planInit({
  *   command: ["npx", "-y", "@modelcontextprotocol/server-memory"],
  *   env: { MEMORY_FILE_PATH: "/Users/me/memory.jsonl" }, cwd: "/", home: "/Users/me", pathKinds: {},
  * });
- * plan.npm; // { package: "@modelcontextprotocol/server-memory", range: "latest" }
- * plan.env.MEMORY_FILE_PATH.startsWith("TODO(verity)"); // true
- * plan.listEnv.MEMORY_FILE_PATH; // "{state}/memory.jsonl"
+ * assert.deepEqual(plan.npm, { package: "@modelcontextprotocol/server-memory", range: "latest" });
+ * assert.ok(plan.env.MEMORY_FILE_PATH?.startsWith("TODO(verity)"));
+ * assert.equal(plan.listEnv.MEMORY_FILE_PATH, "{state}/memory.jsonl");
  * ```
  */
 export function planInit(input: InitInput): InitPlan {

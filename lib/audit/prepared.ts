@@ -134,8 +134,14 @@ export interface PreparedFacts {
  *
  * @example
  * ```ts
- * checkPrepared("memory", pin, null, { lockSha256: null, packageCached: false });
- * // "target memory is not prepared: run `verity prepare memory` (the only step that needs the network)"
+ * import assert from "node:assert/strict";
+ * import type { SourcePin } from "./source.ts";
+ * declare const pin: SourcePin;
+ *
+ * assert.equal(
+ *   checkPrepared("memory", pin, null, { lockSha256: null, packageCached: false }),
+ *   "target memory is not prepared: run `verity prepare memory` (the only step that needs the network)",
+ * );
  * ```
  */
 export function checkPrepared(

@@ -49,9 +49,12 @@ export interface RealityPlanOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseToolPages } from "../contracts/contracts.ts";
+ *
  * const { contracts } = parseToolPages(['{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}']);
- * planReality(contracts)[0].skip?.reason; // "not_read_only" (readOnlyHint is ABSENT)
+ * // readOnlyHint is ABSENT, so the tool is not called
+ * assert.equal(planReality(contracts)[0]?.skip?.reason, "not_read_only");
  * ```
  */
 export function planReality(

@@ -31,6 +31,9 @@ import {
  *
  * @example
  * ```ts
+ * import type { Report } from "./report.ts";
+ * declare const report: Report;
+ *
  * await Deno.writeTextFile("report.html", renderHtml(report));
  * ```
  */

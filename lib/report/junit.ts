@@ -113,6 +113,9 @@ function attr(name: string, value: string | number): string {
  *
  * @example
  * ```ts
+ * import type { Report } from "./report.ts";
+ * declare const report: Report;
+ *
  * await Deno.writeTextFile("verity-junit.xml", renderJunit(report));
  * ```
  */

@@ -239,8 +239,13 @@ export function definitionToolLines(toml: string): Record<string, number> {
  *
  * @example
  * ```ts
+ * import type { Report } from "./report.ts";
+ * declare const report: Report;
+ *
  * const sarif = JSON.parse(renderSarif(report, { root: "/repo" }));
- * sarif.runs[0].results.filter((r) => r.level === "error");
+ * const errors = sarif.runs[0].results.filter(
+ *   (r: { level: string }) => r.level === "error",
+ * );
  * ```
  */
 export function renderSarif(

@@ -26,6 +26,9 @@ export interface Coverage {
  *
  * @example
  * ```ts
+ * import type { Definition } from "../definition/definition.ts";
+ * declare const def: Definition;
+ *
  * const c = coverage(def);
  * if (!c.complete) console.log(c.locations.filter((l) => !l.observedBy));
  * ```

@@ -71,6 +71,9 @@ function emptyCategory(): CategoryDelta {
  *
  * @example
  * ```ts
+ * import type { Snapshot } from "./types.ts";
+ * declare const before: Snapshot, after: Snapshot;
+ *
  * const d = computeDelta(before, after);
  * if (d.business.lossy) console.log("pre-existing business state lost");
  * ```

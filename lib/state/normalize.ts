@@ -24,7 +24,11 @@ export function maskPlaceholder(kind: MaskRule["kind"]): string {
  *
  * @example
  * ```ts
- * const a = normalize(await takeSnapshot(def, dirA), def);
+ * import type { Definition } from "../definition/definition.ts";
+ * import { takeSnapshot } from "./snapshot.ts";
+ * declare const def: Definition;
+ *
+ * const a = normalize(await takeSnapshot(def, "/tmp/verity-state-a"), def);
  * ```
  */
 export function normalize(

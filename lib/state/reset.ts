@@ -83,6 +83,9 @@ async function writeAtomic(
  *
  * @example
  * ```ts
+ * import type { Definition } from "../definition/definition.ts";
+ * declare const def: Definition;
+ *
  * await resetState(def, await Deno.makeTempDir({ prefix: "verity-state-" }));
  * ```
  */

@@ -142,6 +142,9 @@ export function assembleSnapshot(
  *
  * @example
  * ```ts
+ * import type { Definition } from "../definition/definition.ts";
+ * declare const def: Definition;
+ *
  * const snap = await takeSnapshot(def, "/tmp/verity-state-1");
  * console.log(snap.regions.map((r) => `${r.adapter}:${r.name} ${r.records.length}`));
  * ```

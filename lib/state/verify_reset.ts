@@ -39,6 +39,9 @@ export interface VerifyResetOptions {
  *
  * @example
  * ```ts
+ * import type { Definition } from "../definition/definition.ts";
+ * declare const def: Definition;
+ *
  * const v = await verifyReset(def);
  * if (!v.verified) console.log(v.delta);
  * ```
