@@ -31,6 +31,7 @@ import {
   type PreparedTarget,
   renderPrepared,
 } from "./prepared.ts";
+import { exists } from "../common/exists.ts";
 
 /** Where the cache lives. */
 export interface CacheLayout {
@@ -129,15 +130,6 @@ export interface PreparedRun {
   /** The DENO_DIR to run the server from (absolute). */
   denoDir: string;
   entry: PreparedTarget;
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await Deno.stat(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Whether `<denoDir>/npm/<any registry>/<package>/<version>` exists. */

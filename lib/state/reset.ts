@@ -23,6 +23,7 @@ import {
 import { DefinitionError, UsageError } from "../errors.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
 import { buildSqliteImage } from "../../adapters/sqlite_seed.ts";
+import { exists } from "../common/exists.ts";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -146,7 +147,10 @@ export async function resetState(
       }
     } catch (e) {
       if (e instanceof UsageError) throw e;
-      if (e instanceof Deno.errors.NotFound && !(await exists(src))) {
+      if (
+        e instanceof Deno.errors.NotFound &&
+        !(await exists(src, { followSymlinks: false }))
+      ) {
         throw new DefinitionError(
           def.file,
           `adapters[${i}].seed`,
@@ -155,14 +159,5 @@ export async function resetState(
       }
       throw e;
     }
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await Deno.lstat(p);
-    return true;
-  } catch {
-    return false;
   }
 }
