@@ -148,8 +148,12 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
       return;
     }
     const dupCount = new Map<string, number>();
+    const dupKeysAt = new Map<string, string[]>();
     for (const d of read.duplicates) {
       dupCount.set(`${d.pointer}\u0000${d.key}`, d.count);
+      const at = dupKeysAt.get(d.pointer);
+      if (at === undefined) dupKeysAt.set(d.pointer, [d.key]);
+      else at.push(d.key);
     }
     const msg = read.value as Record<string, unknown> | null;
     const result = msg && typeof msg === "object" ? msg.result : undefined;
@@ -168,10 +172,8 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
       }
       const t = tool as Record<string, unknown>;
       const toolProblems: string[] = [];
-      for (const d of read.duplicates) {
-        if (d.pointer === base) {
-          toolProblems.push(`duplicate key ${JSON.stringify(d.key)}`);
-        }
+      for (const key of dupKeysAt.get(base) ?? []) {
+        toolProblems.push(`duplicate key ${JSON.stringify(key)}`);
       }
       const name = typeof t.name === "string"
         ? t.name

@@ -100,3 +100,34 @@ Deno.test("a duplicated annotations object makes every hint MALFORMED", () => {
   assert.equal(r.contracts[0]!.hints.readOnlyHint.state, "MALFORMED");
   assert.deepEqual(r.contracts[0]!.problems, ['duplicate key "annotations"']);
 });
+
+Deno.test("parseToolPages is linear: 100,000 tools that each repeat a key", () => {
+  const build = (n: number) => {
+    const tools: string[] = [];
+    for (let i = 0; i < n; i++) {
+      tools.push(`{"name":"t${i}","name":"t${i}","inputSchema":{}}`);
+    }
+    return `{"jsonrpc":"2.0","id":2,"result":{"tools":[${tools.join(",")}]}}`;
+  };
+  const time = (text: string) => {
+    const t0 = performance.now();
+    const r = parseToolPages([text]);
+    return { ms: performance.now() - t0, r };
+  };
+  const small = build(25_000);
+  const large = build(100_000);
+  time(small); // warm up
+  const a = Math.min(time(small).ms, time(small).ms);
+  const { ms: b, r } = time(large);
+  assert.equal(r.contracts.length, 100_000);
+  assert.deepEqual(r.contracts[99_999]!.problems, ['duplicate key "name"']);
+  // Four times the input: linear is ~4x, quadratic ~16x (205 s before).
+  assert.ok(b / a < 10, `25k: ${a.toFixed(0)} ms, 100k: ${b.toFixed(0)} ms`);
+});
+
+Deno.test("readJson refuses nesting deeper than its bound instead of overflowing the stack", () => {
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  assert.throws(() => readJson(deep), /nesting deeper than 256 levels/);
+  const ok = "[".repeat(256) + "]".repeat(256);
+  assert.doesNotThrow(() => readJson(ok));
+});

@@ -25,6 +25,10 @@ function escapePointer(s: string): string {
 }
 
 /**
+/** Deepest nesting {@linkcode readJson} follows before refusing the text. */
+export const MAX_READ_DEPTH = 256;
+
+/**
  * Read JSON text, reporting every duplicated key by JSON pointer.
  * Throws `SyntaxError` on invalid JSON (with the offset).
  *
@@ -35,6 +39,7 @@ function escapePointer(s: string): string {
  * ```
  */
 export function readJson(text: string): ReadResult {
+  let depth = 0;
   const duplicates: DuplicateKey[] = [];
   let i = 0;
   const n = text.length;
@@ -74,13 +79,18 @@ export function readJson(text: string): ReadResult {
     ws();
     if (i >= n) fail("unexpected end");
     const c = text[i];
+    if ((c === "{" || c === "[") && depth >= MAX_READ_DEPTH) {
+      fail(`nesting deeper than ${MAX_READ_DEPTH} levels`);
+    }
     if (c === "{") {
+      depth++;
       i++;
       const obj: Record<string, unknown> = {};
       const counts = new Map<string, number>();
       ws();
       if (text[i] === "}") {
         i++;
+        depth--;
         return obj;
       }
       while (true) {
@@ -112,14 +122,17 @@ export function readJson(text: string): ReadResult {
       for (const [key, count] of counts) {
         if (count > 1) duplicates.push({ pointer: ptr, key, count });
       }
+      depth--;
       return obj;
     }
     if (c === "[") {
+      depth++;
       i++;
       const arr: unknown[] = [];
       ws();
       if (text[i] === "]") {
         i++;
+        depth--;
         return arr;
       }
       while (true) {
@@ -135,6 +148,7 @@ export function readJson(text: string): ReadResult {
         }
         fail("expected ',' or ']'");
       }
+      depth--;
       return arr;
     }
     if (c === '"') return str();

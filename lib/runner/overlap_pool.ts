@@ -9,6 +9,7 @@
  */
 import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
 import { selfCommand } from "./self.ts";
+import { containCommand } from "../wire/contain.ts";
 
 class TimerProcess {
   #child: Deno.ChildProcess;
@@ -18,7 +19,9 @@ class TimerProcess {
   #stderr: Promise<string>;
 
   constructor() {
-    const [prog, ...args] = selfCommand("__overlap");
+    // Contained like a server: killing the timer (or verity) kills every
+    // server it started, since they share its PID namespace.
+    const [prog, ...args] = containCommand(selfCommand("__overlap"));
     this.#child = new Deno.Command(prog!, {
       args,
       stdin: "piped",

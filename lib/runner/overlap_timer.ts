@@ -142,7 +142,10 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
   const spawnT = now();
   const opened = await Promise.all(
     spec.launches.map((l) =>
-      openSession(l, { timeoutMs: spec.startTimeoutMs })
+      openSession(l, {
+        timeoutMs: spec.startTimeoutMs,
+        deadlineMs: 2 * spec.startTimeoutMs + spec.callTimeoutMs + 10_000,
+      })
     ),
   );
   const clients = opened.map((o) => o.client);

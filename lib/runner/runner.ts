@@ -284,8 +284,12 @@ async function runSequentialSession(
     obs.backend = launch.backend;
     record.backend = launch.backend;
     const s0 = performance.now();
+    const callsPlanned = p.kind === "control" ? 0 : p.kind === "once" ? 1 : 2;
     const s = await openSession(launch.spawn, {
       timeoutMs: ctx.def.timeouts.start_s * 1000,
+      // The whole session: opening, listing, every call, and a margin.
+      deadlineMs: (2 * ctx.def.timeouts.start_s +
+            callsPlanned * ctx.def.timeouts.call_s) * 1000 + 10_000,
     });
     if (s.failure) {
       obs.setupFailure = `session opening failed: ${s.failure.message}`;
@@ -299,8 +303,7 @@ async function runSequentialSession(
           serverInfo: s.serverInfo,
         };
       }
-      const calls = p.kind === "control" ? 0 : p.kind === "once" ? 1 : 2;
-      for (let i = 0; i < calls && tool; i++) {
+      for (let i = 0; i < callsPlanned && tool; i++) {
         const o = await s.client.request(
           "tools/call",
           { name: tool.name, arguments: tool.arguments },

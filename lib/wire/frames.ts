@@ -29,6 +29,8 @@ export type EndReason =
   | "exited"
   | "frame_too_large"
   | "spawn_failed"
+  | "budget_exceeded"
+  | "deadline"
   | "closed";
 
 /** A terminal problem of a session, with the bytes seen as evidence. */

@@ -7,6 +7,7 @@
  * @module
  */
 import type { WireFailure } from "./frames.ts";
+import { boundSize } from "./bound.ts";
 import {
   type SpawnSpec,
   StdioClient,
@@ -40,7 +41,17 @@ export interface OpenSessionOptions extends StdioClientOptions {
    * @default {1000}
    */
   maxPages?: number;
+  /**
+   * Milliseconds the whole listing (every page) may take, on top of the
+   * per-answer timeout: a server that drips pages just inside the timeout
+   * is stopped here.
+   * @default {timeoutMs}
+   */
+  listDeadlineMs?: number;
 }
+
+/** Most characters of `serverInfo` kept (as JSON text); longer is a marker. */
+export const MAX_SERVER_INFO_CHARS = 64 * 1024;
 
 /** An opened session, or the reason it could not be opened. */
 export interface OpenedSession {
@@ -64,6 +75,7 @@ export async function openSession(
 ): Promise<OpenedSession> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxPages = options.maxPages ?? 1000;
+  const listDeadlineMs = options.listDeadlineMs ?? timeoutMs;
   const client = StdioClient.start(spec, options);
   const out: OpenedSession = {
     client,
@@ -87,12 +99,27 @@ export async function openSession(
   out.initializeFrame = init.frameIndex;
   const r = init.result;
   out.serverInfo = typeof r === "object" && r !== null
-    ? (r as Record<string, unknown>).serverInfo ?? null
+    ? boundSize(
+      (r as Record<string, unknown>).serverInfo ?? null,
+      MAX_SERVER_INFO_CHARS,
+    )
     : null;
   client.notify("notifications/initialized");
   const seen = new Set<string>();
   let cursor: string | undefined;
+  const listStart = client.now();
+  const listingLate = (): WireFailure => ({
+    reason: "deadline",
+    message: `tools/list did not finish within ${
+      (listDeadlineMs / 1000).toFixed(1)
+    } s (${out.pages.length} page(s) received)`,
+  });
   while (true) {
+    const left = listDeadlineMs - (client.now() - listStart);
+    if (left <= 0) {
+      out.failure = listingLate();
+      return out;
+    }
     if (out.pages.length >= maxPages) {
       out.failure = {
         reason: "closed",
@@ -103,8 +130,14 @@ export async function openSession(
     const res = await client.request(
       "tools/list",
       cursor === undefined ? {} : { cursor },
-      timeoutMs,
+      Math.min(timeoutMs, left),
     );
+    if (res.status === "unknown" && res.failure.reason === "timeout") {
+      if (client.now() - listStart >= listDeadlineMs - 1) {
+        out.failure = listingLate();
+        return out;
+      }
+    }
     if (res.status !== "ok") {
       out.failure = res.status === "unknown" ? res.failure : {
         reason: "closed",

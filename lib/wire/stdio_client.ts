@@ -6,6 +6,8 @@
  * @module
  */
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
+import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
+import { containCommand } from "./contain.ts";
 
 /** How to start a server process. */
 export interface SpawnSpec {
@@ -15,6 +17,12 @@ export interface SpawnSpec {
   env: Record<string, string>;
   /** Working directory. */
   cwd?: string;
+  /**
+   * Run it inside its own PID namespace that dies with verity (see
+   * `contain.ts`); false only for processes verity itself wrote.
+   * @default {true}
+   */
+  contain?: boolean;
 }
 
 /** Options for {@linkcode StdioClient.start}. */
@@ -29,7 +37,35 @@ export interface StdioClientOptions {
    * @default {1024 * 1024}
    */
   maxStderrBytes?: number;
+  /**
+   * Most bytes the server may send on stdout in the whole session; past it
+   * the session ends (`budget_exceeded`) and the process group is killed.
+   * @default {64 * 1024 * 1024}
+   */
+  maxSessionBytes?: number;
+  /**
+   * Most unsolicited frames kept (notifications, server requests, garbage,
+   * answers to unknown ids); later ones are counted, not kept, behind one
+   * marker frame.
+   * @default {256}
+   */
+  maxUnsolicitedFrames?: number;
+  /**
+   * Deepest nesting kept of a parsed message; deeper values are replaced by
+   * a marker before anything stores them.
+   * @default {64}
+   */
+  maxDepth?: number;
+  /**
+   * Milliseconds the whole session may last (from spawn); past it the
+   * session ends (`deadline`) and the process group is killed. Null: none.
+   * @default {null}
+   */
+  deadlineMs?: number | null;
 }
+
+/** Most protocol problems listed one by one; the rest are counted. */
+const MAX_PROBLEMS = 100;
 
 /** Outcome of one request: ok, a JSON-RPC error, or unknown (timeout, death). */
 export type RpcOutcome =
@@ -52,6 +88,22 @@ interface Pending {
 }
 
 const enc = new TextEncoder();
+
+/** Whether `program` names an executable file, directly or on `path`. */
+function programExists(program: string, path: string | undefined): boolean {
+  const isExec = (p: string): boolean => {
+    try {
+      const st = Deno.statSync(p);
+      return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) return isExec(program);
+  return (path ?? "").split(":").some((d) =>
+    d !== "" && isExec(`${d}/${program}`)
+  );
+}
 
 /** Every client whose process may still be running, for {@linkcode killAllServers}. */
 const LIVE = new Set<StdioClient>();
@@ -100,12 +152,55 @@ export class StdioClient {
   #readDone: Promise<void> = Promise.resolve();
   #maxFrame: number;
   #maxStderr: number;
+  #maxSession: number;
+  #maxUnsolicited: number;
+  #maxDepth: number;
+  #deadlineMs: number | null;
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #received = 0;
+  #unsolicited = 0;
+  #dropped: { frames: number; bytes: number; marker: Frame | null } = {
+    frames: 0,
+    bytes: 0,
+    marker: null,
+  };
+  #problemsDropped = 0;
   /** Notifications and server-initiated requests, by frame index. */
   readonly incoming: { frameIndex: number; message: unknown }[] = [];
 
   private constructor(opts: StdioClientOptions) {
     this.#maxFrame = opts.maxFrameBytes ?? 16 * 1024 * 1024;
     this.#maxStderr = opts.maxStderrBytes ?? 1024 * 1024;
+    this.#maxSession = opts.maxSessionBytes ?? 64 * 1024 * 1024;
+    this.#maxUnsolicited = opts.maxUnsolicitedFrames ?? 256;
+    this.#maxDepth = opts.maxDepth ?? MAX_VALUE_DEPTH;
+    this.#deadlineMs = opts.deadlineMs ?? null;
+  }
+
+  /** Bytes received on stdout so far. */
+  get receivedBytes(): number {
+    return this.#received;
+  }
+
+  /** Unsolicited frames counted but not kept (over the budget), and their bytes. */
+  get droppedFrames(): { frames: number; bytes: number } {
+    return { frames: this.#dropped.frames, bytes: this.#dropped.bytes };
+  }
+
+  #problem(text: string): void {
+    if (this.problems.length < MAX_PROBLEMS) this.problems.push(text);
+    else {
+      this.#problemsDropped++;
+      this.problems[MAX_PROBLEMS - 1] = `... and ${
+        this.#problemsDropped + 1
+      } more problems (not listed)`;
+    }
+  }
+
+  /** End the session now: record why, fail pending requests, kill the group. */
+  #abort(f: WireFailure): void {
+    this.#fail(f);
+    this.kill();
   }
 
   /** Spawn the server in its own process group. Never throws: a spawn failure ends the session. */
@@ -113,7 +208,17 @@ export class StdioClient {
     const c = new StdioClient(opts);
     c.#t0 = performance.now();
     try {
-      const [program, ...args] = spec.command;
+      if (spec.command.length === 0) throw new TypeError("empty command");
+      if (spec.contain !== false) {
+        // Inside the wrapper a missing program would look like an early exit.
+        const first = spec.command[0]!;
+        if (!programExists(first, spec.env.PATH ?? Deno.env.get("PATH"))) {
+          throw new Error("No such file or directory (os error 2)");
+        }
+      }
+      const [program, ...args] = spec.contain === false
+        ? spec.command
+        : containCommand(spec.command);
       if (program === undefined) throw new TypeError("empty command");
       const cmd = new Deno.Command(program, {
         args,
@@ -134,7 +239,16 @@ export class StdioClient {
       c.#exited = child.status;
       c.#readDone = c.#readStdout(child.stdout);
       c.#readStderr(child.stderr);
+      if (c.#deadlineMs !== null) {
+        const ms = c.#deadlineMs;
+        c.#deadlineTimer = setTimeout(() =>
+          c.#abort({
+            reason: "deadline",
+            message: `session deadline of ${(ms / 1000).toFixed(1)} s passed`,
+          }), ms);
+      }
       child.status.then(() => {
+        clearTimeout(c.#deadlineTimer);
         // Give stdout a moment to drain before declaring pending requests dead.
         setTimeout(
           () => c.#fail({ reason: "exited", message: c.#exitMessage() }),
@@ -229,6 +343,16 @@ export class StdioClient {
         const { value, done } = await reader.read();
         if (done) break;
         const t = this.now();
+        this.#received += value.length;
+        if (this.#received > this.#maxSession) {
+          this.#abort({
+            reason: "budget_exceeded",
+            message:
+              `server sent more than ${this.#maxSession} bytes in this session`,
+          });
+          await reader.cancel().catch(() => {});
+          return;
+        }
         let start = 0;
         for (let i = 0; i < value.length; i++) {
           if (value[i] !== 0x0a) continue;
@@ -256,12 +380,11 @@ export class StdioClient {
           f.problem =
             `frame exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
           this.frames.push(f);
-          this.#fail({
+          this.#abort({
             reason: "frame_too_large",
             message: `server sent a line longer than ${this.#maxFrame} bytes`,
           });
           await reader.cancel().catch(() => {});
-          this.kill();
           return;
         }
         if (len + rest.length > buf.length) {
@@ -280,61 +403,106 @@ export class StdioClient {
     }
   }
 
+  /**
+   * Keep an unsolicited frame while the budget lasts; past it count it
+   * behind one marker frame. Returns its index, or -1 when not kept.
+   */
+  #keepUnsolicited(frame: Frame): number {
+    if (this.#unsolicited < this.#maxUnsolicited) {
+      this.#unsolicited++;
+      this.frames.push(frame);
+      return this.frames.length - 1;
+    }
+    const d = this.#dropped;
+    d.frames++;
+    d.bytes += frame.bytes;
+    if (d.marker === null) {
+      d.marker = { dir: "in", t: frame.t, bytes: 0 };
+      this.frames.push(d.marker);
+    }
+    d.marker.bytes = d.bytes;
+    d.marker.problem =
+      `${d.frames} further unsolicited frame(s) (${d.bytes} bytes) counted, not kept: over the budget of ${this.#maxUnsolicited}`;
+    return -1;
+  }
+
   #onLine(line: Uint8Array, t: number): void {
     // Tolerate CRLF framing by stripping one trailing CR for parsing, not for capture.
-    const frame = decodeFrame(line.slice(), "in", t);
-    const index = this.frames.length;
-    this.frames.push(frame);
+    const frame = decodeFrame(line, "in", t);
     if (frame.text === undefined) {
-      this.problems.push(`frame ${index}: invalid UTF-8`);
+      const i = this.#keepUnsolicited(frame);
+      if (i >= 0) this.#problem(`frame ${i}: invalid UTF-8`);
       return;
     }
     const text = frame.text.endsWith("\r")
       ? frame.text.slice(0, -1)
       : frame.text;
-    if (text.trim() === "") return;
+    if (text.trim() === "") {
+      this.#keepUnsolicited(frame);
+      return;
+    }
     let msg: unknown;
     try {
       msg = JSON.parse(text);
     } catch {
       frame.problem = "invalid JSON";
-      this.problems.push(`frame ${index}: invalid JSON`);
+      const i = this.#keepUnsolicited(frame);
+      if (i >= 0) this.#problem(`frame ${i}: invalid JSON`);
       return;
     }
     if (typeof msg !== "object" || msg === null || Array.isArray(msg)) {
       frame.problem = "not a JSON-RPC object";
-      this.problems.push(`frame ${index}: not a JSON-RPC object`);
+      const i = this.#keepUnsolicited(frame);
+      if (i >= 0) this.#problem(`frame ${i}: not a JSON-RPC object`);
       return;
+    }
+    let deep = false;
+    if (valueDepth(msg, this.#maxDepth) > this.#maxDepth) {
+      deep = true;
+      frame.problem =
+        `nesting deeper than ${this.#maxDepth} levels (deeper values replaced by a marker)`;
+      msg = boundDepth(msg, this.#maxDepth);
     }
     const m = msg as Record<string, unknown>;
     const id = m.id;
     if ("method" in m) {
-      this.incoming.push({ frameIndex: index, message: m });
+      const index = this.#keepUnsolicited(frame);
+      if (index >= 0) {
+        this.incoming.push({ frameIndex: index, message: m });
+        if (deep) this.#problem(`frame ${index}: ${frame.problem}`);
+      }
       if (id !== undefined && id !== null) {
         // Server-initiated request (e.g. roots/list, ping): we advertise nothing, so refuse politely.
-        if (m.method === "ping") this.#send({ jsonrpc: "2.0", id, result: {} });
-        else {
+        const keep = index >= 0;
+        if (m.method === "ping") {
+          this.#send({ jsonrpc: "2.0", id, result: {} }, keep);
+        } else {
           this.#send({
             jsonrpc: "2.0",
             id,
             error: { code: -32601, message: "Method not found" },
-          });
+          }, keep);
         }
       }
       return;
     }
-    if (typeof id !== "number" && typeof id !== "string") {
-      this.problems.push(`frame ${index}: response without a usable id`);
-      return;
-    }
-    const p = this.#pending.get(id);
-    if (!p) {
-      this.problems.push(
-        `frame ${index}: response to unknown id ${JSON.stringify(id)}`,
+    const p = typeof id === "number" || typeof id === "string"
+      ? this.#pending.get(id)
+      : undefined;
+    if (p === undefined) {
+      const index = this.#keepUnsolicited(frame);
+      if (index < 0) return;
+      this.#problem(
+        typeof id !== "number" && typeof id !== "string"
+          ? `frame ${index}: response without a usable id`
+          : `frame ${index}: response to unknown id ${JSON.stringify(id)}`,
       );
       return;
     }
-    this.#pending.delete(id);
+    const index = this.frames.length;
+    this.frames.push(frame);
+    if (deep) this.#problem(`frame ${index}: ${frame.problem}`);
+    this.#pending.delete(id as number | string);
     clearTimeout(p.timer);
     const ms = t - p.sentAt;
     if ("error" in m) {
@@ -342,10 +510,12 @@ export class StdioClient {
     } else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
   }
 
-  #send(message: unknown): number {
+  #send(message: unknown, keep = true): number {
     const text = JSON.stringify(message);
     const t = this.now();
-    this.frames.push({ dir: "out", t, text, bytes: enc.encode(text).length });
+    if (keep) {
+      this.frames.push({ dir: "out", t, text, bytes: enc.encode(text).length });
+    }
     const w = this.#writer;
     if (w) w.write(enc.encode(text + "\n")).catch(() => {});
     return t;

@@ -1,0 +1,115 @@
+/**
+ * No server process outlives verity, however verity ends.
+ *
+ * On Linux every server command is started as
+ * `setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- <command>`:
+ *
+ * - `setpriv --pdeathsig KILL` makes the kernel SIGKILL the wrapper when
+ *   verity (its parent) dies, even by SIGKILL, where no handler runs;
+ * - `unshare --pid --fork --kill-child` starts the server as the first
+ *   process (PID 1) of a new PID namespace and SIGKILLs it when the wrapper
+ *   dies;
+ * - when the first process of a PID namespace dies, the kernel kills every
+ *   other process in it: a grandchild that called `setsid()` or
+ *   double-forked cannot escape, because it cannot leave the namespace.
+ *
+ * Not root: `--user --map-current-user` is added (an unprivileged user
+ * namespace owns the PID namespace). Where neither works (not Linux, no
+ * util-linux, namespaces forbidden) the command runs as given and verity
+ * falls back to killing the process group; {@linkcode containment} says
+ * which applies.
+ *
+ * Requires `--allow-run` (one probe per process) and `--allow-read`.
+ *
+ * @module
+ */
+
+/** Whether servers run contained here, and how (or why not). */
+export interface Containment {
+  /** The argv prefix put before every server command; empty when not contained. */
+  prefix: string[];
+  /** Why containment is unavailable; null when it works. */
+  reason: string | null;
+}
+
+let probed: Containment | null = null;
+
+function find(name: string): string | null {
+  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]) {
+    try {
+      if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function works(prefix: string[]): boolean {
+  try {
+    const out = new Deno.Command(prefix[0]!, {
+      args: [...prefix.slice(1), "/bin/sh", "-c", "exit 7"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+    }).outputSync();
+    return out.code === 7;
+  } catch {
+    return false;
+  }
+}
+
+function probe(): Containment {
+  if (Deno.build.os !== "linux") {
+    return { prefix: [], reason: "PID namespaces need Linux" };
+  }
+  const setpriv = find("setpriv");
+  const unshare = find("unshare");
+  if (setpriv === null || unshare === null) {
+    return {
+      prefix: [],
+      reason: "setpriv or unshare (util-linux) is not installed",
+    };
+  }
+  const base = [setpriv, "--pdeathsig", "KILL", "--", unshare];
+  const tail = ["--pid", "--fork", "--kill-child", "--"];
+  const asRoot = [...base, ...tail];
+  const asUser = [...base, "--user", "--map-current-user", ...tail];
+  const root = Deno.uid() === 0;
+  for (const prefix of root ? [asRoot, asUser] : [asUser, asRoot]) {
+    if (works(prefix)) return { prefix, reason: null };
+  }
+  return {
+    prefix: [],
+    reason: "unshare cannot create a PID namespace here",
+  };
+}
+
+/**
+ * How servers are contained on this machine (probed once per process).
+ *
+ * @example
+ * ```ts ignore
+ * const c = containment();
+ * if (c.reason !== null) console.error(`servers not contained: ${c.reason}`);
+ * ```
+ */
+export function containment(): Containment {
+  probed ??= probe();
+  return probed;
+}
+
+/**
+ * `command` wrapped so that it dies with verity and takes every process it
+ * started with it (see the module doc); `command` unchanged where that is
+ * unavailable.
+ *
+ * @example
+ * ```ts ignore
+ * const argv = containCommand(["deno", "run", "server.ts"]);
+ * ```
+ */
+export function containCommand(command: readonly string[]): string[] {
+  return [...containment().prefix, ...command];
+}

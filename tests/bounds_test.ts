@@ -1,0 +1,142 @@
+/**
+ * Hostile servers against verity's bounds: memory (a session byte budget,
+ * unsolicited frames counted not kept), time (a listing deadline on top of
+ * the per-answer timeout), depth (values bounded before they are stored),
+ * and orphans (no server process survives verity, even a SIGKILLed one).
+ *
+ * verity runs with a 256 MB V8 heap: a harness that kept what a flood
+ * sends would die of out-of-memory here instead of ending the session.
+ */
+import assert from "node:assert/strict";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const SERVER = new URL("./hostile/server.ts", import.meta.url).pathname;
+const HERE = new URL("./hostile/", import.meta.url).pathname;
+const dec = new TextDecoder();
+
+async function verity(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
+  const t0 = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--v8-flags=--max-old-space-size=256",
+      "--allow-all",
+      MAIN,
+      ...args,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+    ms: performance.now() - t0,
+  };
+}
+
+async function survivors(marker: string): Promise<string[]> {
+  const out = await new Deno.Command("pgrep", {
+    args: ["-af", marker],
+    stdout: "piped",
+  }).output();
+  return dec.decode(out.stdout).split("\n").filter((l) =>
+    l.trim() && !l.includes("pgrep") && !l.includes("main.ts")
+  );
+}
+
+const tools = (mode: string, rest: string[] = [], json = false) => [
+  "tools",
+  ...(json ? ["--json"] : []),
+  "--timeout",
+  "5",
+  "--",
+  Deno.execPath(),
+  "run",
+  SERVER,
+  mode,
+  ...rest,
+];
+
+Deno.test("bounds: a notification flood ends the session on the byte budget, not in an out-of-memory crash", async () => {
+  const r = await verity(tools("flood"));
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /server sent more than 67108864 bytes/);
+  assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  assert.deepEqual(await survivors(`${SERVER} flood`), []);
+});
+
+Deno.test("bounds: endless 15 MB tools/list pages end on the byte budget", async () => {
+  const r = await verity(tools("pages", ["15"]));
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /server sent more than 67108864 bytes/);
+  assert.deepEqual(await survivors(`${SERVER} pages`), []);
+});
+
+Deno.test("bounds: pages dripped inside the per-answer timeout end at the listing deadline", async () => {
+  const r = await verity(tools("drip", ["400"]));
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /tools\/list did not finish within 5\.0 s \(\d+ page\(s\) received\)/,
+  );
+  // Listing deadline (5 s) + opening + deno start-up, not 1000 pages.
+  assert.ok(r.ms < 20_000, `took ${r.ms.toFixed(0)} ms`);
+  assert.deepEqual(await survivors(`${SERVER} drip`), []);
+});
+
+Deno.test("bounds: a 100,000-level serverInfo and hint are refused by depth, not by a stack overflow", async () => {
+  const r = await verity(tools("deep", [], true));
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.deepEqual(out.tools, []);
+  assert.match(out.problems.join("\n"), /nesting deeper than 256 levels/);
+  assert.doesNotMatch(r.stderr, /Maximum call stack/);
+});
+
+Deno.test("bounds: 10,000 notifications before each answer are counted, and the listing still completes", async () => {
+  const r = await verity(tools("chatty", [], true));
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.tools.length, 1);
+  assert.equal(out.tools[0].hints.readOnlyHint.state, "TRUE");
+});
+
+Deno.test("orphans: a SIGKILLed verity leaves no server and no setsid() grandchild behind", async () => {
+  const marker = `${HERE}orphan.sh`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      MAIN,
+      "tools",
+      "--timeout",
+      "60",
+      "--",
+      "sh",
+      marker,
+    ],
+    stdout: "null",
+    stderr: "null",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  let seen: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    seen = await survivors("verity-orphan-");
+    if (seen.length >= 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(seen.length >= 2, `the server and its grandchild started: ${seen}`);
+  child.kill("SIGKILL");
+  await child.status;
+  let left: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = await survivors("verity-orphan-");
+    if (left.length === 0) break;
+  }
+  assert.deepEqual(left, [], "no process outlives a SIGKILLed verity");
+});
