@@ -238,6 +238,8 @@ export async function main(argv: string[]): Promise<number> {
     command: listCommand,
     env: plan.listEnv,
     read: plan.read,
+    cwd: null,
+    allow: { sys: [], run: [] },
     sandbox: null,
     source,
     adapters: [],

@@ -198,7 +198,15 @@ export async function main(argv: string[]): Promise<number> {
       },
     },
     protocol: battery.protocol,
-    sandbox: { backend },
+    sandbox: {
+      backend,
+      allow: {
+        sys: def.allow.sys,
+        run: def.allow.run,
+        read: def.read,
+        cwd: def.cwd,
+      },
+    },
     observations: { definition: battery.definition, tools: battery.tools },
     snapshots: battery.snapshots,
     sessions: battery.sessions,

@@ -94,8 +94,15 @@ export interface Definition {
   timeouts: { start_s: number; call_s: number };
   /** null = choose automatically. */
   sandbox: "deno" | "bubblewrap" | "none" | null;
-  /** Extra readable paths for the sandbox. */
+  /** Extra readable paths for the sandbox (`read` and `allow.read`). */
   read: string[];
+  /**
+   * The server's working directory (placeholders kept); null = the
+   * definition's directory.
+   */
+  cwd: string | null;
+  /** Declared sandbox allowances beyond the default (`allow`). */
+  allow: Allowances;
   /** `[state].locations`, e.g. "sqlite:state.db", "fs:notes/", "json:store.json". */
   locations: string[];
   adapters: AdapterDef[];
@@ -103,6 +110,38 @@ export interface Definition {
   /** `[source]` table of a target, kept raw. */
   source: Record<string, unknown> | null;
 }
+
+/**
+ * What a definition allows its server beyond the sandbox's default:
+ * system-information calls (Deno `--allow-sys` names) and named programs it
+ * may start. Extra readable paths are {@linkcode Definition.read}.
+ */
+export interface Allowances {
+  /** e.g. `hostname`, `osRelease` (Deno's `--allow-sys` names). */
+  sys: string[];
+  /** Programs the server may start: a name looked up on PATH, or an absolute path. */
+  run: string[];
+}
+
+/** Deno's `--allow-sys` names (Deno 2.9). */
+export const SYS_NAMES: readonly string[] = [
+  "hostname",
+  "osRelease",
+  "osUptime",
+  "loadavg",
+  "networkInterfaces",
+  "systemMemoryInfo",
+  "uid",
+  "gid",
+  "cpus",
+  "homedir",
+  "getegid",
+  "username",
+  "statfs",
+  "getPriority",
+  "setPriority",
+  "userInfo",
+];
 
 /** Options of {@linkcode loadDefinition}. */
 export interface LoadDefinitionOptions {
@@ -121,17 +160,38 @@ export interface LoadDefinitionOptions {
 /** Default timeouts in seconds. */
 export const DEFAULT_TIMEOUTS = { start_s: 30, call_s: 30 } as const;
 
-const PLACEHOLDERS = ["deno", "python", "state", "target", "source"] as const;
+const PLACEHOLDERS = [
+  "deno",
+  "python",
+  "node",
+  "state",
+  "target",
+  "source",
+  "node_modules",
+] as const;
 const PLACEHOLDER_RE = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const TODO = "TODO(verity)";
 const MASK_KINDS = ["timestamp", "uuid", "token", "counter"] as const;
 const VERDICT_RE = /^(PASS|VIOLATION|(INCONCLUSIVE|NOT_APPLICABLE):[A-Z_]+)$/;
 
+/** The values placeholders stand for when a session starts. */
+export interface PlaceholderValues {
+  deno: string;
+  python: string;
+  state: string;
+  target: string;
+  source: string | null;
+  /** `{node}`: the Node.js binary. @default {unset: using `{node}` throws} */
+  node?: string;
+  /** `{node_modules}`: the prepared npm install of a Node target. @default {null} */
+  node_modules?: string | null;
+}
+
 /**
- * Substitute `{deno}`, `{python}`, `{state}`, `{target}` and `{source}` in
- * one string. Only `{identifier}` is a placeholder; other braces (JSON) are
- * literal. An unknown placeholder, or `{source}` without a source, throws a
- * {@linkcode UsageError}.
+ * Substitute `{deno}`, `{python}`, `{node}`, `{state}`, `{target}`,
+ * `{source}` and `{node_modules}` in one string. Only `{identifier}` is a
+ * placeholder; other braces (JSON) are literal. An unknown placeholder, or
+ * `{source}` without a source, throws a {@linkcode UsageError}.
  *
  * @example
  * ```ts
@@ -140,13 +200,7 @@ const VERDICT_RE = /^(PASS|VIOLATION|(INCONCLUSIVE|NOT_APPLICABLE):[A-Z_]+)$/;
  */
 export function substitute(
   value: string,
-  vars: {
-    deno: string;
-    python: string;
-    state: string;
-    target: string;
-    source: string | null;
-  },
+  vars: PlaceholderValues,
 ): string {
   return value.replace(PLACEHOLDER_RE, (_m, name: string) => {
     if (!(PLACEHOLDERS as readonly string[]).includes(name)) {
@@ -156,16 +210,56 @@ export function substitute(
         })`,
       );
     }
-    const v = vars[name as keyof typeof vars];
-    if (v === null) {
+    const v = vars[name as keyof PlaceholderValues];
+    if (v === null || v === undefined) {
       throw new UsageError(
-        `{${name}} used in ${
-          JSON.stringify(value)
-        } but the definition has no [${name}]`,
+        name === "node"
+          ? `{node} used in ${
+            JSON.stringify(value)
+          } but no Node.js binary was resolved (install node)`
+          : `{${name}} used in ${
+            JSON.stringify(value)
+          } but the definition has no [source] (or it is not prepared)`,
       );
     }
     return v;
   });
+}
+
+/**
+ * {@linkcode substitute} in every string of a JSON-shaped value (tool
+ * arguments): object keys stay as written.
+ *
+ * @example
+ * ```ts
+ * substituteDeep({ path: "{state}/a", n: 1 }, { deno: "d", python: "p", state: "/s", target: "/t", source: null });
+ * // { path: "/s/a", n: 1 }
+ * ```
+ */
+export function substituteDeep(
+  value: unknown,
+  vars: PlaceholderValues,
+): unknown {
+  if (typeof value === "string") return substitute(value, vars);
+  if (Array.isArray(value)) return value.map((v) => substituteDeep(v, vars));
+  if (value !== null && typeof value === "object") {
+    const o: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) o[k] = substituteDeep(v, vars);
+    return o;
+  }
+  return value;
+}
+
+/** Whether any string inside a JSON-shaped value holds a placeholder. */
+export function hasPlaceholder(value: unknown): boolean {
+  if (typeof value === "string") {
+    return new RegExp(PLACEHOLDER_RE.source).test(value);
+  }
+  if (Array.isArray(value)) return value.some(hasPlaceholder);
+  if (value !== null && typeof value === "object") {
+    return Object.values(value).some(hasPlaceholder);
+  }
+  return false;
 }
 
 /**
@@ -373,8 +467,18 @@ class Reader {
           })`,
         );
       }
-      if (name === "source" && !hasSource) {
-        this.fail(path, "{source} needs a [source] table");
+      if ((name === "source" || name === "node_modules") && !hasSource) {
+        this.fail(path, `{${name}} needs a [source] table`);
+      }
+    }
+  }
+  placeholdersDeep(v: unknown, path: string, hasSource: boolean): void {
+    if (typeof v === "string") this.placeholders(v, path, hasSource);
+    else if (Array.isArray(v)) {
+      v.forEach((x, i) => this.placeholdersDeep(x, `${path}[${i}]`, hasSource));
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        this.placeholdersDeep(x, join(path, k), hasSource);
       }
     }
   }
@@ -480,7 +584,16 @@ export function parseDefinition(text: string, file: string): Definition {
 
   // [fixture] / [target]
   const head = r.table(raw[kind], kind);
-  r.keys(head, kind, ["name", "command", "env", "timeouts", "sandbox", "read"]);
+  r.keys(head, kind, [
+    "name",
+    "command",
+    "env",
+    "timeouts",
+    "sandbox",
+    "read",
+    "cwd",
+    "allow",
+  ]);
   if (!Object.hasOwn(head, "name")) {
     r.fail(`${kind}.name`, "missing (the definition's name)");
   }
@@ -537,6 +650,60 @@ export function parseDefinition(text: string, file: string): Definition {
     ? r.strings(head.read, `${kind}.read`)
     : [];
   read.forEach((p, i) => r.placeholders(p, `${kind}.read[${i}]`, hasSource));
+  let cwd: string | null = null;
+  if (Object.hasOwn(head, "cwd")) {
+    cwd = r.nonEmptyString(head.cwd, `${kind}.cwd`);
+    r.placeholders(cwd, `${kind}.cwd`, hasSource);
+    if (!cwd.startsWith("/") && !cwd.startsWith("{")) {
+      r.fail(
+        `${kind}.cwd`,
+        `must be absolute or start with a placeholder such as {state}, got ${
+          JSON.stringify(cwd)
+        }`,
+      );
+    }
+  }
+  const allow: Allowances = { sys: [], run: [] };
+  if (Object.hasOwn(head, "allow")) {
+    const a = r.table(head.allow, `${kind}.allow`);
+    r.keys(a, `${kind}.allow`, ["sys", "run", "read"]);
+    if (Object.hasOwn(a, "sys")) {
+      allow.sys = r.strings(a.sys, `${kind}.allow.sys`);
+      allow.sys.forEach((x, i) => {
+        if (!SYS_NAMES.includes(x)) {
+          r.fail(
+            `${kind}.allow.sys[${i}]`,
+            `unknown system-information name ${JSON.stringify(x)} (known: ${
+              SYS_NAMES.join(", ")
+            })`,
+          );
+        }
+      });
+    }
+    if (Object.hasOwn(a, "run")) {
+      allow.run = r.strings(a.run, `${kind}.allow.run`);
+      allow.run.forEach((x, i) => {
+        if (x === "" || (x.includes("/") && !x.startsWith("/"))) {
+          r.fail(
+            `${kind}.allow.run[${i}]`,
+            `expected a program name (looked up on PATH) or an absolute path, got ${
+              JSON.stringify(x)
+            }`,
+          );
+        }
+        if (x.includes(",")) {
+          r.fail(`${kind}.allow.run[${i}]`, "must not contain a comma");
+        }
+      });
+    }
+    if (Object.hasOwn(a, "read")) {
+      const extra = r.strings(a.read, `${kind}.allow.read`);
+      extra.forEach((p, i) =>
+        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource)
+      );
+      read.push(...extra);
+    }
+  }
 
   // [state]
   if (!Object.hasOwn(raw, "state")) {
@@ -598,7 +765,7 @@ export function parseDefinition(text: string, file: string): Definition {
       r.fail("tools", "expected an array of tables ([[tools]])");
     }
     raw.tools.forEach((t, i) =>
-      tools.push(parseTool(r, t, `tools[${i}]`, kind))
+      tools.push(parseTool(r, t, `tools[${i}]`, kind, hasSource))
     );
   }
   const seenTool = new Map<string, number>();
@@ -626,6 +793,8 @@ export function parseDefinition(text: string, file: string): Definition {
     timeouts,
     sandbox,
     read,
+    cwd,
+    allow,
     locations,
     adapters,
     tools,
@@ -817,6 +986,7 @@ function parseTool(
   v: unknown,
   path: string,
   kind: "fixture" | "target",
+  hasSource: boolean,
 ): ToolDef {
   const t = r.table(v, path);
   r.keys(t, path, ["name", "arguments", "variant", "expected"]);
@@ -834,6 +1004,7 @@ function parseTool(
       unknown
     >;
     r.todoDeep(args, `${path}.arguments`);
+    r.placeholdersDeep(args, `${path}.arguments`, hasSource);
   }
   const expected: Partial<Record<TestName, Expectation>> = {};
   if (Object.hasOwn(t, "expected")) {

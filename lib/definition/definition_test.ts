@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { DefinitionError, UsageError } from "../errors.ts";
-import { loadDefinition, parseDefinition, substitute } from "./definition.ts";
+import {
+  hasPlaceholder,
+  loadDefinition,
+  parseDefinition,
+  substitute,
+  substituteDeep,
+} from "./definition.ts";
 
 const GOOD = `
 [fixture]
@@ -371,9 +377,9 @@ Deno.test("strict: targets carry no expectations; [source] only in targets", asy
 
 Deno.test("strict: placeholders, duplicates and fs paths", async () => {
   await rejects(
-    GOOD.replace('"{deno}"', '"{node}"'),
+    GOOD.replace('"{deno}"', '"{nodejs}"'),
     "fixture.command[0]",
-    /unknown placeholder \{node\}/,
+    /unknown placeholder \{nodejs\}/,
   );
   await rejects(
     GOOD.replace('"{deno}"', '"{source}"'),
@@ -443,4 +449,79 @@ Deno.test("labels and fs region paths are normalised as regions name them", () =
   );
   assert.deepEqual(def.adapters.map((a) => a.label), [".", "data/store.json"]);
   assert.deepEqual(def.adapters[0]?.business, ["notes"]);
+});
+
+Deno.test("allowances, cwd and placeholders in tool arguments", async () => {
+  const text = GOOD.replace(
+    'command = ["{deno}", "run", "server.ts"]',
+    `command = ["{deno}", "run", "server.ts"]
+cwd = "{state}"
+read = ["/usr/share"]
+allow = { sys = ["hostname"], run = ["git"], read = ["{target}/venv"] }`,
+  ).replace(
+    'arguments = { key = "a" }',
+    'arguments = { key = "a", path = "{state}/files/a.txt", list = ["{state}"] }',
+  );
+  const def = await loadDefinition(await defDir(text));
+  assert.equal(def.cwd, "{state}");
+  assert.deepEqual(def.allow, { sys: ["hostname"], run: ["git"] });
+  assert.deepEqual(def.read, ["/usr/share", "{target}/venv"]);
+  assert.deepEqual(def.tools[0]!.arguments, {
+    key: "a",
+    path: "{state}/files/a.txt",
+    list: ["{state}"],
+  });
+  assert.deepEqual(
+    substituteDeep(def.tools[0]!.arguments, {
+      deno: "d",
+      python: "p",
+      state: "/s",
+      target: "/t",
+      source: null,
+    }),
+    { key: "a", path: "/s/files/a.txt", list: ["/s"] },
+  );
+  assert.equal(hasPlaceholder(def.tools[0]!.arguments), true);
+  assert.equal(hasPlaceholder({ a: '{"json": 1}', b: 2 }), false);
+  // Defaults: no allowances, the definition's directory.
+  const plain = await loadDefinition(await defDir(GOOD));
+  assert.deepEqual(plain.allow, { sys: [], run: [] });
+  assert.equal(plain.cwd, null);
+});
+
+Deno.test("strict: allowances, cwd and argument placeholders", async () => {
+  const cmd = 'command = ["{deno}", "run", "server.ts"]';
+  await rejects(
+    GOOD.replace(cmd, `${cmd}\nallow = { sys = ["everything"] }`),
+    "fixture.allow.sys[0]",
+    /unknown system-information name "everything"/,
+  );
+  await rejects(
+    GOOD.replace(cmd, `${cmd}\nallow = { run = ["bin/git"] }`),
+    "fixture.allow.run[0]",
+    /program name .* or an absolute path/,
+  );
+  await rejects(
+    GOOD.replace(cmd, `${cmd}\nallow = { net = ["x"] }`),
+    "fixture.allow.net",
+    /unknown key \(allowed here: sys, run, read\)/,
+  );
+  await rejects(
+    GOOD.replace(cmd, `${cmd}\ncwd = "relative/dir"`),
+    "fixture.cwd",
+    /must be absolute or start with a placeholder/,
+  );
+  await rejects(
+    GOOD.replace('arguments = { key = "a" }', 'arguments = { key = "{stat}" }'),
+    "tools[0].arguments.key",
+    /unknown placeholder \{stat\}/,
+  );
+  await rejects(
+    GOOD.replace(
+      'arguments = { key = "a" }',
+      'arguments = { keys = ["{source}/x"] }',
+    ),
+    "tools[0].arguments.keys[0]",
+    /\{source\} needs a \[source\]/,
+  );
 });

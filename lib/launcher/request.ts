@@ -27,6 +27,8 @@ export type LaunchableDefinition = Pick<
   | "command"
   | "env"
   | "read"
+  | "cwd"
+  | "allow"
   | "sandbox"
   | "source"
   | "adapters"
@@ -160,7 +162,9 @@ export function needsBubblewrapProbe(
  * ```
  */
 export function launchRequest(
-  def: Pick<Definition, "dir" | "command" | "env" | "read">,
+  def:
+    & Pick<Definition, "dir" | "command" | "env" | "read">
+    & Partial<Pick<Definition, "cwd" | "allow">>,
   setup: LaunchSetup,
   dirs: SessionDirs,
   label: string,
@@ -175,6 +179,8 @@ export function launchRequest(
     stateDir: dirs.state,
     definitionDir: def.dir,
     readPaths: def.read.map((r) => substitute(r, vars)),
+    ...(def.cwd ? { cwd: substitute(def.cwd, vars) } : {}),
+    ...(def.allow ? { allow: { sys: def.allow.sys, run: def.allow.run } } : {}),
     backend: setup.backend,
     evidenceDir: dirs.evidence,
     label,

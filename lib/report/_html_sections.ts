@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Report } from "./report.ts";
+import { allowanceLine, type Report } from "./report.ts";
 import type { OutcomeKind } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
@@ -94,6 +94,12 @@ export function provenanceSection(report: Report): string {
     ["Deno", h(p.deno)],
     ["SDK", h(p.sdk)],
     ["sandbox", `<span class="mono">${h(report.sandbox.backend)}</span>`],
+    [
+      "sandbox allowances",
+      `<span class="mono">${
+        h(allowanceLine(report.sandbox.allow) ?? "none (default sandbox)")
+      }</span>`,
+    ],
     ["captured at", h(p.capturedAt)],
     [
       "options",

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { Report } from "./report.ts";
+import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
@@ -140,6 +140,10 @@ export function renderJunit(report: Report): string {
     ["verity.version", p.harness.version],
     ["verity.commit", p.harness.commit ?? "unknown"],
     ["verity.sandbox", report.sandbox.backend],
+    [
+      "verity.sandbox.allowances",
+      allowanceLine(report.sandbox.allow) ?? "none (default sandbox)",
+    ],
     ["verity.deno", p.deno],
     ["verity.runs", String(d.runs)],
     ["verity.reset", d.reset.verified ? "verified" : "NOT verified"],

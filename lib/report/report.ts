@@ -37,6 +37,44 @@ export interface Provenance {
   options: Record<string, unknown>;
 }
 
+/**
+ * What the definition allowed its server beyond the default sandbox, as
+ * declared (placeholders kept; each session's resolved command line is in
+ * its sandbox evidence).
+ */
+export interface SandboxAllowances {
+  /** Deno `--allow-sys` names. */
+  sys: string[];
+  /** Programs the server may start. */
+  run: string[];
+  /** Extra read-only paths. */
+  read: string[];
+  /** The server's working directory; null = the definition's directory. */
+  cwd: string | null;
+}
+
+/**
+ * One line naming every allowance, or null when the sandbox is the default
+ * (what every format shows). Pure.
+ *
+ * @example
+ * ```ts
+ * allowanceLine({ sys: ["hostname"], run: ["git"], read: [], cwd: null });
+ * // "sys hostname; run git"
+ * ```
+ */
+export function allowanceLine(
+  a: SandboxAllowances | undefined,
+): string | null {
+  if (a === undefined) return null;
+  const parts: string[] = [];
+  if (a.sys.length) parts.push(`sys ${a.sys.join(", ")}`);
+  if (a.run.length) parts.push(`run ${a.run.join(", ")}`);
+  if (a.read.length) parts.push(`read ${a.read.join(", ")}`);
+  if (a.cwd !== null) parts.push(`cwd ${a.cwd}`);
+  return parts.length ? parts.join("; ") : null;
+}
+
 /** A report, as written to `runs/<run-id>/report.json`. */
 export interface Report {
   schema: typeof REPORT_SCHEMA;
@@ -48,7 +86,7 @@ export interface Report {
     serverInfo: unknown;
     listingProblems: string[];
   };
-  sandbox: { backend: string };
+  sandbox: { backend: string; allow?: SandboxAllowances };
   observations: {
     definition: DefinitionObservations;
     tools: ToolObservations[];

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { Report } from "./report.ts";
+import { allowanceLine, type Report } from "./report.ts";
 import type { TestName, Verdict } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
@@ -386,6 +386,8 @@ export function renderSarif(
         mode: report.audit ? "audit" : "fixture",
         harness: report.provenance.harness,
         sandbox: report.sandbox.backend,
+        sandboxAllowances: allowanceLine(report.sandbox.allow) ??
+          "none (default sandbox)",
         resetVerified: d.reset.verified,
         coverageComplete: d.coverage.complete,
         verdicts: report.verdicts.length,

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Report } from "./report.ts";
+import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 
 function declaredText(v: Verdict): string {
@@ -52,6 +52,11 @@ export function renderText(r: Report): string {
   const lines: string[] = [];
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
+  );
+  lines.push(
+    `  sandbox allowances: ${
+      allowanceLine(r.sandbox.allow) ?? "none (default sandbox)"
+    }`,
   );
   lines.push(
     `  reset: ${

@@ -11,6 +11,8 @@
 import { join } from "node:path";
 import type { Definition } from "../definition/definition.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
+import { placeholderValues } from "../launcher/request.ts";
+import { hasPlaceholder, substituteDeep } from "../definition/definition.ts";
 import { SnapshotReader, takeSnapshot } from "../state/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
@@ -77,6 +79,12 @@ export interface SessionRecord {
   serverMs: number;
   /** What the sandbox recorded: backend, exact command, environment, refused attempts. */
   sandbox: SandboxEvidence | null;
+  /**
+   * The tool's arguments as sent in this session, when the definition's
+   * arguments hold placeholders (`{state}` differs per session); the raw
+   * arguments are in the tool's observations.
+   */
+  arguments?: Record<string, unknown>;
 }
 
 /** The raw result of running a battery: observations plus protocol evidence. */
@@ -151,6 +159,10 @@ async function removeDirs(dirs: ScratchDirs): Promise<void> {
   await Deno.remove(dirs.root, { recursive: true }).catch(() => {});
 }
 
+function hasPlaceholderArgs(tool: PlannedTool): boolean {
+  return hasPlaceholder(tool.arguments);
+}
+
 /** Record a finished session (whatever its outcome) and drop its scratch dirs. */
 async function finishSession(
   ctx: Ctx,
@@ -161,6 +173,19 @@ async function finishSession(
   record.wallMs = performance.now() - t0;
   ctx.sessions.push(record);
   await removeDirs(dirs);
+}
+
+/** The tool's arguments for one session: placeholders (`{state}`) resolved. */
+function argumentsFor(
+  ctx: Ctx,
+  tool: PlannedTool,
+  stateDir: string,
+): Record<string, unknown> {
+  const vars = placeholderValues(ctx.def, ctx.opts.launcher.setup, stateDir);
+  return substituteDeep(tool.arguments, vars) as Record<
+    string,
+    unknown
+  >;
 }
 
 function launchFor(
@@ -303,10 +328,14 @@ async function runSequentialSession(
           serverInfo: s.serverInfo,
         };
       }
+      const args = tool ? argumentsFor(ctx, tool, dirs.state) : {};
+      if (tool && callsPlanned > 0 && hasPlaceholderArgs(tool)) {
+        record.arguments = args;
+      }
       for (let i = 0; i < callsPlanned && tool; i++) {
         const o = await s.client.request(
           "tools/call",
-          { name: tool.name, arguments: tool.arguments },
+          { name: tool.name, arguments: args },
           ctx.def.timeouts.call_s * 1000,
         );
         const c = toCall(o);
@@ -371,12 +400,14 @@ async function runAttemptSession(
     const launches = labels.map((l) => launchFor(ctx, dirs, l));
     record.command = launches[0]!.spawn.command;
     record.backend = launches[0]!.backend;
+    const args = argumentsFor(ctx, tool, dirs.state);
+    if (hasPlaceholderArgs(tool)) record.arguments = args;
     const spec: OverlapSpec = {
       mode: p.mode,
       launches: launches.map((l) => l.spawn),
       startTimeoutMs: ctx.def.timeouts.start_s * 1000,
       callTimeoutMs: ctx.def.timeouts.call_s * 1000,
-      call: { name: tool.name, arguments: tool.arguments },
+      call: { name: tool.name, arguments: args },
     };
     const limit = (ctx.def.timeouts.start_s + ctx.def.timeouts.call_s) * 1000 +
       15_000;

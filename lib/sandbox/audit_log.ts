@@ -109,8 +109,13 @@ function granted(e: PermissionEvent, policy: LaunchPolicy): boolean {
       return v !== null && policy.writable.some((p) => isWithin(v, p));
     case "env":
       return v !== null && policy.env.includes(v);
+    case "sys":
+      return v !== null && (policy.sys ?? []).includes(v);
+    case "run":
+      return v !== null && (policy.run ?? []).some((p) => v === p);
     default:
-      // net, run, ffi, sys and import are never granted by the deno backend.
+      // net, ffi and import are never granted by the deno backend; sys and
+      // run only when the definition declared them (allow.sys, allow.run).
       return false;
   }
 }

@@ -36,7 +36,31 @@ export interface HostFacts {
   programReal: string;
   /** Whether `command[0]` is a Deno binary. */
   programIsDeno: boolean;
+  /**
+   * The programs of `allow.run`, resolved: `path` as found on PATH (or as
+   * given), `real` with symlinks resolved.
+   * @default {[]}
+   */
+  allowedPrograms?: { name: string; path: string; real: string }[];
+  /**
+   * The directories programs are looked up in (`/usr/bin`, `/bin`, …, with
+   * symlinks resolved, existing only). With a run allowance, bubblewrap
+   * empties them and binds back only the server's own program and the
+   * allowed ones.
+   * @default {[]}
+   */
+  binDirs?: string[];
 }
+
+/** Where programs live on a Linux host; `binDirs` is these, resolved and existing. */
+export const BIN_DIRS: readonly string[] = [
+  "/usr/local/sbin",
+  "/usr/local/bin",
+  "/usr/sbin",
+  "/usr/bin",
+  "/sbin",
+  "/bin",
+];
 
 /** Directories bubblewrap replaces with an empty tmpfs (besides the auditor's home). */
 export const HIDDEN_DIRS: readonly string[] = ["/tmp", "/run"];
@@ -227,6 +251,47 @@ function unique(xs: string[]): string[] {
   return [...new Set(xs)];
 }
 
+/** The server's working directory: the request's `cwd`, checked to be readable. */
+function cwdOf(req: LaunchRequest): string {
+  const cwd = req.cwd ?? req.definitionDir;
+  if (!cwd.startsWith("/")) {
+    throw new SandboxError(
+      `cwd ${JSON.stringify(cwd)} must be an absolute path`,
+    );
+  }
+  const ok = [req.definitionDir, req.stateDir, ...req.readPaths].some((d) =>
+    within(cwd, d)
+  );
+  if (!ok) {
+    throw new SandboxError(
+      `cwd ${
+        JSON.stringify(cwd)
+      } is outside what the server may read (the definition directory, the state directory, read paths): add it to allow.read`,
+    );
+  }
+  return cwd;
+}
+
+function allowOf(req: LaunchRequest): { sys: string[]; run: string[] } {
+  return { sys: req.allow?.sys ?? [], run: req.allow?.run ?? [] };
+}
+
+/** The absolute paths (as found and real) of the programs `allow.run` names. */
+function allowedRunPaths(req: LaunchRequest, host: HostFacts): string[] {
+  const want = allowOf(req).run;
+  const have = host.allowedPrograms ?? [];
+  for (const name of want) {
+    if (!have.some((p) => p.name === name)) {
+      throw new SandboxError(
+        `allow.run: program ${JSON.stringify(name)} was not resolved on PATH`,
+      );
+    }
+  }
+  return unique(
+    have.filter((p) => want.includes(p.name)).flatMap((p) => [p.path, p.real]),
+  );
+}
+
 function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   if (!host.programIsDeno) {
     throw new SandboxError(
@@ -260,6 +325,9 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   ]).sort();
   for (const p of readable) checkListValue("read path", p);
   checkListValue("state directory", req.stateDir);
+  const allow = allowOf(req);
+  const runPaths = allowedRunPaths(req, host);
+  for (const p of runPaths) checkListValue("allow.run program", p);
   const hasLockFlag = flags.some((f) =>
     /^--(lock|no-lock|frozen)(=|$)/.test(f)
   );
@@ -268,8 +336,11 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     "--cached-only",
     ...(hasLockFlag ? [] : ["--no-lock"]),
     "--deny-net",
-    "--deny-run",
+    ...(runPaths.length ? [`--allow-run=${runPaths.join(",")}`] : [
+      "--deny-run",
+    ]),
     "--deny-ffi",
+    ...(allow.sys.length ? [`--allow-sys=${allow.sys.join(",")}`] : []),
     `--allow-read=${readable.join(",")}`,
     `--allow-write=${req.stateDir}`,
     `--allow-env=${envNames.join(",")}`,
@@ -279,13 +350,18 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     writable: [req.stateDir],
     readable,
     env: envNames,
+    sys: allow.sys,
+    run: runPaths,
   };
+  const cwd = cwdOf(req);
+  const inner = [req.command[0]!, "run", ...ours, ...flags, script, ...args];
+  // Deno does not confine the programs it starts: a run allowance puts the
+  // whole server inside bubblewrap too, so they get the OS walls.
+  const command = runPaths.length
+    ? bubblewrapArgv(req, host, inner, env, cwd).argv
+    : inner;
   return {
-    spawn: {
-      command: [req.command[0]!, "run", ...ours, ...flags, script, ...args],
-      env,
-      cwd: req.definitionDir,
-    },
+    spawn: { command, env, cwd },
     backend: "deno",
     auditLog,
     seesNetwork: true,
@@ -332,18 +408,34 @@ function passThroughDeno(
  * create processes. The filter is handed over on fd 3 by a POSIX shell,
  * because Deno cannot pass extra file descriptors to a child.
  */
-function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
+/**
+ * The bubblewrap argument vector around `inner` (see {@linkcode buildBubblewrap}).
+ * With a run allowance, no process-creation filter is loaded and the
+ * program directories are emptied, with only the server's program (and
+ * Deno) and the allowed programs bound back; `argv` then starts with bwrap.
+ * Without one, `argv` is the shell line that loads the filter on fd 3.
+ */
+function bubblewrapArgv(
+  req: LaunchRequest,
+  host: HostFacts,
+  inner: string[],
+  env: Record<string, string>,
+  cwd: string,
+): { argv: string[] } {
   if (host.bwrap === null) {
     throw new SandboxError(
-      "bubblewrap backend: bwrap is not installed (apt-get install -y bubblewrap), or pass --no-sandbox",
+      allowOf(req).run.length && req.backend === "deno"
+        ? "allow.run under the deno backend needs bubblewrap to confine the programs the server starts (apt-get install -y bubblewrap)"
+        : "bubblewrap backend: bwrap is not installed (apt-get install -y bubblewrap), or pass --no-sandbox",
     );
   }
-  if (host.seccompFilter === null) {
+  const runPaths = allowedRunPaths(req, host);
+  const filtered = runPaths.length === 0;
+  if (filtered && host.seccompFilter === null) {
     throw new SandboxError(
       "bubblewrap backend: no process-creation filter for this CPU architecture",
     );
   }
-  const env = serverEnv(req, host);
   const hidden = [...HIDDEN_DIRS];
   if (host.home !== null && host.home !== "/" && host.home !== "") {
     hidden.push(host.home);
@@ -370,6 +462,28 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
     "/proc",
   ];
   for (const h of hidden) argv.push("--tmpfs", h);
+  if (!filtered) {
+    // Processes may be created, so only declared programs may be found:
+    // the program directories are emptied and the allowed ones bound back.
+    const binDirs = host.binDirs ?? [];
+    for (const d of binDirs) argv.push("--tmpfs", d);
+    const keep: [string, string][] = [];
+    const add = (path: string, real: string) => {
+      for (const p of unique([path, real])) {
+        if (binDirs.some((d) => within(p, d))) keep.push([real, p]);
+      }
+    };
+    add(host.program, host.programReal);
+    for (const p of host.allowedPrograms ?? []) {
+      if (allowOf(req).run.includes(p.name)) add(p.path, p.real);
+    }
+    const seen = new Set<string>();
+    for (const [src, dst] of keep) {
+      if (seen.has(dst)) continue;
+      seen.add(dst);
+      argv.push("--ro-bind", src, dst);
+    }
+  }
   // The program's install prefix (e.g. a Python under ~/.pyenv) and, for
   // Deno, its cache, when they sit in a hidden directory.
   const optional: string[] = [];
@@ -382,33 +496,59 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
   for (const p of unique([req.definitionDir, ...req.readPaths])) {
     argv.push("--ro-bind", p, p);
   }
+  // Deno inside bubblewrap (a run allowance) writes its permission log here.
+  if (req.backend === "deno") {
+    argv.push("--bind", req.evidenceDir, req.evidenceDir);
+  }
   argv.push(
     "--bind",
     req.stateDir,
     req.stateDir,
     "--chdir",
-    req.definitionDir,
+    cwd,
     "--clearenv",
   );
   for (const k of Object.keys(env).sort()) argv.push("--setenv", k, env[k]!);
-  argv.push(
-    "--seccomp",
-    "3",
-    "--",
-    ...passThroughDeno(req.command, host.program, host),
-  );
+  if (!filtered) {
+    argv.push("--", ...inner);
+    return { argv };
+  }
+  argv.push("--seccomp", "3", "--", ...inner);
   return {
-    spawn: {
-      command: [
-        host.shell,
-        "-c",
-        'exec 3<"$0" && exec "$@"',
-        host.seccompFilter,
-        ...argv,
-      ],
-      env,
-      cwd: req.definitionDir,
-    },
+    argv: [
+      host.shell,
+      "-c",
+      'exec 3<"$0" && exec "$@"',
+      host.seccompFilter!,
+      ...argv,
+    ],
+  };
+}
+
+/**
+ * The bubblewrap line: read-only root, fresh /dev and /proc, empty tmpfs over
+ * /tmp, /run and the auditor's home, the definition's directory and read
+ * paths bound back read-only, the state directory bound writable, new user,
+ * IPC, PID, network, UTS and cgroup namespaces, no capabilities, die with
+ * the parent, a scrubbed environment, and a seccomp filter that refuses to
+ * create processes. The filter is handed over on fd 3 by a POSIX shell,
+ * because Deno cannot pass extra file descriptors to a child. A run
+ * allowance replaces the filter with emptied program directories (see
+ * {@linkcode bubblewrapArgv}).
+ */
+function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
+  const env = serverEnv(req, host);
+  const cwd = cwdOf(req);
+  const { argv } = bubblewrapArgv(
+    req,
+    host,
+    passThroughDeno(req.command, host.program, host),
+    env,
+    cwd,
+  );
+  const allow = allowOf(req);
+  return {
+    spawn: { command: argv, env, cwd },
     backend: "bubblewrap",
     auditLog: null,
     seesNetwork: false,
@@ -416,6 +556,8 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
       writable: [req.stateDir],
       readable: ["/"],
       env: Object.keys(env).sort(),
+      sys: allow.sys,
+      run: allowedRunPaths(req, host),
     },
     observes: OBSERVES.bubblewrap,
   };
@@ -465,7 +607,7 @@ export function buildLaunch(req: LaunchRequest, host: HostFacts): Launch {
     spawn: {
       command: passThroughDeno(req.command, req.command[0]!, host),
       env,
-      cwd: req.definitionDir,
+      cwd: cwdOf(req),
     },
     backend: "none",
     auditLog: null,

@@ -396,3 +396,71 @@ Deno.test("none backend runs the command as given, environment scrubbed; deno ge
     "server.ts",
   ]);
 });
+
+Deno.test("allowances: sys and run flags for deno (inside bubblewrap); bubblewrap empties program dirs and binds back only declared programs", () => {
+  const programs = [{
+    name: "git",
+    path: "/usr/bin/git",
+    real: "/usr/bin/git",
+  }];
+  const facts = host({
+    allowedPrograms: programs,
+    binDirs: ["/usr/bin", "/usr/sbin"],
+  });
+  const d = buildLaunch(
+    request({ allow: { sys: ["hostname"], run: ["git"] } }),
+    facts,
+  );
+  const argv = d.spawn.command;
+  assert.equal(argv[0], "/usr/bin/bwrap");
+  assert.ok(argv.includes("--allow-sys=hostname"));
+  assert.ok(argv.includes("--allow-run=/usr/bin/git"));
+  assert.ok(!argv.includes("--deny-run") && argv.includes("--deny-net"));
+  assert.deepEqual(d.policy?.sys, ["hostname"]);
+  // Without bwrap, a run allowance under deno is refused, not run unconfined.
+  assert.throws(
+    () =>
+      buildLaunch(
+        request({ allow: { sys: [], run: ["git"] } }),
+        host({ ...facts, bwrap: null }),
+      ),
+    (e: unknown) =>
+      e instanceof SandboxError && /needs bubblewrap/.test(e.message),
+  );
+  // An undeclared allowance name that was not resolved is refused.
+  assert.throws(
+    () => buildLaunch(request({ allow: { sys: [], run: ["hg"] } }), facts),
+    SandboxError,
+  );
+  const py = "/usr/bin/python3";
+  const b = buildLaunch(
+    request({
+      backend: "bubblewrap",
+      command: [py, "server.py"],
+      allow: { sys: [], run: ["git"] },
+    }),
+    host({
+      ...facts,
+      program: py,
+      programReal: "/usr/bin/python3.11",
+      programIsDeno: false,
+    }),
+  );
+  const bv = b.spawn.command;
+  assert.equal(bv[0], "/usr/bin/bwrap", "no shell: no filter to hand over");
+  assert.ok(!bv.includes("--seccomp"));
+  const pairs = (f: string) =>
+    bv.flatMap((a, i) => (a === f ? [`${bv[i + 1]} ${bv[i + 2] ?? ""}`] : []));
+  assert.ok(pairs("--tmpfs").some((p) => p.startsWith("/usr/bin ")));
+  assert.ok(pairs("--tmpfs").some((p) => p.startsWith("/usr/sbin ")));
+  const binds = pairs("--ro-bind");
+  for (
+    const want of [
+      "/usr/bin/python3.11 /usr/bin/python3",
+      "/usr/bin/python3.11 /usr/bin/python3.11",
+      "/usr/bin/git /usr/bin/git",
+    ]
+  ) assert.ok(binds.includes(want), `${want} in ${binds.join(" | ")}`);
+  // The tmpfs comes before the binds that fill it.
+  assert.ok(bv.indexOf("/usr/bin/git") > bv.indexOf("--tmpfs"));
+});

@@ -15,7 +15,12 @@
  *
  * @module
  */
-import { buildLaunch, type HostFacts, isDenoProgram } from "./build_launch.ts";
+import {
+  BIN_DIRS,
+  buildLaunch,
+  type HostFacts,
+  isDenoProgram,
+} from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./_errors.ts";
 import type { Launch, LaunchRequest } from "./types.ts";
@@ -156,6 +161,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
   const stateDir = realPath("state directory", req.stateDir);
   const definitionDir = realPath("definition directory", req.definitionDir);
   const readPaths = req.readPaths.map((p) => realPath("read path", p));
+  const cwd = req.cwd === undefined ? undefined : realPath("cwd", req.cwd);
   let evidenceDir = req.evidenceDir;
   if (req.backend !== "none") {
     try {
@@ -193,18 +199,45 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     program = looked;
   }
   const home = Deno.env.get("HOME");
+  const run = req.allow?.run ?? [];
+  const allowedPrograms = run.map((name) => {
+    const found = findOnPath(name, req.env.PATH ?? path);
+    if (found === null) {
+      throw new SandboxError(
+        `allow.run: program ${JSON.stringify(name)} not found on PATH`,
+      );
+    }
+    return { name, path: found, real: realPath("allow.run program", found) };
+  });
+  const binDirs = run.length
+    ? [
+      ...new Set(
+        BIN_DIRS.map((d) => {
+          try {
+            return Deno.statSync(d).isDirectory ? Deno.realPathSync(d) : null;
+          } catch {
+            return null;
+          }
+        }).filter((d): d is string => d !== null),
+      ),
+    ]
+    : [];
+  const wantsBwrap = req.backend === "bubblewrap" ||
+    (req.backend === "deno" && run.length > 0);
   const host: HostFacts = {
     path,
     home: home === undefined || home === "" ? null : realPathOr(home),
     denoDir: realPathOr(req.denoDir ?? defaultDenoDir()),
-    bwrap: req.backend === "bubblewrap" ? findOnPath("bwrap", path) : null,
+    bwrap: wantsBwrap ? findOnPath("bwrap", path) : null,
     shell: "/bin/sh",
-    seccompFilter: req.backend === "bubblewrap"
+    seccompFilter: req.backend === "bubblewrap" && run.length === 0
       ? ensureFilter(evidenceDir)
       : null,
     program,
     programReal: realPathOr(program),
     programIsDeno: first !== "" && isDenoProgram(first, deno),
+    allowedPrograms,
+    binDirs,
   };
   // The runner may pass VERITY_STATE_DIR itself, spelled before symlinks were resolved.
   const env = { ...req.env };
@@ -216,7 +249,15 @@ export function prepareLaunch(req: LaunchRequest): Launch {
   }
   if (env.HOME !== undefined) env.HOME = realPathOr(env.HOME);
   return buildLaunch(
-    { ...req, env, stateDir, definitionDir, readPaths, evidenceDir },
+    {
+      ...req,
+      env,
+      stateDir,
+      definitionDir,
+      readPaths,
+      evidenceDir,
+      ...(cwd === undefined ? {} : { cwd }),
+    },
     host,
   );
 }

@@ -191,3 +191,141 @@ print(" ".join(out), flush=True)
     await Deno.remove(dirs.root, { recursive: true });
   }
 });
+
+async function runLaunched(
+  launch: ReturnType<typeof prepareLaunch>,
+): Promise<{ stdout: string; stderr: string }> {
+  const [program, ...args] = launch.spawn.command;
+  const out = await new Deno.Command(program!, {
+    args,
+    env: launch.spawn.env,
+    ...(launch.spawn.cwd ? { cwd: launch.spawn.cwd } : {}),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { stdout: d.decode(out.stdout).trim(), stderr: d.decode(out.stderr) };
+}
+
+Deno.test("bubblewrap allow.run: the declared program runs, undeclared ones are not found, writes stay confined", async () => {
+  const probe = await probeBackends();
+  assert.ok(
+    probe.bubblewrap,
+    `bubblewrap is unavailable here: ${probe.reason}`,
+  );
+  const python = await resolvePython();
+  const dirs = await scratch();
+  const script = `
+import os, subprocess
+out = []
+def run(argv):
+    try:
+        r = subprocess.run(argv, capture_output=True, cwd=os.environ["VERITY_STATE_DIR"])
+        out.append("%s:rc%d" % (argv[0], r.returncode))
+    except OSError as e: out.append("%s:errno%d" % (argv[0], e.errno))
+run(["git", "init", "-q", "repo"])
+run(["/bin/true"]); run(["sh", "-c", "exit 0"]); run(["/usr/bin/env", "true"])
+out.append("repo" if os.path.isdir(os.environ["VERITY_STATE_DIR"] + "/repo/.git") else "no-repo")
+r = subprocess.run(["git", "init", "-q", "/etc/verity-escape-repo"], capture_output=True)
+out.append("escape:rc%d" % r.returncode)
+out.append("cwd=" + os.getcwd())
+print(" ".join(out), flush=True)
+`;
+  try {
+    const launch = prepareLaunch(
+      request(dirs, {
+        backend: "bubblewrap",
+        command: [python, "-c", script],
+        allow: { sys: [], run: ["git"] },
+        cwd: dirs.state,
+      }),
+    );
+    assert.ok(
+      !launch.spawn.command.includes("--seccomp"),
+      "a run allowance replaces the process filter",
+    );
+    const { stdout, stderr } = await runLaunched(launch);
+    assert.equal(
+      stdout,
+      `git:rc0 /bin/true:errno2 sh:errno2 /usr/bin/env:errno2 repo escape:rc128 cwd=${dirs.state}`,
+      stderr,
+    );
+    assert.equal(launch.policy?.run?.includes("/usr/bin/git"), true);
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
+
+Deno.test("deno allow.sys and allow.run: granted names work, everything else is still refused and logged", async () => {
+  const probe = await probeBackends();
+  assert.ok(
+    probe.bubblewrap,
+    `bubblewrap is unavailable here: ${probe.reason}`,
+  );
+  const dirs = await scratch();
+  const defDir = `${dirs.root}/def`;
+  await Deno.mkdir(defDir);
+  await Deno.writeTextFile(
+    `${defDir}/probe.ts`,
+    `const out: string[] = [];
+const tryIt = async (name: string, f: () => unknown) => {
+  try { await f(); out.push(name + ":ok"); } catch (e) { out.push(name + ":" + (e as Error).name); }
+};
+await tryIt("hostname", () => Deno.hostname());
+await tryIt("osRelease", () => Deno.osRelease());
+await tryIt("git", async () => {
+  const o = await new Deno.Command("git", { args: ["--version"], stdout: "null" }).output();
+  if (!o.success) throw new Error("git failed");
+});
+await tryIt("true", () => new Deno.Command("/bin/true").output());
+await tryIt("sh", () => new Deno.Command("sh", { args: ["-c", "exit 0"] }).output());
+console.log(out.join(" "));
+`,
+  );
+  try {
+    const launch = prepareLaunch(
+      request(dirs, {
+        definitionDir: defDir,
+        command: [resolveDeno(), "run", "probe.ts"],
+        allow: { sys: ["hostname"], run: ["git"] },
+      }),
+    );
+    const argv = launch.spawn.command;
+    assert.ok(argv.includes("--allow-sys=hostname"), argv.join(" "));
+    assert.ok(argv.some((a) => a.startsWith("--allow-run=/usr/bin/git")));
+    assert.ok(!argv.includes("--deny-run"));
+    assert.ok(argv[0]!.endsWith("bwrap"), "deno runs inside bubblewrap");
+    const { stdout, stderr } = await runLaunched(launch);
+    assert.equal(
+      stdout,
+      // /bin/true: Deno refuses it; sh: bubblewrap emptied the program
+      // directories, so it is not even found.
+      "hostname:ok osRelease:NotCapable git:ok true:NotCapable sh:NotFound",
+      stderr,
+    );
+    const ev = await collectEvidence(launch);
+    const refused = (ev.attempts ?? []).map((a) =>
+      `${a.permission} ${a.value}`
+    );
+    assert.ok(refused.includes("sys osRelease"), refused.join(", "));
+    assert.ok(!refused.includes("sys hostname"), refused.join(", "));
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
+
+Deno.test("cwd: the server starts in the declared directory; one outside its readable paths is refused", async () => {
+  const dirs = await scratch();
+  try {
+    const l = prepareLaunch(request(dirs, { cwd: dirs.state }));
+    assert.equal(l.spawn.cwd, await Deno.realPath(dirs.state));
+    assert.throws(
+      () => prepareLaunch(request(dirs, { cwd: "/usr" })),
+      (e: unknown) =>
+        e instanceof SandboxError && /cwd "\/usr" is outside/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});

@@ -21,6 +21,19 @@ export interface LaunchRequest {
   definitionDir: string;
   /** Extra readable paths (absolute). */
   readPaths: string[];
+  /**
+   * The server's working directory (absolute); it must be the definition's
+   * directory, the state directory, a read path or inside one of them.
+   * @default {the definition's directory}
+   */
+  cwd?: string;
+  /**
+   * Declared allowances: Deno `--allow-sys` names, and programs the server
+   * may start (a name looked up on PATH, or an absolute path). Everything
+   * else stays denied.
+   * @default {{ sys: [], run: [] }}
+   */
+  allow?: Allowance;
   /** Requested backend. */
   backend: SandboxBackend;
   /** Directory where permission audit logs go (absolute, outside the state dir). */
@@ -35,6 +48,12 @@ export interface LaunchRequest {
    * @default {DENO_DIR, else $XDG_CACHE_HOME/deno, else $HOME/.cache/deno (Linux)}
    */
   denoDir?: string;
+}
+
+/** What a definition allows beyond the default sandbox. */
+export interface Allowance {
+  sys: string[];
+  run: string[];
 }
 
 /** Kinds of access a Deno permission check (and an attempt) can concern. */
@@ -56,6 +75,10 @@ export interface LaunchPolicy {
   readable: string[];
   /** Environment variable names the server may read. */
   env: string[];
+  /** System-information names granted (`allow.sys`). @default {[]} */
+  sys?: string[];
+  /** Programs the server may start (absolute paths, `allow.run`). @default {[]} */
+  run?: string[];
 }
 
 /** A prepared launch: the spawn spec plus where its evidence will appear. */
