@@ -14,6 +14,7 @@ import {
   type SourcePin,
   splitLockKey,
   summarizeLock,
+  summarizeNpmLock,
 } from "../lib/audit/source.ts";
 import { readTarball } from "../lib/audit/tarball.ts";
 import {
@@ -128,6 +129,63 @@ Deno.test("a pinned target must run exactly its package from the frozen lock", (
       cmd.join(" "),
     );
   }
+});
+
+const SQLITE_PIN: SourcePin = {
+  package: "mcp-server-sqlite",
+  version: "0.0.2",
+  integrity:
+    "sha512-ZuHdaOxNNJUWUhhE7lt1hBFM0UcUoViuRFXAqe74C08ONsiM/xlqzX8NdPmmPhpjtGo2jfU+fGtxM3iH1RVUAA==",
+  git: null,
+  commit: null,
+};
+
+Deno.test("a Node target must run a script of its prepared package", () => {
+  const ok = [
+    "{node}",
+    "{node_modules}/mcp-server-sqlite/dist/cli.js",
+    "--db",
+    "{state}/notes.db",
+  ];
+  checkCommandRunsPin(ok, SQLITE_PIN, "t.toml");
+  for (
+    const cmd of [
+      ["{node}", "{node_modules}/other-package/dist/cli.js"],
+      ["{node}", "/usr/lib/node_modules/mcp-server-sqlite/dist/cli.js"],
+      [
+        "{node}",
+        "--require",
+        "x",
+        "{node_modules}/mcp-server-sqlite/dist/cli.js",
+      ],
+    ]
+  ) {
+    assert.throws(
+      () => checkCommandRunsPin(cmd, SQLITE_PIN, "t.toml"),
+      (e: unknown) =>
+        e instanceof DefinitionError && e.keyPath === "target.command" &&
+        /a Node target runs a script of the prepared package/.test(e.message),
+      cmd.join(" "),
+    );
+  }
+});
+
+Deno.test("the committed sqlite-madnh npm lockfile records the pinned integrity and the native addon", async () => {
+  const text = await Deno.readTextFile(
+    join(REPO, "targets/sqlite-madnh/package-lock.json"),
+  );
+  const s = summarizeNpmLock(text, SQLITE_PIN);
+  assert.equal(s.rootIntegrity, SQLITE_PIN.integrity);
+  const addon = s.packages.find((p) => p.name === "better-sqlite3");
+  assert.ok(addon?.integrity?.startsWith("sha512-"), JSON.stringify(addon));
+  assert.equal(
+    summarizeNpmLock(text, { ...SQLITE_PIN, version: "0.0.1" }).rootIntegrity,
+    null,
+  );
+  assert.throws(
+    () => summarizeNpmLock('{"lockfileVersion":1}', SQLITE_PIN),
+    SyntaxError,
+  );
 });
 
 Deno.test("integrity strings are sha512 in base64, as npm writes dist.integrity", () => {
@@ -565,6 +623,24 @@ Deno.test("verity run refuses a pinned target that was not prepared here, naming
       1,
       "one line, no stack trace",
     );
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+Deno.test("verity run refuses a Node target that was not prepared here", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "verity-audit-test-" });
+  try {
+    const r = await verity(
+      ["run", join(REPO, "targets/sqlite-madnh"), "--audit"],
+      cwd,
+    );
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /target sqlite-madnh is not prepared: run `verity prepare sqlite-madnh`/,
+    );
+    assert.equal(r.stderr.trim().split("\n").length, 1);
   } finally {
     await Deno.remove(cwd, { recursive: true });
   }

@@ -22,10 +22,12 @@ import {
   isExactVersion,
   isSha512Integrity,
   LOCK_FILE,
+  NODE_LOCK_FILE,
   npmSpecifier,
   sha256Of,
   type SourcePin,
   summarizeLock,
+  summarizeNpmLock,
 } from "./source.ts";
 import { readTarball } from "./tarball.ts";
 import type { PreparedTarget } from "./prepared.ts";
@@ -429,6 +431,251 @@ export async function fetchPinned(
       preparedAt: new Date().toISOString(),
     };
     return { entry, newLock: cached.newLock, files, lockPath, sourceDir };
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The Node.js binary on PATH (symlinks resolved), or null. */
+function nodePath(): string | null {
+  const p = findOnPath("node", Deno.env.get("PATH") ?? "");
+  if (p === null) return null;
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Run the install scripts of an npm tree (native addons such as
+ * better-sqlite3 compile here) inside bubblewrap: no network, only `dir`
+ * writable, the auditor's home and /tmp hidden. node-gyp builds against
+ * the headers installed beside node (`<prefix>/include/node`), so nothing
+ * is downloaded.
+ */
+async function rebuildSandboxed(
+  dir: string,
+  npm: string,
+  node: string,
+): Promise<void> {
+  const bwrap = findOnPath("bwrap", Deno.env.get("PATH") ?? "");
+  if (bwrap === null) {
+    throw new UsageError(
+      "verity: a Node target's install scripts run under bubblewrap, which is not installed (apt-get install -y bubblewrap)",
+    );
+  }
+  const prefix = dirname(dirname(node));
+  const home = Deno.env.get("HOME");
+  const hidden = ["/tmp", "/run", ...(home && home !== "/" ? [home] : [])];
+  const env: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: join(dir, ".home"),
+    npm_config_cache: join(dir, ".npm-cache"),
+    npm_config_offline: "true",
+    npm_config_update_notifier: "false",
+    npm_config_nodedir: prefix,
+  };
+  const args = [
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--die-with-parent",
+    "--new-session",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    ...hidden.flatMap((h) => ["--tmpfs", h]),
+    "--bind",
+    dir,
+    dir,
+    "--chdir",
+    dir,
+    "--clearenv",
+    ...Object.entries(env).flatMap(([k, v]) => ["--setenv", k, v]),
+    "--",
+    npm,
+    "rebuild",
+    "--foreground-scripts",
+  ];
+  const r = await runProgram(bwrap, args, {
+    cwd: dir,
+    env: {},
+    timeoutMs: 900_000,
+  });
+  await Deno.remove(join(dir, ".home"), { recursive: true }).catch(() => {});
+  await Deno.remove(join(dir, ".npm-cache"), { recursive: true }).catch(
+    () => {},
+  );
+  if (r.code !== 0) {
+    throw new UsageError(
+      `verity: npm rebuild (install scripts, sandboxed, offline) failed (exit ${r.code}): ${
+        lastLines(r.stdout + "\n" + r.stderr)
+      }`,
+    );
+  }
+}
+
+/**
+ * Prepare a Node target: `npm pack` checks the tarball against the pinned
+ * integrity; `npm ci` installs exactly the tree of the target's
+ * `package-lock.json` (written on the first prepare, then frozen; npm
+ * checks every tarball against the integrity it records) with install
+ * scripts off; the lock must record the pinned integrity for the package;
+ * the install scripts then run sandboxed and offline (`npm rebuild` under
+ * bubblewrap). The result moves to `.verity/node/<target>` (`{node_modules}`
+ * is its `node_modules`), and `{source}` is extracted as for Deno targets.
+ */
+export async function fetchPinnedNode(
+  pin: SourcePin,
+  options: FetchOptions,
+): Promise<FetchResult> {
+  const { layout, say } = options;
+  const npm = npmPath();
+  const node = nodePath();
+  if (npm === null || node === null) {
+    throw new UsageError(
+      "verity: a Node target needs node and npm on PATH to be prepared",
+    );
+  }
+  await Deno.mkdir(layout.nodeDir, { recursive: true });
+  await Deno.mkdir(layout.sourcesDir, { recursive: true });
+  const work = await Deno.makeTempDir({
+    dir: layout.root,
+    prefix: `.prepare-${options.name}-`,
+  });
+  try {
+    say(`fetching ${pin.package}@${pin.version} with npm pack`);
+    const packed = await packAndVerify(pin, work);
+    if (packed === null) throw new UsageError("verity: npm is not installed");
+    const lockPath = join(options.targetDir, NODE_LOCK_FILE);
+    const useExisting = options.updateLock !== true && await exists(lockPath);
+    const stage = join(work, "node");
+    await Deno.mkdir(stage);
+    await Deno.writeTextFile(
+      join(stage, "package.json"),
+      JSON.stringify(
+        {
+          name: `verity-target-${options.name.replace(/[^a-z0-9._-]/g, "-")}`,
+          private: true,
+          dependencies: { [pin.package]: pin.version },
+        },
+        null,
+        2,
+      ) + "\n",
+    );
+    if (useExisting) await Deno.copyFile(lockPath, join(stage, NODE_LOCK_FILE));
+    const env = {
+      ...Deno.env.toObject(),
+      npm_config_update_notifier: "false",
+      NO_COLOR: "1",
+    };
+    const npmArgs = [
+      useExisting ? "ci" : "install",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--omit=dev",
+    ];
+    say(
+      `installing it with npm ${npmArgs[0]} into ${
+        relative(Deno.cwd(), layout.nodeDir) || "."
+      } (${useExisting ? "frozen lock" : "writing the lock"})`,
+    );
+    const r = await runProgram(npm, npmArgs, {
+      cwd: stage,
+      env,
+      timeoutMs: 900_000,
+    });
+    if (r.code !== 0) {
+      throw new UsageError(
+        `verity: npm ${
+          npmArgs[0]
+        } ${pin.package}@${pin.version} failed (exit ${r.code}): ${
+          lastLines(r.stderr)
+        }${
+          useExisting
+            ? "; if the lock no longer matches, rerun verity prepare with --update-lock"
+            : ""
+        }`,
+      );
+    }
+    const lockText = await Deno.readTextFile(join(stage, NODE_LOCK_FILE));
+    let lock;
+    try {
+      lock = summarizeNpmLock(lockText, pin);
+    } catch (e) {
+      throw new UsageError(`verity: ${lockPath}: ${(e as Error).message}`);
+    }
+    if (lock.rootIntegrity !== pin.integrity) {
+      throw new UsageError(
+        `verity: integrity mismatch for ${pin.package}@${pin.version}: [source].integrity is ${pin.integrity}, the npm lockfile records ${
+          lock.rootIntegrity ?? "nothing"
+        }; refusing to prepare`,
+      );
+    }
+    say("running install scripts sandboxed and offline (npm rebuild)");
+    await rebuildSandboxed(stage, npm, node);
+    const installed = join(stage, "node_modules", pin.package, "package.json");
+    const version = (JSON.parse(await Deno.readTextFile(installed)) as {
+      version?: unknown;
+    }).version;
+    if (version !== pin.version) {
+      throw new UsageError(
+        `verity: npm installed ${pin.package}@${
+          String(version)
+        }, not ${pin.version}`,
+      );
+    }
+    const staged = join(work, "source");
+    const files = await extract(packed.bytes, staged);
+    await Deno.copyFile(packed.path, join(staged, "package.tgz"));
+    const sourceDir = join(layout.sourcesDir, options.name);
+    const nodeDir = join(layout.nodeDir, options.name);
+    await Deno.remove(sourceDir, { recursive: true }).catch(() => {});
+    await Deno.rename(staged, sourceDir);
+    await Deno.remove(nodeDir, { recursive: true }).catch(() => {});
+    await Deno.rename(stage, nodeDir);
+    if (!useExisting) {
+      await Deno.mkdir(options.targetDir, { recursive: true });
+      await writeTextFileAtomic(lockPath, lockText);
+    }
+    const nodeVersion = await runProgram(node, ["--version"], {
+      cwd: work,
+      env,
+      timeoutMs: 60_000,
+    });
+    const entry: PreparedTarget = {
+      definition: options.definitionFile,
+      package: pin.package,
+      version: pin.version,
+      integrity: pin.integrity,
+      git: pin.git,
+      commit: pin.commit,
+      tarball: {
+        file: relative(layout.root, join(sourceDir, "package.tgz")),
+        integrity: integrityOf(packed.bytes),
+        sha256: sha256Of(packed.bytes),
+      },
+      lockIntegrity: lock.rootIntegrity,
+      lock: { file: lockPath, sha256: sha256Of(lockText) },
+      source: relative(layout.root, sourceDir),
+      denoDir: relative(layout.root, layout.denoDir),
+      packages: lock.packages,
+      tools: {
+        deno: Deno.version.deno,
+        npm: packed.npmVersion,
+        node: nodeVersion.stdout.trim(),
+      },
+      runtime: "node",
+      nodeModules: relative(layout.root, join(nodeDir, "node_modules")),
+      preparedAt: new Date().toISOString(),
+    };
+    return { entry, newLock: !useExisting, files, lockPath, sourceDir };
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }

@@ -19,7 +19,9 @@ import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import type { Definition } from "../definition/definition.ts";
 import {
   checkCommandRunsPin,
+  isNodeCommand,
   LOCK_FILE,
+  NODE_LOCK_FILE,
   parseSourcePin,
   sha256Of,
 } from "./source.ts";
@@ -40,6 +42,8 @@ export interface CacheLayout {
   preparedFile: string;
   denoDir: string;
   sourcesDir: string;
+  /** Node targets' npm installs: `<nodeDir>/<target>/node_modules`. */
+  nodeDir: string;
 }
 
 /** Options naming the cache root. */
@@ -59,6 +63,7 @@ export function cacheLayout(options: CacheOptions = {}): CacheLayout {
     preparedFile: join(root, "prepared.json"),
     denoDir: join(root, "deno_dir"),
     sourcesDir: join(root, "sources"),
+    nodeDir: join(root, "node"),
   };
 }
 
@@ -129,6 +134,8 @@ export interface PreparedRun {
   source: string;
   /** The DENO_DIR to run the server from (absolute). */
   denoDir: string;
+  /** `{node_modules}` of a Node target (absolute), else null. */
+  nodeModules: string | null;
   entry: PreparedTarget;
 }
 
@@ -149,6 +156,23 @@ export async function packageCached(
     // no npm cache at all
   }
   return false;
+}
+
+/** Whether `<nodeModules>/<package>/package.json` records `version`. */
+async function nodePackageInstalled(
+  nodeModules: string | null,
+  pkg: string,
+  version: string,
+): Promise<boolean> {
+  if (nodeModules === null) return false;
+  try {
+    const text = await Deno.readTextFile(
+      join(nodeModules, pkg, "package.json"),
+    );
+    return (JSON.parse(text) as { version?: unknown }).version === version;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -172,24 +196,39 @@ export async function resolvePreparedRun(
   checkCommandRunsPin(def.command, pin, def.file);
   const layout = cacheLayout(options);
   const file = await readPrepared(layout);
-  const entry = file.targets[def.name] ?? null;
+  const node = isNodeCommand(def.command);
+  let entry = file.targets[def.name] ?? null;
+  if (
+    entry !== null && (entry.runtime ?? "deno") !== (node ? "node" : "deno")
+  ) {
+    // Prepared for the other runtime: as good as not prepared.
+    entry = null;
+  }
   const denoDir = entry ? resolve(layout.root, entry.denoDir) : layout.denoDir;
+  const nodeModules = entry?.nodeModules
+    ? resolve(layout.root, entry.nodeModules)
+    : null;
   let lockSha256: string | null = null;
   if (entry) {
     try {
-      lockSha256 = sha256Of(await Deno.readFile(join(def.dir, LOCK_FILE)));
+      lockSha256 = sha256Of(
+        await Deno.readFile(join(def.dir, node ? NODE_LOCK_FILE : LOCK_FILE)),
+      );
     } catch {
       lockSha256 = null;
     }
   }
   const problem = checkPrepared(def.name, pin, entry, {
     lockSha256,
-    packageCached: await packageCached(denoDir, pin.package, pin.version),
+    packageCached: node
+      ? await nodePackageInstalled(nodeModules, pin.package, pin.version)
+      : await packageCached(denoDir, pin.package, pin.version),
   });
   if (problem !== null) throw new UsageError(problem);
   return {
     source: resolve(layout.root, entry!.source),
     denoDir,
+    nodeModules,
     entry: entry!,
   };
 }

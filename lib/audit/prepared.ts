@@ -36,7 +36,14 @@ export interface PreparedTarget {
   /** Every npm package version the lock resolves. */
   packages: LockedPackage[];
   /** Tool versions used to prepare. */
-  tools: { deno: string; npm: string | null };
+  tools: { deno: string; npm: string | null; node?: string };
+  /**
+   * How the target runs: `deno` (from the Deno cache, the default) or
+   * `node` (from an npm install). @default {"deno"}
+   */
+  runtime?: "deno" | "node";
+  /** Node targets: `{node_modules}`, relative to `.verity`. */
+  nodeModules?: string;
   preparedAt: string;
 }
 
@@ -167,7 +174,9 @@ export function checkPrepared(
     return `target ${name}: its lockfile ${entry.lock.file} changed since it was prepared: ${again}`;
   }
   if (!facts.packageCached) {
-    return `target ${name}: ${pin.package}@${pin.version} is missing from the prepared Deno cache: ${again}`;
+    return `target ${name}: ${pin.package}@${pin.version} is missing from the prepared ${
+      entry.runtime === "node" ? "npm install" : "Deno cache"
+    }: ${again}`;
   }
   return null;
 }

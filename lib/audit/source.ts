@@ -192,6 +192,19 @@ export function checkCommandRunsPin(
   file: string,
 ): void {
   const spec = npmSpecifier(pin);
+  if (isNodeCommand(command)) {
+    const prefix = `{node_modules}/${pin.package}/`;
+    if (!(command[1] ?? "").startsWith(prefix)) {
+      throw new DefinitionError(
+        file,
+        "target.command",
+        `a Node target runs a script of the prepared package: expected ["{node}", "${prefix}<script>", ...], got ${
+          JSON.stringify(command.slice(0, 2))
+        }`,
+      );
+    }
+    return;
+  }
   const suggestion = JSON.stringify(["{deno}", "run", ...REQUIRED_FLAGS, spec]);
   if (command[0] !== "{deno}" || command[1] !== "run") {
     throw new DefinitionError(
@@ -222,6 +235,80 @@ export function checkCommandRunsPin(
       );
     }
   }
+}
+
+/** The npm lockfile of a Node target (`targets/<name>/package-lock.json`). */
+export const NODE_LOCK_FILE = "package-lock.json";
+
+/** Whether a target's command runs under Node from the prepared install (`{node} {node_modules}/...`). */
+export function isNodeCommand(command: readonly string[]): boolean {
+  return command[0] === "{node}";
+}
+
+/**
+ * Read an npm lockfile (`lockfileVersion` 2 or 3) and find the pinned
+ * package installed at `node_modules/<package>`. Throws `SyntaxError` when
+ * the text is not such a lockfile.
+ *
+ * @example
+ * ```ts
+ * const s = summarizeNpmLock('{"lockfileVersion":3,"packages":{"":{},"node_modules/a":{"version":"1.0.0","integrity":"sha512-x"}}}', { package: "a", version: "1.0.0" });
+ * s.rootIntegrity; // "sha512-x"
+ * ```
+ */
+export function summarizeNpmLock(
+  text: string,
+  pin: Pick<SourcePin, "package" | "version">,
+): LockSummary {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new SyntaxError(`not JSON: ${(e as Error).message}`);
+  }
+  const lock = raw as Record<string, unknown> | null;
+  if (
+    lock === null || typeof lock !== "object" ||
+    (lock.lockfileVersion !== 2 && lock.lockfileVersion !== 3) ||
+    typeof lock.packages !== "object" || lock.packages === null
+  ) {
+    throw new SyntaxError(
+      "not an npm lockfile with lockfileVersion 2 or 3 and a packages table",
+    );
+  }
+  const entries = lock.packages as Record<
+    string,
+    { version?: unknown; integrity?: unknown; name?: unknown }
+  >;
+  const packages: LockedPackage[] = [];
+  for (const [key, e] of Object.entries(entries)) {
+    const at = key.lastIndexOf("node_modules/");
+    if (at === -1 || typeof e?.version !== "string") continue;
+    const name = typeof e.name === "string"
+      ? e.name
+      : key.slice(at + "node_modules/".length);
+    const integrity = typeof e.integrity === "string" ? e.integrity : null;
+    if (
+      !packages.some((p) => p.name === name && p.version === e.version)
+    ) packages.push({ name, version: e.version, integrity });
+  }
+  packages.sort((a, b) =>
+    a.name < b.name
+      ? -1
+      : a.name > b.name
+      ? 1
+      : a.version < b.version
+      ? -1
+      : a.version > b.version
+      ? 1
+      : 0
+  );
+  const root = entries[`node_modules/${pin.package}`];
+  const rootIntegrity = root && root.version === pin.version &&
+      typeof root.integrity === "string"
+    ? root.integrity
+    : null;
+  return { packages, rootIntegrity };
 }
 
 /** One npm package version a lockfile resolves. */

@@ -14,14 +14,19 @@ import { relative } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/definition.ts";
-import { checkCommandRunsPin, parseSourcePin } from "../audit/source.ts";
+import {
+  checkCommandRunsPin,
+  isNodeCommand,
+  parseSourcePin,
+} from "../audit/source.ts";
 import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
-import { fetchPinned } from "../audit/fetch.ts";
+import { fetchPinned, fetchPinnedNode } from "../audit/fetch.ts";
 
 export const HELP = `verity prepare <target> [--update-lock]
 
 Fetch an audit target's pinned npm package (the only step that needs the
-network) and make it runnable offline:
+network) and make it runnable offline. A Deno target (command "{deno} run
+... npm:<package>@<version>"):
 
   1. npm pack <package>@<version>: the tarball's sha512 must equal
      [source].integrity (skipped, with a note, when npm is not installed);
@@ -30,6 +35,12 @@ network) and make it runnable offline:
      integrity the lock records for the package must equal it too;
   3. the tarball is extracted to .verity/sources/<target>/package ({source});
   4. .verity/prepared.json records versions, hashes and every locked package.
+
+A Node target (command "{node} {node_modules}/<package>/<script>"): npm pack
+checks the tarball as in 1; npm ci installs exactly <target>/package-lock.json
+(written on the first prepare) into .verity/node/<target> with install scripts
+off; the lock must record the pinned integrity; install scripts (native
+addons) then run under bubblewrap with no network (npm rebuild).
 
 Any mismatch refuses and records nothing. <target> is a target name (looked
 up under targets/) or a path. .verity/ is in the working directory.
@@ -69,7 +80,8 @@ export async function main(argv: string[]): Promise<number> {
   const pin = parseSourcePin(def.source, def.file);
   checkCommandRunsPin(def.command, pin, def.file);
   const layout = cacheLayout();
-  const r = await fetchPinned(pin, {
+  const node = isNodeCommand(def.command);
+  const r = await (node ? fetchPinnedNode : fetchPinned)(pin, {
     layout,
     name: def.name,
     targetDir: def.dir,
@@ -90,7 +102,13 @@ export async function main(argv: string[]): Promise<number> {
       r.newLock ? "written: commit it" : "frozen, unchanged"
     }), ${r.entry.packages.length} npm packages`,
   );
-  console.log(`  cache      ${rel(layout.denoDir)}`);
+  console.log(
+    `  ${node ? "install   " : "cache     "} ${
+      rel(
+        node ? `${layout.root}/${r.entry.nodeModules ?? ""}` : layout.denoDir,
+      )
+    }`,
+  );
   console.log(`  source     ${rel(r.sourceDir)} (${r.files} files)`);
   console.log(`  recorded   ${rel(layout.preparedFile)}`);
   console.log(

@@ -21,6 +21,7 @@ import {
   prepareLaunch,
   probeBackends,
   resolveDeno,
+  resolveNode,
   resolvePython,
 } from "../sandbox/sandbox.ts";
 import type {
@@ -36,6 +37,7 @@ import {
   type LaunchSetup,
   needsBubblewrapProbe,
   type SessionDirs,
+  usesNode,
   usesPython,
 } from "./request.ts";
 
@@ -111,7 +113,7 @@ export class DefinitionLauncher {
 /**
  * Gather the facts for launching a definition's servers: check a prepared
  * target's cache (exit 2 naming `verity prepare` when it is missing or
- * stale), resolve `{deno}` and `{python}`, probe bubblewrap when the choice
+ * stale), resolve `{deno}`, `{python}` and `{node}`, probe bubblewrap when the choice
  * depends on it, and choose the backend. Refusals are `UsageError`s (one
  * line, exit 2).
  *
@@ -146,6 +148,8 @@ export async function openLauncher(
     python: usesPython(def) ? await resolvePython() : "python3",
     source: prepared?.source ?? null,
     denoDir: prepared?.denoDir ?? null,
+    node: usesNode(def) ? resolveNode() : null,
+    nodeModules: prepared?.nodeModules ?? null,
   };
   const command = commandForChoice(def, facts);
   const probe = needsBubblewrapProbe(def, command, deno, noSandbox)

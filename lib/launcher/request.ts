@@ -13,7 +13,10 @@
  * @module
  */
 import type { Definition } from "../definition/definition.ts";
-import { substitute } from "../definition/definition.ts";
+import {
+  type PlaceholderValues,
+  substitute,
+} from "../definition/definition.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
 import type { LaunchRequest, SandboxBackend } from "../sandbox/types.ts";
 
@@ -48,6 +51,10 @@ export interface LaunchSetup {
   source: string | null;
   /** The DENO_DIR Deno servers run from (a prepared target's cache), or null for the default. */
   denoDir: string | null;
+  /** `{node}`: the Node.js binary, or null when the definition does not use it. @default {null} */
+  node?: string | null;
+  /** `{node_modules}`: a prepared Node target's npm install (read-only for the server), or null. @default {null} */
+  nodeModules?: string | null;
 }
 
 /** A session's scratch directories. */
@@ -58,14 +65,8 @@ export interface SessionDirs {
   evidence: string;
 }
 
-/** The values of `{deno}`, `{python}`, `{state}`, `{target}` and `{source}` for one session. */
-export interface PlaceholderValues {
-  deno: string;
-  python: string;
-  state: string;
-  target: string;
-  source: string | null;
-}
+/** The values of every placeholder for one session (the definition module's type). */
+export type { PlaceholderValues };
 
 /**
  * Whether a definition mentions `{python}` anywhere a launch substitutes.
@@ -82,6 +83,18 @@ export function usesPython(
   return [...def.command, ...Object.values(def.env), ...def.read].some((s) =>
     s.includes("{python}")
   );
+}
+
+/**
+ * Whether a definition mentions `{node}` in its command.
+ *
+ * @example
+ * ```ts
+ * console.assert(usesNode({ command: ["{node}", "{node_modules}/x/cli.js"] }));
+ * ```
+ */
+export function usesNode(def: Pick<Definition, "command">): boolean {
+  return def.command.some((s) => s.includes("{node}"));
 }
 
 /**
@@ -105,6 +118,8 @@ export function placeholderValues(
     state: stateDir,
     target: def.dir,
     source: setup.source,
+    ...(setup.node ? { node: setup.node } : {}),
+    node_modules: setup.nodeModules ?? null,
   };
 }
 
@@ -178,7 +193,11 @@ export function launchRequest(
     env,
     stateDir: dirs.state,
     definitionDir: def.dir,
-    readPaths: def.read.map((r) => substitute(r, vars)),
+    readPaths: [
+      ...def.read.map((r) => substitute(r, vars)),
+      // A Node target's prepared install (it may sit in a hidden directory).
+      ...(setup.nodeModules ? [setup.nodeModules] : []),
+    ],
     ...(def.cwd ? { cwd: substitute(def.cwd, vars) } : {}),
     ...(def.allow ? { allow: { sys: def.allow.sys, run: def.allow.run } } : {}),
     backend: setup.backend,

@@ -73,6 +73,23 @@ export function resolveDeno(): string {
 }
 
 /**
+ * The Node.js binary that `{node}` stands for: `node` on PATH with symlinks
+ * resolved (bubblewrap binds its install prefix back when it is hidden).
+ * Throws {@linkcode SandboxError} when there is none.
+ *
+ * Requires `--allow-env` and `--allow-read`.
+ */
+export function resolveNode(): string {
+  const onPath = findOnPath("node", Deno.env.get("PATH") ?? "");
+  if (onPath === null) {
+    throw new SandboxError(
+      "verity: {node} is used but there is no node on PATH (install Node.js)",
+    );
+  }
+  return realPathOr(onPath);
+}
+
+/**
  * The Deno cache directory the way Deno picks it: `DENO_DIR`, else
  * `$XDG_CACHE_HOME/deno`, else `~/Library/Caches/deno` (macOS) or
  * `~/.cache/deno`.
