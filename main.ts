@@ -131,7 +131,10 @@ async function run(argv: string[]): Promise<number> {
  */
 async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
   const { killAllServers } = await import("./lib/wire/stdio_client.ts");
-  const n = killAllServers();
+  const { killAllServerProcesses } = await import(
+    "./lib/wire/server_process.ts"
+  );
+  const n = killAllServers() + killAllServerProcesses();
   console.error(
     `verity: interrupted by ${signal}${
       n ? `; stopped ${n} server process group(s)` : ""

@@ -14,6 +14,12 @@ import {
   requireServerCommand,
 } from "./args.ts";
 import { UsageError } from "../errors.ts";
+import {
+  parseRemote,
+  REMOTE_HELP,
+  REMOTE_OPTIONS,
+  remoteClient,
+} from "./remote.ts";
 import { captureManifest } from "../evidence/capture.ts";
 import { prettyJson } from "../evidence/canonical.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
@@ -21,8 +27,9 @@ import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
 
 export const HELP =
   `verity capture [--recipe N] [--out FILE] [--timeout S] [--env K=V]... -- <command...>
+verity capture [--recipe N] [--out FILE] [--timeout S] --url URL [--header NAME=VALUE]...
 
-Start an MCP server over stdio, list every tool (following nextCursor to the
+Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
 end) and write a manifest: each tool exactly as served, its contract hash
 and recipe, the server's name and version, the command and the capture time.
 
@@ -36,6 +43,7 @@ Options:
   --out FILE      write the manifest to FILE (atomically) instead of stdout
   --timeout S     seconds to wait for each answer (default 30)
   --env K=V       add an environment variable for the server (repeatable)
+${REMOTE_HELP}
   -h, --help      show this help
 
 Compare two manifests with verity diff.
@@ -48,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     out: { type: "string" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
+    ...REMOTE_OPTIONS,
   }, false);
   if (p.values.help) {
     console.log(HELP);
@@ -65,13 +74,21 @@ export async function main(argv: string[]): Promise<number> {
   if (out !== undefined && (typeof out !== "string" || out === "")) {
     throw new UsageError("verity capture: --out expects a file path");
   }
-  const command = requireServerCommand("capture", p);
   const timeoutMs = parseSeconds("capture", "timeout", p.values.timeout, 30);
+  const remote = parseRemote("capture", p);
+  if (remote !== null && p.values.env !== undefined) {
+    throw new UsageError(
+      "verity capture: --env applies to a started server, not --url",
+    );
+  }
+  const command = remote === null ? requireServerCommand("capture", p) : [];
   const env = baseEnv(parseEnvPairs("capture", p.values.env));
-  const manifest = await captureManifest({ command, env }, {
-    recipe,
-    timeoutMs,
-  });
+  const manifest = await captureManifest(
+    remote !== null
+      ? { client: remoteClient(remote), shownAs: [remote.shownUrl] }
+      : { command, env },
+    { recipe, timeoutMs },
+  );
   const text = prettyJson(manifest) + "\n";
   if (typeof out === "string") {
     try {

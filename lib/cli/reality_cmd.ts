@@ -24,9 +24,16 @@ import {
   type ServerLauncher,
 } from "../reality/runner.ts";
 import { missesThreshold } from "../reality/score.ts";
+import {
+  parseRemote,
+  REMOTE_HELP,
+  REMOTE_OPTIONS,
+  remoteClient,
+} from "./remote.ts";
 
 export const HELP = `verity reality [options] -- <command...>
 verity reality [options] <target>
+verity reality [options] --url URL [--header NAME=VALUE]...
 
 Call each tool once with realistic arguments generated from its inputSchema
 and check that a successful answer is real: no disguised refusal, no empty
@@ -40,6 +47,10 @@ Only tools whose readOnlyHint is exactly true are called unless
 targets/, a directory holding target.toml or fixture.toml, or the file) the
 server runs sandboxed on a scratch reset of the definition's state, and
 every write tool gets a fresh server on a fresh reset of its own.
+
+A remote server (--url) cannot be reset: only read-only tools are called
+unless --include-destructive is given, which calls write tools against the
+server's live state (with a warning).
 
 Score = share of checkable tools not flagged; grade A >= 97, B >= 90,
 C >= 75, D >= 50, else F.
@@ -56,6 +67,7 @@ Options:
   --env K=V              environment variable for the server (repeatable;
                          command form only)
   --no-sandbox           run a <target> unsandboxed (still on scratch state)
+${REMOTE_HELP}
   -h, --help             show this help
 
 Exit codes: 0 done; 1 score under --fail-under; 2 bad arguments or
@@ -117,6 +129,7 @@ export async function main(argv: string[]): Promise<number> {
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    ...REMOTE_OPTIONS,
   });
   if (p.values.help) {
     console.log(HELP);
@@ -129,7 +142,44 @@ export async function main(argv: string[]): Promise<number> {
   const out = typeof p.values.out === "string" ? p.values.out : null;
 
   let report: RealityReport;
-  if (p.serverCommand !== null) {
+  const remote = parseRemote("reality", p);
+  if (remote !== null) {
+    for (const flag of ["env", "no-sandbox"]) {
+      if (p.values[flag] !== undefined) {
+        throw new UsageError(
+          `verity reality: --${flag} applies to a started server, not --url`,
+        );
+      }
+    }
+    if (includeDestructive) {
+      console.error(
+        `verity reality: warning: --include-destructive on a remote server calls its write tools for real, against its live state (${remote.shownUrl}); it cannot be reset`,
+      );
+    }
+    const launcher: ServerLauncher = {
+      launch(): Promise<LaunchedServer> {
+        return Promise.resolve({
+          spec: remoteClient(remote),
+          dispose: () => Promise.resolve(),
+        });
+      },
+    };
+    report = await runReality(launcher, {
+      seed,
+      includeDestructive,
+      timeoutMs,
+      server: {
+        command: [remote.shownUrl],
+        target: null,
+        sandbox: "none",
+        scratchState: false,
+      },
+    }).catch((e) => {
+      throw e instanceof UsageError
+        ? new UsageError(`verity reality: ${remote.shownUrl}: ${e.message}`)
+        : e;
+    });
+  } else if (p.serverCommand !== null) {
     if (p.positionals.length > 0) {
       throw new UsageError(
         `verity reality: give either a <target> or -- <command...>, not both (got ${

@@ -15,12 +15,19 @@ import {
 } from "./args.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { openSession } from "../wire/session.ts";
-import { ServerError } from "../errors.ts";
+import { ServerError, UsageError } from "../errors.ts";
+import {
+  parseRemote,
+  REMOTE_HELP,
+  REMOTE_OPTIONS,
+  remoteClient,
+} from "./remote.ts";
 
 export const HELP =
   `verity tools [--json] [--timeout S] [--env K=V]... -- <command...>
+verity tools [--json] [--timeout S] --url URL [--header NAME=VALUE]...
 
-Start an MCP server over stdio, list every tool (following nextCursor to the
+Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
 end) and print each tool's four hints as read from the raw bytes:
 TRUE, FALSE, ABSENT or MALFORMED (with what was wrong).
 
@@ -28,6 +35,7 @@ Options:
   --json          print {"tools":[...],"pages":N} instead of a table
   --timeout S     seconds to wait for each answer (default 30)
   --env K=V       add an environment variable for the server (repeatable)
+${REMOTE_HELP}
   -h, --help      show this help
 
 Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`;
@@ -38,19 +46,31 @@ export async function main(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
+    ...REMOTE_OPTIONS,
   }, false);
   if (p.values.help) {
     console.log(HELP);
     return 0;
   }
-  const command = requireServerCommand("tools", p);
   const timeoutMs = parseSeconds("tools", "timeout", p.values.timeout, 30);
+  const remote = parseRemote("tools", p);
+  if (remote !== null && p.values.env !== undefined) {
+    throw new UsageError(
+      "verity tools: --env applies to a started server, not --url",
+    );
+  }
+  const command = remote === null ? requireServerCommand("tools", p) : [];
   const env = baseEnv(parseEnvPairs("tools", p.values.env));
-  const s = await openSession({ command, env }, { timeoutMs });
+  const s = await openSession(
+    remote !== null ? remoteClient(remote) : { command, env },
+    { timeoutMs },
+  );
   await s.client.close(1000);
   if (s.failure) {
     throw new ServerError(
-      `verity tools: ${command.join(" ")}: ${s.failure.message}`,
+      `verity tools: ${
+        remote?.shownUrl ?? command.join(" ")
+      }: ${s.failure.message}`,
     );
   }
   const texts = s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? "");

@@ -9,6 +9,14 @@
 import { ServerError } from "../errors.ts";
 import { openSession } from "../wire/session.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
+import type { McpClient } from "../wire/client.ts";
+
+/** A started client (e.g. over HTTP) and what the manifest records as its command. */
+export interface ClientSource {
+  client: McpClient;
+  /** Shown in the manifest's `command` and in errors (secrets already redacted). */
+  shownAs: string[];
+}
 import { buildManifest, type Manifest } from "./manifest.ts";
 import type { Recipe } from "./recipes.ts";
 
@@ -38,16 +46,19 @@ export interface CaptureOptions {
  * ```
  */
 export async function captureManifest(
-  spec: SpawnSpec,
+  spec: SpawnSpec | ClientSource,
   options: CaptureOptions,
 ): Promise<Manifest> {
   const now = options.now ?? (() => new Date());
-  const s = await openSession(spec, { timeoutMs: options.timeoutMs ?? 30_000 });
+  const shown = "client" in spec ? spec.shownAs : spec.command;
+  const s = await openSession("client" in spec ? spec.client : spec, {
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
   const capturedAt = now().toISOString().replace(/\.\d{3}Z$/, "Z");
   await s.client.close(1000);
   if (s.failure) {
     throw new ServerError(
-      `verity capture: ${spec.command.join(" ")}: ${s.failure.message}`,
+      `verity capture: ${shown.join(" ")}: ${s.failure.message}`,
     );
   }
   let protocolVersion: string | null = null;
@@ -66,7 +77,7 @@ export async function captureManifest(
     pageTexts: s.pages.map((p) => s.client.frames[p.frameIndex]?.text ?? ""),
     serverInfo: s.serverInfo,
     protocolVersion,
-    command: spec.command,
+    command: shown,
     capturedAt,
     recipe: options.recipe,
   });

@@ -12,6 +12,7 @@ import { ServerError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { type OpenedSession, openSession } from "../wire/session.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
+import type { McpClient } from "../wire/client.ts";
 import { planReality, type RealityPlannedTool } from "./plan.ts";
 import {
   buildReport,
@@ -23,7 +24,8 @@ import type { RealityCallObservation } from "./rules.ts";
 
 /** A server process ready to spawn, and how to clean up after it. */
 export interface LaunchedServer {
-  spec: SpawnSpec;
+  /** A process to spawn over stdio, or a started client (HTTP). */
+  spec: SpawnSpec | McpClient;
   /** Called after the session is closed (e.g. removes a scratch state directory). */
   dispose(): Promise<void>;
 }

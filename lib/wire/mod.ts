@@ -4,6 +4,11 @@
  *
  * @module
  */
+export * from "./client.ts";
 export * from "./frames.ts";
+export * from "./http_client.ts";
+export * from "./redact.ts";
+export * from "./server_process.ts";
+export * from "./sse.ts";
 export * from "./session.ts";
 export * from "./stdio_client.ts";

@@ -8,6 +8,7 @@
  */
 import type { WireFailure } from "./frames.ts";
 import { boundSize } from "./bound.ts";
+import { isMcpClient, type McpClient } from "./client.ts";
 import {
   type SpawnSpec,
   StdioClient,
@@ -55,7 +56,7 @@ export const MAX_SERVER_INFO_CHARS = 64 * 1024;
 
 /** An opened session, or the reason it could not be opened. */
 export interface OpenedSession {
-  client: StdioClient;
+  client: McpClient;
   /** Frame index of the initialize response, when one came. */
   initializeFrame: number | null;
   /** The server's `serverInfo`, as sent. */
@@ -66,17 +67,18 @@ export interface OpenedSession {
 }
 
 /**
- * Open a session: spawn, initialize (advertising no roots, sampling or
+ * Open a session: spawn (or take a started client, e.g. an
+ * {@linkcode HttpClient}), initialize (advertising no roots, sampling or
  * elicitation), send `notifications/initialized`, list every tool page.
  */
 export async function openSession(
-  spec: SpawnSpec,
+  spec: SpawnSpec | McpClient,
   options: OpenSessionOptions = {},
 ): Promise<OpenedSession> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxPages = options.maxPages ?? 1000;
   const listDeadlineMs = options.listDeadlineMs ?? timeoutMs;
-  const client = StdioClient.start(spec, options);
+  const client = isMcpClient(spec) ? spec : StdioClient.start(spec, options);
   const out: OpenedSession = {
     client,
     initializeFrame: null,

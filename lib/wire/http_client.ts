@@ -1,0 +1,1059 @@
+/**
+ * JSON-RPC 2.0 over Streamable HTTP (MCP 2025-11-25), on `fetch`, with
+ * verbatim capture: every HTTP exchange (status, headers with secrets
+ * redacted, body bytes or SSE events, stamps) and every JSON-RPC message as
+ * a {@linkcode Frame}, so the same contract parser reads the raw
+ * `tools/list` bytes as over stdio. Falls back to the legacy HTTP+SSE
+ * transport (2024-11-05) when the server only speaks that.
+ *
+ * This is an edge module: it makes network requests. Requires `--allow-net`.
+ *
+ * @module
+ */
+import type { McpClient } from "./client.ts";
+import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
+import { Redactor } from "./redact.ts";
+import { boundDepth, MAX_VALUE_DEPTH } from "./bound.ts";
+import type { ServerProcess } from "./server_process.ts";
+import { type SseEvent, SseEventTooLarge, SseParser } from "./sse.ts";
+import type { ExitInfo, RpcOutcome } from "./stdio_client.ts";
+
+/** Options for {@linkcode HttpClient}. */
+export interface HttpClientOptions {
+  /** Extra headers sent with every request (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+  /** Values never to show in evidence or messages (header values given by the user). */
+  secrets?: string[];
+  /**
+   * Largest JSON body or single SSE event accepted, in bytes.
+   * @default {16 * 1024 * 1024}
+   */
+  maxFrameBytes?: number;
+  /**
+   * Most bytes the server may send in the whole session (bodies and
+   * streams); past it the session ends (`budget_exceeded`), as over stdio.
+   * @default {64 * 1024 * 1024}
+   */
+  maxSessionBytes?: number;
+  /**
+   * Deepest nesting kept of a parsed message (deeper values become a marker).
+   * @default {MAX_VALUE_DEPTH}
+   */
+  maxDepth?: number;
+  /**
+   * Open the GET stream for server messages after `notifications/initialized`.
+   * @default {true}
+   */
+  getStream?: boolean;
+  /**
+   * Reconnections (with `Last-Event-ID`) tried for one stream.
+   * @default {3}
+   */
+  maxReconnects?: number;
+  /**
+   * Milliseconds to wait before reconnecting when the server sent no `retry`.
+   * @default {1000}
+   */
+  defaultRetryMs?: number;
+  /**
+   * Longest `retry` honoured, in milliseconds (a larger one is capped).
+   * @default {10000}
+   */
+  maxRetryMs?: number;
+  /**
+   * Try the legacy HTTP+SSE transport when the initialize POST gets a 4xx.
+   * @default {true}
+   */
+  legacyFallback?: boolean;
+  /** A local server process this session owns (closed with the session). */
+  server?: ServerProcess;
+}
+
+/** One server-sent event as evidence. */
+export interface EventRecord {
+  t: number;
+  event: string;
+  id: string | null;
+  retry: number | null;
+  bytes: number;
+  /** The frame its data became, or null (priming or non-message event). */
+  frame: number | null;
+}
+
+/** One HTTP request and what came back, verbatim but for secrets. */
+export interface HttpExchange {
+  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "legacy-stream", "delete". */
+  purpose: string;
+  method: "POST" | "GET" | "DELETE";
+  /** The URL, password and query values redacted. */
+  url: string;
+  /** Request headers, secrets redacted. */
+  requestHeaders: [string, string][];
+  /** The frame holding the request body (POST). */
+  requestFrame: number | null;
+  /** Stamp when sent (ms since the session began). */
+  t: number;
+  status: number | null;
+  /** Response headers, secrets redacted. */
+  responseHeaders: [string, string][] | null;
+  tHeaders: number | null;
+  /** Frames carried by a JSON body. */
+  frames: number[];
+  /** Events of an SSE body. */
+  events: EventRecord[];
+  /** A body that was not JSON-RPC (an error page, a wrong type): first bytes. */
+  body: { text?: string; base64?: string; bytes: number } | null;
+  /** Stamp when the body ended or was abandoned. */
+  tEnd: number | null;
+  /** How it ended: "complete", "cancelled", or the error. */
+  end: string | null;
+}
+
+interface Pending {
+  resolve: (o: RpcOutcome) => void;
+  sentAt: number;
+  timer: ReturnType<typeof setTimeout>;
+  abort: AbortController;
+  method: string;
+}
+
+const enc = new TextEncoder();
+const KEEP_BODY = 64 * 1024;
+
+/** The protocol revision verity asks for. */
+const ASKED_VERSION = "2025-11-25";
+
+/**
+ * A Streamable HTTP MCP client with evidence.
+ *
+ * @example
+ * ```ts ignore
+ * const c = new HttpClient("http://127.0.0.1:8080/mcp");
+ * const r = await c.request("initialize", { ... }, 10_000);
+ * await c.close();
+ * ```
+ */
+export class HttpClient implements McpClient {
+  readonly frames: Frame[] = [];
+  readonly problems: string[] = [];
+  readonly incoming: { frameIndex: number; message: unknown }[] = [];
+  /** Every HTTP exchange, in the order they were started. */
+  readonly exchanges: HttpExchange[] = [];
+  #url: string;
+  #opts: HttpClientOptions;
+  #redact: Redactor;
+  #t0: number;
+  #nextId = 1;
+  #pending = new Map<number | string, Pending>();
+  #failure: WireFailure | null = null;
+  #sessionId: string | null = null;
+  #protocol: string | null = null;
+  #mode: "probe" | "streamable" | "legacy" = "probe";
+  #legacyEndpoint: string | null = null;
+  #legacyReady: Promise<void> | null = null;
+  #closing = false;
+  #streams = new Set<AbortController>();
+  #notifyChain: Promise<void> = Promise.resolve();
+  #received = 0;
+  #consecutive5xx = 0;
+  #exit: ExitInfo | null = null;
+
+  /** `url` is the MCP endpoint. */
+  constructor(url: string, opts: HttpClientOptions = {}) {
+    this.#url = url;
+    this.#opts = opts;
+    this.#t0 = opts.server?.t0 ?? performance.now();
+    const headerValues = Object.values(opts.headers ?? {});
+    this.#redact = new Redactor(
+      [...(opts.secrets ?? headerValues), ...Redactor.urlSecrets(url)],
+      Object.keys(opts.headers ?? {}),
+    );
+  }
+
+  get failure(): WireFailure | null {
+    return this.#failure;
+  }
+
+  get pid(): number | null {
+    return this.#opts.server?.pid ?? null;
+  }
+
+  /** The session id the server assigned, if any (evidence; not a secret). */
+  get sessionId(): string | null {
+    return this.#sessionId;
+  }
+
+  /** "streamable" or "legacy" once the first exchange told which. */
+  get mode(): string {
+    return this.#mode;
+  }
+
+  now(): number {
+    return performance.now() - this.#t0;
+  }
+
+  stderr(): { text: string; dropped: number } {
+    return this.#opts.server?.output() ?? { text: "", dropped: 0 };
+  }
+
+  /** The URL as evidence (secrets redacted). */
+  get url(): string {
+    return this.#redact.url(this.#url);
+  }
+
+  get #maxFrame(): number {
+    return this.#opts.maxFrameBytes ?? 16 * 1024 * 1024;
+  }
+
+  #fail(f: WireFailure): void {
+    const failure = { ...f, message: this.#redact.text(f.message) };
+    if (this.#failure === null) this.#failure = failure;
+    for (const [id, p] of this.#pending) {
+      clearTimeout(p.timer);
+      this.#pending.delete(id);
+      p.abort.abort();
+      p.resolve({ status: "unknown", failure, ms: this.now() - p.sentAt });
+    }
+  }
+
+  #problem(text: string): void {
+    if (this.problems.length < 1000) {
+      this.problems.push(this.#redact.text(text));
+    }
+  }
+
+  #headers(extra: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { ...(this.#opts.headers ?? {}) };
+    if (this.#mode !== "legacy") {
+      if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
+      if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
+    }
+    return { ...h, ...extra };
+  }
+
+  #record(
+    purpose: string,
+    method: HttpExchange["method"],
+    url: string,
+    headers: Record<string, string>,
+    requestFrame: number | null,
+  ): HttpExchange {
+    const ex: HttpExchange = {
+      purpose,
+      method,
+      url: this.#redact.url(url),
+      requestHeaders: this.#redact.headers(headers),
+      requestFrame,
+      t: this.now(),
+      status: null,
+      responseHeaders: null,
+      tHeaders: null,
+      frames: [],
+      events: [],
+      body: null,
+      tEnd: null,
+      end: null,
+    };
+    if (this.exchanges.length < 100_000) this.exchanges.push(ex);
+    return ex;
+  }
+
+  #pushFrame(frame: Frame): number {
+    if (frame.text !== undefined && this.#redact.has(frame.text)) {
+      frame.text = this.#redact.text(frame.text);
+      frame.problem = "a secret was redacted from this frame";
+    }
+    this.frames.push(frame);
+    return this.frames.length - 1;
+  }
+
+  /** Count received bytes against the session budget; false when over. */
+  #take(n: number): boolean {
+    this.#received += n;
+    const max = this.#opts.maxSessionBytes ?? 64 * 1024 * 1024;
+    if (this.#received <= max) return true;
+    this.#fail({
+      reason: "budget_exceeded",
+      message: `server sent more than ${max} bytes in this session`,
+    });
+    return false;
+  }
+
+  /** Read a whole body up to `limit` bytes; `over` is true when it was longer. */
+  async #readBody(
+    res: Response,
+    limit: number,
+  ): Promise<{ bytes: Uint8Array; seen: number; over: boolean }> {
+    if (!res.body) return { bytes: new Uint8Array(0), seen: 0, over: false };
+    const parts: Uint8Array[] = [];
+    let kept = 0;
+    let seen = 0;
+    const reader = res.body.getReader();
+    try {
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += value.length;
+        if (!this.#take(value.length)) break;
+        if (kept + value.length > limit) {
+          parts.push(value.subarray(0, limit - kept));
+          kept = limit;
+          await reader.cancel().catch(() => {});
+          return { bytes: concat(parts, kept), seen, over: true };
+        }
+        parts.push(value);
+        kept += value.length;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+    return { bytes: concat(parts, kept), seen, over: false };
+  }
+
+  /** Keep the first bytes of a non-JSON-RPC body as evidence. */
+  async #keepBody(res: Response, ex: HttpExchange): Promise<string> {
+    const { bytes, seen } = await this.#readBody(res, KEEP_BODY).catch(
+      () => ({ bytes: new Uint8Array(0), seen: 0, over: false }),
+    );
+    const f = decodeFrame(bytes, "in", 0);
+    ex.body = f.text !== undefined
+      ? { text: this.#redact.text(f.text), bytes: seen }
+      : { base64: f.base64!, bytes: seen };
+    ex.tEnd = this.now();
+    return f.text?.trim().slice(0, 160) ?? "";
+  }
+
+  #onResponseHeaders(res: Response, ex: HttpExchange): boolean {
+    ex.status = res.status;
+    ex.responseHeaders = this.#redact.headers(res.headers);
+    ex.tHeaders = this.now();
+    const sid = res.headers.get("mcp-session-id");
+    if (sid !== null && this.#mode !== "legacy") {
+      if (!/^[\x21-\x7e]+$/.test(sid)) {
+        this.#fail({
+          reason: "closed",
+          message:
+            "server sent a session id with invisible or non-ASCII characters",
+        });
+        return false;
+      }
+      if (this.#sessionId === null && ex.purpose === "initialize") {
+        this.#sessionId = sid;
+      } else if (this.#sessionId !== null && sid !== this.#sessionId) {
+        this.#fail({
+          reason: "closed",
+          message: `server changed its session id (${
+            JSON.stringify(this.#sessionId.slice(0, 40))
+          } to ${JSON.stringify(sid.slice(0, 40))})`,
+        });
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Handle one JSON-RPC message text received on any stream. */
+  #onMessage(frame: Frame): number {
+    const index = this.#pushFrame(frame);
+    if (frame.text === undefined) {
+      this.#problem(`frame ${index}: invalid UTF-8`);
+      return index;
+    }
+    let msg: unknown;
+    try {
+      msg = JSON.parse(frame.text);
+    } catch {
+      frame.problem = "invalid JSON";
+      this.#problem(`frame ${index}: invalid JSON`);
+      return index;
+    }
+    if (typeof msg !== "object" || msg === null || Array.isArray(msg)) {
+      frame.problem = "not a JSON-RPC object";
+      this.#problem(`frame ${index}: not a JSON-RPC object`);
+      return index;
+    }
+    const m = boundDepth(
+      msg,
+      this.#opts.maxDepth ?? MAX_VALUE_DEPTH,
+    ) as Record<string, unknown>;
+    const id = m.id;
+    if ("method" in m) {
+      if (this.incoming.length < 256) {
+        this.incoming.push({ frameIndex: index, message: m });
+      }
+      if (id !== undefined && id !== null) {
+        this.#reply(
+          m.method === "ping" ? { jsonrpc: "2.0", id, result: {} } : {
+            jsonrpc: "2.0",
+            id,
+            error: { code: -32601, message: "Method not found" },
+          },
+        );
+      }
+      return index;
+    }
+    if (typeof id !== "number" && typeof id !== "string") {
+      this.#problem(`frame ${index}: response without a usable id`);
+      return index;
+    }
+    const p = this.#pending.get(id);
+    if (!p) {
+      this.#problem(
+        `frame ${index}: response to unknown id ${JSON.stringify(id)}`,
+      );
+      return index;
+    }
+    this.#pending.delete(id);
+    clearTimeout(p.timer);
+    const ms = frame.t - p.sentAt;
+    if ("error" in m) {
+      p.resolve({ status: "error", error: m.error, frameIndex: index, ms });
+    } else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
+    return index;
+  }
+
+  #outFrame(message: unknown): { text: string; index: number } {
+    const text = JSON.stringify(message);
+    const index = this.#pushFrame({
+      dir: "out",
+      t: this.now(),
+      text,
+      bytes: enc.encode(text).length,
+    });
+    return { text, index };
+  }
+
+  /** Answer a server-initiated request. */
+  #reply(message: unknown): void {
+    const { text, index } = this.#outFrame(message);
+    void this.#postMessage(text, index, "reply", null, new AbortController());
+  }
+
+  /**
+   * Read an SSE body, dispatching each message event. Returns the stream's
+   * last event id and retry, and why it ended.
+   */
+  async #readSse(
+    body: ReadableStream<Uint8Array>,
+    ex: HttpExchange,
+    parser: SseParser,
+    onEvent?: (e: SseEvent) => void,
+    stopWhen?: () => boolean,
+  ): Promise<"ended" | "stopped" | "failed"> {
+    const reader = body.getReader();
+    try {
+      while (true) {
+        if (stopWhen?.()) {
+          await reader.cancel().catch(() => {});
+          ex.end = "cancelled";
+          return "stopped";
+        }
+        const { value, done } = await reader.read();
+        if (done) {
+          ex.end = parser.pendingBytes > 0
+            ? `ended mid-event (${parser.pendingBytes} bytes dropped)`
+            : "complete";
+          return "ended";
+        }
+        if (!this.#take(value.length)) {
+          await reader.cancel().catch(() => {});
+          ex.end = "session byte budget exceeded";
+          return "failed";
+        }
+        let events: SseEvent[];
+        try {
+          events = parser.push(value);
+        } catch (e) {
+          if (!(e instanceof SseEventTooLarge)) throw e;
+          const f = decodeFrame(enc.encode(e.head), "in", this.now());
+          f.bytes = e.seen;
+          f.problem = `${e.message} (first 256 bytes kept)`;
+          this.#pushFrame(f);
+          ex.end = e.message;
+          this.#fail({
+            reason: "frame_too_large",
+            message:
+              `server sent an SSE event longer than ${this.#maxFrame} bytes`,
+          });
+          await reader.cancel().catch(() => {});
+          return "failed";
+        }
+        for (const e of events) {
+          const rec: EventRecord = {
+            t: this.now(),
+            event: e.event,
+            id: e.hasId ? e.id : null,
+            retry: e.retry,
+            bytes: e.bytes,
+            frame: null,
+          };
+          if (ex.events.length < 100_000) ex.events.push(rec);
+          if (onEvent) onEvent(e);
+          if (e.hasData && e.event === "message" && e.data !== "") {
+            rec.frame = this.#onMessage(
+              decodeFrame(enc.encode(e.data), "in", rec.t),
+            );
+          }
+        }
+      }
+    } catch (e) {
+      ex.end = this.#closing ? "cancelled" : `error: ${errText(e)}`;
+      return this.#closing ? "stopped" : "failed";
+    } finally {
+      ex.tEnd = this.now();
+      try {
+        reader.releaseLock();
+      } catch {
+        // still locked by a pending read that was cancelled
+      }
+    }
+  }
+
+  async #fetch(
+    url: string,
+    init: RequestInit,
+    ex: HttpExchange,
+  ): Promise<Response | string> {
+    try {
+      const res = await fetch(url, { ...init, redirect: "manual" });
+      if (res.status >= 300 && res.status < 400) {
+        const loc = res.headers.get("location") ?? "";
+        await res.body?.cancel().catch(() => {});
+        this.#onResponseHeaders(res, ex);
+        ex.end = "redirect not followed";
+        return `HTTP ${res.status} redirect to ${
+          this.#redact.url(loc)
+        } (verity does not follow redirects)`;
+      }
+      return res;
+    } catch (e) {
+      ex.end = `error: ${this.#redact.text(errText(e))}`;
+      ex.tEnd = this.now();
+      return this.#redact.text(
+        init.signal?.aborted ? "aborted" : `cannot reach server: ${errText(e)}`,
+      );
+    }
+  }
+
+  /**
+   * POST one message (streamable mode). For a request, the response is
+   * dispatched from the JSON or SSE body, resuming the stream if it ends
+   * early; for a notification or reply, a 202 is expected.
+   */
+  async #postMessage(
+    text: string,
+    frameIndex: number,
+    purpose: string,
+    id: number | null,
+    abort: AbortController,
+  ): Promise<{ status: number | null; problem: string | null }> {
+    const url = this.#mode === "legacy" ? this.#legacyEndpoint! : this.#url;
+    const headers = this.#headers({
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    });
+    const ex = this.#record(purpose, "POST", url, headers, frameIndex);
+    this.#streams.add(abort);
+    try {
+      const res = await this.#fetch(url, {
+        method: "POST",
+        headers,
+        body: text,
+        signal: abort.signal,
+      }, ex);
+      if (typeof res === "string") return { status: null, problem: res };
+      if (!this.#onResponseHeaders(res, ex)) {
+        await res.body?.cancel().catch(() => {});
+        return { status: res.status, problem: this.#failure?.message ?? null };
+      }
+      const type = (res.headers.get("content-type") ?? "").toLowerCase();
+      if (res.status >= 500) this.#consecutive5xx++;
+      else this.#consecutive5xx = 0;
+      if (this.#mode === "legacy") {
+        if (res.status < 200 || res.status >= 300) {
+          const head = await this.#keepBody(res, ex);
+          return {
+            status: res.status,
+            problem: `HTTP ${res.status} from the legacy message endpoint${
+              head ? `: ${head}` : ""
+            }`,
+          };
+        }
+        await this.#keepBody(res, ex);
+        ex.end = "complete";
+        return { status: res.status, problem: null };
+      }
+      if (res.status === 404 && this.#sessionId !== null) {
+        await this.#keepBody(res, ex);
+        this.#fail({
+          reason: "closed",
+          message: "session expired: the server answered 404 to its session id",
+        });
+        return { status: 404, problem: this.#failure!.message };
+      }
+      if (res.status === 202 || res.status === 204) {
+        await this.#keepBody(res, ex);
+        ex.end = "complete";
+        return { status: res.status, problem: null };
+      }
+      if (res.status < 200 || res.status >= 300) {
+        const head = await this.#keepBody(res, ex);
+        return {
+          status: res.status,
+          problem: `HTTP ${res.status}${head ? `: ${head}` : ""}`,
+        };
+      }
+      if (type.startsWith("application/json")) {
+        const { bytes, seen, over } = await this.#readBody(res, this.#maxFrame);
+        ex.tEnd = this.now();
+        if (over) {
+          const f = decodeFrame(bytes.subarray(0, 256), "in", this.now());
+          f.bytes = seen;
+          f.problem =
+            `body exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
+          ex.frames.push(this.#pushFrame(f));
+          ex.end = "too large";
+          this.#fail({
+            reason: "frame_too_large",
+            message:
+              `server sent a JSON body longer than ${this.#maxFrame} bytes`,
+          });
+          return { status: res.status, problem: this.#failure!.message };
+        }
+        ex.end = "complete";
+        if (bytes.length === 0) {
+          return {
+            status: res.status,
+            problem: id === null ? null : "HTTP 200 with an empty body",
+          };
+        }
+        if (id === null) {
+          this.#problem(
+            `${purpose}: server answered a notification with a JSON body (HTTP ${res.status}), not 202`,
+          );
+        }
+        ex.frames.push(this.#onMessage(decodeFrame(bytes, "in", this.now())));
+        return { status: res.status, problem: null };
+      }
+      if (type.startsWith("text/event-stream") && res.body) {
+        const parser = new SseParser(this.#maxFrame);
+        const waiting = () => id !== null && this.#pending.has(id);
+        const how = await this.#readSse(
+          res.body,
+          ex,
+          parser,
+          undefined,
+          () => id !== null && !waiting(),
+        );
+        if (how === "failed" || id === null || !waiting()) {
+          return { status: res.status, problem: null };
+        }
+        return await this.#resume(parser, purpose, id, abort);
+      }
+      const head = await this.#keepBody(res, ex);
+      ex.end = "wrong content type";
+      this.#fail({
+        reason: "closed",
+        message: `server answered ${purpose} with content type ${
+          JSON.stringify(type || "(none)")
+        }, not JSON or an event stream${head ? `: ${head.slice(0, 80)}` : ""}`,
+      });
+      return { status: res.status, problem: this.#failure!.message };
+    } catch (e) {
+      if (ex.end === null) {
+        ex.end = abort.signal.aborted ? "aborted" : `error: ${errText(e)}`;
+      }
+      ex.tEnd ??= this.now();
+      return {
+        status: ex.status,
+        problem: abort.signal.aborted ? "aborted" : `HTTP error: ${errText(e)}`,
+      };
+    } finally {
+      this.#streams.delete(abort);
+    }
+  }
+
+  /** Wait the stream's retry, then GET with Last-Event-ID until `id` is answered. */
+  async #resume(
+    parser: SseParser,
+    purpose: string,
+    id: number,
+    abort: AbortController,
+  ): Promise<{ status: number | null; problem: string | null }> {
+    const max = this.#opts.maxReconnects ?? 3;
+    for (let attempt = 1; attempt <= max; attempt++) {
+      if (!this.#pending.has(id) || abort.signal.aborted) {
+        return { status: null, problem: null };
+      }
+      if (parser.lastEventId === null) {
+        return {
+          status: null,
+          problem:
+            `the SSE stream for ${purpose} ended before the response, without an event id to resume from`,
+        };
+      }
+      await sleep(this.#retryMs(parser), abort.signal);
+      if (!this.#pending.has(id) || abort.signal.aborted) {
+        return { status: null, problem: null };
+      }
+      const headers = this.#headers({
+        accept: "text/event-stream",
+        "last-event-id": parser.lastEventId,
+      });
+      const ex = this.#record(
+        `resume ${purpose}`,
+        "GET",
+        this.#url,
+        headers,
+        null,
+      );
+      const res = await this.#fetch(this.#url, {
+        method: "GET",
+        headers,
+        signal: abort.signal,
+      }, ex);
+      if (typeof res === "string") return { status: null, problem: res };
+      if (!this.#onResponseHeaders(res, ex)) {
+        await res.body?.cancel().catch(() => {});
+        return { status: res.status, problem: null };
+      }
+      const type = (res.headers.get("content-type") ?? "").toLowerCase();
+      if (
+        res.status !== 200 || !type.startsWith("text/event-stream") || !res.body
+      ) {
+        const head = await this.#keepBody(res, ex);
+        return {
+          status: res.status,
+          problem: `resuming ${purpose} failed: HTTP ${res.status} ${
+            JSON.stringify(type)
+          }${head ? `: ${head}` : ""}`,
+        };
+      }
+      const how = await this.#readSse(
+        res.body,
+        ex,
+        parser,
+        undefined,
+        () => !this.#pending.has(id),
+      );
+      if (how === "failed") return { status: res.status, problem: null };
+    }
+    return {
+      status: null,
+      problem: `the SSE stream for ${purpose} ended ${
+        max + 1
+      } times before the response`,
+    };
+  }
+
+  #retryMs(parser: SseParser): number {
+    const cap = this.#opts.maxRetryMs ?? 10_000;
+    return Math.min(parser.retry ?? this.#opts.defaultRetryMs ?? 1000, cap);
+  }
+
+  /** The standalone GET stream for server messages, reconnecting with Last-Event-ID. */
+  async #getStream(): Promise<void> {
+    const abort = new AbortController();
+    this.#streams.add(abort);
+    const parser = new SseParser(this.#maxFrame);
+    const max = this.#opts.maxReconnects ?? 3;
+    try {
+      for (let attempt = 0; attempt <= max; attempt++) {
+        if (this.#closing || this.#failure) return;
+        if (attempt > 0) {
+          if (parser.lastEventId === null) return;
+          await sleep(this.#retryMs(parser), abort.signal);
+          if (this.#closing || this.#failure) return;
+        }
+        const headers = this.#headers({
+          accept: "text/event-stream",
+          ...(parser.lastEventId !== null
+            ? { "last-event-id": parser.lastEventId }
+            : {}),
+        });
+        const ex = this.#record("get-stream", "GET", this.#url, headers, null);
+        const res = await this.#fetch(this.#url, {
+          method: "GET",
+          headers,
+          signal: abort.signal,
+        }, ex);
+        if (typeof res === "string") return;
+        if (!this.#onResponseHeaders(res, ex)) {
+          await res.body?.cancel().catch(() => {});
+          return;
+        }
+        const type = (res.headers.get("content-type") ?? "").toLowerCase();
+        if (res.status === 405) {
+          await this.#keepBody(res, ex);
+          ex.end = "server offers no GET stream";
+          return;
+        }
+        if (
+          res.status !== 200 || !type.startsWith("text/event-stream") ||
+          !res.body
+        ) {
+          await this.#keepBody(res, ex);
+          this.#problem(
+            `GET stream: HTTP ${res.status} ${JSON.stringify(type)}`,
+          );
+          return;
+        }
+        const how = await this.#readSse(res.body, ex, parser);
+        if (how !== "ended") return;
+      }
+    } finally {
+      this.#streams.delete(abort);
+    }
+  }
+
+  /** Legacy HTTP+SSE: GET the URL, wait for the `endpoint` event. */
+  #legacyConnect(timeoutMs: number): Promise<void> {
+    if (this.#legacyReady) return this.#legacyReady;
+    this.#legacyReady = new Promise<void>((resolve, reject) => {
+      const abort = new AbortController();
+      this.#streams.add(abort);
+      const timer = setTimeout(() => {
+        reject(new Error(`no endpoint event within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const headers = this.#headers({ accept: "text/event-stream" });
+      const ex = this.#record("legacy-stream", "GET", this.#url, headers, null);
+      (async () => {
+        const res = await this.#fetch(this.#url, {
+          method: "GET",
+          headers,
+          signal: abort.signal,
+        }, ex);
+        if (typeof res === "string") throw new Error(res);
+        this.#onResponseHeaders(res, ex);
+        const type = (res.headers.get("content-type") ?? "").toLowerCase();
+        if (
+          res.status !== 200 || !type.startsWith("text/event-stream") ||
+          !res.body
+        ) {
+          const head = await this.#keepBody(res, ex);
+          throw new Error(
+            `HTTP ${res.status} ${JSON.stringify(type)}${
+              head ? `: ${head}` : ""
+            }`,
+          );
+        }
+        const parser = new SseParser(this.#maxFrame);
+        await this.#readSse(res.body, ex, parser, (e) => {
+          if (e.event !== "endpoint" || this.#legacyEndpoint !== null) return;
+          try {
+            const u = new URL(e.data.trim(), this.#url);
+            if (u.origin !== new URL(this.#url).origin) {
+              throw new Error(`endpoint ${u.origin} is on another origin`);
+            }
+            this.#legacyEndpoint = u.toString();
+            clearTimeout(timer);
+            resolve();
+          } catch (err) {
+            reject(err);
+          }
+        });
+        if (!this.#closing) {
+          this.#fail({
+            reason: "closed",
+            message: "the legacy SSE stream ended",
+          });
+        }
+      })().catch((e) => {
+        clearTimeout(timer);
+        reject(e);
+      }).finally(() => this.#streams.delete(abort));
+    });
+    return this.#legacyReady;
+  }
+
+  notify(method: string, params?: unknown): void {
+    if (this.#failure || this.#closing) return;
+    const { text, index } = this.#outFrame({
+      jsonrpc: "2.0",
+      method,
+      ...(params === undefined ? {} : { params }),
+    });
+    this.#notifyChain = this.#notifyChain.then(async () => {
+      const r = await this.#postMessage(
+        text,
+        index,
+        method,
+        null,
+        new AbortController(),
+      );
+      if (r.problem) this.#problem(`${method}: ${r.problem}`);
+      if (
+        method === "notifications/initialized" &&
+        this.#mode === "streamable" &&
+        (this.#opts.getStream ?? true)
+      ) void this.#getStream();
+    });
+  }
+
+  request(
+    method: string,
+    params: unknown,
+    timeoutMs: number,
+  ): Promise<RpcOutcome> {
+    if (this.#failure) {
+      return Promise.resolve({
+        status: "unknown",
+        failure: this.#failure,
+        ms: 0,
+      });
+    }
+    const id = this.#nextId++;
+    const message = { jsonrpc: "2.0", id, method, params };
+    const sentAt = this.now();
+    return new Promise((resolve) => {
+      const abort = new AbortController();
+      const timer = setTimeout(() => {
+        if (!this.#pending.delete(id)) return;
+        abort.abort();
+        const failure: WireFailure = {
+          reason: "timeout",
+          message: `no answer to ${method} within ${
+            (timeoutMs / 1000).toFixed(1)
+          } s`,
+        };
+        if (this.#failure === null) this.#failure = failure;
+        resolve({ status: "unknown", failure, ms: this.now() - sentAt });
+      }, timeoutMs);
+      this.#pending.set(id, { resolve, sentAt, timer, abort, method });
+      const settle = (problem: string) => {
+        const p = this.#pending.get(id);
+        if (!p) return;
+        this.#pending.delete(id);
+        clearTimeout(p.timer);
+        const failure: WireFailure = {
+          reason: "closed",
+          message: this.#redact.text(`${method}: ${problem}`),
+        };
+        resolve({ status: "unknown", failure, ms: this.now() - sentAt });
+      };
+      void (async () => {
+        await this.#notifyChain;
+        if (this.#mode === "probe" && method === "initialize") {
+          const { text, index } = this.#outFrame(message);
+          const r = await this.#postMessage(text, index, method, id, abort);
+          const legacy = this.#opts.legacyFallback ?? true;
+          if (
+            legacy && this.#pending.has(id) && r.status !== null &&
+            r.status >= 400 && r.status < 500
+          ) {
+            this.#mode = "legacy";
+            try {
+              await this.#legacyConnect(timeoutMs);
+            } catch (e) {
+              settle(
+                `${
+                  r.problem ?? `HTTP ${r.status}`
+                }; legacy HTTP+SSE fallback failed: ${errText(e)}`,
+              );
+              return;
+            }
+            const again = this.#outFrame(message);
+            const r2 = await this.#postMessage(
+              again.text,
+              again.index,
+              method,
+              id,
+              abort,
+            );
+            if (r2.problem) settle(r2.problem);
+            return;
+          }
+          if (this.#mode === "probe") this.#mode = "streamable";
+          if (r.problem) settle(r.problem);
+          else this.#afterInitialize(id);
+          return;
+        }
+        if (this.#mode === "legacy") await this.#legacyReady;
+        const { text, index } = this.#outFrame(message);
+        const r = await this.#postMessage(text, index, method, id, abort);
+        if (r.problem) settle(r.problem);
+        if (r.status !== null && r.status >= 500 && this.#consecutive5xx >= 3) {
+          this.#fail({
+            reason: "closed",
+            message:
+              `server answered HTTP ${r.status} to ${this.#consecutive5xx} requests in a row`,
+          });
+        }
+      })().catch((e) => settle(`HTTP error: ${errText(e)}`));
+    }).then((o) => {
+      const out = o as RpcOutcome;
+      if (method === "initialize" && out.status === "ok") {
+        const v = (out.result as Record<string, unknown> | null)
+          ?.protocolVersion;
+        this.#protocol = typeof v === "string" && /^[\x21-\x7e]+$/.test(v)
+          ? v
+          : ASKED_VERSION;
+      }
+      return out;
+    });
+  }
+
+  #afterInitialize(_id: number): void {
+    // The negotiated protocol version is taken when the outcome resolves.
+  }
+
+  kill(): void {
+    this.#closing = true;
+    for (const a of this.#streams) a.abort();
+    this.#opts.server?.kill();
+  }
+
+  /** Abort every stream, DELETE the session, then stop a local server. */
+  async close(graceMs = 2000): Promise<ExitInfo> {
+    if (this.#exit) return this.#exit;
+    this.#closing = true;
+    for (const a of this.#streams) a.abort();
+    if (this.#sessionId !== null && this.#mode === "streamable") {
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), Math.max(graceMs, 500));
+      const headers = this.#headers({});
+      const ex = this.#record("delete", "DELETE", this.#url, headers, null);
+      const res = await this.#fetch(this.#url, {
+        method: "DELETE",
+        headers,
+        signal: abort.signal,
+      }, ex);
+      if (typeof res !== "string") {
+        this.#onResponseHeaders(res, ex);
+        await this.#keepBody(res, ex);
+        ex.end = "complete";
+      }
+      clearTimeout(timer);
+    }
+    this.#fail({ reason: "closed", message: "session closed" });
+    this.#exit = this.#opts.server
+      ? await this.#opts.server.close(graceMs)
+      : { code: null, signal: null, stoppedBy: "self" };
+    return this.#exit;
+  }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p.subarray(0, total - o), o);
+    o += Math.min(p.length, total - o);
+  }
+  return out;
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
