@@ -124,7 +124,7 @@ Deno.test("hostile http: an SSE stream that never ends is ended by the deadline"
     });
   }, async (url) => {
     const { s, ms } = await open(url);
-    assert.equal(s.failure?.reason, "timeout");
+    assert.match(String(s.failure?.reason), /^(timeout|deadline)$/);
     assert.match(s.failure!.message, /tools\/list/);
     assert.ok(ms < 5000, `took ${ms} ms`);
   });
@@ -204,7 +204,7 @@ Deno.test("hostile http: a slow drip is ended by the deadline", async () => {
     });
   }, async (url) => {
     const { s, ms } = await open(url);
-    assert.equal(s.failure?.reason, "timeout");
+    assert.match(String(s.failure?.reason), /^(timeout|deadline)$/);
     assert.ok(ms < 5000);
   });
 });
