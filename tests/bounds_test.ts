@@ -113,6 +113,7 @@ Deno.test("orphans: a SIGKILLed verity leaves no server and no setsid() grandchi
       "--allow-all",
       MAIN,
       "tools",
+      "--no-sandbox",
       "--timeout",
       "60",
       "--",
@@ -139,4 +140,36 @@ Deno.test("orphans: a SIGKILLed verity leaves no server and no setsid() grandchi
     if (left.length === 0) break;
   }
   assert.deepEqual(left, [], "no process outlives a SIGKILLed verity");
+});
+
+Deno.test("sandbox by default: tools runs a bare command under the audit sandbox, --no-sandbox runs it as given", async () => {
+  const script = `${HERE}grandchild.sh`;
+  // bubblewrap's filter refuses the fork the script needs.
+  const boxed = await verity(["tools", "--timeout", "3", "--", "sh", script]);
+  assert.equal(boxed.code, 2, boxed.stderr);
+  assert.match(boxed.stderr, /Cannot fork|fork: Operation not permitted/);
+  const bare = await verity([
+    "tools",
+    "--no-sandbox",
+    "--timeout",
+    "3",
+    "--",
+    "sh",
+    script,
+  ]);
+  assert.equal(bare.code, 2, bare.stderr);
+  assert.doesNotMatch(bare.stderr, /Cannot fork/);
+  // A deno run command may not bring its own permissions into the sandbox.
+  const flags = await verity([
+    "tools",
+    "--",
+    Deno.execPath(),
+    "run",
+    "--allow-all",
+    SERVER,
+    "chatty",
+  ]);
+  assert.equal(flags.code, 2);
+  assert.match(flags.stderr, /"--allow-all" is not allowed.*--no-sandbox/);
+  assert.deepEqual(await survivors("grandchild.sh"), []);
 });

@@ -25,7 +25,6 @@ async function verity(args: string[], env: Record<string, string> = {}) {
 const MINI = [
   Deno.execPath(),
   "run",
-  "--allow-env=MINI_VARIANT",
   `${DATA}mini_server.ts`,
 ];
 

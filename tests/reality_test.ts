@@ -8,7 +8,7 @@ import type { RealityReport, RealityToolEntry } from "../lib/reality/report.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
-const SERVER = ["deno", "run", "-A", `${ROOT}fixtures/reality/server.ts`];
+const SERVER = ["deno", "run", `${ROOT}fixtures/reality/server.ts`];
 
 interface ExpectedTool {
   status: string;
@@ -195,8 +195,12 @@ Deno.test("reality: a server that cannot be listed exits 2 with one line", async
   const r = await verity(["--", "/nonexistent/verity-no-such-server"]);
   assert.equal(r.code, 2);
   assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-  assert.match(r.stderr, /cannot list the server's tools/);
+  assert.match(r.stderr, /cannot start "\/nonexistent\/verity-no-such-server"/);
   assert.doesNotMatch(r.stderr, /\bat file:/, "no stack trace");
+  const dies = await verity(["--", "/bin/false"]);
+  assert.equal(dies.code, 2);
+  assert.equal(dies.stderr.trim().split("\n").length, 1, dies.stderr);
+  assert.match(dies.stderr, /cannot list the server's tools/);
 });
 
 Deno.test("reality: bad arguments exit 2 naming the flag or value", async () => {
@@ -264,7 +268,6 @@ Deno.test("reality <target>: sandboxed, and every write tool runs on its own fre
 Deno.test("reality <target>: bad targets and misplaced options exit 2 with one line", async () => {
   const cases: [string[], RegExp][] = [
     [["no-such-target-anywhere"], /no-such-target-anywhere/],
-    [["--no-sandbox", "--", "x"], /--no-sandbox applies to a <target>/],
     [
       ["--env", "A=1", "fixtures/reality"],
       /--env applies to the -- <command...> form/,

@@ -68,6 +68,7 @@ for (
     const marker = `${HERE}${script}`;
     const r = await verity([
       "tools",
+      "--no-sandbox",
       "--timeout",
       String(TIMEOUT_S),
       "--",
@@ -101,8 +102,6 @@ Deno.test("verity tools --json reports every malformation and the valid tool", a
     "--",
     Deno.execPath(),
     "run",
-    "--allow-env",
-    "--allow-read",
     server,
   ]);
   assert.equal(r.code, 0, r.stderr);
@@ -184,6 +183,7 @@ Deno.test("an interrupted verity stops the servers it started", async () => {
       "--allow-all",
       MAIN,
       "tools",
+      "--no-sandbox",
       "--timeout",
       "60",
       "--",

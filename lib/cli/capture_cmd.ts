@@ -21,12 +21,13 @@ import {
   remoteClient,
 } from "./remote.ts";
 import { captureManifest } from "../evidence/capture.ts";
+import { launchCommand } from "../launcher/command.ts";
 import { prettyJson } from "../evidence/canonical.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
 
 export const HELP =
-  `verity capture [--recipe N] [--out FILE] [--timeout S] [--env K=V]... -- <command...>
+  `verity capture [--recipe N] [--out FILE] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
 verity capture [--recipe N] [--out FILE] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -43,6 +44,9 @@ Options:
   --out FILE      write the manifest to FILE (atomically) instead of stdout
   --timeout S     seconds to wait for each answer (default 30)
   --env K=V       add an environment variable for the server (repeatable)
+  --no-sandbox    run the command as given, with your PATH and HOME (a
+                  started server is otherwise sandboxed as in an audit, on a
+                  scratch state directory)
 ${REMOTE_HELP}
   -h, --help      show this help
 
@@ -56,6 +60,7 @@ export async function main(argv: string[]): Promise<number> {
     out: { type: "string" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
+    "no-sandbox": { type: "boolean" },
     ...REMOTE_OPTIONS,
   }, false);
   if (p.values.help) {
@@ -82,13 +87,21 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   const command = remote === null ? requireServerCommand("capture", p) : [];
-  const env = baseEnv(parseEnvPairs("capture", p.values.env));
-  const manifest = await captureManifest(
-    remote !== null
-      ? { client: remoteClient(remote), shownAs: [remote.shownUrl] }
-      : { command, env },
-    { recipe, timeoutMs },
+  const launched = remote !== null ? null : await launchCommand(
+    command,
+    parseEnvPairs("capture", p.values.env),
+    {
+      noSandbox: p.values["no-sandbox"] === true,
+      hostEnv: baseEnv({}),
+      commandName: "verity capture",
+    },
   );
+  const manifest = await captureManifest(
+    launched === null
+      ? { client: remoteClient(remote!), shownAs: [remote!.shownUrl] }
+      : launched.spec,
+    { recipe, timeoutMs, ...(launched === null ? {} : { command }) },
+  ).finally(() => launched?.dispose());
   const text = prettyJson(manifest) + "\n";
   if (typeof out === "string") {
     try {

@@ -24,6 +24,7 @@ import {
   type ServerLauncher,
 } from "../reality/runner.ts";
 import { missesThreshold } from "../reality/score.ts";
+import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
 import {
   parseRemote,
   REMOTE_HELP,
@@ -46,7 +47,10 @@ Only tools whose readOnlyHint is exactly true are called unless
 --include-destructive is given. With a <target> (a name under fixtures/ or
 targets/, a directory holding target.toml or fixture.toml, or the file) the
 server runs sandboxed on a scratch reset of the definition's state, and
-every write tool gets a fresh server on a fresh reset of its own.
+every write tool gets a fresh server on a fresh reset of its own. The
+-- <command...> form is sandboxed the same way (deno run commands under the
+deno backend, others under bubblewrap) on scratch state directories, unless
+--no-sandbox.
 
 A remote server (--url) cannot be reset: only read-only tools are called
 unless --include-destructive is given, which calls write tools against the
@@ -66,7 +70,8 @@ Options:
                          target's timeouts.call)
   --env K=V              environment variable for the server (repeatable;
                          command form only)
-  --no-sandbox           run a <target> unsandboxed (still on scratch state)
+  --no-sandbox           run unsandboxed: a <target> still on scratch state,
+                         a -- <command...> as given, against its live state
 ${REMOTE_HELP}
   -h, --help             show this help
 
@@ -187,32 +192,41 @@ export async function main(argv: string[]): Promise<number> {
         })`,
       );
     }
-    if (p.values["no-sandbox"] !== undefined) {
-      throw new UsageError(
-        "verity reality: --no-sandbox applies to a <target>; the -- <command...> form never sandboxes",
-      );
-    }
     const command = requireServerCommand("reality", p);
-    const env = baseEnv(parseEnvPairs("reality", p.values.env));
-    if (includeDestructive) {
+    const env = parseEnvPairs("reality", p.values.env);
+    const noSandbox = p.values["no-sandbox"] === true;
+    if (includeDestructive && noSandbox) {
       console.error(
-        "verity reality: warning: --include-destructive without a target calls write tools for real, unsandboxed, against the server's live state",
+        "verity reality: warning: --include-destructive with --no-sandbox calls write tools for real, unsandboxed, against the server's live state",
       );
     }
+    const options = {
+      noSandbox,
+      hostEnv: baseEnv({}),
+      commandName: "verity reality",
+    };
+    // Refuse early (one line, exit 2) when the sandbox cannot run it.
+    const first = await launchCommand(command, env, options);
+    let spare: LaunchedCommand | null = first;
     const launcher: ServerLauncher = {
-      launch(): Promise<LaunchedServer> {
-        return Promise.resolve({
-          spec: { command, env },
-          dispose: () => Promise.resolve(),
-        });
+      async launch(): Promise<LaunchedServer> {
+        const l = spare ?? await launchCommand(command, env, options);
+        spare = null;
+        return { spec: l.spec, dispose: l.dispose };
       },
     };
     report = await runReality(launcher, {
       seed,
       includeDestructive,
       timeoutMs,
-      server: { command, target: null, sandbox: "none", scratchState: false },
-    }).catch((e) => {
+      isolateWrites: !noSandbox,
+      server: {
+        command,
+        target: null,
+        sandbox: first.backend,
+        scratchState: !noSandbox,
+      },
+    }).finally(() => spare?.dispose()).catch((e) => {
       throw e instanceof UsageError
         ? new UsageError(`verity reality: ${command.join(" ")}: ${e.message}`)
         : e;

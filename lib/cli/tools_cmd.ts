@@ -15,6 +15,7 @@ import {
 } from "./args.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { openSession } from "../wire/session.ts";
+import { launchCommand } from "../launcher/command.ts";
 import { ServerError, UsageError } from "../errors.ts";
 import {
   parseRemote,
@@ -24,7 +25,7 @@ import {
 } from "./remote.ts";
 
 export const HELP =
-  `verity tools [--json] [--timeout S] [--env K=V]... -- <command...>
+  `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
 verity tools [--json] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -35,6 +36,9 @@ Options:
   --json          print {"tools":[...],"pages":N} instead of a table
   --timeout S     seconds to wait for each answer (default 30)
   --env K=V       add an environment variable for the server (repeatable)
+  --no-sandbox    run the command as given, with your PATH and HOME (a
+                  started server is otherwise sandboxed as in an audit, on a
+                  scratch state directory)
 ${REMOTE_HELP}
   -h, --help      show this help
 
@@ -46,6 +50,7 @@ export async function main(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
+    "no-sandbox": { type: "boolean" },
     ...REMOTE_OPTIONS,
   }, false);
   if (p.values.help) {
@@ -60,12 +65,21 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   const command = remote === null ? requireServerCommand("tools", p) : [];
-  const env = baseEnv(parseEnvPairs("tools", p.values.env));
+  const launched = remote !== null ? null : await launchCommand(
+    command,
+    parseEnvPairs("tools", p.values.env),
+    {
+      noSandbox: p.values["no-sandbox"] === true,
+      hostEnv: baseEnv({}),
+      commandName: "verity tools",
+    },
+  );
   const s = await openSession(
-    remote !== null ? remoteClient(remote) : { command, env },
+    launched === null ? remoteClient(remote!) : launched.spec,
     { timeoutMs },
   );
   await s.client.close(1000);
+  await launched?.dispose();
   if (s.failure) {
     throw new ServerError(
       `verity tools: ${

@@ -25,6 +25,12 @@ export interface CaptureOptions {
   /** The recipe to hash under. */
   recipe: Recipe;
   /**
+   * The command recorded in the manifest and in messages (the user's, not
+   * the sandbox's wrapping of it).
+   * @default {spec.command, or the client's shownAs}
+   */
+  command?: string[];
+  /**
    * Timeout for each request, in milliseconds.
    * @default {30000}
    */
@@ -50,7 +56,8 @@ export async function captureManifest(
   options: CaptureOptions,
 ): Promise<Manifest> {
   const now = options.now ?? (() => new Date());
-  const shown = "client" in spec ? spec.shownAs : spec.command;
+  const shown = options.command ??
+    ("client" in spec ? spec.shownAs : spec.command);
   const s = await openSession("client" in spec ? spec.client : spec, {
     timeoutMs: options.timeoutMs ?? 30_000,
   });

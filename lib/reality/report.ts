@@ -50,7 +50,7 @@ export interface RealityServer {
   /** The loaded definition's name, kind and digest (`<target>` form). */
   definition?: { name: string; kind: string; digest: string };
   serverInfo: unknown;
-  /** "none" for the command form; the sandbox backend for targets. */
+  /** The sandbox backend ("none" with --no-sandbox). */
   sandbox: string;
   /** True when calls ran against a scratch reset of the target's state. */
   scratchState: boolean;
