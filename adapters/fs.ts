@@ -18,8 +18,8 @@
  *
  * @module
  */
-import type { AdapterDef } from "../lib/definition/definition.ts";
-import { isUnder, normalizeLabel } from "../lib/state/paths.ts";
+import type { AdapterDef } from "../lib/definition/types.ts";
+import { isUnder, normalizeLabel } from "../lib/common/paths.ts";
 import { compareText } from "../lib/state/keys.ts";
 import type { Category, StateRecord } from "../lib/state/types.ts";
 
@@ -34,8 +34,6 @@ export interface FsEntry {
   sha256?: string;
   target?: string;
 }
-
-export { isUnder };
 
 /** Paths an fs adapter on `label` must skip because other adapters observe them. */
 export function fsExclusions(

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AdapterDef } from "../lib/definition/definition.ts";
+import type { AdapterDef } from "../lib/definition/types.ts";
 import { type FsEntry, fsExclusions, fsRegions, walkFs } from "./fs.ts";
 
 const ad = (

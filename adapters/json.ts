@@ -21,9 +21,10 @@
  *
  * @module
  */
-import type { AdapterDef } from "../lib/definition/definition.ts";
+import type { AdapterDef } from "../lib/definition/types.ts";
 import { makeKey, sortRecords } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
+import { getPath, pathSegments, removePath } from "../lib/state/json_path.ts";
 
 /** One json region's records. */
 export interface JsonRegion {
@@ -43,55 +44,6 @@ export function jsonFormat(
 ): "json" | "jsonl" {
   if (def.format) return def.format;
   return /\.(jsonl|ndjson)$/i.test(def.label) ? "jsonl" : "json";
-}
-
-/** Split a path (`a.b` or JSON pointer `/a/b`) into segments. */
-export function pathSegments(path: string): string[] {
-  if (path.startsWith("/")) {
-    return path.slice(1).split("/").map((s) =>
-      s.replaceAll("~1", "/").replaceAll("~0", "~")
-    );
-  }
-  if (path === "") return [];
-  return path.split(".");
-}
-
-/** The value at a path, or undefined. */
-export function getPath(v: unknown, path: string): unknown {
-  let cur = v;
-  for (const seg of pathSegments(path)) {
-    if (cur === null || typeof cur !== "object") return undefined;
-    if (Array.isArray(cur)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(seg)) return undefined;
-      cur = cur[Number(seg)];
-    } else {
-      if (!Object.hasOwn(cur, seg)) return undefined;
-      cur = (cur as Record<string, unknown>)[seg];
-    }
-  }
-  return cur;
-}
-
-/** A copy of `v` with the value at `path` replaced by `f(old)`; unchanged when absent. */
-export function replacePath(
-  v: unknown,
-  segs: readonly string[],
-  f: (old: unknown) => unknown,
-): unknown {
-  if (segs.length === 0) return f(v);
-  if (v === null || typeof v !== "object") return v;
-  const [head, ...rest] = segs as [string, ...string[]];
-  if (Array.isArray(v)) {
-    if (!/^(0|[1-9][0-9]*)$/.test(head)) return v;
-    const i = Number(head);
-    if (i >= v.length) return v;
-    const copy = v.slice();
-    copy[i] = replacePath(v[i], rest, f);
-    return copy;
-  }
-  const o = v as Record<string, unknown>;
-  if (!Object.hasOwn(o, head)) return v;
-  return { ...o, [head]: replacePath(o[head], rest, f) };
 }
 
 function asValue(x: unknown): Record<string, unknown> {
@@ -214,16 +166,4 @@ export function readJsonState(text: string, def: AdapterDef): JsonObservation {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, records]) => ({ name, records: sortRecords(records) }));
   return { regions, problems };
-}
-
-function removePath(v: unknown, segs: readonly string[]): unknown {
-  if (segs.length === 0) return undefined;
-  if (v === null || typeof v !== "object") return v;
-  const [head, ...rest] = segs as [string, ...string[]];
-  if (Array.isArray(v)) return v;
-  const o = { ...(v as Record<string, unknown>) };
-  if (!Object.hasOwn(o, head)) return v;
-  if (rest.length === 0) delete o[head];
-  else o[head] = removePath(o[head], rest);
-  return o;
 }

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import type { AdapterDef } from "../lib/definition/definition.ts";
+import type { AdapterDef } from "../lib/definition/types.ts";
 import { computeDelta } from "../lib/state/delta.ts";
 import type { Snapshot } from "../lib/state/types.ts";
-import { getPath, readJsonState } from "./json.ts";
+import { readJsonState } from "./json.ts";
+import { getPath } from "../lib/state/json_path.ts";
 
 function def(label: string, extra: Partial<AdapterDef> = {}): AdapterDef {
   return {

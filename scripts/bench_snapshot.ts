@@ -21,8 +21,8 @@
 import { DatabaseSync } from "node:sqlite";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import type { Definition } from "../lib/definition/definition.ts";
-import { takeSnapshot } from "../lib/state/snapshot.ts";
+import type { Definition } from "../lib/definition/types.ts";
+import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
 import { computeDelta } from "../lib/state/delta.ts";
 import { pageCache } from "../adapters/sqlite_page_cache.ts";
@@ -116,6 +116,8 @@ function benchDefinition(dir: string): Definition {
     timeouts: { start_s: 30, call_s: 30 },
     sandbox: null,
     read: [],
+    cwd: null,
+    allow: { sys: [], run: [] },
     locations: ["sqlite:state.db"],
     adapters: [{
       kind: "sqlite",

@@ -30,7 +30,7 @@ import {
 } from "../lib/audit/mcp_config.ts";
 import { planInit, withVersion } from "../lib/audit/init_plan.ts";
 import { renderTargetTemplate } from "../lib/audit/init_template.ts";
-import { parseDefinition } from "../lib/definition/definition.ts";
+import { parseDefinition } from "../lib/definition/parse.ts";
 import { DefinitionError } from "../lib/errors.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { normalizeAbsolute } from "../state/paths.ts";
+import { normalizeAbsolute } from "../common/paths.ts";
 import { DENO_VALUE_FLAGS } from "../sandbox/build_launch.ts";
 
 /** The placeholder prefix the definition loader refuses. */

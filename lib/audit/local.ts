@@ -16,7 +16,7 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
-import type { Definition } from "../definition/definition.ts";
+import type { Definition } from "../definition/types.ts";
 import {
   checkCommandRunsPin,
   isNodeCommand,

@@ -13,7 +13,7 @@
 import { relative } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { loadDefinition } from "../definition/definition.ts";
+import { loadDefinition } from "../definition/load.ts";
 import {
   checkCommandRunsPin,
   isNodeCommand,

@@ -8,8 +8,9 @@
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { loadDefinition } from "../definition/definition.ts";
-import type { Definition } from "../definition/definition.ts";
+import { loadDefinition } from "../definition/load.ts";
+import type { Definition } from "../definition/types.ts";
+import { checkSeededState } from "../definition/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
 import { selectTools } from "../runner/plan.ts";
@@ -122,6 +123,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const outputs = await reportOutputs("run", p.values);
   const def = await loadDefinition(p.positionals[0]!);
+  await checkSeededState(def);
   if (audit && def.kind !== "target") {
     throw new UsageError(
       `verity run: --audit runs targets; ${def.file} is a fixture`,

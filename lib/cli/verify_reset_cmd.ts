@@ -9,10 +9,11 @@
  */
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { loadDefinition } from "../definition/definition.ts";
+import { loadDefinition } from "../definition/load.ts";
+import { checkSeededState } from "../definition/seeded.ts";
 import { coverage } from "../state/coverage.ts";
 import type { CategoryDelta } from "../state/delta.ts";
-import { verifyReset } from "../state/verify_reset.ts";
+import { verifyReset } from "../state_io/verify_reset.ts";
 
 export const HELP = `verity verify-reset <definition> [--json] [--keep]
 
@@ -68,6 +69,7 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   const def = await loadDefinition(p.positionals[0]!);
+  await checkSeededState(def);
   const v = await verifyReset(def, { keep: p.values.keep === true });
   const cov = coverage(def);
   if (p.values.json) {

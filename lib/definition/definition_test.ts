@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
 import { DefinitionError, UsageError } from "../errors.ts";
-import {
-  hasPlaceholder,
-  loadDefinition,
-  parseDefinition,
-  substitute,
-  substituteDeep,
-} from "./definition.ts";
+import { loadDefinition } from "./load.ts";
+import { parseDefinition } from "./parse.ts";
+import { hasPlaceholder, substitute, substituteDeep } from "./placeholders.ts";
+import { checkSeededState } from "./seeded.ts";
 
 const GOOD = `
 [fixture]
@@ -64,7 +61,7 @@ async function rejects(
 ) {
   const dir = await defDir(toml, files, name);
   try {
-    await loadDefinition(dir);
+    await checkSeededState(await loadDefinition(dir));
     assert.fail(`expected an error at ${keyPath}`);
   } catch (e) {
     if (!(e instanceof DefinitionError)) throw e;
@@ -316,7 +313,9 @@ mask = [{ region = "entity", column = "meta.created", kind = "timestamp" }]
     "m.jsonl": '{"type":"entity","name":"a","meta":{"created":"x"}}',
   });
   try {
-    assert.equal((await loadDefinition(dir)).adapters[0]?.region_by, "type");
+    const def = await loadDefinition(dir);
+    await checkSeededState(def);
+    assert.equal(def.adapters[0]?.region_by, "type");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -524,4 +523,20 @@ Deno.test("strict: allowances, cwd and argument placeholders", async () => {
     "tools[0].arguments.keys[0]",
     /\{source\} needs a \[source\]/,
   );
+});
+
+Deno.test("loading does not run seeds: the seeded-state check is its own step, run by the commands that observe state", async () => {
+  const dir = await defDir(
+    GOOD.replace('region = "audit"', 'region = "audits"'),
+  );
+  try {
+    const def = await loadDefinition(dir);
+    assert.equal(def.adapters[0]?.mask[0]?.region, "audits");
+    await assert.rejects(
+      () => checkSeededState(def),
+      /adapters\[0\]\.mask\[0\]\.region: .*matches nothing/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -7,14 +7,15 @@
  * @module
  */
 import { DefinitionError } from "../errors.ts";
-import type { Definition } from "./definition.ts";
-import { normalizeLabel, seedPath } from "./definition.ts";
+import type { Definition } from "./types.ts";
+import { normalizeLabel } from "../common/paths.ts";
+import { seedPath } from "./seeds.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
-import { getPath } from "../../adapters/json.ts";
+import { getPath } from "../state/json_path.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
-import { sqliteSeedImage } from "../state/reset.ts";
-import { assembleSnapshot } from "../state/snapshot.ts";
-import type { WorkerResult } from "../state/_worker_protocol.ts";
+import { sqliteSeedImage } from "../state_io/reset.ts";
+import { assembleSnapshot } from "../state_io/snapshot.ts";
+import type { WorkerResult } from "../state_io/_worker_protocol.ts";
 import type { Snapshot } from "../state/types.ts";
 
 /**

@@ -29,7 +29,7 @@ import type {
   LaunchRequest,
   SandboxBackend,
 } from "../sandbox/types.ts";
-import { resetState } from "../state/reset.ts";
+import { resetState } from "../state_io/reset.ts";
 import {
   commandForChoice,
   type LaunchableDefinition,

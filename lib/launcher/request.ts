@@ -12,11 +12,11 @@
  *
  * @module
  */
-import type { Definition } from "../definition/definition.ts";
+import type { Definition } from "../definition/types.ts";
 import {
   type PlaceholderValues,
   substitute,
-} from "../definition/definition.ts";
+} from "../definition/placeholders.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
 import type { LaunchRequest, SandboxBackend } from "../sandbox/types.ts";
 

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { loadDefinition } from "../definition/definition.ts";
+import { loadDefinition } from "../definition/load.ts";
+import { checkSeededState } from "../definition/seeded.ts";
 import { type DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import type { RealityReport } from "./report.ts";
 import {
@@ -79,6 +80,7 @@ export async function runTargetReality(
   options: TargetRealityOptions,
 ): Promise<RealityReport> {
   const def = await loadDefinition(target);
+  await checkSeededState(def);
   const defLauncher = await openLauncher(def, {
     noSandbox: options.noSandbox === true,
     commandName: "verity reality",

@@ -9,11 +9,11 @@
  * @module
  */
 import { join } from "node:path";
-import type { Definition } from "../definition/definition.ts";
+import type { Definition } from "../definition/types.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
 import { placeholderValues } from "../launcher/request.ts";
-import { hasPlaceholder, substituteDeep } from "../definition/definition.ts";
-import { SnapshotReader, takeSnapshot } from "../state/snapshot.ts";
+import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
+import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";

@@ -16,6 +16,7 @@ import type {
   PermissionEvent,
   SandboxBackend,
 } from "./types.ts";
+import { isWithin } from "../common/paths.ts";
 
 /** A parsed audit log: the checks, and the lines that could not be read. */
 export interface AuditLog {
@@ -91,13 +92,6 @@ export interface Attempt {
   granted: boolean;
   /** How many checks of it the log holds. */
   count: number;
-}
-
-/** True when `path` is `dir` or lies inside it (both absolute, `/`-separated). */
-export function isWithin(path: string, dir: string): boolean {
-  if (path === dir) return true;
-  const d = dir.endsWith("/") ? dir : dir + "/";
-  return path.startsWith(d);
 }
 
 function granted(e: PermissionEvent, policy: LaunchPolicy): boolean {

@@ -6,6 +6,7 @@
  * @module
  */
 import { SandboxError } from "./_errors.ts";
+import { isWithin } from "../common/paths.ts";
 import type {
   AccessKind,
   Launch,
@@ -130,11 +131,6 @@ function dirname(p: string): string {
   return i <= 0 ? "/" : p.slice(0, i);
 }
 
-/** True when `path` is `dir` or inside it. */
-function within(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : dir + "/");
-}
-
 /** Whether `program` names a Deno binary: the resolved `{deno}`, or anything called `deno`. */
 export function isDenoProgram(program: string, deno: string): boolean {
   return program === deno || /^deno(\.exe)?$/.test(basename(program));
@@ -227,7 +223,7 @@ export function serverEnv(
         }`,
       );
     }
-    if (k === "HOME" && !within(v, req.stateDir)) {
+    if (k === "HOME" && !isWithin(v, req.stateDir)) {
       throw new SandboxError(
         `env: HOME must point inside the state directory, got ${
           JSON.stringify(v)
@@ -260,7 +256,7 @@ function cwdOf(req: LaunchRequest): string {
     );
   }
   const ok = [req.definitionDir, req.stateDir, ...req.readPaths].some((d) =>
-    within(cwd, d)
+    isWithin(cwd, d)
   );
   if (!ok) {
     throw new SandboxError(
@@ -440,7 +436,7 @@ function bubblewrapArgv(
   if (host.home !== null && host.home !== "/" && host.home !== "") {
     hidden.push(host.home);
   }
-  const isHidden = (p: string): boolean => hidden.some((h) => within(p, h));
+  const isHidden = (p: string): boolean => hidden.some((h) => isWithin(p, h));
   const argv: string[] = [
     host.bwrap,
     "--unshare-user-try",
@@ -470,7 +466,7 @@ function bubblewrapArgv(
     const keep: [string, string][] = [];
     const add = (path: string, real: string) => {
       for (const p of unique([path, real])) {
-        if (binDirs.some((d) => within(p, d))) keep.push([real, p]);
+        if (binDirs.some((d) => isWithin(p, d))) keep.push([real, p]);
       }
     };
     add(host.program, host.programReal);

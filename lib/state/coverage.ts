@@ -10,9 +10,8 @@
  *
  * @module
  */
-import type { Definition } from "../definition/definition.ts";
-import { normalizeLabel } from "../definition/definition.ts";
-import { isUnder } from "../../adapters/fs.ts";
+import type { Definition } from "../definition/types.ts";
+import { isUnder, normalizeLabel } from "../common/paths.ts";
 
 /** Coverage of a definition's declared locations. */
 export interface Coverage {
@@ -26,7 +25,7 @@ export interface Coverage {
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/definition.ts";
+ * import type { Definition } from "../definition/types.ts";
  * declare const def: Definition;
  *
  * const c = coverage(def);

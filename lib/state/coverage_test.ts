@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AdapterDef } from "../definition/definition.ts";
+import type { AdapterDef } from "../definition/types.ts";
 import { coverage } from "./coverage.ts";
 
 const a = (kind: AdapterDef["kind"], label: string): AdapterDef => ({

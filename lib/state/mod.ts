@@ -1,16 +1,13 @@
 /**
- * Server state: the pure model (records and keys, normalize, delta,
- * coverage, types, paths) and its I/O (reset, snapshot, verify reset).
- * `snapshot_worker.ts` is a worker program and is not re-exported here.
+ * Server state, the pure model: records and keys, JSON paths, masks
+ * (normalize), delta, coverage and the types. Its I/O (reset, snapshot,
+ * reset verification) is `lib/state_io/`.
  *
  * @module
  */
 export * from "./coverage.ts";
 export * from "./delta.ts";
+export * from "./json_path.ts";
 export * from "./keys.ts";
 export * from "./normalize.ts";
-export * from "./paths.ts";
-export * from "./reset.ts";
-export * from "./snapshot.ts";
 export * from "./types.ts";
-export * from "./verify_reset.ts";

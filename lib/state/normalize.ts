@@ -8,9 +8,9 @@
  *
  * @module
  */
-import type { Definition, MaskRule } from "../definition/definition.ts";
-import { normalizeLabel } from "../definition/definition.ts";
-import { pathSegments, replacePath } from "../../adapters/json.ts";
+import type { Definition, MaskRule } from "../definition/types.ts";
+import { normalizeLabel } from "../common/paths.ts";
+import { pathSegments, replacePath } from "./json_path.ts";
 import type { Region, Snapshot, StateRecord } from "./types.ts";
 
 /** The placeholder a masked value becomes. */
@@ -24,8 +24,8 @@ export function maskPlaceholder(kind: MaskRule["kind"]): string {
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/definition.ts";
- * import { takeSnapshot } from "./snapshot.ts";
+ * import type { Definition } from "../definition/types.ts";
+ * import { takeSnapshot } from "../state_io/snapshot.ts";
  * declare const def: Definition;
  *
  * const a = normalize(await takeSnapshot(def, "/tmp/verity-state-a"), def);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AdapterDef } from "../definition/definition.ts";
+import type { AdapterDef } from "../definition/types.ts";
 import { computeDelta } from "./delta.ts";
 import { normalize } from "./normalize.ts";
 import type { Snapshot } from "./types.ts";

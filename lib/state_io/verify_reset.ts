@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { Definition } from "../definition/definition.ts";
-import { computeDelta, type Delta, snapshotDigest } from "./delta.ts";
-import { normalize } from "./normalize.ts";
+import type { Definition } from "../definition/types.ts";
+import { computeDelta, type Delta, snapshotDigest } from "../state/delta.ts";
+import { normalize } from "../state/normalize.ts";
 import { resetState } from "./reset.ts";
 import { takeSnapshot } from "./snapshot.ts";
-import type { Snapshot } from "./types.ts";
+import type { Snapshot } from "../state/types.ts";
 
 /** The evidence of a reset verification. */
 export interface ResetVerification {
@@ -39,7 +39,7 @@ export interface VerifyResetOptions {
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/definition.ts";
+ * import type { Definition } from "../definition/types.ts";
  * declare const def: Definition;
  *
  * const v = await verifyReset(def);

@@ -1,5 +1,6 @@
 /**
- * State-relative paths: labels, locations and fs regions. Pure.
+ * Path helpers, in one place: state-relative labels (locations, fs
+ * regions) and absolute POSIX paths. Pure.
  *
  * @module
  */
@@ -41,4 +42,19 @@ export function normalizeAbsolute(p: string): string {
     else out.push(seg);
   }
   return "/" + out.join("/");
+}
+
+/**
+ * Whether the absolute `path` is `dir` or lies inside it (a prefix that
+ * stops at a "/": `/a/bc` is not inside `/a/b`).
+ *
+ * @example
+ * ```ts
+ * isWithin("/state/a.db", "/state"); // true
+ * isWithin("/statex", "/state"); // false
+ * ```
+ */
+export function isWithin(path: string, dir: string): boolean {
+  if (path === dir) return true;
+  return path.startsWith(dir.endsWith("/") ? dir : dir + "/");
 }

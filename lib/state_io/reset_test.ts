@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../errors.ts";
-import { loadDefinition } from "../definition/definition.ts";
+import { loadDefinition } from "../definition/load.ts";
 import { isSqliteImage, resetState } from "./reset.ts";
 import { takeSnapshot } from "./snapshot.ts";
 

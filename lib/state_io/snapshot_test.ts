@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import type { AdapterDef, Definition } from "../definition/definition.ts";
+import type { AdapterDef, Definition } from "../definition/types.ts";
 import { readOnlyWorkerOptions, takeSnapshot } from "./snapshot.ts";
 
 function definition(adapters: AdapterDef[]): Definition {
@@ -15,6 +15,8 @@ function definition(adapters: AdapterDef[]): Definition {
     timeouts: { start_s: 1, call_s: 1 },
     sandbox: null,
     read: [],
+    cwd: null,
+    allow: { sys: [], run: [] },
     locations: [],
     adapters,
     tools: [],

@@ -8,8 +8,8 @@
  *
  * @module
  */
-import type { AdapterDef, Definition } from "../definition/definition.ts";
-import { normalizeLabel } from "../definition/definition.ts";
+import type { AdapterDef, Definition } from "../definition/types.ts";
+import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
@@ -24,7 +24,7 @@ import {
   compareRegions,
   type Region,
   type Snapshot,
-} from "./types.ts";
+} from "../state/types.ts";
 
 /** Options of {@linkcode takeSnapshot}. */
 export interface SnapshotOptions {
@@ -142,7 +142,7 @@ export function assembleSnapshot(
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/definition.ts";
+ * import type { Definition } from "../definition/types.ts";
  * declare const def: Definition;
  *
  * const snap = await takeSnapshot(def, "/tmp/verity-state-1");

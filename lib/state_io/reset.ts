@@ -14,12 +14,9 @@
  *
  * @module
  */
-import type { AdapterDef, Definition } from "../definition/definition.ts";
-import {
-  normalizeLabel,
-  seedPath,
-  walkSeed,
-} from "../definition/definition.ts";
+import type { AdapterDef, Definition } from "../definition/types.ts";
+import { normalizeLabel } from "../common/paths.ts";
+import { seedPath, walkSeed } from "../definition/seeds.ts";
 import { DefinitionError, UsageError } from "../errors.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
 import { buildSqliteImage } from "../../adapters/sqlite_seed.ts";
@@ -84,7 +81,7 @@ async function writeAtomic(
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/definition.ts";
+ * import type { Definition } from "../definition/types.ts";
  * declare const def: Definition;
  *
  * await resetState(def, await Deno.makeTempDir({ prefix: "verity-state-" }));

@@ -1,0 +1,184 @@
+/**
+ * Load a definition from disk: find the file (a directory, a `.toml` path or
+ * a bare name under `fixtures/` then `targets/`), parse it strictly, and
+ * digest it with every seed's bytes. The seeded-state check (masks and
+ * classifications against the seeded state) is `checkSeededState` in
+ * `seeded.ts`, called by the commands that observe state.
+ *
+ * Requires `--allow-read`.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { DefinitionError, UsageError } from "../errors.ts";
+import { exists } from "../common/exists.ts";
+import { normalizeAbsolute } from "../common/paths.ts";
+import { parseDefinition } from "./parse.ts";
+import { seedPath, walkSeed } from "./seeds.ts";
+import type { Definition } from "./types.ts";
+
+/** Options of {@linkcode loadDefinition}. */
+export interface LoadDefinitionOptions {
+  /** Where bare names are looked up first. @default "fixtures" */
+  fixturesDir?: string;
+  /** Where bare names are looked up second. @default "targets" */
+  targetsDir?: string;
+}
+
+/**
+ * Find and load a definition strictly.
+ *
+ * `pathOrName` is a directory holding `fixture.toml` or `target.toml`, a
+ * path to a `.toml` file, or a bare name looked up under `fixtures/` then
+ * `targets/`. Requires `--allow-read`.
+ *
+ * @example
+ * ```ts
+ * const def = await loadDefinition("liar-concurrent");
+ * console.log(def.digest, def.tools.length);
+ * ```
+ */
+export async function loadDefinition(
+  pathOrName: string,
+  options: LoadDefinitionOptions = {},
+): Promise<Definition> {
+  const file = await locate(pathOrName, options);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    throw new DefinitionError(file, "", `cannot read: ${(e as Error).message}`);
+  }
+  const def = parseDefinition(text, file);
+  def.digest = await definitionDigest(def, text);
+  return def;
+}
+
+async function isDir(p: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(p)).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function absolute(p: string): string {
+  const joined = p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
+  return normalizeAbsolute(joined);
+}
+
+async function locate(
+  pathOrName: string,
+  options: LoadDefinitionOptions,
+): Promise<string> {
+  const inDir = async (dir: string): Promise<string | null> => {
+    const f = `${dir}/fixture.toml`;
+    const t = `${dir}/target.toml`;
+    const hasF = await exists(f);
+    const hasT = await exists(t);
+    if (hasF && hasT) {
+      throw new UsageError(
+        `${dir}: holds both fixture.toml and target.toml; name the file to load`,
+      );
+    }
+    return hasF ? f : hasT ? t : null;
+  };
+  if (pathOrName === "") throw new UsageError("empty definition name");
+  if (await isDir(pathOrName)) {
+    const found = await inDir(absolute(pathOrName));
+    if (found) return found;
+    throw new UsageError(
+      `${
+        absolute(pathOrName)
+      }: no fixture.toml or target.toml in this directory`,
+    );
+  }
+  if (pathOrName.endsWith(".toml")) {
+    if (await exists(pathOrName)) return absolute(pathOrName);
+    throw new UsageError(`${absolute(pathOrName)}: no such definition file`);
+  }
+  if (!pathOrName.includes("/")) {
+    const tried: string[] = [];
+    for (
+      const base of [
+        options.fixturesDir ?? "fixtures",
+        options.targetsDir ?? "targets",
+      ]
+    ) {
+      const dir = absolute(`${base}/${pathOrName}`);
+      tried.push(dir);
+      if (await isDir(dir)) {
+        const found = await inDir(dir);
+        if (found) return found;
+      }
+    }
+    throw new UsageError(
+      `no definition named ${JSON.stringify(pathOrName)} (looked in ${
+        tried.join(", ")
+      })`,
+    );
+  }
+  throw new UsageError(
+    `${
+      absolute(pathOrName)
+    }: no such definition (expected a directory or a .toml file)`,
+  );
+}
+
+/** The digest over the toml text and every seed's bytes; missing seeds are errors. */
+async function definitionDigest(
+  def: Definition,
+  text: string,
+): Promise<string> {
+  const h = createHash("sha256");
+  const frame = (tag: string, bytes: Uint8Array | string) => {
+    const b = typeof bytes === "string"
+      ? new TextEncoder().encode(bytes)
+      : bytes;
+    h.update(`${tag}\0${b.length}\0`);
+    h.update(b);
+  };
+  frame("toml", text);
+  for (const [i, a] of def.adapters.entries()) {
+    if (a.seed === null) continue;
+    const p = seedPath(def, a.seed);
+    const keyPath = `adapters[${i}].seed`;
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(p);
+    } catch {
+      throw new DefinitionError(
+        def.file,
+        keyPath,
+        `seed ${JSON.stringify(a.seed)} not found (${p})`,
+      );
+    }
+    if (a.kind === "fs") {
+      if (!info.isDirectory) {
+        throw new DefinitionError(
+          def.file,
+          keyPath,
+          `an fs seed must be a directory: ${p}`,
+        );
+      }
+      frame(`seed:${i}:dir`, a.seed);
+      for (const e of await walkSeed(p)) {
+        if (e.kind === "file") {
+          frame(`file:${e.rel}`, await Deno.readFile(`${p}/${e.rel}`));
+        } else if (e.kind === "symlink") {
+          frame(`symlink:${e.rel}`, await Deno.readLink(`${p}/${e.rel}`));
+        } else frame(`dir:${e.rel}`, "");
+      }
+    } else {
+      if (!info.isFile) {
+        throw new DefinitionError(
+          def.file,
+          keyPath,
+          `a ${a.kind} seed must be a file: ${p}`,
+        );
+      }
+      frame(`seed:${i}:file`, await Deno.readFile(p));
+    }
+  }
+  return "sha256:" + h.digest("hex");
+}

@@ -1,0 +1,557 @@
+/**
+ * Parse a definition's TOML text into a {@linkcode Definition}, strictly:
+ * unknown keys, wrong types, `TODO(verity)` values and unknown placeholders
+ * are `DefinitionError`s naming the file and key path. Pure.
+ *
+ * @module
+ */
+import { parse as parseToml, TomlError } from "smol-toml";
+import { normalizeLabel } from "../common/paths.ts";
+import {
+  type AdapterDef,
+  type Allowances,
+  DEFAULT_TIMEOUTS,
+  type Definition,
+  type Expectation,
+  type MaskRule,
+  SYS_NAMES,
+  TEST_NAMES,
+  type TestName,
+  type ToolDef,
+} from "./types.ts";
+import { hasPlaceholder } from "./placeholders.ts";
+import { describe, join, plain, Reader, relativePath } from "./_reader.ts";
+
+const MASK_KINDS = ["timestamp", "uuid", "token", "counter"] as const;
+const VERDICT_RE = /^(PASS|VIOLATION|(INCONCLUSIVE|NOT_APPLICABLE):[A-Z_]+)$/;
+
+function dirname(p: string): string {
+  const i = p.lastIndexOf("/");
+  return i <= 0 ? "/" : p.slice(0, i);
+}
+
+/**
+ * Parse and validate a definition's TOML text. Pure: seeds
+ * are not read here (`loadDefinition` in `load.ts` does). The digest is left
+ * empty.
+ */
+export function parseDefinition(text: string, file: string): Definition {
+  const r: Reader = new Reader(file);
+  let raw: Record<string, unknown>;
+  try {
+    raw = parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof TomlError) {
+      const msg = e.message.split("\n")[0] ?? "";
+      r.fail("", `invalid TOML at line ${e.line}, column ${e.column}: ${msg}`);
+    }
+    r.fail("", `invalid TOML: ${(e as Error).message.split("\n")[0]}`);
+  }
+  const hasFixture = Object.hasOwn(raw, "fixture");
+  const hasTarget = Object.hasOwn(raw, "target");
+  if (hasFixture && hasTarget) {
+    r.fail(
+      "",
+      "has both [fixture] and [target]; a definition is one or the other",
+    );
+  }
+  if (!hasFixture && !hasTarget) {
+    r.fail("", "missing [fixture] or [target] table");
+  }
+  const kind = hasFixture ? "fixture" : "target";
+  const base = file.split("/").pop() ?? "";
+  if (base === "fixture.toml" && kind !== "fixture") {
+    r.fail("", "fixture.toml must have a [fixture] table, not [target]");
+  }
+  if (base === "target.toml" && kind !== "target") {
+    r.fail("", "target.toml must have a [target] table, not [fixture]");
+  }
+  r.keys(
+    raw,
+    "",
+    kind === "fixture"
+      ? ["fixture", "state", "adapters", "tools"]
+      : ["target", "state", "adapters", "tools", "source"],
+  );
+
+  // [source] (targets only)
+  let source: Record<string, unknown> | null = null;
+  if (Object.hasOwn(raw, "source")) {
+    const s = r.table(raw.source, "source");
+    r.keys(s, "source", ["package", "version", "integrity", "git", "commit"]);
+    for (const [k, v] of Object.entries(s)) r.string(v, `source.${k}`);
+    source = plain(s) as Record<string, unknown>;
+  }
+  const hasSource = source !== null;
+
+  // [fixture] / [target]
+  const head = r.table(raw[kind], kind);
+  r.keys(head, kind, [
+    "name",
+    "command",
+    "env",
+    "timeouts",
+    "sandbox",
+    "read",
+    "cwd",
+    "allow",
+  ]);
+  if (!Object.hasOwn(head, "name")) {
+    r.fail(`${kind}.name`, "missing (the definition's name)");
+  }
+  const name = r.nonEmptyString(head.name, `${kind}.name`);
+  if (!Object.hasOwn(head, "command")) {
+    r.fail(`${kind}.command`, "missing (the server command, as an array)");
+  }
+  const command = r.strings(head.command, `${kind}.command`);
+  if (command.length === 0) r.fail(`${kind}.command`, "must not be empty");
+  command.forEach((c, i) =>
+    r.placeholders(c, `${kind}.command[${i}]`, hasSource)
+  );
+  const env: Record<string, string> = {};
+  if (Object.hasOwn(head, "env")) {
+    const t = r.table(head.env, `${kind}.env`);
+    for (const [k, v] of Object.entries(t)) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) {
+        r.fail(join(`${kind}.env`, k), "not a valid environment variable name");
+      }
+      env[k] = r.string(v, join(`${kind}.env`, k));
+      r.placeholders(env[k], join(`${kind}.env`, k), hasSource);
+    }
+  }
+  const timeouts: { start_s: number; call_s: number } = { ...DEFAULT_TIMEOUTS };
+  if (Object.hasOwn(head, "timeouts")) {
+    const t = r.table(head.timeouts, `${kind}.timeouts`);
+    r.keys(t, `${kind}.timeouts`, ["start", "call"]);
+    for (
+      const [k, field] of [["start", "start_s"], ["call", "call_s"]] as const
+    ) {
+      if (!Object.hasOwn(t, k)) continue;
+      const n = r.number(t[k], `${kind}.timeouts.${k}`);
+      if (n <= 0) {
+        r.fail(
+          `${kind}.timeouts.${k}`,
+          `must be a positive number of seconds, got ${n}`,
+        );
+      }
+      timeouts[field] = n;
+    }
+  }
+  let sandbox: Definition["sandbox"] = null;
+  if (Object.hasOwn(head, "sandbox")) {
+    const s = r.string(head.sandbox, `${kind}.sandbox`);
+    if (s !== "deno" && s !== "bubblewrap" && s !== "none") {
+      r.fail(
+        `${kind}.sandbox`,
+        `expected "deno", "bubblewrap" or "none", got ${JSON.stringify(s)}`,
+      );
+    }
+    sandbox = s;
+  }
+  const read = Object.hasOwn(head, "read")
+    ? r.strings(head.read, `${kind}.read`)
+    : [];
+  read.forEach((p, i) => r.placeholders(p, `${kind}.read[${i}]`, hasSource));
+  let cwd: string | null = null;
+  if (Object.hasOwn(head, "cwd")) {
+    cwd = r.nonEmptyString(head.cwd, `${kind}.cwd`);
+    r.placeholders(cwd, `${kind}.cwd`, hasSource);
+    if (!cwd.startsWith("/") && !cwd.startsWith("{")) {
+      r.fail(
+        `${kind}.cwd`,
+        `must be absolute or start with a placeholder such as {state}, got ${
+          JSON.stringify(cwd)
+        }`,
+      );
+    }
+  }
+  const allow: Allowances = { sys: [], run: [] };
+  if (Object.hasOwn(head, "allow")) {
+    const a = r.table(head.allow, `${kind}.allow`);
+    r.keys(a, `${kind}.allow`, ["sys", "run", "read"]);
+    if (Object.hasOwn(a, "sys")) {
+      allow.sys = r.strings(a.sys, `${kind}.allow.sys`);
+      allow.sys.forEach((x, i) => {
+        if (!SYS_NAMES.includes(x)) {
+          r.fail(
+            `${kind}.allow.sys[${i}]`,
+            `unknown system-information name ${JSON.stringify(x)} (known: ${
+              SYS_NAMES.join(", ")
+            })`,
+          );
+        }
+      });
+    }
+    if (Object.hasOwn(a, "run")) {
+      allow.run = r.strings(a.run, `${kind}.allow.run`);
+      allow.run.forEach((x, i) => {
+        if (x === "" || (x.includes("/") && !x.startsWith("/"))) {
+          r.fail(
+            `${kind}.allow.run[${i}]`,
+            `expected a program name (looked up on PATH) or an absolute path, got ${
+              JSON.stringify(x)
+            }`,
+          );
+        }
+        if (x.includes(",")) {
+          r.fail(`${kind}.allow.run[${i}]`, "must not contain a comma");
+        }
+      });
+    }
+    if (Object.hasOwn(a, "read")) {
+      const extra = r.strings(a.read, `${kind}.allow.read`);
+      extra.forEach((p, i) =>
+        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource)
+      );
+      read.push(...extra);
+    }
+  }
+
+  // [state]
+  if (!Object.hasOwn(raw, "state")) {
+    r.fail(
+      "state",
+      'missing [state] table: list every place the server keeps state, e.g. locations = ["sqlite:state.db"] (or [] for none)',
+    );
+  }
+  const st = r.table(raw.state, "state");
+  r.keys(st, "state", ["locations"]);
+  if (!Object.hasOwn(st, "locations")) r.fail("state.locations", "missing");
+  const locations = r.strings(st.locations, "state.locations");
+  const seenLoc = new Set<string>();
+  locations.forEach((l, i) => {
+    const p = `state.locations[${i}]`;
+    const m = /^([a-z][a-z0-9_-]*):(.+)$/.exec(l);
+    if (!m) {
+      r.fail(
+        p,
+        `expected "<kind>:<path>" such as "sqlite:state.db", got ${
+          JSON.stringify(l)
+        }`,
+      );
+    }
+    if (m[1] === "sqlite" || m[1] === "fs" || m[1] === "json") {
+      relativePath(r, m[2]!, p, "a location path");
+    }
+    const norm = `${m[1]}:${normalizeLabel(m[2]!)}`;
+    if (seenLoc.has(norm)) r.fail(p, `duplicate location ${JSON.stringify(l)}`);
+    seenLoc.add(norm);
+  });
+
+  // [[adapters]]
+  const adapters: AdapterDef[] = [];
+  if (Object.hasOwn(raw, "adapters")) {
+    if (!Array.isArray(raw.adapters)) {
+      r.fail("adapters", "expected an array of tables ([[adapters]])");
+    }
+    raw.adapters.forEach((a, i) =>
+      adapters.push(parseAdapter(r, a, `adapters[${i}]`))
+    );
+  }
+  const seenAdapter = new Map<string, number>();
+  adapters.forEach((a, i) => {
+    const id = `${a.kind}:${normalizeLabel(a.label)}`;
+    if (seenAdapter.has(id)) {
+      r.fail(
+        `adapters[${i}].label`,
+        `duplicate adapter ${id} (also adapters[${seenAdapter.get(id)}])`,
+      );
+    }
+    seenAdapter.set(id, i);
+  });
+
+  // [[tools]]
+  const tools: ToolDef[] = [];
+  if (Object.hasOwn(raw, "tools")) {
+    if (!Array.isArray(raw.tools)) {
+      r.fail("tools", "expected an array of tables ([[tools]])");
+    }
+    raw.tools.forEach((t, i) =>
+      tools.push(parseTool(r, t, `tools[${i}]`, kind, hasSource))
+    );
+  }
+  const seenTool = new Map<string, number>();
+  tools.forEach((t, i) => {
+    const id = t.variant === null ? t.name : `${t.name}[${t.variant}]`;
+    if (seenTool.has(id)) {
+      r.fail(
+        `tools[${i}]`,
+        `duplicate tool ${id} (also tools[${
+          seenTool.get(id)
+        }]); give one of them a distinct variant`,
+      );
+    }
+    seenTool.set(id, i);
+  });
+
+  return {
+    kind,
+    file,
+    dir: dirname(file),
+    digest: "",
+    name,
+    command,
+    env,
+    timeouts,
+    sandbox,
+    read,
+    cwd,
+    allow,
+    locations,
+    adapters,
+    tools,
+    source,
+  };
+}
+
+function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
+  const t = r.table(v, path);
+  if (!Object.hasOwn(t, "kind")) {
+    r.fail(`${path}.kind`, 'missing (one of "sqlite", "fs", "json")');
+  }
+  const kind = r.string(t.kind, `${path}.kind`);
+  if (kind !== "sqlite" && kind !== "fs" && kind !== "json") {
+    r.fail(
+      `${path}.kind`,
+      `expected "sqlite", "fs" or "json", got ${JSON.stringify(kind)}`,
+    );
+  }
+  const common = ["kind", "label", "seed", "business", "append_only", "mask"];
+  r.keys(
+    t,
+    path,
+    kind === "json"
+      ? [...common, "key", "format", "region_by", "regions"]
+      : common,
+  );
+  if (!Object.hasOwn(t, "label")) {
+    r.fail(
+      `${path}.label`,
+      'missing (path inside the state directory, e.g. "state.db")',
+    );
+  }
+  const label = relativePath(
+    r,
+    r.nonEmptyString(t.label, `${path}.label`),
+    `${path}.label`,
+    "label",
+  );
+  if (kind !== "fs" && normalizeLabel(label) === ".") {
+    r.fail(`${path}.label`, `a ${kind} adapter needs a file label, not "."`);
+  }
+  const seed = Object.hasOwn(t, "seed")
+    ? r.nonEmptyString(t.seed, `${path}.seed`)
+    : null;
+  const business = Object.hasOwn(t, "business")
+    ? r.strings(t.business, `${path}.business`)
+    : [];
+  const append_only = Object.hasOwn(t, "append_only")
+    ? r.strings(t.append_only, `${path}.append_only`)
+    : [];
+  for (const [i, b] of business.entries()) {
+    if (business.indexOf(b) !== i) {
+      r.fail(`${path}.business[${i}]`, `duplicate ${JSON.stringify(b)}`);
+    }
+    const j = append_only.indexOf(b);
+    if (j !== -1) {
+      r.fail(
+        `${path}.append_only[${j}]`,
+        `${JSON.stringify(b)} is also listed in business`,
+      );
+    }
+  }
+  for (const [i, b] of append_only.entries()) {
+    if (append_only.indexOf(b) !== i) {
+      r.fail(`${path}.append_only[${i}]`, `duplicate ${JSON.stringify(b)}`);
+    }
+  }
+  if (kind === "fs") {
+    const base = normalizeLabel(label);
+    for (
+      const [list, name] of [[business, "business"], [
+        append_only,
+        "append_only",
+      ]] as const
+    ) {
+      list.forEach((b, i) => {
+        relativePath(r, b, `${path}.${name}[${i}]`, "an fs region path");
+        const n = normalizeLabel(b);
+        if (!(base === "." || n === base || n.startsWith(base + "/"))) {
+          r.fail(
+            `${path}.${name}[${i}]`,
+            `${JSON.stringify(b)} is not inside the adapter's label ${
+              JSON.stringify(label)
+            }`,
+          );
+        }
+      });
+    }
+  }
+  const mask: MaskRule[] = [];
+  if (Object.hasOwn(t, "mask")) {
+    if (!Array.isArray(t.mask)) {
+      r.fail(
+        `${path}.mask`,
+        `expected an array of {region, column, kind}, got ${describe(t.mask)}`,
+      );
+    }
+    t.mask.forEach((m, i) => {
+      const p = `${path}.mask[${i}]`;
+      const mt = r.table(m, p);
+      r.keys(mt, p, ["region", "column", "kind"]);
+      for (const k of ["region", "column", "kind"]) {
+        if (!Object.hasOwn(mt, k)) r.fail(`${p}.${k}`, "missing");
+      }
+      const mk = r.string(mt.kind, `${p}.kind`);
+      if (!(MASK_KINDS as readonly string[]).includes(mk)) {
+        r.fail(
+          `${p}.kind`,
+          `expected one of ${MASK_KINDS.join(", ")}, got ${JSON.stringify(mk)}`,
+        );
+      }
+      mask.push({
+        region: r.nonEmptyString(mt.region, `${p}.region`),
+        column: r.nonEmptyString(mt.column, `${p}.column`),
+        kind: mk as MaskRule["kind"],
+      });
+    });
+  }
+  // Labels (and fs region paths) are kept normalised ("notes/" -> "notes",
+  // "./x.json" -> "x.json"), the form regions and coverage use.
+  const fsPath = (p: string) => (kind === "fs" ? normalizeLabel(p) : p);
+  const out: AdapterDef = {
+    kind,
+    label: normalizeLabel(label),
+    seed,
+    business: business.map(fsPath),
+    append_only: append_only.map(fsPath),
+    mask: mask.map((m) => ({ ...m, region: fsPath(m.region) })),
+    key: {},
+  };
+  if (kind === "json") {
+    if (Object.hasOwn(t, "key")) {
+      const kt = r.table(t.key, `${path}.key`);
+      for (const [region, fields] of Object.entries(kt)) {
+        const fp = join(`${path}.key`, region);
+        const list = r.strings(fields, fp);
+        if (list.length === 0) r.fail(fp, "must name at least one field");
+        out.key[region] = list;
+      }
+    }
+    if (Object.hasOwn(t, "format")) {
+      const f = r.string(t.format, `${path}.format`);
+      if (f !== "json" && f !== "jsonl") {
+        r.fail(
+          `${path}.format`,
+          `expected "json" or "jsonl", got ${JSON.stringify(f)}`,
+        );
+      }
+      out.format = f;
+    }
+    if (Object.hasOwn(t, "region_by")) {
+      out.region_by = r.nonEmptyString(t.region_by, `${path}.region_by`);
+    }
+    if (Object.hasOwn(t, "regions")) {
+      if (out.region_by !== undefined) {
+        r.fail(`${path}.regions`, "use either regions or region_by, not both");
+      }
+      const rt = r.table(t.regions, `${path}.regions`);
+      const regions: Record<string, string> = {};
+      for (const [name, ptr] of Object.entries(rt)) {
+        const pp = join(`${path}.regions`, name);
+        const s = r.string(ptr, pp);
+        if (s !== "" && !s.startsWith("/")) {
+          r.fail(
+            pp,
+            `expected a JSON pointer such as "/items", got ${
+              JSON.stringify(s)
+            }`,
+          );
+        }
+        regions[name] = s;
+      }
+      out.regions = regions;
+      const ext = /\.(jsonl|ndjson)$/i.test(label) ? "jsonl" : "json";
+      if ((out.format ?? ext) === "jsonl") {
+        r.fail(
+          `${path}.regions`,
+          "regions (JSON pointers) apply to json documents, not jsonl",
+        );
+      }
+    }
+  }
+  return out;
+}
+
+function parseTool(
+  r: Reader,
+  v: unknown,
+  path: string,
+  kind: "fixture" | "target",
+  hasSource: boolean,
+): ToolDef {
+  const t = r.table(v, path);
+  r.keys(t, path, ["name", "arguments", "variant", "expected"]);
+  if (!Object.hasOwn(t, "name")) {
+    r.fail(`${path}.name`, "missing (the tool's name as listed by the server)");
+  }
+  const name = r.nonEmptyString(t.name, `${path}.name`);
+  const variant = Object.hasOwn(t, "variant")
+    ? r.nonEmptyString(t.variant, `${path}.variant`)
+    : null;
+  let args: Record<string, unknown> = {};
+  if (Object.hasOwn(t, "arguments")) {
+    args = plain(r.table(t.arguments, `${path}.arguments`)) as Record<
+      string,
+      unknown
+    >;
+    r.todoDeep(args, `${path}.arguments`);
+    r.placeholdersDeep(args, `${path}.arguments`, hasSource);
+  }
+  const expected: Partial<Record<TestName, Expectation>> = {};
+  if (Object.hasOwn(t, "expected")) {
+    if (kind === "target") {
+      r.fail(
+        `${path}.expected`,
+        "targets never carry expected verdicts (audits are measurements)",
+      );
+    }
+    const et = r.table(t.expected, `${path}.expected`);
+    r.keys(et, `${path}.expected`, TEST_NAMES);
+    for (const [test, e] of Object.entries(et)) {
+      const p = `${path}.expected.${test}`;
+      const x = r.table(e, p);
+      if (!Object.hasOwn(x, "verdict")) {
+        r.fail(`${p}.verdict`, 'missing (e.g. "PASS")');
+      }
+      const verdict = r.string(x.verdict, `${p}.verdict`);
+      if (!VERDICT_RE.test(verdict)) {
+        r.fail(
+          `${p}.verdict`,
+          `expected PASS, VIOLATION, INCONCLUSIVE:<REASON> or NOT_APPLICABLE:<REASON>, got ${
+            JSON.stringify(verdict)
+          }`,
+        );
+      }
+      const exp: Expectation = { verdict };
+      for (const [k, val] of Object.entries(x)) {
+        if (k === "verdict") continue;
+        if (typeof val === "string") r.todo(val, join(p, k));
+        else if (
+          typeof val !== "boolean" &&
+          !(typeof val === "number" && Number.isFinite(val))
+        ) {
+          r.fail(
+            join(p, k),
+            `an assertion must be a string, boolean or number, got ${
+              describe(val)
+            }`,
+          );
+        }
+        exp[k] = val as string | boolean | number;
+      }
+      expected[test as TestName] = exp;
+    }
+  }
+  return { name, variant, arguments: args, expected };
+}

@@ -1,0 +1,137 @@
+/**
+ * What a definition is: the types of a loaded `fixture.toml` or
+ * `target.toml`. No imports, so every layer can name them.
+ *
+ * @module
+ */
+
+/** The five behavioural tests. */
+export type TestName =
+  | "sequential_idempotence"
+  | "concurrent_idempotence"
+  | "read_only"
+  | "destructive"
+  | "open_world";
+
+/** Every test name, in report order. */
+export const TEST_NAMES: readonly TestName[] = [
+  "sequential_idempotence",
+  "concurrent_idempotence",
+  "read_only",
+  "destructive",
+  "open_world",
+];
+
+/** An expected verdict plus optional observed assertions (fixtures only). */
+export interface Expectation {
+  /** e.g. "PASS", "VIOLATION", "INCONCLUSIVE:PARTIAL_COVERAGE", "NOT_APPLICABLE:NO_DECLARATION". */
+  verdict: string;
+  [assertion: string]: string | boolean | number;
+}
+
+/** One tool call to test: a tool name, an argument set and its expectations. */
+export interface ToolDef {
+  name: string;
+  /** Names one of several argument sets of the same tool. */
+  variant: string | null;
+  arguments: Record<string, unknown>;
+  /** Always `{}` for targets. */
+  expected: Partial<Record<TestName, Expectation>>;
+}
+
+/** A declared volatile field, masked before comparison. */
+export interface MaskRule {
+  /** sqlite table, fs region or json region. */
+  region: string;
+  /** Column name, or a field path into json records (`a.b` or `/a/b`). */
+  column: string;
+  kind: "timestamp" | "uuid" | "token" | "counter";
+}
+
+/** One state observer. */
+export interface AdapterDef {
+  kind: "sqlite" | "fs" | "json";
+  /** Path relative to the state dir, e.g. "state.db", "memory.jsonl", ".". */
+  label: string;
+  /** Path relative to the definition dir: a .sql file, a directory, a .json/.jsonl file. */
+  seed: string | null;
+  business: string[];
+  append_only: string[];
+  mask: MaskRule[];
+  /** json/jsonl: region -> identity fields. */
+  key: Record<string, string[]>;
+  /** json only: jsonl (one document per line) or json; default from the extension. */
+  format?: "json" | "jsonl";
+  /** json only: split records into regions named by the value of this field (e.g. "type"). */
+  region_by?: string;
+  /** json only: region name -> JSON pointer to an array or object of records inside the document. */
+  regions?: Record<string, string>;
+}
+
+/** A loaded, validated definition. */
+export interface Definition {
+  kind: "fixture" | "target";
+  /** Absolute path of the toml. */
+  file: string;
+  /** Absolute. */
+  dir: string;
+  /** "sha256:<hex>" over the toml text and every seed file's bytes. */
+  digest: string;
+  name: string;
+  /** Placeholders not yet substituted. */
+  command: string[];
+  env: Record<string, string>;
+  timeouts: { start_s: number; call_s: number };
+  /** null = choose automatically. */
+  sandbox: "deno" | "bubblewrap" | "none" | null;
+  /** Extra readable paths for the sandbox (`read` and `allow.read`). */
+  read: string[];
+  /**
+   * The server's working directory (placeholders kept); null = the
+   * definition's directory.
+   */
+  cwd: string | null;
+  /** Declared sandbox allowances beyond the default (`allow`). */
+  allow: Allowances;
+  /** `[state].locations`, e.g. "sqlite:state.db", "fs:notes/", "json:store.json". */
+  locations: string[];
+  adapters: AdapterDef[];
+  tools: ToolDef[];
+  /** `[source]` table of a target, kept raw. */
+  source: Record<string, unknown> | null;
+}
+
+/**
+ * What a definition allows its server beyond the sandbox's default:
+ * system-information calls (Deno `--allow-sys` names) and named programs it
+ * may start. Extra readable paths are {@linkcode Definition.read}.
+ */
+export interface Allowances {
+  /** e.g. `hostname`, `osRelease` (Deno's `--allow-sys` names). */
+  sys: string[];
+  /** Programs the server may start: a name looked up on PATH, or an absolute path. */
+  run: string[];
+}
+
+/** Deno's `--allow-sys` names (Deno 2.9). */
+export const SYS_NAMES: readonly string[] = [
+  "hostname",
+  "osRelease",
+  "osUptime",
+  "loadavg",
+  "networkInterfaces",
+  "systemMemoryInfo",
+  "uid",
+  "gid",
+  "cpus",
+  "homedir",
+  "getegid",
+  "username",
+  "statfs",
+  "getPriority",
+  "setPriority",
+  "userInfo",
+];
+
+/** Default timeouts in seconds. */
+export const DEFAULT_TIMEOUTS = { start_s: 30, call_s: 30 } as const;
