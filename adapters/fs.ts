@@ -21,6 +21,7 @@
 import type { AdapterDef } from "../lib/definition/types.ts";
 import { isUnder, normalizeLabel } from "../lib/common/paths.ts";
 import { compareText } from "../lib/state/keys.ts";
+import { Sha256 } from "./_sha256.ts";
 import type { Category, StateRecord } from "../lib/state/types.ts";
 
 /** One observed path. */
@@ -62,6 +63,26 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   let s = "";
   for (const b of d) s += b.toString(16).padStart(2, "0");
   return s;
+}
+
+/** Files larger than this are hashed in chunks, in bounded memory. */
+export const STREAM_HASH_BYTES = 8 * 1024 * 1024;
+
+/** Size and SHA-256 of a file read 1 MiB at a time. */
+async function streamHash(
+  path: string,
+): Promise<{ size: number; sha256: string }> {
+  const h = new Sha256();
+  const buf = new Uint8Array(1024 * 1024);
+  let size = 0;
+  using f = await Deno.open(path, { read: true });
+  while (true) {
+    const n = await f.read(buf);
+    if (n === null) break;
+    h.update(buf.subarray(0, n));
+    size += n;
+  }
+  return { size, sha256: h.hex() };
 }
 
 function modeString(mode: number | null): string {
@@ -108,13 +129,18 @@ export async function walkFs(
       });
     } else if (info.isFile) {
       try {
-        const bytes = await Deno.readFile(abs(rel));
+        const { size, sha256 } = info.size > STREAM_HASH_BYTES
+          ? await streamHash(abs(rel))
+          : await (async () => {
+            const bytes = await Deno.readFile(abs(rel));
+            return { size: bytes.length, sha256: await sha256Hex(bytes) };
+          })();
         entries.push({
           path: rel,
           kind: "file",
           mode: modeString(info.mode),
-          size: bytes.length,
-          sha256: await sha256Hex(bytes),
+          size,
+          sha256,
         });
       } catch (e) {
         problems.push(`fs:${rel}: cannot read: ${(e as Error).message}`);

@@ -173,3 +173,26 @@ Deno.test("sandbox by default: tools runs a bare command under the audit sandbox
   assert.match(flags.stderr, /"--allow-all" is not allowed.*--no-sandbox/);
   assert.deepEqual(await survivors("grandchild.sh"), []);
 });
+
+Deno.test("state budget: a server leaving a 3 GiB sparse file ends its sessions with a named reason", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "verity-bounds-runs-" });
+  try {
+    const r = await verity([
+      "run",
+      new URL("./hostile/sparse", import.meta.url).pathname,
+      "--runs-dir",
+      runs,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /read_only +true +INCONCLUSIVE:SETUP_FAILED/,
+    );
+    assert.match(
+      r.stdout,
+      /state budget exceeded: more than 1\.0 GiB \(3\.0 GiB seen so far\)/,
+    );
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});

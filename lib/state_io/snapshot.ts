@@ -14,6 +14,7 @@ import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
 import { readSqlite } from "../../adapters/sqlite.ts";
+import { checkStateBudget, type StateBudget } from "./budget.ts";
 import type {
   WorkerItem,
   WorkerReply,
@@ -36,6 +37,12 @@ export interface SnapshotOptions {
   reader?: SnapshotReader;
   /** Give up (and throw) when reading takes longer than this. @default 300000 */
   timeoutMs?: number;
+  /**
+   * The state directory's budget, checked (metadata only) before anything
+   * is read; over it, `takeSnapshot` throws `StateBudgetError`.
+   * @default {DEFAULT_STATE_BUDGET}
+   */
+  budget?: StateBudget;
 }
 
 function categoryOf(a: AdapterDef, name: string): Category {
@@ -155,6 +162,8 @@ export async function takeSnapshot(
   options: SnapshotOptions = {},
 ): Promise<Snapshot> {
   const dir = await Deno.realPath(stateDir);
+  // Metadata first: a state directory over its budget is never read.
+  await checkStateBudget(dir, options.budget ?? {});
   const items = workerItems(def);
   const needsSql = def.adapters.some((a) => a.kind === "sqlite");
   const sqlP = needsSql ? loadSqlEngine() : Promise.resolve(null);

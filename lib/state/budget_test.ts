@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import type { AdapterDef, Definition } from "../definition/definition.ts";
+import { takeSnapshot } from "./snapshot.ts";
+import { checkStateBudget, overBudget, StateBudgetError } from "./budget.ts";
+
+const fsAdapter: AdapterDef = {
+  kind: "fs",
+  label: ".",
+  seed: null,
+  business: [],
+  append_only: [],
+  mask: [],
+  key: {},
+};
+
+function definition(): Definition {
+  return {
+    kind: "fixture",
+    file: "/x/fixture.toml",
+    dir: "/x",
+    digest: "",
+    name: "t",
+    command: ["x"],
+    env: {},
+    timeouts: { start_s: 1, call_s: 1 },
+    sandbox: null,
+    read: [],
+    locations: [],
+    adapters: [fsAdapter],
+    tools: [],
+    source: null,
+    cwd: null,
+    allow: { sys: [], run: [] },
+  };
+}
+
+Deno.test("state budget: a 3 GiB sparse file is refused from metadata, before any read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-budget-" });
+  try {
+    using f = await Deno.open(`${dir}/sparse.bin`, {
+      write: true,
+      create: true,
+    });
+    await f.truncate(3 * 1024 * 1024 * 1024);
+    const t0 = performance.now();
+    await assert.rejects(
+      () => takeSnapshot(definition(), dir),
+      (e: unknown) =>
+        e instanceof StateBudgetError &&
+        /state budget exceeded: more than 1\.0 GiB \(3\.0 GiB seen so far\)/
+          .test(e.message),
+    );
+    // Metadata only: nowhere near the 97 s a whole read took.
+    assert.ok(performance.now() - t0 < 10_000);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("state budget: too many entries is its own named reason", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-budget-" });
+  try {
+    for (let i = 0; i < 30; i++) await Deno.writeTextFile(`${dir}/f${i}`, "x");
+    await assert.rejects(
+      () => checkStateBudget(dir, { maxEntries: 20 }),
+      /more than 20 files and directories/,
+    );
+    assert.deepEqual(await checkStateBudget(dir, { maxEntries: 30 }), {
+      bytes: 30,
+      entries: 30,
+    });
+    assert.equal(overBudget({ bytes: 30, entries: 30 }), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("snapshots hash a file larger than the streaming threshold chunk by chunk, to the same digest", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-budget-" });
+  try {
+    const bytes = new Uint8Array(20 * 1024 * 1024 + 13);
+    for (let i = 0; i < bytes.length; i += 4096) bytes[i] = i & 0xff;
+    await Deno.writeFile(`${dir}/big.bin`, bytes);
+    const snap = await takeSnapshot(definition(), dir);
+    const rec = snap.regions.flatMap((r) => r.records).find((r) =>
+      JSON.stringify(r).includes("big.bin")
+    );
+    const want = createHash("sha256").update(bytes).digest("hex");
+    assert.ok(rec, "the big file is observed");
+    assert.match(JSON.stringify(rec), new RegExp(want));
+    assert.match(JSON.stringify(rec), /"size":20971533/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
