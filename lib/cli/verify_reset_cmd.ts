@@ -40,6 +40,9 @@ function describeDelta(cat: string, d: CategoryDelta, limit: number): string[] {
   const lines: string[] = [];
   for (const a of d.added) lines.push(`${cat}: added ${a.region} ${a.key}`);
   for (const r of d.removed) lines.push(`${cat}: removed ${r.region} ${r.key}`);
+  for (const t of d.structure) {
+    lines.push(`${cat}: table ${t.region} ${t.change}`);
+  }
   for (const c of d.changed) {
     lines.push(
       `${cat}: changed ${c.region} ${c.key}: ${

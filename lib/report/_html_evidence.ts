@@ -39,6 +39,16 @@ function renderCategoryDelta(name: string, cd: Json): string {
       }</span> removed</li>`,
     );
   }
+  for (const r of arr(cd.structure)) {
+    const o = obj(r);
+    items.push(
+      `<li class="${
+        o.change === "created" ? "add" : "rem"
+      }">table <span class="mono">${h(str(o.region))}</span> ${
+        h(str(o.change))
+      }${o.lossy === true ? ` <span class="badge bad">lossy</span>` : ""}</li>`,
+    );
+  }
   for (const r of arr(cd.changed)) {
     const o = obj(r);
     const fields = arr(o.fields).map((f) => {

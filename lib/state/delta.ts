@@ -42,11 +42,31 @@ export interface RecordChange {
   lossy: boolean;
 }
 
+/**
+ * A change to a table itself rather than to its rows: created, dropped, or
+ * its columns changed. Only regions that carry `columns` (sqlite tables)
+ * have a structure; an empty table created or dropped changes no record,
+ * yet it is a change of state.
+ */
+export interface StructureChange {
+  /** `"<adapter>:<name>"`. */
+  region: string;
+  change: "created" | "dropped" | "columns";
+  /** Columns before (null when the table did not exist). */
+  before: string[] | null;
+  /** Columns after (null when the table no longer exists). */
+  after: string[] | null;
+  /** Dropped, or a column removed. */
+  lossy: boolean;
+}
+
 /** What changed in one category. */
 export interface CategoryDelta {
   added: { region: string; key: string }[];
   removed: { region: string; key: string }[];
   changed: RecordChange[];
+  /** Tables created, dropped or reshaped (sqlite). */
+  structure: StructureChange[];
   /** Anything pre-existing lost: a record removed or a lossy change. */
   lossy: boolean;
   empty: boolean;
@@ -61,13 +81,22 @@ export interface Delta {
 }
 
 function emptyCategory(): CategoryDelta {
-  return { added: [], removed: [], changed: [], lossy: false, empty: true };
+  return {
+    added: [],
+    removed: [],
+    changed: [],
+    structure: [],
+    lossy: false,
+    empty: true,
+  };
 }
 
 /**
  * Compare two snapshots (both already normalized). A region present on one
  * side only counts as all its records added or removed; a region's
- * category is taken from the after side when both have it.
+ * category is taken from the after side when both have it. A table (a
+ * region with `columns`) created, dropped or with different columns is a
+ * structure change, even when it holds no rows.
  *
  * @example
  * ```ts
@@ -95,15 +124,43 @@ export function computeDelta(before: Snapshot, after: Snapshot): Delta {
     const a = afterById.get(id);
     const category: Category = (a ?? b)!.category;
     diffRegion(id, b?.records ?? [], a?.records ?? [], out[category]);
+    const sc = structureChange(id, b, a);
+    if (sc !== null) out[category].structure.push(sc);
   }
   for (const c of ["business", "append_only", "unclassified"] as const) {
     const d = out[c];
     d.empty = d.added.length === 0 && d.removed.length === 0 &&
-      d.changed.length === 0;
-    d.lossy = d.removed.length > 0 || d.changed.some((x) => x.lossy);
+      d.changed.length === 0 && d.structure.length === 0;
+    d.lossy = d.removed.length > 0 || d.changed.some((x) => x.lossy) ||
+      d.structure.some((x) => x.lossy);
     if (!d.empty) out.empty = false;
   }
   return out;
+}
+
+/** The structure change of one table, or null (none, or not a table). */
+function structureChange(
+  region: string,
+  before: Region | undefined,
+  after: Region | undefined,
+): StructureChange | null {
+  const b = before?.columns ?? null;
+  const a = after?.columns ?? null;
+  if (b === null && a === null) return null;
+  if (b === null) {
+    return { region, change: "created", before: null, after: a, lossy: false };
+  }
+  if (a === null) {
+    return { region, change: "dropped", before: b, after: null, lossy: true };
+  }
+  if (b.length === a.length && b.every((c, i) => c === a[i])) return null;
+  return {
+    region,
+    change: "columns",
+    before: b,
+    after: a,
+    lossy: b.some((c) => !a.includes(c)),
+  };
 }
 
 /** Merge two key-sorted record lists. */

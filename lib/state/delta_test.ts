@@ -191,3 +191,57 @@ Deno.test("snapshotDigest: equal state, equal digest; any difference, different 
   assert.notEqual(snapshotDigest(a), snapshotDigest(c));
   assert.notEqual(snapshotDigest(a), snapshotDigest({ ...a, problems: ["x"] }));
 });
+
+Deno.test("a table created, dropped or reshaped is a change even with no rows", () => {
+  const table = (
+    name: string,
+    columns: string[],
+    category: Category = "unclassified",
+  ) => ({
+    adapter: "db.sqlite",
+    kind: "sqlite" as const,
+    name,
+    category,
+    records: [],
+    columns,
+  });
+  const notes = table("notes", ["id", "title"], "business");
+  const base: Snapshot = { regions: [notes], problems: [] };
+  const created = computeDelta(base, {
+    regions: [notes, table("tags", ["id", "label"])],
+    problems: [],
+  });
+  assert.equal(created.empty, false);
+  assert.equal(created.unclassified.empty, false);
+  assert.equal(created.unclassified.lossy, false);
+  assert.deepEqual(created.unclassified.structure, [{
+    region: "db.sqlite:tags",
+    change: "created",
+    before: null,
+    after: ["id", "label"],
+    lossy: false,
+  }]);
+  assert.equal(created.business.empty, true);
+  const dropped = computeDelta(base, { regions: [], problems: [] });
+  assert.equal(dropped.business.lossy, true);
+  assert.equal(dropped.business.structure[0]?.change, "dropped");
+  const reshaped = computeDelta(base, {
+    regions: [table("notes", ["id", "title", "body"], "business")],
+    problems: [],
+  });
+  assert.equal(reshaped.business.structure[0]?.change, "columns");
+  assert.equal(reshaped.business.lossy, false, "a column added loses nothing");
+  // Regions without columns (fs, json) keep the record-only comparison.
+  const fsEmpty = computeDelta({ regions: [], problems: [] }, {
+    regions: [{
+      adapter: ".",
+      kind: "fs",
+      name: "x",
+      category: "unclassified",
+      records: [],
+    }],
+    problems: [],
+  });
+  assert.equal(fsEmpty.empty, true);
+  assert.equal(computeDelta(base, base).empty, true);
+});

@@ -76,6 +76,11 @@ export function summarizeDelta(d: Delta, limit = 50): Record<string, unknown> {
       added: cd.added.slice(0, limit),
       removed: cd.removed.slice(0, limit),
       changed: cd.changed.slice(0, limit),
+      // Only when present: reports written before tables had a structure
+      // re-derive byte for byte.
+      ...(cd.structure.length
+        ? { structure: cd.structure.slice(0, limit) }
+        : {}),
       ...(cd.added.length + cd.removed.length + cd.changed.length > 3 * limit
         ? { truncated: true }
         : {}),
@@ -93,7 +98,7 @@ export function deltaColumns(d: Delta, cats: readonly Cat[]): string[] {
       const region = ch.region.split(":").slice(1).join(":") || ch.region;
       for (const f of ch.fields) cols.add(`${region}.${f.field}`);
     }
-    for (const r of [...cd.added, ...cd.removed]) {
+    for (const r of [...cd.added, ...cd.removed, ...cd.structure]) {
       const region = r.region.split(":").slice(1).join(":") || r.region;
       cols.add(`${region}.*`);
     }
