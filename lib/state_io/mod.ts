@@ -9,3 +9,4 @@
 export * from "./reset.ts";
 export * from "./snapshot.ts";
 export * from "./verify_reset.ts";
+export * from "./budget.ts";

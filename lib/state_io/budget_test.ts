@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { AdapterDef, Definition } from "../definition/definition.ts";
+import type { AdapterDef, Definition } from "../definition/types.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import { checkStateBudget, overBudget, StateBudgetError } from "./budget.ts";
 
