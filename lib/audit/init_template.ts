@@ -36,6 +36,12 @@ export interface TemplateInput {
   generatedBy: string;
   /** The original server command, for the header. */
   origin: string;
+  /**
+   * `init --url`: the server speaks Streamable HTTP; the local URL (with
+   * `{port}`) the definition will start it on.
+   * @default {unset: stdio}
+   */
+  httpUrl?: string;
 }
 
 /** A TOML basic string (JSON string escapes are valid TOML). */
@@ -174,6 +180,17 @@ export function renderTargetTemplate(input: TemplateInput): string {
   L.push(`command = [`);
   for (const c of input.command) L.push(`  ${tomlString(c)},`);
   L.push(`]`);
+  if (input.httpUrl !== undefined) {
+    L.push(
+      "# Streamable HTTP: verity picks a free loopback port for {port}, starts",
+    );
+    L.push(
+      "# the command sandboxed (network: listening on that port only) and",
+    );
+    L.push("# waits until it answers there.");
+    L.push(`transport = "http"`);
+    L.push(`url = ${tomlString(input.httpUrl)}`);
+  }
   if (input.read.length) {
     L.push("# Extra paths the server may read (its own code).");
     L.push(`read = ${tomlArray(input.read)}`);

@@ -40,10 +40,18 @@ import {
 import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
 import { fetchPinned, pinFromRegistry } from "../audit/fetch.ts";
 import { VERSION } from "../version.ts";
+import {
+  parseRemote,
+  REMOTE_HELP,
+  REMOTE_OPTIONS,
+  remoteClient,
+  type RemoteServer,
+} from "./remote.ts";
 
 export const HELP =
   `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
 verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
+verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
 
 Start an MCP server in the sandbox, list its tools, and write
 <dir>/target.toml: its command, its [source] pin (npm servers), and one
@@ -62,6 +70,11 @@ An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
 under Deno from a pinned, prepared cache: init asks the registry for the
 exact version and integrity (network) and prepares it as verity prepare does.
 
+--url lists a remote server's tools over Streamable HTTP. A remote server
+cannot be reset, so it cannot be audited where it runs: the target.toml
+written is for starting the same server locally (transport = "http", url on
+a loopback {port}); its command is a TODO(verity) to fill in.
+
 Options:
   --name N             the target's name (default: the config's server name, or <dir>'s name)
   --env K=V            environment for the server (repeatable; overrides the config's)
@@ -70,6 +83,7 @@ Options:
   --force              overwrite an existing <dir>/target.toml
   --no-sandbox         list the tools without a sandbox
   --timeout S          seconds to wait for each answer (default 30)
+${REMOTE_HELP}
   -h, --help           show this help
 
 Exit codes: 0 written; 2 bad arguments or configuration, or the server could
@@ -144,6 +158,87 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
   };
 }
 
+/** `verity init <dir> --url URL`: list a remote server, write a local HTTP target template. */
+async function initRemote(
+  p: ParsedCommandLine,
+  remote: RemoteServer,
+): Promise<number> {
+  for (const flag of ["env", "from-config", "server", "no-sandbox"]) {
+    if (p.values[flag] !== undefined) {
+      throw new UsageError(
+        `verity init: --${flag} applies to a started server, not --url`,
+      );
+    }
+  }
+  if (p.positionals.length !== 1) {
+    throw new UsageError(
+      "verity init: expected one directory for the new target.toml",
+    );
+  }
+  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
+  const targetDir = resolve(p.positionals[0]!);
+  const file = join(targetDir, "target.toml");
+  if (!p.values.force && await pathKind(file) !== null) {
+    throw new UsageError(
+      `verity init: ${file} exists; pass --force to overwrite it`,
+    );
+  }
+  const name = String(p.values.name ?? basename(targetDir));
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
+    throw new UsageError(
+      `verity init: target name ${
+        JSON.stringify(name)
+      } must be letters, digits, ".", "_" or "-" (use --name)`,
+    );
+  }
+  console.error(`verity: listing tools of ${remote.shownUrl} (HTTP)`);
+  const s = await openSession(remoteClient(remote), { timeoutMs });
+  await s.client.close(2000);
+  if (s.failure) {
+    throw new ServerError(
+      `verity init: could not list the tools of ${remote.shownUrl}: ${s.failure.message}`,
+    );
+  }
+  const listing = parseToolPages(
+    s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? ""),
+  );
+  const tools: ListedTool[] = listing.contracts.map((c) => ({
+    name: c.name,
+    description: typeof c.raw.description === "string"
+      ? c.raw.description
+      : null,
+    hints: Object.fromEntries(HINT_NAMES.map((h) => [h, c.hints[h].state])),
+    inputSchema: c.raw.inputSchema,
+  }));
+  const path = new URL(remote.url).pathname;
+  const text = renderTargetTemplate({
+    name,
+    command: [
+      `${TODO}: the command that starts this server locally over HTTP on port {port}`,
+    ],
+    env: {},
+    read: [],
+    source: null,
+    tools,
+    notes: [
+      `tools listed from the remote server ${remote.shownUrl}; a remote server cannot be reset, so the audit runs a local copy`,
+    ],
+    generatedBy: `verity ${VERSION} init on ${
+      new Date().toISOString().slice(0, 10)
+    }`,
+    origin: `--url ${remote.shownUrl}`,
+    httpUrl: `http://127.0.0.1:{port}${path === "" ? "/" : path}`,
+  });
+  await Deno.mkdir(targetDir, { recursive: true });
+  await writeFileAtomic(file, text);
+  console.log(
+    `wrote ${
+      relative(Deno.cwd(), file) || file
+    }: ${tools.length} tool(s) listed over HTTP; fill in every ${TODO} value (the local command first)`,
+  );
+  return 0;
+}
+
 /** Run `verity init`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("init", argv, {
@@ -154,11 +249,17 @@ export async function main(argv: string[]): Promise<number> {
     force: { type: "boolean" },
     "no-sandbox": { type: "boolean" },
     timeout: { type: "string" },
+    ...REMOTE_OPTIONS,
   });
   if (p.values.help) {
     console.log(HELP);
     return 0;
   }
+  const remote = parseRemote("init", {
+    ...p,
+    positionals: [],
+  });
+  if (remote !== null) return await initRemote(p, remote);
   if (p.positionals.length !== 1) {
     throw new UsageError(
       "verity init: expected one directory for the new target.toml",

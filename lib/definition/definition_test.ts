@@ -540,3 +540,51 @@ Deno.test("loading does not run seeds: the seeded-state check is its own step, r
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test('transport = "http": a loopback url with {port}; {port} only for HTTP', async () => {
+  const http = GOOD.replace(
+    'command = ["{deno}", "run", "server.ts"]',
+    'command = ["{deno}", "run", "server.ts", "--port", "{port}"]\ntransport = "http"\nurl = "http://127.0.0.1:{port}/mcp"',
+  );
+  const dir = await defDir(http);
+  try {
+    const def = await loadDefinition(dir);
+    assert.equal(def.transport, "http");
+    assert.equal(def.url, "http://127.0.0.1:{port}/mcp");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  await rejects(
+    http.replace('url = "http://127.0.0.1:{port}/mcp"', ""),
+    "fixture.url",
+    /missing: transport = "http" needs/,
+  );
+  await rejects(
+    http.replace(
+      "http://127.0.0.1:{port}/mcp",
+      "http://example.com:{port}/mcp",
+    ),
+    "fixture.url",
+    /loopback URL with the \{port\} placeholder/,
+  );
+  await rejects(
+    http.replace("http://127.0.0.1:{port}/mcp", "http://127.0.0.1:8080/mcp"),
+    "fixture.url",
+    /loopback URL/,
+  );
+  await rejects(
+    http.replace('transport = "http"', 'transport = "sse"'),
+    "fixture.transport",
+    /expected "stdio" or "http"/,
+  );
+  await rejects(
+    http.replace('transport = "http"\n', ""),
+    "fixture.url",
+    /applies only with transport = "http"/,
+  );
+  await rejects(
+    GOOD.replace('"server.ts"]', '"server.ts", "{port}"]'),
+    "fixture.command[3]",
+    /\{port\} needs transport = "http"/,
+  );
+});

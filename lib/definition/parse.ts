@@ -95,6 +95,8 @@ export function parseDefinition(text: string, file: string): Definition {
     "read",
     "cwd",
     "allow",
+    "transport",
+    "url",
   ]);
   if (!Object.hasOwn(head, "name")) {
     r.fail(`${kind}.name`, "missing (the definition's name)");
@@ -207,6 +209,15 @@ export function parseDefinition(text: string, file: string): Definition {
     }
   }
 
+  const { transport, url } = parseTransport(r, head, kind, [
+    ...command.map((c, i) => [c, `${kind}.command[${i}]`] as const),
+    ...Object.entries(env).map(([k, v]) =>
+      [v, join(`${kind}.env`, k)] as const
+    ),
+    ...read.map((p, i) => [p, `${kind}.read[${i}]`] as const),
+    ...(cwd === null ? [] : [[cwd, `${kind}.cwd`] as const]),
+  ]);
+
   // [state]
   if (!Object.hasOwn(raw, "state")) {
     r.fail(
@@ -297,11 +308,67 @@ export function parseDefinition(text: string, file: string): Definition {
     read,
     cwd,
     allow,
+    transport,
+    url,
     locations,
     adapters,
     tools,
     source,
   };
+}
+
+/**
+ * `transport` and `url`: stdio by default; `"http"` needs a loopback `url`
+ * holding `{port}` (and no other placeholder), and `{port}` appears nowhere
+ * else unless the transport is HTTP.
+ */
+function parseTransport(
+  r: Reader,
+  head: Record<string, unknown>,
+  kind: string,
+  strings: readonly (readonly [string, string])[],
+): { transport: "stdio" | "http"; url: string | null } {
+  let transport: "stdio" | "http" = "stdio";
+  if (Object.hasOwn(head, "transport")) {
+    const t = r.string(head.transport, `${kind}.transport`);
+    if (t !== "stdio" && t !== "http") {
+      r.fail(
+        `${kind}.transport`,
+        `expected "stdio" or "http", got ${JSON.stringify(t)}`,
+      );
+    }
+    transport = t;
+  }
+  let url: string | null = null;
+  if (Object.hasOwn(head, "url")) {
+    url = r.nonEmptyString(head.url, `${kind}.url`);
+    if (transport !== "http") {
+      r.fail(`${kind}.url`, 'applies only with transport = "http"');
+    }
+    const m = /^http:\/\/(127\.0\.0\.1|localhost):\{port\}(\/[^{}\s]*)?$/
+      .exec(url);
+    if (!m) {
+      r.fail(
+        `${kind}.url`,
+        `expected http://127.0.0.1:{port}/<path> (a loopback URL with the {port} placeholder), got ${
+          JSON.stringify(url)
+        }`,
+      );
+    }
+  } else if (transport === "http") {
+    r.fail(
+      `${kind}.url`,
+      'missing: transport = "http" needs the server\'s URL, e.g. "http://127.0.0.1:{port}/mcp"',
+    );
+  }
+  if (transport !== "http") {
+    for (const [v, path] of strings) {
+      if (v.includes("{port}")) {
+        r.fail(path, '{port} needs transport = "http"');
+      }
+    }
+  }
+  return { transport, url };
 }
 
 function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {

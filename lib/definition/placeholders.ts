@@ -9,6 +9,7 @@ import { UsageError } from "../errors.ts";
 
 /** The placeholder names a definition may use. */
 export const PLACEHOLDERS = [
+  "port",
   "deno",
   "python",
   "node",
@@ -31,6 +32,8 @@ export interface PlaceholderValues {
   node?: string;
   /** `{node_modules}`: the prepared npm install of a Node target. @default {null} */
   node_modules?: string | null;
+  /** `{port}`: the loopback port of an HTTP server process. @default {unset: using `{port}` throws} */
+  port?: string;
 }
 
 /**
@@ -63,6 +66,10 @@ export function substitute(
           ? `{node} used in ${
             JSON.stringify(value)
           } but no Node.js binary was resolved (install node)`
+          : name === "port"
+          ? `{port} used in ${
+            JSON.stringify(value)
+          } but the server is not started with transport = "http"`
           : `{${name}} used in ${
             JSON.stringify(value)
           } but the definition has no [source] (or it is not prepared)`,

@@ -93,6 +93,18 @@ export interface Definition {
   cwd: string | null;
   /** Declared sandbox allowances beyond the default (`allow`). */
   allow: Allowances;
+  /**
+   * How verity speaks to the server: over its stdin/stdout, or over
+   * Streamable HTTP at {@linkcode Definition.url}.
+   * @default {"stdio"}
+   */
+  transport?: "stdio" | "http";
+  /**
+   * `transport = "http"`: the server's MCP endpoint on loopback, with a
+   * `{port}` placeholder (verity picks a free port per server process).
+   * @default {null}
+   */
+  url?: string | null;
   /** `[state].locations`, e.g. "sqlite:state.db", "fs:notes/", "json:store.json". */
   locations: string[];
   adapters: AdapterDef[];

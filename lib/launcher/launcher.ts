@@ -30,18 +30,31 @@ import type {
   SandboxBackend,
 } from "../sandbox/types.ts";
 import { resetState } from "../state_io/reset.ts";
+import type { McpClient } from "../wire/client.ts";
+import type { SpawnSpec } from "../wire/stdio_client.ts";
+import { freeLoopbackPort, startLocalHttp } from "../wire/local_http.ts";
 import {
   commandForChoice,
   type LaunchableDefinition,
   launchRequest,
   type LaunchSetup,
   needsBubblewrapProbe,
+  serverUrl,
   type SessionDirs,
   usesNode,
   usesPython,
 } from "./request.ts";
 
 export type { LaunchableDefinition, LaunchSetup, SessionDirs };
+
+/** One started server process: its launch, and what `openSession` takes. */
+export interface StartedServer {
+  launch: Launch;
+  /** The spawn spec (stdio), or a client of the started HTTP server. */
+  target: SpawnSpec | McpClient;
+  /** `transport = "http"`: the URL it listens on; null for stdio. */
+  url: string | null;
+}
 
 /** Options for {@linkcode openLauncher}. */
 export interface LauncherOptions {
@@ -107,6 +120,40 @@ export class DefinitionLauncher {
    */
   launch(dirs: SessionDirs, label: string): Launch {
     return prepareLaunch(this.request(dirs, label));
+  }
+
+  /** Whether servers of this definition speak Streamable HTTP. */
+  get http(): boolean {
+    return this.definition.transport === "http";
+  }
+
+  /**
+   * Launch one process of a session and make it ready for `openSession`:
+   * stdio servers are spawned by the session; an HTTP server gets a free
+   * loopback port (`{port}`), is started with network limited to listening
+   * there, and is waited for (up to `startTimeoutMs`) until it answers.
+   * Throws `SandboxError` when it cannot be launched safely.
+   * Requires `--allow-run` and `--allow-net` (loopback) for HTTP.
+   */
+  async start(
+    dirs: SessionDirs,
+    label: string,
+    startTimeoutMs: number,
+  ): Promise<StartedServer> {
+    if (!this.http) {
+      const launch = this.launch(dirs, label);
+      return { launch, target: launch.spawn, url: null };
+    }
+    const port = freeLoopbackPort();
+    const launch = this.launch({ ...dirs, port }, label);
+    const url = serverUrl(this.definition, port)!;
+    const target = await startLocalHttp(
+      launch.spawn,
+      url,
+      port,
+      startTimeoutMs,
+    );
+    return { launch, target, url };
   }
 }
 

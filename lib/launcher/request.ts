@@ -35,6 +35,8 @@ export type LaunchableDefinition = Pick<
   | "sandbox"
   | "source"
   | "adapters"
+  | "transport"
+  | "url"
 >;
 
 /** Facts about this machine and this definition, gathered once per command. */
@@ -63,6 +65,11 @@ export interface SessionDirs {
   state: string;
   /** Where the sandbox's evidence (audit logs) goes, outside the state directory. */
   evidence: string;
+  /**
+   * `{port}`: the loopback port this process listens on (HTTP servers).
+   * @default {unset}
+   */
+  port?: number;
 }
 
 /** The values of every placeholder for one session (the definition module's type). */
@@ -111,8 +118,10 @@ export function placeholderValues(
   def: Pick<Definition, "dir">,
   setup: LaunchSetup,
   stateDir: string,
+  port?: number,
 ): PlaceholderValues {
   return {
+    ...(port !== undefined ? { port: String(port) } : {}),
     deno: setup.deno,
     python: setup.python,
     state: stateDir,
@@ -128,13 +137,16 @@ export function placeholderValues(
  * stand-in state directory (the choice never depends on it).
  */
 export function commandForChoice(
-  def: Pick<Definition, "dir" | "command">,
+  def:
+    & Pick<Definition, "dir" | "command">
+    & Partial<Pick<Definition, "transport">>,
   setup: Omit<LaunchSetup, "backend" | "why">,
 ): string[] {
   const vars = placeholderValues(
     def,
     { ...setup, backend: "none", why: "" },
     "/state",
+    def.transport === "http" ? 1 : undefined,
   );
   return def.command.map((c) => substitute(c, vars));
 }
@@ -184,7 +196,7 @@ export function launchRequest(
   dirs: SessionDirs,
   label: string,
 ): LaunchRequest {
-  const vars = placeholderValues(def, setup, dirs.state);
+  const vars = placeholderValues(def, setup, dirs.state, dirs.port);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(def.env)) env[k] = substitute(v, vars);
   env.VERITY_STATE_DIR = dirs.state;
@@ -204,5 +216,23 @@ export function launchRequest(
     evidenceDir: dirs.evidence,
     label,
     ...(setup.denoDir !== null ? { denoDir: setup.denoDir } : {}),
+    ...(dirs.port !== undefined ? { listen: dirs.port } : {}),
   };
+}
+
+/**
+ * The URL of an HTTP server process listening on `port`, or null for a
+ * stdio definition.
+ *
+ * @example
+ * ```ts
+ * console.assert(serverUrl({ transport: "http", url: "http://127.0.0.1:{port}/mcp" }, 8123) === "http://127.0.0.1:8123/mcp");
+ * ```
+ */
+export function serverUrl(
+  def: Partial<Pick<Definition, "transport" | "url">>,
+  port: number,
+): string | null {
+  if (def.transport !== "http" || !def.url) return null;
+  return def.url.replace("{port}", String(port));
 }

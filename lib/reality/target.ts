@@ -41,6 +41,7 @@ export interface TargetRealityOptions {
 export function scratchStateLauncher(
   launcher: DefinitionLauncher,
   workDir: string,
+  startTimeoutMs = 30_000,
 ): ServerLauncher {
   let seq = 0;
   return {
@@ -56,7 +57,8 @@ export function scratchStateLauncher(
       try {
         await Deno.mkdir(dirs.evidence, { recursive: true });
         await launcher.reset(dirs.state);
-        return { spec: launcher.launch(dirs, label).spawn, dispose };
+        const started = await launcher.start(dirs, label, startTimeoutMs);
+        return { spec: started.target, dispose };
       } catch (e) {
         await dispose();
         throw e;
@@ -87,7 +89,11 @@ export async function runTargetReality(
   });
   const backend = defLauncher.backend;
   const workDir = await Deno.makeTempDir({ prefix: "verity-reality-" });
-  const launcher = scratchStateLauncher(defLauncher, workDir);
+  const launcher = scratchStateLauncher(
+    defLauncher,
+    workDir,
+    def.timeouts.start_s * 1000,
+  );
   try {
     return await runReality(launcher, {
       seed: options.seed,

@@ -15,6 +15,9 @@
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { StdioClient } from "../wire/stdio_client.ts";
 import { openSession } from "../wire/session.ts";
+import type { McpClient } from "../wire/client.ts";
+import { HttpClient } from "../wire/http_client.ts";
+import { startLocalHttp } from "../wire/local_http.ts";
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -24,6 +27,13 @@ export interface OverlapSpec {
   startTimeoutMs: number;
   callTimeoutMs: number;
   call: { name: string; arguments: Record<string, unknown> };
+  /**
+   * `transport = "http"`: where each launch listens. Then single_connection
+   * means two sessions on one server instance (the natural HTTP case) and
+   * two_process two instances, each on its own port, sharing the store.
+   * @default {unset: stdio}
+   */
+  http?: { port: number; url: string }[];
   /**
    * Pings per instance before the calls (two_process).
    * @default {3}
@@ -140,8 +150,24 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     serverSpanMs: 0,
   };
   const spawnT = now();
+  const targets0: (SpawnSpec | McpClient)[] = spec.http === undefined
+    ? spec.launches
+    : await Promise.all(
+      spec.launches.map((l, i) =>
+        startLocalHttp(
+          l,
+          spec.http![i]!.url,
+          spec.http![i]!.port,
+          spec.startTimeoutMs,
+        )
+      ),
+    );
+  if (spec.http !== undefined && spec.mode === "single_connection") {
+    // A second session on the same server instance.
+    targets0.push(new HttpClient(spec.http[0]!.url));
+  }
   const opened = await Promise.all(
-    spec.launches.map((l) =>
+    targets0.map((l) =>
       openSession(l, {
         timeoutMs: spec.startTimeoutMs,
         deadlineMs: 2 * spec.startTimeoutMs + spec.callTimeoutMs + 10_000,
@@ -171,10 +197,9 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
         result.rtt.push(median(samples));
       }
     }
-    const targets = spec.mode === "two_process" ? [clients[0]!, clients[1]!] : [
-      clients[0]!,
-      clients[0]!,
-    ];
+    const targets = spec.mode === "two_process" || spec.http !== undefined
+      ? [clients[0]!, clients[1]!]
+      : [clients[0]!, clients[0]!];
     const params = { name: spec.call.name, arguments: spec.call.arguments };
     // Release both calls in the same tick.
     const sendT = [0, 0];
@@ -200,7 +225,11 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     result.overlapDetail = d.detail;
     return result;
   } finally {
-    await Promise.all(clients.map((c) => c.close(1000)));
+    if (spec.http !== undefined && spec.mode === "single_connection") {
+      // The second session of one HTTP instance closes before the instance.
+      await clients[1]?.close(1000);
+      await clients[0]?.close(1000);
+    } else await Promise.all(clients.map((c) => c.close(1000)));
     timeline.push({ event: "closed", t: now() });
     result.serverSpanMs = now() - spawnT;
     result.stderr = clients.map((c) => c.stderr().text.slice(-2000));

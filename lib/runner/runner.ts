@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import type { Definition } from "../definition/types.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
-import { placeholderValues } from "../launcher/request.ts";
+import { placeholderValues, serverUrl } from "../launcher/request.ts";
 import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
 import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
@@ -21,6 +21,10 @@ import type { Snapshot } from "../state/types.ts";
 import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
 import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import { openSession } from "../wire/session.ts";
+import type { HttpExchange } from "../wire/http_client.ts";
+import { freeLoopbackPort } from "../wire/local_http.ts";
+import type { McpClient } from "../wire/client.ts";
+import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { StdioClient } from "../wire/stdio_client.ts";
 import type { Frame } from "../wire/frames.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
@@ -85,7 +89,16 @@ export interface SessionRecord {
    * arguments are in the tool's observations.
    */
   arguments?: Record<string, unknown>;
+  /**
+   * `transport = "http"`: the session's HTTP exchanges verbatim (status,
+   * headers, frame indices, SSE events, stamps), at most
+   * {@linkcode MAX_HTTP_EXCHANGES} kept.
+   */
+  http?: { url: string; exchanges: HttpExchange[]; dropped: number };
 }
+
+/** Most HTTP exchanges kept per session record. */
+export const MAX_HTTP_EXCHANGES = 200;
 
 /** The raw result of running a battery: observations plus protocol evidence. */
 export interface BatteryResult {
@@ -192,8 +205,17 @@ function launchFor(
   ctx: Ctx,
   dirs: ScratchDirs,
   label: string,
+  port?: number,
 ): Launch {
-  return ctx.opts.launcher.launch(dirs, label);
+  return ctx.opts.launcher.launch(
+    port === undefined ? dirs : { ...dirs, port },
+    label,
+  );
+}
+
+/** A loopback port per server process of an HTTP definition, else undefined. */
+function portFor(ctx: Ctx): number | undefined {
+  return ctx.def.transport === "http" ? freeLoopbackPort() : undefined;
 }
 
 async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
@@ -299,8 +321,15 @@ async function runSequentialSession(
       return obs;
     }
     let launch: Launch;
+    let target: SpawnSpec | McpClient;
+    let url: string | null;
+    const s0 = performance.now();
     try {
-      launch = launchFor(ctx, dirs, "server");
+      ({ launch, target, url } = await ctx.opts.launcher.start(
+        dirs,
+        "server",
+        ctx.def.timeouts.start_s * 1000,
+      ));
     } catch (e) {
       obs.setupFailure = `launch refused: ${(e as Error).message}`;
       return obs;
@@ -308,9 +337,8 @@ async function runSequentialSession(
     record.command = launch.spawn.command;
     obs.backend = launch.backend;
     record.backend = launch.backend;
-    const s0 = performance.now();
     const callsPlanned = p.kind === "control" ? 0 : p.kind === "once" ? 1 : 2;
-    const s = await openSession(launch.spawn, {
+    const s = await openSession(target, {
       timeoutMs: ctx.def.timeouts.start_s * 1000,
       // The whole session: opening, listing, every call, and a margin.
       deadlineMs: (2 * ctx.def.timeouts.start_s +
@@ -355,6 +383,14 @@ async function runSequentialSession(
     }${exit.signal ? ` ${exit.signal}` : ""}`;
     record.stderrTail = s.client.stderr().text.slice(-2000);
     record.problems = s.client.problems.slice(0, 20);
+    if (url !== null && "exchanges" in s.client) {
+      const all = (s.client as { exchanges: HttpExchange[] }).exchanges;
+      record.http = {
+        url,
+        exchanges: all.slice(0, MAX_HTTP_EXCHANGES),
+        dropped: Math.max(0, all.length - MAX_HTTP_EXCHANGES),
+      };
+    }
     record.sandbox = await collectEvidence(launch);
     obs.network = networkChecks(record.sandbox);
     if (obs.setupFailure === null || p.kind !== "control") {
@@ -397,7 +433,8 @@ async function runAttemptSession(
       return obs;
     }
     const labels = p.mode === "two_process" ? ["a", "b"] : ["a"];
-    const launches = labels.map((l) => launchFor(ctx, dirs, l));
+    const ports = labels.map(() => portFor(ctx));
+    const launches = labels.map((l, i) => launchFor(ctx, dirs, l, ports[i]));
     record.command = launches[0]!.spawn.command;
     record.backend = launches[0]!.backend;
     const args = argumentsFor(ctx, tool, dirs.state);
@@ -405,6 +442,14 @@ async function runAttemptSession(
     const spec: OverlapSpec = {
       mode: p.mode,
       launches: launches.map((l) => l.spawn),
+      ...(ctx.def.transport === "http"
+        ? {
+          http: ports.map((port) => ({
+            port: port!,
+            url: serverUrl(ctx.def, port!)!,
+          })),
+        }
+        : {}),
       startTimeoutMs: ctx.def.timeouts.start_s * 1000,
       callTimeoutMs: ctx.def.timeouts.call_s * 1000,
       call: { name: tool.name, arguments: args },

@@ -107,6 +107,9 @@ function granted(e: PermissionEvent, policy: LaunchPolicy): boolean {
       return v !== null && (policy.sys ?? []).includes(v);
     case "run":
       return v !== null && (policy.run ?? []).some((p) => v === p);
+    case "net":
+      // Only an HTTP server's own listening address is ever granted.
+      return v !== null && (policy.net ?? []).includes(v);
     default:
       // net, ffi and import are never granted by the deno backend; sys and
       // run only when the definition declared them (allow.sys, allow.run).
@@ -264,7 +267,13 @@ export function launchEvidence(
   return {
     ...base,
     attempts: refusedAttempts(log.events, policy),
-    network: networkAttempts(log.events),
+    // An HTTP server listening on its own granted port is not reaching out.
+    network: networkAttempts(
+      log.events.filter((e) =>
+        !(e.permission === "net" && e.value !== null &&
+          (policy.net ?? []).includes(e.value))
+      ),
+    ),
     problems: log.problems,
   };
 }

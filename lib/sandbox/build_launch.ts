@@ -324,6 +324,7 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   const allow = allowOf(req);
   const runPaths = allowedRunPaths(req, host);
   for (const p of runPaths) checkListValue("allow.run program", p);
+  const listen = listenAddresses(req);
   const hasLockFlag = flags.some((f) =>
     /^--(lock|no-lock|frozen)(=|$)/.test(f)
   );
@@ -331,7 +332,7 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     "--no-prompt",
     "--cached-only",
     ...(hasLockFlag ? [] : ["--no-lock"]),
-    "--deny-net",
+    ...(listen.length ? [`--allow-net=${listen.join(",")}`] : ["--deny-net"]),
     ...(runPaths.length ? [`--allow-run=${runPaths.join(",")}`] : [
       "--deny-run",
     ]),
@@ -348,6 +349,7 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     env: envNames,
     sys: allow.sys,
     run: runPaths,
+    ...(listen.length ? { net: listen } : {}),
   };
   const cwd = cwdOf(req);
   const inner = [req.command[0]!, "run", ...ours, ...flags, script, ...args];
@@ -364,6 +366,21 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     policy,
     observes: OBSERVES.deno,
   };
+}
+
+/**
+ * The addresses an HTTP server may listen on: its own port on the loopback
+ * names and the wildcard address (a server that binds every interface is
+ * still reached on loopback); no other host and no other port.
+ */
+function listenAddresses(req: LaunchRequest): string[] {
+  if (req.listen === undefined) return [];
+  if (!Number.isInteger(req.listen) || req.listen < 1 || req.listen > 65535) {
+    throw new SandboxError(`listen port ${req.listen} is not a TCP port`);
+  }
+  return ["127.0.0.1", "localhost", "0.0.0.0", "[::1]", "[::]"].map((h) =>
+    `${h}:${req.listen}`
+  );
 }
 
 /**

@@ -48,6 +48,12 @@ export interface LaunchRequest {
    * @default {DENO_DIR, else $XDG_CACHE_HOME/deno, else $HOME/.cache/deno (Linux)}
    */
   denoDir?: string;
+  /**
+   * An HTTP server's loopback port: the only network access it gets is
+   * listening there (Deno: `--allow-net` scoped to that port).
+   * @default {unset: no network at all}
+   */
+  listen?: number;
 }
 
 /** What a definition allows beyond the default sandbox. */
@@ -79,6 +85,11 @@ export interface LaunchPolicy {
   sys?: string[];
   /** Programs the server may start (absolute paths, `allow.run`). @default {[]} */
   run?: string[];
+  /**
+   * Network addresses granted (an HTTP server's own listening address);
+   * checks of exactly these are not network attempts. @default {[]}
+   */
+  net?: string[];
 }
 
 /** A prepared launch: the spawn spec plus where its evidence will appear. */

@@ -997,6 +997,11 @@ export class HttpClient implements McpClient {
     // The negotiated protocol version is taken when the outcome resolves.
   }
 
+  /** End the session with `f` (e.g. the local server never answered). */
+  abort(f: WireFailure): void {
+    this.#fail(f);
+  }
+
   kill(): void {
     this.#closing = true;
     for (const a of this.#streams) a.abort();
