@@ -19,7 +19,6 @@ import {
   type TestName,
   type ToolDef,
 } from "./types.ts";
-import { hasPlaceholder } from "./placeholders.ts";
 import { describe, join, plain, Reader, relativePath } from "./_reader.ts";
 
 const MASK_KINDS = ["timestamp", "uuid", "token", "counter"] as const;
