@@ -44,6 +44,15 @@ const COMMANDS: Record<string, Command> = {
     summary: "show a saved report, or re-derive and verify one",
     load: () => import("./lib/cli/report_cmd.ts"),
   },
+  attest: {
+    summary:
+      "sign an in-toto statement about a verified report; verify one offline",
+    load: () => import("./lib/cli/attest_cmd.ts"),
+  },
+  keygen: {
+    summary: "write a new Ed25519 key pair for verity attest",
+    load: () => import("./lib/cli/keygen_cmd.ts"),
+  },
   reality: {
     summary:
       "check that successful calls return real answers (refusal, empty, outputSchema)",

@@ -1,38 +1,88 @@
 /**
- * The published audit reports under results/ re-derive with this verity:
- * a change to the verdict rules that would alter a published verdict fails
- * here, so the audits are re-run (or ENGINE_VERSION bumped) with the change.
- * Reports are stored gzip-compressed (`report.json.gz`) and read as such.
+ * The published audits under results/: each report re-derives with this
+ * verity (a change to the verdict rules that would alter a published
+ * verdict fails here, so the audits are re-run, or ENGINE_VERSION bumped,
+ * with the change), and each audit's report, ledger, head and attestation
+ * verify together with the committed public key
+ * (keys/verity-results.pub.pem), in the one command a reviewer runs.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { verifyReport } from "../lib/report/report.ts";
-import { readTextMaybeGzip } from "../lib/common/read_text.ts";
+import { parseEvidenceJson } from "../lib/evidence/canonical.ts";
+import { readEvidenceText } from "../lib/evidence/files.ts";
+import { verifyReport } from "../lib/report/verify.ts";
 
-const RESULTS = new URL("../results/", import.meta.url).pathname;
+const ROOT = new URL("../", import.meta.url).pathname;
+const RESULTS = join(ROOT, "results");
+const KEY = join(ROOT, "keys", "verity-results.pub.pem");
+const MAIN = join(ROOT, "main.ts");
 
-const reports: string[] = [];
-for (const dir of Deno.readDirSync(RESULTS)) {
-  if (!dir.isDirectory) continue;
-  for (const rel of ["report.json.gz", "offline/report.json.gz"]) {
-    const p = join(RESULTS, dir.name, rel);
+function existing(p: string): string | null {
+  for (const cand of [p, `${p}.gz`]) {
     try {
-      Deno.statSync(p);
-      reports.push(p);
+      Deno.statSync(cand);
+      return cand;
     } catch {
-      // not every result has an offline run
+      // next
     }
   }
+  return null;
+}
+
+const audits: { dir: string; reports: string[] }[] = [];
+for (const dir of Deno.readDirSync(RESULTS)) {
+  if (!dir.isDirectory) continue;
+  const reports = ["report.json", "offline/report.json"]
+    .map((rel) => existing(join(RESULTS, dir.name, rel)))
+    .filter((p): p is string => p !== null);
+  audits.push({ dir: join(RESULTS, dir.name), reports });
 }
 
 Deno.test("there are published audit reports", () => {
-  assert.ok(reports.length >= 2, `found ${reports.length}`);
+  assert.ok(
+    audits.flatMap((a) => a.reports).length >= 2,
+    `found ${audits.length}`,
+  );
 });
 
-for (const path of reports.sort()) {
-  Deno.test(`published report re-derives: ${path.slice(RESULTS.length)}`, async () => {
-    const report = JSON.parse(await readTextMaybeGzip(path));
-    assert.equal(report.audit, true);
-    assert.deepEqual(verifyReport(report), []);
-  });
+for (const { dir, reports } of audits.sort((a, b) => a.dir < b.dir ? -1 : 1)) {
+  for (const path of reports) {
+    const name = path.slice(RESULTS.length + 1);
+    Deno.test(`published report re-derives: ${name}`, async () => {
+      const report = parseEvidenceJson((await readEvidenceText(path)).text);
+      assert.equal((report as { audit: boolean }).audit, true);
+      assert.deepEqual(verifyReport(report), []);
+    });
+    Deno.test(`published report, ledger, head and attestation verify in one command: ${name}`, async () => {
+      const envelope = path.replace(/\.gz$/, "") + ".intoto.json";
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-read",
+          MAIN,
+          "attest",
+          "verify",
+          envelope,
+          "--key",
+          KEY,
+          "--report",
+          path,
+          "--ledger",
+          join(dir, "ledger.json"),
+          "--expected-head-file",
+          join(dir, "ledger.head"),
+        ],
+        stdout: "piped",
+        stderr: "piped",
+        env: { NO_COLOR: "1" },
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) +
+        new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, text);
+      assert.match(
+        text,
+        /attestation verified: signature, subject, re-derivation, ledger chain, block and head/,
+      );
+    });
+  }
 }

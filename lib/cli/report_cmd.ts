@@ -8,43 +8,51 @@
 import { join } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { type Report, REPORT_SCHEMA, verifyReport } from "../report/report.ts";
+import { type Report, REPORT_SCHEMA } from "../report/report.ts";
+import { verifyDocument } from "./_verify_document.ts";
+import { readEvidenceText } from "../evidence/files.ts";
+import { parseEvidenceJson } from "../evidence/canonical.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
-import { readTextMaybeGzip } from "../common/read_text.ts";
 
 export const HELP =
   `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
-verity report verify <report.json | report.json.gz>
+verity report verify <file> [--ledger LEDGER (--expected-head H | --expected-head-file F)]
 
-Show a saved report, or verify one: re-derive every verdict and the
-expectation check from the evidence inside the report with the same pure
-engine, and re-hash every snapshot. Exit 1 on any difference.
+Show a saved report, or verify one. <file> is an audit report
+(report.json or report.json.gz), a reality report (verity reality --out) or
+a capture manifest (verity capture --out).
+
+verify re-derives the document from the raw evidence inside it (an audit
+report: every declaration from the raw tools/list frames, every call
+outcome from the raw response frames, every snapshot digest, every verdict
+and the expectation check; a reality report: every verdict and the score; a
+manifest: every contract hash) and names each field that differs. With
+--ledger it also checks the ledger's chain against the head kept elsewhere
+and that a block of it records this file's SHA-256: fields nothing can
+re-derive (provenance, commands, timings, the raw evidence itself) are
+covered only by that binding. See docs/evidence.md.
+
+Exit: 0 verified; 1 a difference, a broken chain or no block for the file;
+2 unreadable input or bad arguments.
 
 Options:
-  --format FORMAT      text (default), json, html (one self-contained page),
-                       sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
-  --runs-dir DIR       where run ids are looked up (default runs/)
-  -h, --help           show this help`;
+  --format FORMAT          text (default), json, html (one self-contained page),
+                           sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
+  --runs-dir DIR           where run ids are looked up (default runs/)
+  --ledger FILE            the ledger the file was appended to
+  --expected-head H        the ledger head published elsewhere (sha256:...)
+  --expected-head-file F   read the head from a file
+  -h, --help               show this help`;
 
-async function readReport(path: string): Promise<unknown> {
-  let text: string;
+/** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
+async function readDocument(
+  path: string,
+): Promise<{ value: unknown; digest: string }> {
+  const { text, digest } = await readEvidenceText(path);
   try {
-    text = await readTextMaybeGzip(path);
+    return { value: parseEvidenceJson(text), digest };
   } catch (e) {
-    throw new UsageError(
-      e instanceof SyntaxError
-        ? e.message
-        : `${path}: cannot read report (${
-          e instanceof Deno.errors.NotFound
-            ? "no such file"
-            : (e as Error).message
-        })`,
-    );
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`${path}: not JSON (${(e as Error).message})`);
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
   }
 }
 
@@ -75,6 +83,9 @@ export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("report", argv, {
     format: { type: "string" },
     "runs-dir": { type: "string" },
+    ledger: { type: "string" },
+    "expected-head": { type: "string" },
+    "expected-head-file": { type: "string" },
   });
   if (p.values.help) {
     console.log(HELP);
@@ -83,31 +94,37 @@ export async function main(argv: string[]): Promise<number> {
   const runsDir = String(p.values["runs-dir"] ?? "runs");
   if (p.positionals[0] === "verify") {
     if (p.positionals.length !== 2) {
-      throw new UsageError("verity report verify: expected one report path");
+      throw new UsageError("verity report verify: expected one file");
     }
     const path = await locate(p.positionals[1]!, runsDir);
-    const problems = verifyReport(await readReport(path));
-    if (problems.length === 0) {
-      console.log(
-        `report verified: ${path}: every verdict, snapshot digest and the expectation check re-derived from its evidence`,
-      );
-      return 0;
-    }
-    for (const pr of problems) {
-      console.log(`MISMATCH ${pr.where}: ${pr.message}`);
-    }
-    console.log(`report NOT verified: ${problems.length} difference(s)`);
-    return 1;
+    const result = await verifyDocument(path, {
+      ledger: optionalString(p.values.ledger),
+      expectedHead: optionalString(p.values["expected-head"]),
+      expectedHeadFile: optionalString(p.values["expected-head-file"]),
+    });
+    for (const line of result.lines) console.log(line);
+    return result.ok ? 0 : 1;
+  }
+  if (
+    p.values.ledger !== undefined || p.values["expected-head"] !== undefined
+  ) {
+    throw new UsageError(
+      "verity report: --ledger and --expected-head apply to verity report verify",
+    );
   }
   if (p.positionals.length !== 1) {
     throw new UsageError("verity report: expected one run id or path");
   }
   const format = parseReportFormat("report", p.values.format);
   const path = await locate(p.positionals[0]!, runsDir);
-  const r = await readReport(path) as Report;
+  const r = (await readDocument(path)).value as Report;
   if (r?.schema !== REPORT_SCHEMA) {
     throw new UsageError(`${path}: not a ${REPORT_SCHEMA} report`);
   }
   console.log((await renderReport(r, format)).replace(/\n$/, ""));
   return 0;
+}
+
+function optionalString(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
 }

@@ -82,3 +82,43 @@ export async function readJsonDocument(
     sha256: options.digest ? "sha256:" + sha256Hex(bytes) : null,
   };
 }
+
+/**
+ * Read an evidence document that may be gzip-compressed (by name `.gz` or
+ * by its magic bytes): its text and `sha256:` of the uncompressed bytes,
+ * which is the digest ledgers and attestations record. Throws
+ * {@linkcode UsageError} naming the file when it is missing, unreadable,
+ * not gzip when it says so, or not UTF-8.
+ */
+export async function readEvidenceText(
+  path: string,
+): Promise<{ text: string; bytes: Uint8Array; digest: string }> {
+  let raw: Uint8Array;
+  try {
+    raw = await Deno.readFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new UsageError(`${path}: no such file`);
+    }
+    throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+  }
+  let bytes = raw;
+  if (path.endsWith(".gz") || (raw[0] === 0x1f && raw[1] === 0x8b)) {
+    try {
+      const stream = new Blob([raw as Uint8Array<ArrayBuffer>]).stream()
+        .pipeThrough(
+          new DecompressionStream("gzip"),
+        );
+      bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    } catch (e) {
+      throw new UsageError(`${path}: not valid gzip: ${(e as Error).message}`);
+    }
+  }
+  let text: string;
+  try {
+    text = strict.decode(bytes);
+  } catch {
+    throw new UsageError(`${path}: not valid UTF-8`);
+  }
+  return { text, bytes, digest: "sha256:" + sha256Hex(bytes) };
+}

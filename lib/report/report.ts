@@ -1,13 +1,11 @@
 /**
- * The report (`verity.report/1`): a self-contained evidence record, and the
- * pure re-derivation behind `verity report verify`.
+ * The report (`verity.report/1`): a self-contained evidence record. The
+ * re-derivation behind `verity report verify` is in `verify.ts`.
  *
  * @module
  */
 import type { Snapshot } from "../state/types.ts";
-import { snapshotDigest } from "../state/delta.ts";
-import { canonicalStateJson } from "../state/keys.ts";
-import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
+import { judgeTool } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
   TestName,
@@ -15,11 +13,7 @@ import type {
   Verdict,
 } from "../verdicts/types.ts";
 import { TEST_NAMES } from "../verdicts/types.ts";
-import {
-  checkExpectations,
-  type ExpectationCheck,
-  type ExpectedVerdict,
-} from "./expectations.ts";
+import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
 import type { SessionRecord } from "../runner/runner.ts";
 
 /** The schema identifier of reports this version writes. */
@@ -114,112 +108,4 @@ export function deriveVerdicts(
   return tools.flatMap((t) => judgeTool(definition, t, snapshots, tests));
 }
 
-/** One difference found by {@linkcode verifyReport}. */
-export interface ReportProblem {
-  where: string;
-  message: string;
-}
-
-/**
- * Re-derive everything a report claims from the evidence inside it: each
- * snapshot's digest, each verdict, the expectation check. Pure.
- */
-export function verifyReport(report: unknown): ReportProblem[] {
-  const problems: ReportProblem[] = [];
-  const r = report as Partial<Report> | null;
-  if (!r || typeof r !== "object" || r.schema !== REPORT_SCHEMA) {
-    return [{ where: "schema", message: `not a ${REPORT_SCHEMA} report` }];
-  }
-  if (
-    !r.observations || !r.snapshots || !Array.isArray(r.verdicts) ||
-    !r.expectations
-  ) {
-    return [{
-      where: "report",
-      message: "observations, snapshots, verdicts or expectations missing",
-    }];
-  }
-  for (const [digest, snap] of Object.entries(r.snapshots)) {
-    const again = snapshotDigest(snap);
-    if (again !== digest) {
-      problems.push({
-        where: `snapshots.${digest}`,
-        message: `content hashes to ${again}`,
-      });
-    }
-  }
-  const engine = r.provenance?.engine;
-  if (engine !== ENGINE_VERSION) {
-    problems.push({
-      where: "provenance.engine",
-      message: `judged by verdict rules version ${
-        engine ?? "unknown"
-      }; this verity applies version ${ENGINE_VERSION}, so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
-    });
-  }
-  let derived: Verdict[];
-  try {
-    derived = deriveVerdicts(
-      r.observations.definition,
-      r.observations.tools,
-      r.snapshots,
-      r.tests ?? TEST_NAMES,
-    );
-  } catch (e) {
-    return [...problems, {
-      where: "verdicts",
-      message: `cannot re-derive: ${(e as Error).message}`,
-    }];
-  }
-  const key = (v: Verdict) =>
-    `${v.tool}${v.variant ? `[${v.variant}]` : ""} ${v.test}`;
-  const saved = new Map(r.verdicts.map((v) => [key(v), v]));
-  for (const d of derived) {
-    const s = saved.get(key(d));
-    saved.delete(key(d));
-    if (!s) {
-      problems.push({
-        where: key(d),
-        message: `verdict missing from the report (derived ${d.outcome})`,
-      });
-      continue;
-    }
-    for (
-      const field of [
-        "outcome",
-        "reason",
-        "secondary",
-        "observed",
-        "overDeclared",
-        "facts",
-        "declared",
-      ] as const
-    ) {
-      if (canonicalStateJson(s[field]) !== canonicalStateJson(d[field])) {
-        problems.push({
-          where: `${key(d)} ${field}`,
-          message: `report says ${
-            canonicalStateJson(s[field])
-          }, evidence gives ${canonicalStateJson(d[field])}`,
-        });
-      }
-    }
-  }
-  for (const k of saved.keys()) {
-    problems.push({
-      where: k,
-      message: "verdict in the report that the evidence does not produce",
-    });
-  }
-  const exp = checkExpectations(r.expected ?? [], derived);
-  if (
-    exp.matched !== r.expectations.matched || exp.total !== r.expectations.total
-  ) {
-    problems.push({
-      where: "expectations",
-      message:
-        `report says ${r.expectations.matched}/${r.expectations.total}, evidence gives ${exp.matched}/${exp.total}`,
-    });
-  }
-  return problems;
-}
+export { type ReportProblem, verifyReport } from "./verify.ts";

@@ -1,0 +1,206 @@
+/**
+ * Verify one evidence document (an audit report, a reality report, a
+ * capture manifest) by re-derivation and, when a ledger is given, by its
+ * binding to the ledger head. Shared by `report verify` and
+ * `attest verify`.
+ *
+ * Requires `--allow-read`.
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import { UsageError } from "../errors.ts";
+import { parseEvidenceJson } from "../evidence/canonical.ts";
+import { bindToLedger } from "../evidence/binding.ts";
+import { readEvidenceText, readTextDocument } from "../evidence/files.ts";
+import { MANIFEST_FORMAT, readDeclaration } from "../evidence/manifest.ts";
+import {
+  REALITY_REPORT_SCHEMA,
+  type RealityReport,
+  rejudgeReport,
+} from "../reality/report.ts";
+import { REPORT_SCHEMA } from "../report/report.ts";
+import { verifyReport } from "../report/verify.ts";
+
+/** Which kind of document a file holds. */
+export type DocumentKind = "report" | "reality" | "manifest";
+
+/** Ledger block types each kind is appended as. */
+export const BLOCK_TYPES: Readonly<Record<DocumentKind, string>> = {
+  report: "report",
+  reality: "reality",
+  manifest: "manifest",
+};
+
+/** Options for {@linkcode verifyDocument}. */
+export interface VerifyDocumentOptions {
+  /** The ledger file; null: re-derivation only. */
+  ledger: string | null;
+  expectedHead: string | null;
+  expectedHeadFile: string | null;
+}
+
+/** What {@linkcode verifyDocument} found. */
+export interface DocumentVerification {
+  ok: boolean;
+  kind: DocumentKind;
+  /** `sha256:` of the (uncompressed) file bytes. */
+  digest: string;
+  /** The parsed document. */
+  value: Record<string, unknown>;
+  /** The ledger block recording the digest, when bound. */
+  block:
+    | { index: number; type: string; record: Record<string, unknown> }
+    | null;
+  head: string | null;
+  lines: string[];
+}
+
+/** Read the head from `--expected-head` or `--expected-head-file`. */
+export async function resolveHead(
+  command: string,
+  head: string | null,
+  headFile: string | null,
+): Promise<string> {
+  if (head !== null && headFile !== null) {
+    throw new UsageError(
+      `${command}: give --expected-head or --expected-head-file, not both`,
+    );
+  }
+  if (headFile !== null) head = (await readTextDocument(headFile)).text.trim();
+  if (head === null) {
+    throw new UsageError(
+      `${command}: --ledger needs --expected-head (or --expected-head-file): a ledger checked only against itself proves nothing to anyone else`,
+    );
+  }
+  if (!/^sha256:[0-9a-f]{64}$/.test(head)) {
+    throw new UsageError(
+      `${command}: expected head ${
+        JSON.stringify(head)
+      } is not sha256:<64 hex>`,
+    );
+  }
+  return head;
+}
+
+/** Which kind of document a parsed value is, or null. */
+export function documentKind(v: unknown): DocumentKind | null {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  if (o.schema === REPORT_SCHEMA) return "report";
+  if (o.schema === REALITY_REPORT_SCHEMA) return "reality";
+  if (o.format === MANIFEST_FORMAT) return "manifest";
+  return null;
+}
+
+function rederive(kind: DocumentKind, value: unknown, path: string): string[] {
+  if (kind === "report") {
+    return verifyReport(value).map((p) => `MISMATCH ${p.where}: ${p.message}`);
+  }
+  if (kind === "reality") {
+    try {
+      return rejudgeReport(value as RealityReport).map((d) => `MISMATCH ${d}`);
+    } catch (e) {
+      return [`MISMATCH report: cannot re-derive: ${(e as Error).message}`];
+    }
+  }
+  try {
+    readDeclaration(value, path);
+    return [];
+  } catch (e) {
+    return [`MISMATCH ${(e as Error).message}`];
+  }
+}
+
+/**
+ * Verify `path`: re-derive it from its evidence, then (with a ledger)
+ * check the chain against the expected head and find the block that
+ * records the file's digest. Throws {@linkcode UsageError} for unreadable
+ * input (exit 2).
+ */
+export async function verifyDocument(
+  path: string,
+  options: VerifyDocumentOptions,
+  command = "verity report verify",
+): Promise<DocumentVerification> {
+  const head = options.ledger === null && options.expectedHead === null &&
+      options.expectedHeadFile === null
+    ? null
+    : await resolveHead(
+      command,
+      options.expectedHead,
+      options.expectedHeadFile,
+    );
+  if (head !== null && options.ledger === null) {
+    throw new UsageError(`${command}: --expected-head needs --ledger`);
+  }
+  const { text, digest } = await readEvidenceText(path);
+  let value: unknown;
+  try {
+    value = parseEvidenceJson(text);
+  } catch (e) {
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+  const kind = documentKind(value);
+  if (kind === null) {
+    throw new UsageError(
+      `${path}: not a verity report, reality report or capture manifest`,
+    );
+  }
+  const lines = rederive(kind, value, path);
+  const rederived = lines.length === 0;
+  let block: DocumentVerification["block"] = null;
+  if (options.ledger !== null && head !== null) {
+    const ledgerText = (await readTextDocument(options.ledger)).text;
+    const o = value as Record<string, unknown>;
+    const expect = kind === "report" ? { run_id: o.runId } : {};
+    let b;
+    try {
+      b = bindToLedger(ledgerText, head, digest, [BLOCK_TYPES[kind]], expect);
+    } catch (e) {
+      throw new UsageError(
+        `${options.ledger}: not valid JSON: ${(e as Error).message}`,
+      );
+    }
+    for (const pr of b.problems) lines.push(`LEDGER ${pr}`);
+    block = b.block;
+    if (b.ok) {
+      lines.push(
+        `bound: ${basename(path)} (${digest}) is block ${
+          b.block!.index
+        } of ${options.ledger}, whose chain verifies against head ${head}`,
+      );
+    }
+  }
+  const ok = rederived && lines.every((l) => !l.startsWith("LEDGER "));
+  const what = kind === "report"
+    ? "every declaration, call outcome, snapshot digest, verdict and the expectation check"
+    : kind === "reality"
+    ? "every verdict and the score"
+    : "every contract hash";
+  if (rederived) {
+    lines.unshift(`re-derived: ${path}: ${what} agree with the raw evidence`);
+  }
+  if (ok && head === null && kind === "report") {
+    lines.push(
+      "not bound: provenance, commands, timings and the raw evidence itself are covered only by the file's digest; give --ledger and --expected-head to check it",
+    );
+  }
+  const problems =
+    lines.filter((l) => l.startsWith("MISMATCH ") || l.startsWith("LEDGER "))
+      .length;
+  lines.push(
+    ok
+      ? `${kind} verified${head ? " and bound to the ledger head" : ""}`
+      : `${kind} NOT verified: ${problems} problem(s)`,
+  );
+  return {
+    ok,
+    kind,
+    digest,
+    value: value as Record<string, unknown>,
+    block,
+    head,
+    lines,
+  };
+}

@@ -1,0 +1,287 @@
+/**
+ * `verity attest`: sign an in-toto statement about a verified report or
+ * manifest; `verity attest verify`: check one offline.
+ *
+ * Requires `--allow-read` (and `--allow-write` for `--out`).
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import { parseCommandLine } from "./args.ts";
+import { UsageError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
+import { parseEvidenceJson } from "../evidence/canonical.ts";
+import { readTextDocument } from "../evidence/files.ts";
+import {
+  type Envelope,
+  importPrivateKey,
+  importPublicKey,
+  PREDICATE_TYPE,
+  signStatement,
+  type Statement,
+  STATEMENT_TYPE,
+  verifyEnvelope,
+} from "../evidence/attest.ts";
+import { evidencePredicate } from "../evidence/predicate.ts";
+import {
+  type DocumentVerification,
+  verifyDocument,
+} from "./_verify_document.ts";
+
+export const HELP =
+  `verity attest <report|reality report|manifest> --key PRIVATE.pem [--ledger L (--expected-head H | --expected-head-file F)] [--definition F] [--out F]
+verity attest verify <envelope> --key PUBLIC.pem [--report F] [--ledger L (--expected-head H | --expected-head-file F)]
+
+attest re-derives the document first (as verity report verify does; with
+--ledger, also binds it to the ledger head) and refuses to sign one that
+does not verify. It writes a DSSE envelope (Ed25519) holding an in-toto
+Statement v1: subject the file's name and SHA-256 (of the uncompressed
+bytes); predicate ${PREDICATE_TYPE}: verity and verdict-rules versions,
+definition digest, target pin and integrity (from --definition, whose
+digest must match the report's), ledger block and head, summary counts.
+
+attest verify checks the signature with the public key, offline. With
+--report it also checks that the report is the statement's subject and
+re-derives it; with --ledger and --expected-head, that the ledger verifies
+against that head, records the report at the attested block and that the
+attested head is that head: report, ledger, head and attestation in one
+command.
+
+Exit (verify): 0 verified; 1 bad signature, wrong key, wrong subject,
+a report or ledger that does not verify; 2 unreadable input or bad arguments.
+
+Options:
+  --key FILE               PKCS#8 PEM private key (attest) or SPKI PEM public key (verify)
+  --ledger FILE            the ledger the document was appended to
+  --expected-head H        the ledger head published elsewhere
+  --expected-head-file F   read the head from a file
+  --definition FILE        (attest) the definition the report was run from, for the target pin
+  --report FILE            (verify) the attested document
+  --out FILE               (attest) write the envelope here (atomically) instead of stdout
+  -h, --help               show this help`;
+
+const str = (v: unknown): string | null => typeof v === "string" ? v : null;
+
+async function readKeyText(path: string): Promise<string> {
+  return (await readTextDocument(path)).text;
+}
+
+async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
+  if (p.positionals.length !== 1) {
+    throw new UsageError("verity attest: expected one document to attest");
+  }
+  const keyPath = str(p.values.key);
+  if (keyPath === null) {
+    throw new UsageError("verity attest: --key is required");
+  }
+  let signer;
+  try {
+    signer = await importPrivateKey(await readKeyText(keyPath));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(
+      `verity attest: --key ${keyPath}: ${(e as Error).message}`,
+    );
+  }
+  const path = p.positionals[0]!;
+  const v = await verifyDocument(path, {
+    ledger: str(p.values.ledger),
+    expectedHead: str(p.values["expected-head"]),
+    expectedHeadFile: str(p.values["expected-head-file"]),
+  }, "verity attest");
+  if (!v.ok) {
+    for (const l of v.lines) console.error(l);
+    console.error(`verity attest: ${path} does not verify: not signed`);
+    return 1;
+  }
+  let definition:
+    | { digest: string; source: Record<string, unknown> | null }
+    | null = null;
+  const defPath = str(p.values.definition);
+  if (defPath !== null) {
+    const { loadDefinition } = await import("../definition/definition.ts");
+    const def = await loadDefinition(defPath);
+    definition = { digest: def.digest, source: def.source };
+  }
+  let predicate: Record<string, unknown>;
+  try {
+    predicate = evidencePredicate(v.kind, v.value, {
+      attester: VERSION,
+      definition,
+      ledger: v.block && v.head ? { block: v.block.index, head: v.head } : null,
+    });
+  } catch (e) {
+    throw new UsageError(
+      `verity attest: --definition ${defPath}: ${(e as Error).message}`,
+    );
+  }
+  const statement: Statement = {
+    _type: STATEMENT_TYPE,
+    subject: [{
+      name: basename(path).replace(/\.gz$/, ""),
+      digest: { sha256: v.digest.slice("sha256:".length) },
+    }],
+    predicateType: PREDICATE_TYPE,
+    predicate,
+  };
+  const envelope = await signStatement(statement, signer);
+  const text = JSON.stringify(envelope, null, 2) + "\n";
+  const out = str(p.values.out);
+  if (out !== null) {
+    await writeTextFileAtomic(out, text);
+    console.error(
+      `verity attest: signed ${statement.subject[0]!.name} (sha256:${
+        statement.subject[0]!.digest.sha256
+      }) with key ${signer.keyid} -> ${out}`,
+    );
+  } else console.log(text.trimEnd());
+  return 0;
+}
+
+/** The attestation checks, each as one line; `ok` false on any failure. */
+async function verifyAttestation(
+  p: ReturnType<typeof parseCommandLine>,
+): Promise<number> {
+  if (p.positionals.length !== 2) {
+    throw new UsageError("verity attest verify: expected one envelope");
+  }
+  const keyPath = str(p.values.key);
+  if (keyPath === null) {
+    throw new UsageError("verity attest verify: --key PUBLIC.pem is required");
+  }
+  let key;
+  try {
+    key = await importPublicKey(await readKeyText(keyPath));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(
+      `verity attest verify: --key ${keyPath}: ${(e as Error).message}`,
+    );
+  }
+  const envPath = p.positionals[1]!;
+  let envelope: unknown;
+  try {
+    envelope = parseEvidenceJson((await readTextDocument(envPath)).text);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`${envPath}: not valid JSON: ${(e as Error).message}`);
+  }
+  const fail = (msg: string) => {
+    console.log(`REFUSED ${msg}`);
+    console.log("attestation NOT verified");
+    return 1;
+  };
+  const sig = await verifyEnvelope(envelope, key);
+  if (!sig.ok) return fail(`signature: ${sig.reason}`);
+  let statement: Statement;
+  try {
+    statement = parseEvidenceJson(
+      new TextDecoder("utf-8", { fatal: true }).decode(sig.payload),
+    ) as Statement;
+  } catch (e) {
+    return fail(
+      `payload: signed, but not a JSON statement (${(e as Error).message})`,
+    );
+  }
+  if (
+    statement?._type !== STATEMENT_TYPE ||
+    statement.predicateType !== PREDICATE_TYPE ||
+    !Array.isArray(statement.subject) || statement.subject.length !== 1
+  ) {
+    return fail("payload: not a verity in-toto Statement v1 with one subject");
+  }
+  const subject = statement.subject[0]!;
+  console.log(
+    `signature: good, key ${key.keyid}; subject ${subject.name} sha256:${subject.digest?.sha256}`,
+  );
+  const reportPath = str(p.values.report);
+  const ledger = str(p.values.ledger);
+  if (reportPath === null) {
+    if (ledger !== null) {
+      throw new UsageError("verity attest verify: --ledger needs --report");
+    }
+    console.log(
+      "attestation verified (signature only: give --report to check the document)",
+    );
+    return 0;
+  }
+  const v: DocumentVerification = await verifyDocument(reportPath, {
+    ledger,
+    expectedHead: str(p.values["expected-head"]),
+    expectedHeadFile: str(p.values["expected-head-file"]),
+  }, "verity attest verify");
+  for (const l of v.lines.slice(0, -1)) console.log(l);
+  if (`sha256:${subject.digest?.sha256}` !== v.digest) {
+    return fail(
+      `subject: the statement is about sha256:${subject.digest?.sha256}, ${reportPath} is ${v.digest}`,
+    );
+  }
+  if (!v.ok) return fail(`${reportPath}: does not verify (above)`);
+  const pred = statement.predicate as Record<string, unknown>;
+  const again = evidencePredicate(v.kind, v.value, {
+    attester: String(pred.attester),
+    definition: null,
+    ledger: null,
+  });
+  for (const k of ["kind", "document", "summary"] as const) {
+    if (JSON.stringify(pred[k]) !== JSON.stringify(again[k])) {
+      return fail(
+        `predicate.${k}: the statement says ${
+          JSON.stringify(pred[k])
+        }, the document gives ${JSON.stringify(again[k])}`,
+      );
+    }
+  }
+  if (v.head !== null) {
+    const pl = pred.ledger as { block?: unknown; head?: unknown } | null;
+    if (!pl || pl.head !== v.head || pl.block !== v.block?.index) {
+      return fail(
+        `predicate.ledger: the statement says ${
+          JSON.stringify(pl)
+        }, the ledger gives block ${v.block?.index} under head ${v.head}`,
+      );
+    }
+  }
+  console.log(
+    `attestation verified: signature, subject, re-derivation${
+      v.head ? ", ledger chain, block and head" : ""
+    }`,
+  );
+  return 0;
+}
+
+/** Run `verity attest`. */
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommandLine("attest", argv, {
+    key: { type: "string" },
+    ledger: { type: "string" },
+    "expected-head": { type: "string" },
+    "expected-head-file": { type: "string" },
+    definition: { type: "string" },
+    report: { type: "string" },
+    out: { type: "string" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (p.positionals[0] === "verify") {
+    for (const k of ["definition", "out"]) {
+      if (p.values[k] !== undefined) {
+        throw new UsageError(
+          `verity attest verify: --${k} applies to verity attest`,
+        );
+      }
+    }
+    return await verifyAttestation(p);
+  }
+  if (p.values.report !== undefined) {
+    throw new UsageError(
+      "verity attest: --report applies to verity attest verify",
+    );
+  }
+  return await attest(p);
+}
+
+export type { Envelope };

@@ -1,0 +1,83 @@
+/**
+ * Binding a document (a report, a reality report, a capture manifest) to a
+ * ledger: the chain verifies against a head kept elsewhere, and one of its
+ * blocks records the document's digest. Pure.
+ *
+ * @module
+ */
+import { parseEvidenceJson } from "./canonical.ts";
+import { type LedgerVerification, verifyLedgerText } from "./chain.ts";
+
+/** The outcome of {@linkcode bindToLedger}. */
+export interface LedgerBinding {
+  ok: boolean;
+  /** The chain's own verification against the expected head. */
+  ledger: LedgerVerification;
+  /** The block that records the digest, when one does. */
+  block:
+    | { index: number; type: string; record: Record<string, unknown> }
+    | null;
+  problems: string[];
+}
+
+/**
+ * Check that `ledgerText` verifies against `expectedHead` and that a block
+ * of one of `types` records `digest` (`record.digest`), with `expect`'s
+ * fields equal in its record (e.g. the run id). Throws `SyntaxError` when
+ * the ledger is not JSON.
+ *
+ * @example
+ * ```ts ignore
+ * bindToLedger(text, head, "sha256:…", ["report"], { run_id: "…" }).ok;
+ * ```
+ */
+export function bindToLedger(
+  ledgerText: string,
+  expectedHead: string,
+  digest: string,
+  types: readonly string[],
+  expect: Readonly<Record<string, unknown>> = {},
+): LedgerBinding {
+  const ledger = verifyLedgerText(ledgerText, expectedHead);
+  const problems = ledger.problems.map((p) =>
+    `ledger ${p.kind}${p.index === null ? "" : `@${p.index}`}: ${p.message}`
+  );
+  if (!ledger.ok) return { ok: false, ledger, block: null, problems };
+  const parsed = parseEvidenceJson(ledgerText, { numbers: "python" }) as {
+    blocks: { type: string; record: unknown }[];
+  };
+  const hits = parsed.blocks.map((b, index) => ({ ...b, index })).filter((b) =>
+    typeof b.record === "object" && b.record !== null &&
+    (b.record as Record<string, unknown>).digest === digest
+  );
+  if (hits.length === 0) {
+    problems.push(
+      `no block of the ledger records ${digest}: the document is not the one the ledger recorded (edited, or never appended)`,
+    );
+    return { ok: false, ledger, block: null, problems };
+  }
+  const b = hits[hits.length - 1]!;
+  const record = b.record as Record<string, unknown>;
+  if (!types.includes(b.type)) {
+    problems.push(
+      `block ${b.index} records this digest as a ${
+        JSON.stringify(b.type)
+      } block, not ${types.join(" or ")}`,
+    );
+  }
+  for (const [k, v] of Object.entries(expect)) {
+    if (record[k] !== v) {
+      problems.push(
+        `block ${b.index}: ${k} is ${
+          JSON.stringify(record[k])
+        }, the document says ${JSON.stringify(v)}`,
+      );
+    }
+  }
+  return {
+    ok: problems.length === 0,
+    ledger,
+    block: { index: b.index, type: b.type, record },
+    problems,
+  };
+}

@@ -1,0 +1,598 @@
+/**
+ * `verity report verify`: re-derive a report from the raw evidence inside
+ * it. Pure.
+ *
+ * What is re-derived, and from what (docs/evidence.md, "What verify
+ * proves"):
+ *
+ * - declarations (`observations.tools[].hints`, `protocol.listingProblems`,
+ *   `unexercised`) from the raw `tools/list` frames with the contract
+ *   parser; `protocol.serverInfo` from the raw `initialize` frame;
+ * - every call outcome of a sequential session from its raw response
+ *   frame (`sessions[].callResponses`), and of a concurrent attempt from the
+ *   response the overlap timer kept; the network evidence of each session
+ *   from its sandbox record; every observation has exactly one session;
+ * - the single-connection overlap decision from the timer's stamps;
+ * - every snapshot's digest from its content, and every digest an
+ *   observation names must be a stored snapshot (and every stored snapshot
+ *   named);
+ * - the definition-level facts (`reset.verified`, `seedDigest`,
+ *   `startupWrites`, `seesNetwork`, `runs`);
+ * - every verdict, whole, with the verdict engine; the expectation check,
+ *   whole; the run id from the definition name and capture time; the
+ *   audit flag and backend claims against each other.
+ *
+ * Everything else (provenance, commands, environment, timings, stderr,
+ * the raw frames and snapshots themselves, the expected list) is primary
+ * evidence or a claim about the run: no re-derivation can prove it. It is
+ * covered by the report's digest (SHA-256 of the file's bytes), which
+ * `report verify --ledger --expected-head` checks against the ledger block
+ * and `attest verify` against a signed statement. {@linkcode DIGEST_ONLY}
+ * lists those fields.
+ *
+ * @module
+ */
+import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import { readJson } from "../contracts/json_reader.ts";
+import { snapshotDigest } from "../state/delta.ts";
+import { canonicalJson } from "../state/keys.ts";
+import type { Snapshot } from "../state/types.ts";
+import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
+import type {
+  AttemptObservation,
+  CallObservation,
+  CallStatus,
+  SessionObservation,
+  TestName,
+  ToolObservations,
+  Verdict,
+} from "../verdicts/types.ts";
+import { TEST_NAMES } from "../verdicts/types.ts";
+import { checkExpectations } from "./expectations.ts";
+
+/** One difference found by {@linkcode verifyReport}. */
+export interface ReportProblem {
+  /** The field (a path into the report) that differs. */
+  where: string;
+  message: string;
+}
+
+/** The report's top-level keys; any other key is refused (no check covers it). */
+export const REPORT_KEYS: readonly string[] = [
+  "schema",
+  "runId",
+  "provenance",
+  "protocol",
+  "sandbox",
+  "observations",
+  "snapshots",
+  "sessions",
+  "unexercised",
+  "tests",
+  "verdicts",
+  "expected",
+  "expectations",
+  "audit",
+];
+
+/**
+ * Fields that no re-derivation can check: primary evidence (raw frames,
+ * stamps, snapshot contents) and claims about the run. Only the report's
+ * digest, bound to a ledger head or a signature, covers them.
+ */
+export const DIGEST_ONLY: readonly string[] = [
+  "provenance (definition name, file and digest, harness version and git state, Deno and SDK versions, capture time, options)",
+  "protocol.initialize and protocol.toolsList (the raw frames themselves)",
+  "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses",
+  "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests",
+  "snapshots (their contents; each digest is re-derived from them)",
+  "expected (the definition's expectations; the check against them is re-derived)",
+  "tests (which tests were judged)",
+  "verdicts[].details (explanatory prose: its wording changed within verdict rules version 2, so published reports carry older wording)",
+];
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
+function short(v: unknown): string {
+  const s = canonicalJson(v) ?? String(v);
+  return s.length > 160 ? s.slice(0, 157) + "..." : s;
+}
+
+/** How the wire client classifies a response frame, from its raw text. */
+export function callStatusOfFrame(
+  text: string | null,
+): { status: CallStatus; message: string | null } {
+  if (text === null) return { status: "unknown", message: null };
+  let m: unknown;
+  try {
+    m = readJson(text).value;
+  } catch {
+    return { status: "unknown", message: "unreadable frame" };
+  }
+  if (!isObject(m)) return { status: "unknown", message: "not an object" };
+  if (Object.hasOwn(m, "error")) {
+    return {
+      status: "protocol_error",
+      message: JSON.stringify(m.error).slice(0, 300),
+    };
+  }
+  return resultStatus(m.result, 300);
+}
+
+function resultStatus(
+  r: unknown,
+  limit: number,
+): { status: CallStatus; message: string | null } {
+  const isError = isObject(r) && r.isError === true;
+  return {
+    status: isError ? "tool_error" : "ok",
+    message: isError
+      ? JSON.stringify((r as Record<string, unknown>).content ?? null).slice(
+        0,
+        limit,
+      )
+      : null,
+  };
+}
+
+/** How the overlap timer classified an attempt's call, from the result text it kept. */
+export function callStatusOfResult(
+  text: string | null,
+): {
+  status: CallStatus | "protocol_error_or_unknown";
+  message: string | null;
+} {
+  if (text === null) {
+    return { status: "protocol_error_or_unknown", message: null };
+  }
+  let r: unknown;
+  try {
+    r = readJson(text).value;
+  } catch {
+    return { status: "unknown", message: "unreadable result" };
+  }
+  return resultStatus(r, 200);
+}
+
+interface SessionLike {
+  id: string;
+  kind: string;
+  tool: string | null;
+  run: number;
+  backend: string;
+  callResponses: (string | null)[];
+  sandbox: { backend?: unknown; network?: unknown } | null;
+}
+
+function toolLabel(t: { tool: string; variant: string | null }): string {
+  return t.variant ? `${t.tool}[${t.variant}]` : t.tool;
+}
+
+/** Re-derive and compare. Pushes problems; never throws on a malformed report. */
+class Verifier {
+  problems: ReportProblem[] = [];
+  #sessions = new Map<string, SessionLike>();
+  #usedSessions = new Set<string>();
+  #digests = new Set<string>();
+
+  constructor(readonly r: Record<string, unknown>) {}
+
+  bad(where: string, message: string): void {
+    this.problems.push({ where, message });
+  }
+
+  expect(where: string, claimed: unknown, derived: unknown): void {
+    if (!same(claimed, derived)) {
+      this.bad(
+        where,
+        `report says ${short(claimed)}, evidence gives ${short(derived)}`,
+      );
+    }
+  }
+
+  run(): ReportProblem[] {
+    const r = this.r;
+    for (const k of Object.keys(r)) {
+      if (!REPORT_KEYS.includes(k)) {
+        this.bad(k, "unexpected top-level key: no check or digest covers it");
+      }
+    }
+    for (const k of REPORT_KEYS) {
+      if (!Object.hasOwn(r, k)) this.bad(k, "missing");
+    }
+    if (this.problems.length > 0) return this.problems;
+    const obs = r.observations as Record<string, unknown>;
+    if (
+      !isObject(obs) || !isObject(obs.definition) ||
+      !Array.isArray(obs.tools) ||
+      !isObject(r.snapshots) || !Array.isArray(r.verdicts) ||
+      !Array.isArray(r.sessions) || !isObject(r.protocol) ||
+      !isObject(r.provenance) || !isObject(r.expectations) ||
+      !Array.isArray(r.expected) || !Array.isArray(r.tests)
+    ) {
+      this.bad("report", "a section has the wrong type");
+      return this.problems;
+    }
+    try {
+      this.#provenance();
+      this.#snapshots();
+      this.#protocol();
+      this.#sessionsIndex();
+      this.#definitionFacts();
+      this.#tools();
+      this.#unusedSessions();
+      this.#verdicts();
+    } catch (e) {
+      this.bad("report", `cannot re-derive: ${(e as Error).message}`);
+    }
+    return this.problems;
+  }
+
+  #provenance(): void {
+    const p = this.r.provenance as Record<string, unknown>;
+    const engine = p.engine;
+    if (engine !== ENGINE_VERSION) {
+      this.bad(
+        "provenance.engine",
+        `judged by verdict rules version ${
+          engine ?? "unknown"
+        }; this verity applies version ${ENGINE_VERSION}, so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
+      );
+    }
+    const def = isObject(p.definition) ? p.definition : {};
+    const captured = typeof p.capturedAt === "string" ? p.capturedAt : "";
+    const stamp = captured.replace(/[-:]/g, "").replace(".", "");
+    const name = String(def.name).replace(/[^A-Za-z0-9_.-]/g, "_");
+    this.expect("runId", this.r.runId, `${stamp}-${name}`);
+    const options = isObject(p.options) ? p.options : {};
+    this.expect("audit", this.r.audit, options.audit);
+    if (this.r.audit === true && (this.r.expected as unknown[]).length > 0) {
+      this.bad("expected", "an audit carries no expectations");
+    }
+    const sandbox = this.r.sandbox;
+    if (!isObject(sandbox) || Object.keys(sandbox).join() !== "backend") {
+      this.bad("sandbox", "expected exactly { backend }");
+    } else this.expect("sandbox.backend", sandbox.backend, options.backend);
+    const tests = this.r.tests as unknown[];
+    if (
+      tests.some((t) => !TEST_NAMES.includes(t as TestName)) ||
+      new Set(tests).size !== tests.length
+    ) this.bad("tests", `not a set of test names: ${short(tests)}`);
+  }
+
+  #snapshots(): void {
+    for (const [digest, snap] of Object.entries(this.r.snapshots as object)) {
+      const again = snapshotDigest(snap as Snapshot);
+      if (again !== digest) {
+        this.bad(`snapshots.${digest}`, `content hashes to ${again}`);
+      }
+    }
+  }
+
+  #digest(where: string, d: unknown): void {
+    if (d === null) return;
+    if (
+      typeof d !== "string" || !Object.hasOwn(this.r.snapshots as object, d)
+    ) {
+      this.bad(
+        where,
+        `names snapshot ${short(d)}, which the report does not hold`,
+      );
+      return;
+    }
+    this.#digests.add(d);
+  }
+
+  #protocol(): void {
+    const p = this.r.protocol as Record<string, unknown>;
+    const pages = p.toolsList;
+    if (!Array.isArray(pages) || pages.some((x) => typeof x !== "string")) {
+      this.bad("protocol.toolsList", "not a list of frame texts");
+      return;
+    }
+    const listing = parseToolPages(pages as string[]);
+    this.expect(
+      "protocol.listingProblems",
+      p.listingProblems,
+      listing.problems,
+    );
+    let serverInfo: unknown = null;
+    if (typeof p.initialize === "string") {
+      try {
+        const m = readJson(p.initialize).value;
+        const res = isObject(m) ? m.result : undefined;
+        serverInfo = isObject(res) ? res.serverInfo ?? null : null;
+      } catch {
+        serverInfo = null;
+      }
+    }
+    this.expect("protocol.serverInfo", p.serverInfo, serverInfo);
+    const obs = this.r.observations as { tools: ToolObservations[] };
+    const listed = listing.contracts.map((c) => c.name);
+    this.expect(
+      "unexercised",
+      this.r.unexercised,
+      listed.filter((n) => !obs.tools.some((t) => t.tool === n)),
+    );
+    obs.tools.forEach((t, i) => {
+      const c = listing.contracts.find((x) => x.name === t.tool);
+      const hints = Object.fromEntries(
+        HINT_NAMES.map((h) => [
+          h,
+          c
+            ? c.hints[h].toJSON()
+            : { state: "ABSENT", detail: "tool not listed" },
+        ]),
+      );
+      this.expect(
+        `observations.tools[${i}] (${toolLabel(t)}).hints`,
+        t.hints,
+        hints,
+      );
+    });
+  }
+
+  #sessionsIndex(): void {
+    (this.r.sessions as SessionLike[]).forEach((s, i) => {
+      if (!isObject(s) || typeof s.kind !== "string") {
+        this.bad(`sessions[${i}]`, "not a session record");
+        return;
+      }
+      const key = `${s.kind} ${s.tool} ${s.run}`;
+      if (this.#sessions.has(key)) {
+        this.bad(`sessions[${i}]`, `a second record for ${key}`);
+      }
+      this.#sessions.set(key, s);
+    });
+  }
+
+  #session(where: string, kind: string, tool: string | null, run: number) {
+    const key = `${kind} ${tool} ${run}`;
+    const s = this.#sessions.get(key);
+    if (!s) {
+      this.bad(where, `no session record for ${key}: the raw evidence is gone`);
+      return null;
+    }
+    this.#usedSessions.add(key);
+    return s;
+  }
+
+  #unusedSessions(): void {
+    for (const key of this.#sessions.keys()) {
+      if (!this.#usedSessions.has(key)) {
+        this.bad(
+          `sessions (${key})`,
+          "a session record that no observation uses",
+        );
+      }
+    }
+  }
+
+  #definitionFacts(): void {
+    const d = (this.r.observations as Record<string, unknown>)
+      .definition as Record<string, unknown>;
+    const reset = isObject(d.reset) ? d.reset : {};
+    const digests = Array.isArray(reset.digests) ? reset.digests : [];
+    digests.forEach((x, i) =>
+      this.#digest(`observations.definition.reset.digests[${i}]`, x)
+    );
+    const verified = digests.length === 2 && digests[0] !== null &&
+      digests[0] === digests[1];
+    this.expect(
+      "observations.definition.reset.verified",
+      reset.verified,
+      verified,
+    );
+    const seed = digests[0] ?? null;
+    this.expect("observations.definition.seedDigest", d.seedDigest, seed);
+    const control = Array.isArray(d.control)
+      ? d.control as SessionObservation[]
+      : [];
+    control.forEach((c, i) =>
+      this.#sequential(`observations.definition.control[${i}]`, c, null)
+    );
+    this.expect(
+      "observations.definition.startupWrites",
+      d.startupWrites,
+      seed !== null &&
+        control.some((c) => c.stateDigest !== null && c.stateDigest !== seed),
+    );
+    this.expect(
+      "observations.definition.seesNetwork",
+      d.seesNetwork,
+      control.length > 0 && control.every((c) => c.network !== null),
+    );
+    const options = (this.r.provenance as Record<string, unknown>).options;
+    this.expect(
+      "observations.definition.runs",
+      d.runs,
+      isObject(options) ? options.runs : undefined,
+    );
+  }
+
+  #calls(
+    where: string,
+    calls: CallObservation[],
+    derived: { status: string; message: string | null }[],
+  ) {
+    if (calls.length !== derived.length) {
+      this.bad(
+        `${where}.calls`,
+        `report says ${calls.length} call(s), the session's raw evidence holds ${derived.length}`,
+      );
+      return;
+    }
+    calls.forEach((c, k) => {
+      const d = derived[k]!;
+      if (d.status === "protocol_error_or_unknown") {
+        if (c.status !== "protocol_error" && c.status !== "unknown") {
+          this.bad(
+            `${where}.calls[${k}].status`,
+            `report says ${c.status}, but no response was kept (protocol error or no answer)`,
+          );
+        }
+        return;
+      }
+      this.expect(`${where}.calls[${k}].status`, c.status, d.status);
+      if (d.status === "tool_error" || d.status === "protocol_error") {
+        this.expect(`${where}.calls[${k}].message`, c.message, d.message);
+      }
+    });
+  }
+
+  #sequential(
+    where: string,
+    o: SessionObservation,
+    t: ToolObservations | null,
+  ) {
+    this.#digest(`${where}.stateDigest`, o.stateDigest);
+    const s = this.#session(where, o.kind, t ? toolLabel(t) : null, o.run);
+    if (!s) return;
+    this.expect(`${where}.backend`, o.backend, s.backend);
+    const net = isObject(s.sandbox) ? s.sandbox.network : null;
+    this.expect(
+      `${where}.network`,
+      o.network,
+      Array.isArray(net)
+        ? net.map((value) => ({ permission: "net", value }))
+        : null,
+    );
+    this.#calls(
+      where,
+      o.calls,
+      (s.callResponses ?? []).map((f) => callStatusOfFrame(f)),
+    );
+  }
+
+  #attempt(where: string, o: AttemptObservation, t: ToolObservations) {
+    this.#digest(`${where}.stateDigest`, o.stateDigest);
+    const s = this.#session(
+      where,
+      `attempt:${o.mode}`,
+      toolLabel(t),
+      o.attempt,
+    );
+    if (!s) return;
+    this.#calls(
+      where,
+      o.calls,
+      (s.callResponses ?? []).map((f) => callStatusOfResult(f)),
+    );
+    if (o.mode === "single_connection") {
+      const at = (e: string) => o.timeline.find((x) => x.event === e)?.t;
+      const r1 = at("receive call 1");
+      const r2 = at("receive call 2");
+      const overlap = r1 !== undefined && r2 !== undefined && r2 < r1;
+      this.expect(`${where}.overlap`, o.overlap, overlap);
+    }
+  }
+
+  #tools(): void {
+    const tools = (this.r.observations as { tools: ToolObservations[] }).tools;
+    const seen = new Set<string>();
+    tools.forEach((t, i) => {
+      const where = `observations.tools[${i}] (${toolLabel(t)})`;
+      if (seen.has(toolLabel(t))) this.bad(where, "observed twice");
+      seen.add(toolLabel(t));
+      for (const kind of ["once", "twice"] as const) {
+        (t[kind] ?? []).forEach((o, k) => {
+          if (o.kind !== kind) {
+            this.bad(`${where}.${kind}[${k}].kind`, `is ${short(o.kind)}`);
+          }
+          this.#sequential(`${where}.${kind}[${k}]`, o, t);
+        });
+      }
+      (t.concurrent ?? []).forEach((o, k) =>
+        this.#attempt(`${where}.concurrent[${k}]`, o, t)
+      );
+    });
+  }
+
+  #verdicts(): void {
+    const r = this.r;
+    const obs = r.observations as {
+      definition: Parameters<typeof judgeTool>[0];
+      tools: ToolObservations[];
+    };
+    const derived = obs.tools.flatMap((t) =>
+      judgeTool(
+        obs.definition,
+        t,
+        r.snapshots as Record<string, Snapshot>,
+        r.tests as TestName[],
+      )
+    );
+    const key = (v: Verdict) =>
+      `${v.tool}${v.variant ? `[${v.variant}]` : ""} ${v.test}`;
+    const saved = new Map<string, Verdict>();
+    for (const v of r.verdicts as Verdict[]) {
+      if (saved.has(key(v))) this.bad(key(v), "verdict listed twice");
+      saved.set(key(v), v);
+    }
+    derived.forEach((d, i) => {
+      const s = saved.get(key(d));
+      saved.delete(key(d));
+      if (!s) {
+        this.bad(
+          key(d),
+          `verdict missing from the report (derived ${d.outcome})`,
+        );
+        return;
+      }
+      if ((r.verdicts as Verdict[])[i] !== s) {
+        this.bad(`verdicts[${i}]`, `out of order: ${key(d)} expected here`);
+      }
+      const fields = new Set([...Object.keys(s), ...Object.keys(d)]);
+      fields.delete("details"); // prose: covered by the digest (see DIGEST_ONLY)
+      for (const f of fields) {
+        const a = (s as unknown as Record<string, unknown>)[f];
+        const b = (d as unknown as Record<string, unknown>)[f];
+        if (!same(a, b)) {
+          this.bad(
+            `${key(d)} ${f}`,
+            `report says ${short(a)}, evidence gives ${short(b)}`,
+          );
+        }
+      }
+    });
+    for (const k of saved.keys()) {
+      this.bad(k, "verdict in the report that the evidence does not produce");
+    }
+    const exp = checkExpectations(
+      r.expected as Parameters<typeof checkExpectations>[0],
+      derived,
+    );
+    const claimed = r.expectations as Record<string, unknown>;
+    if (claimed.matched !== exp.matched || claimed.total !== exp.total) {
+      this.bad(
+        "expectations",
+        `report says ${claimed.matched}/${claimed.total}, evidence gives ${exp.matched}/${exp.total}`,
+      );
+    } else this.expect("expectations.results", claimed.results, exp.results);
+    if (Object.keys(claimed).sort().join() !== "matched,results,total") {
+      this.bad("expectations", "expected exactly { matched, total, results }");
+    }
+  }
+}
+
+/**
+ * Re-derive everything a report claims from the raw evidence inside it
+ * and name every field that differs. An empty list means the report agrees
+ * with its own evidence; whether that evidence is what a run recorded is
+ * for the ledger head or a signature to prove. Pure.
+ *
+ * @example
+ * ```ts ignore
+ * const problems = verifyReport(parseEvidenceJson(text));
+ * ```
+ */
+export function verifyReport(report: unknown): ReportProblem[] {
+  if (!isObject(report) || report.schema !== "verity.report/1") {
+    return [{ where: "schema", message: "not a verity.report/1 report" }];
+  }
+  return new Verifier(report).run();
+}
