@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { appendBlock } from "../lib/evidence/ledger.ts";
 import { readEvidenceText } from "../lib/evidence/files.ts";
 import { verifyLedgerText } from "../lib/evidence/chain.ts";
+import { exists } from "../lib/common/exists.ts";
 
 const REPORTS = [
   "report.json",
@@ -25,15 +26,6 @@ const REPORTS = [
   "offline/report.json",
   "offline/report.json.gz",
 ];
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await Deno.stat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function verity(args: string[]): Promise<void> {
   const out = await new Deno.Command(Deno.execPath(), {

@@ -315,3 +315,79 @@ Deno.test("verity ledger validate: bad input names the file and key, exit 2, not
   assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["obs.json"]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("capture and reality --ledger: the written file is a ledger block, verified and bound by report verify; an edit is refused", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-docledger-test-" });
+  try {
+    const ledger = `${dir}/ledger.json`;
+    const c = await verity([
+      "capture",
+      "--out",
+      `${dir}/m.json`,
+      "--ledger",
+      ledger,
+      "--",
+      ...MINI,
+    ]);
+    assert.equal(c.code, 0, c.stderr);
+    assert.match(c.stderr, /ledger: .* block 0 records .*m\.json/);
+    const ROOT = new URL("../", import.meta.url).pathname;
+    const r = await verity([
+      "reality",
+      "--out",
+      `${dir}/r.json`,
+      "--ledger",
+      ledger,
+      "--",
+      "deno",
+      "run",
+      "-A",
+      `${ROOT}fixtures/reality/server.ts`,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const head = r.stderr.match(/head (sha256:[0-9a-f]{64})/)![1]!;
+    for (
+      const [file, kind] of [["m.json", "manifest"], ["r.json", "reality"]]
+    ) {
+      const ok = await verity([
+        "report",
+        "verify",
+        `${dir}/${file}`,
+        "--ledger",
+        ledger,
+        "--expected-head",
+        head,
+      ]);
+      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+      assert.match(
+        ok.stdout,
+        new RegExp(`${kind} verified and bound to the ledger head`),
+      );
+    }
+    // An edit that still re-derives (the capture time) is caught only by the binding.
+    const m = await Deno.readTextFile(`${dir}/m.json`);
+    await Deno.writeTextFile(
+      `${dir}/m.json`,
+      m.replace(
+        /"captured_at": "[^"]*"/,
+        '"captured_at": "2000-01-01T00:00:00Z"',
+      ),
+    );
+    const bad = await verity([
+      "report",
+      "verify",
+      `${dir}/m.json`,
+      "--ledger",
+      ledger,
+      "--expected-head",
+      head,
+    ]);
+    assert.equal(bad.code, 1, bad.stdout);
+    assert.match(bad.stdout, /LEDGER no block of the ledger records/);
+    // --ledger without --out is bad input.
+    const noOut = await verity(["capture", "--ledger", ledger, "--", ...MINI]);
+    assert.equal(noOut.code, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { appendBlock } from "../evidence/ledger.ts";
 
@@ -21,4 +21,25 @@ export async function appendReportToLedger(
     digest,
   });
   return { path, index: r.index, head: r.head };
+}
+
+/**
+ * Append a block recording an evidence file written by `capture` or
+ * `reality` (type `manifest` or `reality`: the file's name and the SHA-256
+ * of its text) to `ledgerPath`, and return the new head. Throws
+ * {@linkcode UsageError} for a ledger that is not verity's or whose chain
+ * does not verify.
+ */
+export async function appendDocumentToLedger(
+  ledgerPath: string,
+  type: "manifest" | "reality",
+  file: string,
+  text: string,
+): Promise<{ path: string; index: number; head: string; digest: string }> {
+  const digest = `sha256:${sha256Hex(text)}`;
+  const r = await appendBlock(ledgerPath, type, {
+    file: basename(file),
+    digest,
+  });
+  return { path: ledgerPath, index: r.index, head: r.head, digest };
 }

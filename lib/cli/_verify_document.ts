@@ -147,6 +147,10 @@ export async function verifyDocument(
       `${path}: not a verity report, reality report or capture manifest`,
     );
   }
+  // Manifests hash their declarations as Python reads numbers (1.0 stays a float).
+  if (kind === "manifest") {
+    value = parseEvidenceJson(text, { numbers: "python" });
+  }
   const lines = rederive(kind, value, path);
   const rederived = lines.length === 0;
   let block: DocumentVerification["block"] = null;

@@ -25,10 +25,11 @@ import { launchCommand } from "../launcher/command.ts";
 import { prettyJson } from "../evidence/canonical.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
+import { appendDocumentToLedger } from "./_ledger.ts";
 
 export const HELP =
-  `verity capture [--recipe N] [--out FILE] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
-verity capture [--recipe N] [--out FILE] [--timeout S] --url URL [--header NAME=VALUE]...
+  `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
 end) and write a manifest: each tool exactly as served, its contract hash
@@ -42,6 +43,9 @@ Recipes (fields a contract hash covers; a missing field hashes as its default):
 Options:
   --recipe N      contract recipe: 1, 2 or 3 (default ${DEFAULT_RECIPE})
   --out FILE      write the manifest to FILE (atomically) instead of stdout
+  --ledger FILE   append a "manifest" block (file name, SHA-256) to this
+                  ledger and print the head (needs --out); check it later with
+                  verity report verify FILE --ledger LEDGER --expected-head H
   --timeout S     seconds to wait for each answer (default 30)
   --env K=V       add an environment variable for the server (repeatable)
   --no-sandbox    run the command as given, with your PATH and HOME (a
@@ -58,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("capture", argv, {
     recipe: { type: "string" },
     out: { type: "string" },
+    ledger: { type: "string" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
@@ -78,6 +83,12 @@ export async function main(argv: string[]): Promise<number> {
   const out = p.values.out;
   if (out !== undefined && (typeof out !== "string" || out === "")) {
     throw new UsageError("verity capture: --out expects a file path");
+  }
+  const ledger = p.values.ledger;
+  if (ledger !== undefined && (typeof out !== "string" || ledger === "")) {
+    throw new UsageError(
+      "verity capture: --ledger needs --out (the ledger records the written file)",
+    );
   }
   const timeoutMs = parseSeconds("capture", "timeout", p.values.timeout, 30);
   const remote = parseRemote("capture", p);
@@ -117,6 +128,12 @@ export async function main(argv: string[]): Promise<number> {
         s.name ?? "an unnamed server"
       }${s.version ? " " + s.version : ""} under recipe ${recipe} -> ${out}`,
     );
+    if (typeof ledger === "string") {
+      const b = await appendDocumentToLedger(ledger, "manifest", out, text);
+      console.error(
+        `ledger: ${b.path} block ${b.index} records ${out} (${b.digest}), head ${b.head}`,
+      );
+    }
   } else {
     await Deno.stdout.write(new TextEncoder().encode(text));
   }

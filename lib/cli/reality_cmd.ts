@@ -15,6 +15,7 @@ import {
 } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
+import { appendDocumentToLedger } from "./_ledger.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
 import { renderRealityText } from "../reality/render.ts";
 import type { RealityReport } from "../reality/report.ts";
@@ -66,6 +67,8 @@ Options:
   --seed N               seed for argument generation (default ${DEFAULT_SEED})
   --json                 print the full report as JSON
   --out FILE             also write the JSON report to FILE (atomically)
+  --ledger FILE          append a "reality" block (file name, SHA-256 of --out)
+                         to this ledger and print the head (needs --out)
   --timeout S            seconds to wait for each answer (default 30; a
                          target's timeouts.call)
   --env K=V              environment variable for the server (repeatable;
@@ -131,6 +134,7 @@ export async function main(argv: string[]): Promise<number> {
     seed: { type: "string" },
     json: { type: "boolean" },
     out: { type: "string" },
+    ledger: { type: "string" },
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
@@ -145,6 +149,12 @@ export async function main(argv: string[]): Promise<number> {
   const timeoutMs = parseSeconds("reality", "timeout", p.values.timeout, 30);
   const includeDestructive = p.values["include-destructive"] === true;
   const out = typeof p.values.out === "string" ? p.values.out : null;
+  const ledger = typeof p.values.ledger === "string" ? p.values.ledger : null;
+  if (ledger !== null && out === null) {
+    throw new UsageError(
+      "verity reality: --ledger needs --out (the ledger records the written file)",
+    );
+  }
 
   let report: RealityReport;
   const remote = parseRemote("reality", p);
@@ -260,7 +270,20 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const json = JSON.stringify(report, null, 2);
-  if (out !== null) await writeAtomic(out, json + "\n");
+  if (out !== null) {
+    await writeAtomic(out, json + "\n");
+    if (ledger !== null) {
+      const b = await appendDocumentToLedger(
+        ledger,
+        "reality",
+        out,
+        json + "\n",
+      );
+      console.error(
+        `ledger: ${b.path} block ${b.index} records ${out} (${b.digest}), head ${b.head}`,
+      );
+    }
+  }
   console.log(p.values.json ? json : renderRealityText(report));
   if (failUnder !== null && missesThreshold(report.summary, failUnder)) {
     const shown = report.summary.score === null

@@ -35,7 +35,8 @@
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { readJson } from "../contracts/json_reader.ts";
 import { snapshotDigest } from "../state/delta.ts";
-import { canonicalJson } from "../state/keys.ts";
+import { canonicalStateJson } from "../state/keys.ts";
+import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import type { Snapshot } from "../state/types.ts";
 import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
 import type {
@@ -91,14 +92,11 @@ export const DIGEST_ONLY: readonly string[] = [
   "verdicts[].details (explanatory prose: its wording changed within verdict rules version 2, so published reports carry older wording)",
 ];
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+const same = (a: unknown, b: unknown) =>
+  canonicalStateJson(a) === canonicalStateJson(b);
 
 function short(v: unknown): string {
-  const s = canonicalJson(v) ?? String(v);
+  const s = canonicalStateJson(v) ?? String(v);
   return s.length > 160 ? s.slice(0, 157) + "..." : s;
 }
 
