@@ -100,7 +100,7 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
     | null = null;
   const defPath = str(p.values.definition);
   if (defPath !== null) {
-    const { loadDefinition } = await import("../definition/definition.ts");
+    const { loadDefinition } = await import("../definition/mod.ts");
     const def = await loadDefinition(defPath);
     definition = { digest: def.digest, source: def.source };
   }

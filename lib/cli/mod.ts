@@ -7,6 +7,8 @@
  * @module
  */
 export * from "./args.ts";
+export * as keygen from "./keygen_cmd.ts";
+export * as attest from "./attest_cmd.ts";
 export * as capture from "./capture_cmd.ts";
 export * as diff from "./diff_cmd.ts";
 export * as init from "./init_cmd.ts";

@@ -6,6 +6,9 @@
  * @module
  */
 export * from "./atomic_write.ts";
+export * from "./predicate.ts";
+export * from "./binding.ts";
+export * from "./attest.ts";
 export * from "./canonical.ts";
 export * from "./canonical_text.ts";
 export * from "./capture.ts";

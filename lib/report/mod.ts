@@ -11,3 +11,4 @@ export * from "./junit.ts";
 export * from "./report.ts";
 export * from "./sarif.ts";
 export * from "./text.ts";
+export * from "./verify.ts";

@@ -252,8 +252,11 @@ class Verifier {
       this.bad("expected", "an audit carries no expectations");
     }
     const sandbox = this.r.sandbox;
-    if (!isObject(sandbox) || Object.keys(sandbox).join() !== "backend") {
-      this.bad("sandbox", "expected exactly { backend }");
+    if (
+      !isObject(sandbox) ||
+      Object.keys(sandbox).some((k) => k !== "backend" && k !== "allow")
+    ) {
+      this.bad("sandbox", "expected { backend, allow? }");
     } else this.expect("sandbox.backend", sandbox.backend, options.backend);
     const tests = this.r.tests as unknown[];
     if (
