@@ -341,7 +341,6 @@ Deno.test("capture and reality --ledger: the written file is a ledger block, ver
       "--",
       "deno",
       "run",
-      "-A",
       `${ROOT}fixtures/reality/server.ts`,
     ]);
     assert.equal(r.code, 0, r.stderr);
