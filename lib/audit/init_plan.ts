@@ -22,9 +22,7 @@
  */
 import { normalizeAbsolute } from "../common/paths.ts";
 import { DENO_VALUE_FLAGS } from "../sandbox/build_launch.ts";
-
-/** The placeholder prefix the definition loader refuses. */
-export const TODO = "TODO(verity)";
+import { TODO } from "../definition/types.ts";
 
 /** What a path on the auditor's machine is, looked up by the caller. */
 export type PathKind = "file" | "dir" | null;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { TODO } from "./init_plan.ts";
+import { TODO } from "../definition/types.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** One listed tool, as init saw it. */

@@ -30,9 +30,9 @@ import {
   type PathKind,
   pathQuestions,
   planInit,
-  TODO,
   withVersion,
 } from "../audit/init_plan.ts";
+import { TODO } from "../definition/types.ts";
 import {
   type ListedTool,
   renderTargetTemplate,

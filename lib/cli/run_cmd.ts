@@ -25,7 +25,7 @@ import {
 } from "../report/expectations.ts";
 import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
-import { TEST_NAMES } from "../verdicts/types.ts";
+import { TEST_NAMES } from "../definition/types.ts";
 import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";

@@ -6,9 +6,7 @@
  */
 import { DefinitionError } from "../errors.ts";
 import { PLACEHOLDER_RE, PLACEHOLDERS } from "./placeholders.ts";
-
-/** Values still to be decided by a person start with this. */
-export const TODO = "TODO(verity)";
+import { TODO } from "./types.ts";
 
 /** A typed reader over the parsed TOML that names the key path in every error. */
 export class Reader {

@@ -8,11 +8,10 @@ import type { Snapshot } from "../state/types.ts";
 import { judgeTool } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
-  TestName,
   ToolObservations,
   Verdict,
 } from "../verdicts/types.ts";
-import { TEST_NAMES } from "../verdicts/types.ts";
+import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
 import type { SessionRecord } from "../runner/runner.ts";
 

@@ -13,7 +13,8 @@
  * @module
  */
 import { allowanceLine, type Report } from "./report.ts";
-import type { TestName, Verdict } from "../verdicts/types.ts";
+import type { Verdict } from "../verdicts/types.ts";
+import type { TestName } from "../definition/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
 

@@ -44,11 +44,10 @@ import type {
   CallObservation,
   CallStatus,
   SessionObservation,
-  TestName,
   ToolObservations,
   Verdict,
 } from "../verdicts/types.ts";
-import { TEST_NAMES } from "../verdicts/types.ts";
+import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import { checkExpectations } from "./expectations.ts";
 
 /** One difference found by {@linkcode verifyReport}. */

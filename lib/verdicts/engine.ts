@@ -12,11 +12,10 @@ import type {
   OutcomeKind,
   Reason,
   SessionObservation,
-  TestName,
   ToolObservations,
   Verdict,
 } from "./types.ts";
-import { TEST_NAMES } from "./types.ts";
+import { TEST_NAMES, type TestName } from "../definition/types.ts";
 
 /**
  * The version of the verdict rules. It changes whenever the same evidence

@@ -7,9 +7,9 @@ import { judge, type SnapshotStore } from "./engine.ts";
 import type {
   DefinitionObservations,
   SessionObservation,
-  TestName,
   ToolObservations,
 } from "./types.ts";
+import type { TestName } from "../definition/types.ts";
 import type { Snapshot } from "../state/types.ts";
 import type { HintState } from "../contracts/contracts.ts";
 

@@ -7,18 +7,7 @@
  */
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
-
-/** The five tests of the battery. */
-export const TEST_NAMES = [
-  "sequential_idempotence",
-  "concurrent_idempotence",
-  "read_only",
-  "destructive",
-  "open_world",
-] as const;
-
-/** A test's name. */
-export type TestName = typeof TEST_NAMES[number];
+import type { TestName } from "../definition/types.ts";
 
 /** Why a verdict is not a plain PASS or VIOLATION. */
 export type Reason =
