@@ -55,6 +55,12 @@ for (const { dir, reports } of audits.sort((a, b) => a.dir < b.dir ? -1 : 1)) {
     });
     Deno.test(`published report, ledger, head and attestation verify in one command: ${name}`, async () => {
       const envelope = path.replace(/\.gz$/, "") + ".intoto.json";
+      assert.ok(
+        existing(envelope) === envelope,
+        `${name} has no signed attestation: the maintainers sign it with deno run -A scripts/publish_results.ts --key <their private key> ${
+          dir.slice(ROOT.length)
+        } (docs/evidence.md)`,
+      );
       const out = await new Deno.Command(Deno.execPath(), {
         args: [
           "run",
