@@ -32,6 +32,7 @@ import { planInit, withVersion } from "../lib/audit/init_plan.ts";
 import { renderTargetTemplate } from "../lib/audit/init_template.ts";
 import { parseDefinition } from "../lib/definition/parse.ts";
 import { DefinitionError } from "../lib/errors.ts";
+import { prepareLaunch } from "../lib/sandbox/sandbox.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const MEMORY_INTEGRITY =
@@ -885,6 +886,79 @@ Deno.test({
         run.stderr,
         /\[source\]\.integrity changed since it was prepared/,
       );
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "init detects a server's virtualenv and interpreter in hidden directories and writes them as allow.read; without them the server cannot start",
+  sanitizeResources: false,
+  async fn() {
+    const cwd = await Deno.makeTempDir({ prefix: "verity-audit-test-" });
+    try {
+      const srv = join(cwd, "srv");
+      await Deno.mkdir(srv);
+      await Deno.copyFile(
+        join(REPO, "fixtures/native-python/server.py"),
+        join(srv, "server.py"),
+      );
+      const python = (await new Deno.Command("python3", {
+        args: ["-c", "import sys; print(sys.executable)"],
+        stdout: "piped",
+      }).output()).stdout;
+      const base = new TextDecoder().decode(python).trim();
+      const venv = join(cwd, "venvs", "v1");
+      const made = await new Deno.Command(base, {
+        args: ["-m", "venv", "--without-pip", venv],
+      }).output();
+      assert.ok(made.success, "python -m venv");
+      const program = join(venv, "bin", "python");
+      const r = await verity(
+        ["init", "t", "--", program, join(srv, "server.py")],
+        cwd,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(`allow\\.read ${venv}: the virtualenv`),
+      );
+      const toml = await Deno.readTextFile(join(cwd, "t/target.toml"));
+      assert.match(toml, /^allow = \{ read = \[/m);
+      assert.ok(toml.includes(JSON.stringify(venv)), toml);
+      // The detected paths are what make it start: the same interpreter
+      // under bubblewrap, from the script's directory, with and without them.
+      const allowed = [...toml.matchAll(/^allow = \{ read = (\[.*\]) \}$/gm)]
+        .flatMap((m) => JSON.parse(m[1]!) as string[]);
+      const probe = async (readPaths: string[]) => {
+        const state = join(cwd, `state-${readPaths.length}`);
+        await Deno.mkdir(state);
+        const launch = prepareLaunch({
+          command: [program, "-c", "import sys; print(sys.prefix)"],
+          env: {},
+          stateDir: state,
+          definitionDir: srv,
+          readPaths,
+          backend: "bubblewrap",
+          evidenceDir: join(cwd, `evidence-${readPaths.length}`),
+          label: "probe",
+        });
+        const [cmd, ...args] = launch.spawn.command;
+        const out = await new Deno.Command(cmd!, {
+          args,
+          env: launch.spawn.env,
+          clearEnv: true,
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        return { ok: out.success, text: new TextDecoder().decode(out.stdout) };
+      };
+      const withAllow = await probe(allowed);
+      assert.ok(withAllow.ok, "starts with the detected allowances");
+      assert.equal(withAllow.text.trim(), await Deno.realPath(venv));
+      assert.equal((await probe([])).ok, false, "hidden without them");
     } finally {
       await Deno.remove(cwd, { recursive: true });
     }

@@ -26,6 +26,12 @@ export interface TemplateInput {
   command: string[];
   env: Record<string, string>;
   read: string[];
+  /**
+   * Read allowances `init` detected (interpreter, virtualenv, node_modules
+   * in a directory the sandbox hides), written as `allow.read` with why.
+   * @default {[]}
+   */
+  allowRead?: { path: string; why: string }[];
   source:
     | { package: string; version: string; integrity: string }
     | null;
@@ -194,6 +200,15 @@ export function renderTargetTemplate(input: TemplateInput): string {
   if (input.read.length) {
     L.push("# Extra paths the server may read (its own code).");
     L.push(`read = ${tomlArray(input.read)}`);
+  }
+  const allowRead = input.allowRead ?? [];
+  if (allowRead.length) {
+    L.push(
+      "# Sandbox allowances init detected: bubblewrap hides /tmp, /run and your",
+    );
+    L.push("# home, so these must stay readable for the server to start.");
+    for (const a of allowRead) L.push(`#   ${a.path}: ${a.why}`);
+    L.push(`allow = { read = ${tomlArray(allowRead.map((a) => a.path))} }`);
   }
   const envKeys = Object.keys(input.env).sort();
   if (envKeys.length) {

@@ -41,6 +41,12 @@ import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
 import { fetchPinned, pinFromRegistry } from "../audit/fetch.ts";
 import { VERSION } from "../version.ts";
 import {
+  type AllowanceFacts,
+  detectReadAllowances,
+} from "../audit/init_allow.ts";
+import { findOnPath } from "../sandbox/sandbox.ts";
+import { exists } from "../common/exists.ts";
+import {
   parseRemote,
   REMOTE_HELP,
   REMOTE_OPTIONS,
@@ -239,6 +245,47 @@ async function initRemote(
   return 0;
 }
 
+/**
+ * Facts about the command's program and script for
+ * {@linkcode detectReadAllowances}: the program on PATH and its real path, its
+ * virtualenv, the nearest `node_modules` above the script's directory.
+ * Requires `--allow-read` and `--allow-env`.
+ */
+async function allowanceFacts(
+  program: string,
+  scriptDirs: readonly string[],
+  home: string | null,
+): Promise<AllowanceFacts> {
+  const found = program === ""
+    ? null
+    : findOnPath(program, Deno.env.get("PATH") ?? "");
+  const real = found === null
+    ? null
+    : await Deno.realPath(found).catch(() => null);
+  let venv: string | null = null;
+  if (found !== null && dirname(found).endsWith("/bin")) {
+    const root = dirname(dirname(found));
+    if (await exists(join(root, "pyvenv.cfg"))) venv = root;
+  }
+  let nodeModules: string | null = null;
+  for (const start of scriptDirs) {
+    for (let d = start; nodeModules === null; d = dirname(d)) {
+      const candidate = join(d, "node_modules");
+      if ((await Deno.stat(candidate).catch(() => null))?.isDirectory) {
+        nodeModules = candidate;
+      }
+      if (d === "/" || d === ".") break;
+    }
+  }
+  return {
+    program: found,
+    programReal: real,
+    venv,
+    nodeModules,
+    hidden: ["/tmp", "/run", ...(home && home !== "/" ? [home] : [])],
+  };
+}
+
 /** Run `verity init`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("init", argv, {
@@ -295,6 +342,14 @@ export async function main(argv: string[]): Promise<number> {
   for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
   const plan = planInit({ ...question, pathKinds });
   const say = (s: string) => console.error(`verity: ${s}`);
+  const allowRead = plan.command[0] === "{deno}"
+    ? []
+    : detectReadAllowances(
+      await allowanceFacts(plan.command[0] ?? "", plan.read, home),
+      plan.read,
+    );
+  for (const a of allowRead) say(`allow.read ${a.path}: ${a.why}`);
+  const readPaths = [...plan.read, ...allowRead.map((a) => a.path)];
   await Deno.mkdir(targetDir, { recursive: true });
 
   let command = plan.command;
@@ -338,7 +393,7 @@ export async function main(argv: string[]): Promise<number> {
     dir: targetDir,
     command: listCommand,
     env: plan.listEnv,
-    read: plan.read,
+    read: readPaths,
     cwd: null,
     allow: { sys: [], run: [] },
     sandbox: null,
@@ -399,6 +454,7 @@ export async function main(argv: string[]): Promise<number> {
     command,
     env: plan.env,
     read: plan.read,
+    allowRead,
     source,
     tools,
     notes: plan.notes,
