@@ -144,6 +144,8 @@ async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
     "./lib/wire/server_process.ts"
   );
   const n = killAllServers() + killAllServerProcesses();
+  const { stopAllClusters } = await import("./lib/state_io/postgres_live.ts");
+  stopAllClusters();
   console.error(
     `verity: interrupted by ${signal}${
       n ? `; stopped ${n} server process group(s)` : ""

@@ -63,6 +63,10 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "liar-openworld",
       "honest-closedworld",
       "native-python",
+      "pg-honest-readonly",
+      "pg-liar-readonly",
+      "pg-liar-destructive",
+      "pg-liar-concurrent",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
 });

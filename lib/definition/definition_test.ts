@@ -207,9 +207,19 @@ Deno.test("strict: wrong types name their key path", async () => {
     /"deno", "bubblewrap" or "none"/,
   );
   await rejects(
-    GOOD.replace('kind = "sqlite"', 'kind = "postgres"'),
+    GOOD.replace('kind = "sqlite"', 'kind = "mysql"'),
     "adapters[0].kind",
-    /"sqlite", "fs" or "json"/,
+    /"sqlite", "fs", "json" or "postgres"/,
+  );
+  await rejects(
+    GOOD.replace('kind = "sqlite"', 'kind = "postgres"'),
+    "adapters[0].label",
+    /names its database/,
+  );
+  await rejects(
+    GOOD.replace('"{deno}"', '"{postgres_url}"'),
+    "fixture",
+    /no \[\[adapters\]\] has kind = "postgres"/,
   );
   await rejects(
     GOOD.replace('kind = "timestamp"', 'kind = "date"'),

@@ -270,6 +270,27 @@ export function parseDefinition(text: string, file: string): Definition {
     seenAdapter.set(id, i);
   });
 
+  const pgAdapters = adapters.filter((a) => a.kind === "postgres");
+  if (pgAdapters.length > 1) {
+    r.fail(
+      `adapters[${adapters.lastIndexOf(pgAdapters.at(-1)!)}]`,
+      "at most one postgres adapter per definition (its database is what {postgres_url} names)",
+    );
+  }
+  if (pgAdapters.length === 0) {
+    const uses = [...command, ...Object.values(env), ...read].find((v) =>
+      /\{postgres_[a-z]+\}/.test(v)
+    );
+    if (uses !== undefined) {
+      r.fail(
+        kind,
+        `${
+          JSON.stringify(uses)
+        } uses a {postgres_…} placeholder but no [[adapters]] has kind = "postgres"`,
+      );
+    }
+  }
+
   // [[tools]]
   const tools: ToolDef[] = [];
   if (Object.hasOwn(raw, "tools")) {
@@ -373,13 +394,20 @@ function parseTransport(
 function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
   const t = r.table(v, path);
   if (!Object.hasOwn(t, "kind")) {
-    r.fail(`${path}.kind`, 'missing (one of "sqlite", "fs", "json")');
-  }
-  const kind = r.string(t.kind, `${path}.kind`);
-  if (kind !== "sqlite" && kind !== "fs" && kind !== "json") {
     r.fail(
       `${path}.kind`,
-      `expected "sqlite", "fs" or "json", got ${JSON.stringify(kind)}`,
+      'missing (one of "sqlite", "fs", "json", "postgres")',
+    );
+  }
+  const kind = r.string(t.kind, `${path}.kind`);
+  if (
+    kind !== "sqlite" && kind !== "fs" && kind !== "json" && kind !== "postgres"
+  ) {
+    r.fail(
+      `${path}.kind`,
+      `expected "sqlite", "fs", "json" or "postgres", got ${
+        JSON.stringify(kind)
+      }`,
     );
   }
   const common = ["kind", "label", "seed", "business", "append_only", "mask"];
@@ -388,6 +416,8 @@ function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     path,
     kind === "json"
       ? [...common, "key", "format", "region_by", "regions"]
+      : kind === "postgres"
+      ? [...common, "key"]
       : common,
   );
   if (!Object.hasOwn(t, "label")) {
@@ -402,6 +432,14 @@ function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     `${path}.label`,
     "label",
   );
+  if (kind === "postgres" && !/^[a-z_][a-z0-9_]{0,40}$/.test(label)) {
+    r.fail(
+      `${path}.label`,
+      `a postgres adapter's label names its database: lower-case letters, digits and "_" (at most 41), got ${
+        JSON.stringify(label)
+      }`,
+    );
+  }
   if (kind !== "fs" && normalizeLabel(label) === ".") {
     r.fail(`${path}.label`, `a ${kind} adapter needs a file label, not "."`);
   }
@@ -494,7 +532,7 @@ function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     mask: mask.map((m) => ({ ...m, region: fsPath(m.region) })),
     key: {},
   };
-  if (kind === "json") {
+  if (kind === "json" || kind === "postgres") {
     if (Object.hasOwn(t, "key")) {
       const kt = r.table(t.key, `${path}.key`);
       for (const [region, fields] of Object.entries(kt)) {
@@ -504,6 +542,8 @@ function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
         out.key[region] = list;
       }
     }
+  }
+  if (kind === "json") {
     if (Object.hasOwn(t, "format")) {
       const f = r.string(t.format, `${path}.format`);
       if (f !== "json" && f !== "jsonl") {

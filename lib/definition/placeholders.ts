@@ -1,11 +1,14 @@
 /**
  * Placeholders in a definition's command, environment, read paths and tool
  * arguments: `{deno}`, `{python}`, `{node}`, `{state}`, `{target}`,
- * `{source}` and `{node_modules}`. Pure.
+ * `{source}`, `{node_modules}` and, with a postgres adapter, the session
+ * database's `{postgres_url}`, `{postgres_host}`, `{postgres_port}`,
+ * `{postgres_db}` and `{postgres_user}`. Pure.
  *
  * @module
  */
 import { UsageError } from "../errors.ts";
+import type { PostgresVars } from "./types.ts";
 
 /** The placeholder names a definition may use. */
 export const PLACEHOLDERS = [
@@ -17,7 +20,21 @@ export const PLACEHOLDERS = [
   "target",
   "source",
   "node_modules",
+  "postgres_url",
+  "postgres_host",
+  "postgres_port",
+  "postgres_db",
+  "postgres_user",
 ] as const;
+
+/** Stand-in database for substituting a command before any database exists (the backend choice). */
+export const PROBE_POSTGRES: PostgresVars = {
+  url: "postgresql://probe@/probe?host=%2Fprobe",
+  host: "/probe",
+  port: "5432",
+  db: "probe",
+  user: "probe",
+};
 /** What a placeholder looks like: `{identifier}`; other braces (JSON) are literal. */
 export const PLACEHOLDER_RE = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -34,6 +51,11 @@ export interface PlaceholderValues {
   node_modules?: string | null;
   /** `{port}`: the loopback port of an HTTP server process. @default {unset: using `{port}` throws} */
   port?: string;
+  /**
+   * The session's database (a postgres adapter).
+   * @default {null: using a `{postgres_…}` placeholder throws}
+   */
+  postgres?: PostgresVars | null;
 }
 
 /**
@@ -59,7 +81,17 @@ export function substitute(
         })`,
       );
     }
-    const v = vars[name as keyof PlaceholderValues];
+    if (name.startsWith("postgres_")) {
+      if (!vars.postgres) {
+        throw new UsageError(
+          `{${name}} used in ${
+            JSON.stringify(value)
+          } but the definition has no postgres adapter`,
+        );
+      }
+      return vars.postgres[name.slice(9) as keyof PostgresVars];
+    }
+    const v = vars[name as Exclude<keyof PlaceholderValues, "postgres">];
     if (v === null || v === undefined) {
       throw new UsageError(
         name === "node"

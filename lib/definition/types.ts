@@ -53,7 +53,7 @@ export interface MaskRule {
 
 /** One state observer. */
 export interface AdapterDef {
-  kind: "sqlite" | "fs" | "json";
+  kind: "sqlite" | "fs" | "json" | "postgres";
   /** Path relative to the state dir, e.g. "state.db", "memory.jsonl", ".". */
   label: string;
   /** Path relative to the definition dir: a .sql file, a directory, a .json/.jsonl file. */
@@ -61,7 +61,7 @@ export interface AdapterDef {
   business: string[];
   append_only: string[];
   mask: MaskRule[];
-  /** json/jsonl: region -> identity fields. */
+  /** json/jsonl: region -> identity fields; postgres: table (`schema.table`) -> key columns. */
   key: Record<string, string[]>;
   /** json only: jsonl (one document per line) or json; default from the extension. */
   format?: "json" | "jsonl";
@@ -150,3 +150,17 @@ export const SYS_NAMES: readonly string[] = [
 
 /** Default timeouts in seconds. */
 export const DEFAULT_TIMEOUTS = { start_s: 30, call_s: 30 } as const;
+
+/** The connection a postgres adapter's placeholders stand for (one session's database). */
+export interface PostgresVars {
+  /** `{postgres_url}`: `postgresql://<role>@/<db>?host=<socket dir>&port=<port>`. */
+  url: string;
+  /** `{postgres_host}`: the socket directory. */
+  host: string;
+  /** `{postgres_port}`. */
+  port: string;
+  /** `{postgres_db}`. */
+  db: string;
+  /** `{postgres_user}`: the session's role. */
+  user: string;
+}

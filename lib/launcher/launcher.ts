@@ -34,12 +34,20 @@ import type { McpClient } from "../wire/client.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { freeLoopbackPort, startLocalHttp } from "../wire/local_http.ts";
 import {
+  clusterFor,
+  postgresAdapters,
+  type PostgresCluster,
+} from "../state_io/postgres_cluster.ts";
+import {
   commandForChoice,
   type LaunchableDefinition,
   launchRequest,
   type LaunchSetup,
   needsBubblewrapProbe,
+  type PlaceholderValues,
+  placeholderValues,
   serverUrl,
+  type SessionDatabase,
   type SessionDirs,
   usesNode,
   usesPython,
@@ -89,6 +97,7 @@ export class DefinitionLauncher {
   readonly definition: LaunchableDefinition;
   /** The facts every launch is built from. */
   readonly setup: LaunchSetup;
+  #postgres: PostgresCluster | null = null;
 
   /** Use {@linkcode openLauncher}; this constructor takes facts already gathered. */
   constructor(definition: LaunchableDefinition, setup: LaunchSetup) {
@@ -106,12 +115,72 @@ export class DefinitionLauncher {
    * Requires `--allow-read` and `--allow-write`.
    */
   reset(stateDir: string): Promise<void> {
-    return resetState(this.definition, stateDir);
+    return resetState(this.definition, stateDir, { postgres: this.#postgres });
+  }
+
+  /**
+   * Start what the definition's state lives in beyond files, once per run:
+   * for a postgres adapter, a private PostgreSQL cluster under
+   * `<workDir>/postgres` with its template seeded (a bad seed is a
+   * `DefinitionError`). Nothing for other definitions. Pair with
+   * {@linkcode DefinitionLauncher.close}.
+   */
+  async startState(
+    workDir: string,
+    progress: ((line: string) => void) | null = null,
+  ): Promise<void> {
+    if (this.#postgres !== null) return;
+    this.#postgres = await clusterFor(this.definition, `${workDir}/postgres`, {
+      progress,
+    });
+  }
+
+  /** The run's PostgreSQL cluster, when started. */
+  get postgres(): PostgresCluster | null {
+    return this.#postgres;
+  }
+
+  /** Drop what a session's reset created outside its state directory (its database). */
+  async release(stateDir: string): Promise<void> {
+    if (this.#postgres === null) return;
+    for (const a of postgresAdapters(this.definition)) {
+      await this.#postgres.dropSession(stateDir, a).catch(() => {});
+    }
+  }
+
+  /** Stop what {@linkcode DefinitionLauncher.startState} started. */
+  async close(): Promise<void> {
+    const pg = this.#postgres;
+    this.#postgres = null;
+    await pg?.stop();
+  }
+
+  /** The session's database (a postgres adapter, once started), else null. */
+  database(stateDir: string): SessionDatabase | null {
+    const a = postgresAdapters(this.definition)[0];
+    return a && this.#postgres ? this.#postgres.connection(stateDir, a) : null;
+  }
+
+  /** Every placeholder's value for the session whose state is `stateDir`. */
+  placeholders(stateDir: string): PlaceholderValues {
+    return placeholderValues(
+      this.definition,
+      this.setup,
+      stateDir,
+      undefined,
+      this.database(stateDir),
+    );
   }
 
   /** The sandbox request for one process of a session (pure). */
   request(dirs: SessionDirs, label: string): LaunchRequest {
-    return launchRequest(this.definition, this.setup, dirs, label);
+    return launchRequest(
+      this.definition,
+      this.setup,
+      dirs,
+      label,
+      this.database(dirs.state),
+    );
   }
 
   /**

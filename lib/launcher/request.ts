@@ -12,9 +12,10 @@
  *
  * @module
  */
-import type { Definition } from "../definition/types.ts";
+import type { Definition, PostgresVars } from "../definition/types.ts";
 import {
   type PlaceholderValues,
+  PROBE_POSTGRES,
   substitute,
 } from "../definition/placeholders.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
@@ -75,6 +76,12 @@ export interface SessionDirs {
 /** The values of every placeholder for one session (the definition module's type). */
 export type { PlaceholderValues };
 
+/** A session's database: its placeholders and the socket the sandbox must let through. */
+export interface SessionDatabase extends PostgresVars {
+  /** The Unix socket file of the run's private cluster. */
+  socket: string;
+}
+
 /**
  * Whether a definition mentions `{python}` anywhere a launch substitutes.
  *
@@ -119,6 +126,7 @@ export function placeholderValues(
   setup: LaunchSetup,
   stateDir: string,
   port?: number,
+  postgres: PostgresVars | null = null,
 ): PlaceholderValues {
   return {
     ...(port !== undefined ? { port: String(port) } : {}),
@@ -129,6 +137,7 @@ export function placeholderValues(
     source: setup.source,
     ...(setup.node ? { node: setup.node } : {}),
     node_modules: setup.nodeModules ?? null,
+    postgres,
   };
 }
 
@@ -147,6 +156,7 @@ export function commandForChoice(
     { ...setup, backend: "none", why: "" },
     "/state",
     def.transport === "http" ? 1 : undefined,
+    PROBE_POSTGRES,
   );
   return def.command.map((c) => substitute(c, vars));
 }
@@ -195,8 +205,9 @@ export function launchRequest(
   setup: LaunchSetup,
   dirs: SessionDirs,
   label: string,
+  database: SessionDatabase | null = null,
 ): LaunchRequest {
-  const vars = placeholderValues(def, setup, dirs.state, dirs.port);
+  const vars = placeholderValues(def, setup, dirs.state, dirs.port, database);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(def.env)) env[k] = substitute(v, vars);
   env.VERITY_STATE_DIR = dirs.state;
@@ -212,6 +223,7 @@ export function launchRequest(
     ],
     ...(def.cwd ? { cwd: substitute(def.cwd, vars) } : {}),
     ...(def.allow ? { allow: { sys: def.allow.sys, run: def.allow.run } } : {}),
+    ...(database ? { sockets: [database.socket] } : {}),
     backend: setup.backend,
     evidenceDir: dirs.evidence,
     label,

@@ -52,8 +52,10 @@ export function scratchStateLauncher(
         : `isolated-${seq}`;
       const root = `${workDir}/${String(seq).padStart(4, "0")}-${label}`;
       const dirs = { state: `${root}/state`, evidence: `${root}/evidence` };
-      const dispose = () =>
-        Deno.remove(root, { recursive: true }).catch(() => {});
+      const dispose = async () => {
+        await launcher.release(dirs.state);
+        await Deno.remove(root, { recursive: true }).catch(() => {});
+      };
       try {
         await Deno.mkdir(dirs.evidence, { recursive: true });
         await launcher.reset(dirs.state);
@@ -94,6 +96,10 @@ export async function runTargetReality(
     workDir,
     def.timeouts.start_s * 1000,
   );
+  await defLauncher.startState(workDir).catch(async (e) => {
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+    throw e;
+  });
   try {
     return await runReality(launcher, {
       seed: options.seed,
@@ -110,6 +116,7 @@ export async function runTargetReality(
       },
     });
   } finally {
+    await defLauncher.close();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
 }

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import type { Definition } from "../definition/types.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
-import { placeholderValues, serverUrl } from "../launcher/request.ts";
+import { serverUrl } from "../launcher/request.ts";
 import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
 import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
@@ -168,7 +168,8 @@ async function makeDirs(ctx: Ctx, id: string): Promise<ScratchDirs> {
   return { root, state: join(root, "state"), evidence };
 }
 
-async function removeDirs(dirs: ScratchDirs): Promise<void> {
+async function removeDirs(ctx: Ctx, dirs: ScratchDirs): Promise<void> {
+  await ctx.opts.launcher.release(dirs.state);
   await Deno.remove(dirs.root, { recursive: true }).catch(() => {});
 }
 
@@ -185,7 +186,7 @@ async function finishSession(
 ): Promise<void> {
   record.wallMs = performance.now() - t0;
   ctx.sessions.push(record);
-  await removeDirs(dirs);
+  await removeDirs(ctx, dirs);
 }
 
 /** The tool's arguments for one session: placeholders (`{state}`) resolved. */
@@ -194,7 +195,7 @@ function argumentsFor(
   tool: PlannedTool,
   stateDir: string,
 ): Record<string, unknown> {
-  const vars = placeholderValues(ctx.def, ctx.opts.launcher.setup, stateDir);
+  const vars = ctx.opts.launcher.placeholders(stateDir);
   return substituteDeep(tool.arguments, vars) as Record<
     string,
     unknown
@@ -220,7 +221,10 @@ function portFor(ctx: Ctx): number | undefined {
 
 async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
   const snap = normalize(
-    await takeSnapshot(ctx.def, stateDir, { reader: ctx.reader }),
+    await takeSnapshot(ctx.def, stateDir, {
+      reader: ctx.reader,
+      postgres: ctx.opts.launcher.postgres,
+    }),
     ctx.def,
   );
   const digest = snapshotDigest(snap);
@@ -496,14 +500,14 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
       await ctx.opts.launcher.reset(dirs.state);
       digests.push(await observeState(ctx, dirs.state));
     } catch (e) {
-      await removeDirs(dirs);
+      await removeDirs(ctx, dirs);
       return {
         verified: false,
         digests,
         problem: `reset ${i} failed: ${(e as Error).message}`,
       };
     }
-    await removeDirs(dirs);
+    await removeDirs(ctx, dirs);
   }
   const ok = digests[0] !== null && digests[0] === digests[1];
   return {
@@ -526,6 +530,8 @@ export async function runBattery(
   tools: readonly PlannedTool[],
   opts: RunnerOptions,
 ): Promise<BatteryResult> {
+  // A postgres adapter: the run's private cluster, started once, seeded once.
+  await opts.launcher.startState(opts.workDir, opts.progress);
   const ctx: Ctx = {
     def,
     opts,
@@ -540,6 +546,7 @@ export async function runBattery(
   } finally {
     ctx.reader.close();
     await ctx.timers.close();
+    await opts.launcher.close();
   }
 }
 

@@ -108,11 +108,12 @@ function granted(e: PermissionEvent, policy: LaunchPolicy): boolean {
     case "run":
       return v !== null && (policy.run ?? []).some((p) => v === p);
     case "net":
-      // Only an HTTP server's own listening address is ever granted.
+      // Only an HTTP server's own listening address and the run's own
+      // database socket are ever granted.
       return v !== null && (policy.net ?? []).includes(v);
     default:
-      // net, ffi and import are never granted by the deno backend; sys and
-      // run only when the definition declared them (allow.sys, allow.run).
+      // ffi and import are never granted by the deno backend; sys and run
+      // only when the definition declared them (allow.sys, allow.run).
       return false;
   }
 }
@@ -267,7 +268,8 @@ export function launchEvidence(
   return {
     ...base,
     attempts: refusedAttempts(log.events, policy),
-    // An HTTP server listening on its own granted port is not reaching out.
+    // An HTTP server listening on its own granted port, or reaching the run's
+    // own database socket, is not reaching out.
     network: networkAttempts(
       log.events.filter((e) =>
         !(e.permission === "net" && e.value !== null &&

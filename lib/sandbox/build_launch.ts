@@ -319,12 +319,17 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     "PATH",
     "VERITY_STATE_DIR",
   ]).sort();
+  const sockets = req.sockets ?? [];
   for (const p of readable) checkListValue("read path", p);
+  for (const p of sockets) checkListValue("socket", p);
   checkListValue("state directory", req.stateDir);
   const allow = allowOf(req);
   const runPaths = allowedRunPaths(req, host);
   for (const p of runPaths) checkListValue("allow.run program", p);
   const listen = listenAddresses(req);
+  // Granted destinations: an HTTP server's own listening address, the run's
+  // database socket (connecting to it also needs read and write on the file).
+  const netGrants = [...listen, ...sockets.map((s) => `unix:${s}`)];
   const hasLockFlag = flags.some((f) =>
     /^--(lock|no-lock|frozen)(=|$)/.test(f)
   );
@@ -332,24 +337,26 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     "--no-prompt",
     "--cached-only",
     ...(hasLockFlag ? [] : ["--no-lock"]),
-    ...(listen.length ? [`--allow-net=${listen.join(",")}`] : ["--deny-net"]),
+    ...(netGrants.length
+      ? [`--allow-net=${netGrants.join(",")}`]
+      : ["--deny-net"]),
     ...(runPaths.length ? [`--allow-run=${runPaths.join(",")}`] : [
       "--deny-run",
     ]),
     "--deny-ffi",
     ...(allow.sys.length ? [`--allow-sys=${allow.sys.join(",")}`] : []),
-    `--allow-read=${readable.join(",")}`,
-    `--allow-write=${req.stateDir}`,
+    `--allow-read=${[...readable, ...sockets].join(",")}`,
+    `--allow-write=${[req.stateDir, ...sockets].join(",")}`,
     `--allow-env=${envNames.join(",")}`,
     "--ignore-env",
   ];
   const policy: LaunchPolicy = {
-    writable: [req.stateDir],
-    readable,
+    writable: [req.stateDir, ...sockets],
+    readable: [...readable, ...sockets],
     env: envNames,
     sys: allow.sys,
     run: runPaths,
-    ...(listen.length ? { net: listen } : {}),
+    ...(netGrants.length ? { net: netGrants } : {}),
   };
   const cwd = cwdOf(req);
   const inner = [req.command[0]!, "run", ...ours, ...flags, script, ...args];
@@ -513,10 +520,9 @@ function bubblewrapArgv(
   if (req.backend === "deno") {
     argv.push("--bind", req.evidenceDir, req.evidenceDir);
   }
+  argv.push("--bind", req.stateDir, req.stateDir);
+  for (const s of unique(req.sockets ?? [])) argv.push("--bind", s, s);
   argv.push(
-    "--bind",
-    req.stateDir,
-    req.stateDir,
     "--chdir",
     cwd,
     "--clearenv",

@@ -464,3 +464,33 @@ Deno.test("allowances: sys and run flags for deno (inside bubblewrap); bubblewra
   // The tmpfs comes before the binds that fill it.
   assert.ok(bv.indexOf("/usr/bin/git") > bv.indexOf("--tmpfs"));
 });
+
+Deno.test("a granted database socket: deno allows that unix socket only, bubblewrap binds it, and reaching it is not network evidence", async () => {
+  const { launchEvidence } = await import("./audit_log.ts");
+  const sock = "/work/run/postgres/socket/.s.PGSQL.5432";
+  const l = buildLaunch(request({ sockets: [sock] }), host());
+  const argv = l.spawn.command;
+  assert.ok(!argv.includes("--deny-net"));
+  assert.equal(flag(argv, "--allow-net"), `unix:${sock}`);
+  assert.equal(flag(argv, "--allow-write"), `/work/run/state,${sock}`);
+  assert.ok(flag(argv, "--allow-read")?.endsWith(`,${sock}`));
+  const ev = launchEvidence(
+    l,
+    [
+      `{"v":1,"permission":"net","value":"unix:${sock}"}`,
+      `{"v":1,"permission":"net","value":"unix:/run/other.sock"}`,
+      `{"v":1,"permission":"net","value":"example.com:443"}`,
+    ].join("\n"),
+  );
+  assert.deepEqual(ev.network, ["example.com:443", "unix:/run/other.sock"]);
+  assert.deepEqual(ev.attempts?.map((a) => a.value), [
+    "example.com:443",
+    "unix:/run/other.sock",
+  ]);
+  const b = buildLaunch(
+    request({ sockets: [sock], backend: "bubblewrap" }),
+    host(),
+  ).spawn.command;
+  const i = b.indexOf(sock);
+  assert.ok(i > 0 && b[i - 1] === "--bind" && b[i + 1] === sock);
+});

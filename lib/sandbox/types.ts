@@ -34,6 +34,13 @@ export interface LaunchRequest {
    * @default {{ sys: [], run: [] }}
    */
   allow?: Allowance;
+  /**
+   * Unix socket files the server may connect to (absolute), e.g. the run's
+   * private PostgreSQL socket: deno grants read and write on each socket
+   * file (what connecting needs), bubblewrap binds each one in.
+   * @default {[]}
+   */
+  sockets?: string[];
   /** Requested backend. */
   backend: SandboxBackend;
   /** Directory where permission audit logs go (absolute, outside the state dir). */
@@ -86,8 +93,10 @@ export interface LaunchPolicy {
   /** Programs the server may start (absolute paths, `allow.run`). @default {[]} */
   run?: string[];
   /**
-   * Network addresses granted (an HTTP server's own listening address);
-   * checks of exactly these are not network attempts. @default {[]}
+   * Network addresses granted, exactly as Deno logs them: an HTTP server's
+   * own listening address, or `unix:<socket>` of the run's own database.
+   * Checks of exactly these are not network attempts (the database is
+   * observed state, not the open world). @default {[]}
    */
   net?: string[];
 }

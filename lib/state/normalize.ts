@@ -52,7 +52,7 @@ export function normalize(
     return {
       ...r,
       records: r.records.map((rec) =>
-        maskRecord(rec, rules, r.kind === "sqlite")
+        maskRecord(rec, rules, r.kind === "sqlite" || r.kind === "postgres")
       ),
     };
   });

@@ -36,13 +36,13 @@ export interface StateRecord {
 export interface Region {
   /** Label of the adapter that observed it (path relative to the state dir). */
   adapter: string;
-  kind: "sqlite" | "fs" | "json";
+  kind: "sqlite" | "fs" | "json" | "postgres";
   /** Table name, fs path, or json region name. */
   name: string;
   category: Category;
   /** Sorted by key (`compareKeys`). */
   records: StateRecord[];
-  /** sqlite: the table's columns in declaration order (present even when it has no rows). */
+  /** sqlite, postgres: the table's columns in declaration order (present even when it has no rows). */
   columns?: string[];
 }
 

@@ -9,7 +9,9 @@ import type { FsEntry } from "../../adapters/fs.ts";
 export type WorkerItem =
   | { kind: "sqlite"; label: string }
   | { kind: "json"; label: string }
-  | { kind: "fs"; label: string; exclude: string[] };
+  | { kind: "fs"; label: string; exclude: string[] }
+  /** Observed outside the worker (a database server, not a file). */
+  | { kind: "postgres"; label: string };
 
 /** The request: read these items inside stateDir. */
 export interface WorkerRequest {
@@ -28,7 +30,8 @@ export type WorkerResult =
     wal: Uint8Array | null;
   }
   | { kind: "json"; label: string; bytes: Uint8Array | null }
-  | { kind: "fs"; label: string; entries: FsEntry[] };
+  | { kind: "fs"; label: string; entries: FsEntry[] }
+  | { kind: "postgres"; label: string };
 
 /** The worker's reply. */
 export type WorkerReply =

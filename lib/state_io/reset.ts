@@ -7,6 +7,9 @@
  * - fs: a directory tree copied to the label (files, directories,
  *   symbolic links; permission bits kept).
  * - json: the file copied to the label.
+ * - postgres: a session database created from the adapter's template
+ *   (`CREATE DATABASE … TEMPLATE`, see `postgres_cluster.ts`); nothing is
+ *   written to the state directory.
  *
  * fs seeds are laid first, then json and sqlite files on top. Every file is
  * written to a temporary name and renamed, so a killed reset never leaves a
@@ -18,6 +21,7 @@ import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath, walkSeed } from "../definition/seeds.ts";
 import { DefinitionError, UsageError } from "../errors.ts";
+import type { PostgresCluster } from "./postgres_cluster.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
 import { buildSqliteImage } from "../../adapters/sqlite_seed.ts";
 import { exists } from "../common/exists.ts";
@@ -74,6 +78,17 @@ async function writeAtomic(
   }
 }
 
+/** Options of {@linkcode resetState}. */
+export interface ResetOptions {
+  /**
+   * The run's private PostgreSQL cluster (its templates seeded), for a
+   * definition with a postgres adapter: a session database is created from
+   * the template for `stateDir`.
+   * @default {null}
+   */
+  postgres?: PostgresCluster | null;
+}
+
 /**
  * Create `stateDir` (it must not exist, or be empty) and materialise every
  * adapter's seed at its label. Requires `--allow-read` (definition dir) and
@@ -90,6 +105,7 @@ async function writeAtomic(
 export async function resetState(
   def: Pick<Definition, "adapters" | "dir" | "file">,
   stateDir: string,
+  options: ResetOptions = {},
 ): Promise<void> {
   try {
     for await (const _ of Deno.readDir(stateDir)) {
@@ -104,8 +120,17 @@ export async function resetState(
   ) => (normalizeLabel(label) === "."
     ? stateDir
     : `${stateDir}/${normalizeLabel(label)}`);
+  for (const a of def.adapters) {
+    if (a.kind !== "postgres") continue;
+    if (!options.postgres) {
+      throw new TypeError(
+        "resetState: a postgres adapter needs the run's cluster",
+      );
+    }
+    await options.postgres.createSession(stateDir, a);
+  }
   const order = def.adapters.map((a, i) => ({ a, i })).filter(({ a }) =>
-    a.seed !== null
+    a.seed !== null && a.kind !== "postgres"
   );
   order.sort((x, y) =>
     (x.a.kind === "fs" ? 0 : 1) - (y.a.kind === "fs" ? 0 : 1) || x.i - y.i

@@ -15,6 +15,8 @@ import { readJsonState } from "../../adapters/json.ts";
 import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
 import { readSqlite } from "../../adapters/sqlite.ts";
 import { checkStateBudget, type StateBudget } from "./budget.ts";
+import type { PostgresCluster } from "./postgres_cluster.ts";
+import type { PostgresObservation } from "../../adapters/postgres.ts";
 import type {
   WorkerItem,
   WorkerReply,
@@ -43,6 +45,12 @@ export interface SnapshotOptions {
    * @default {DEFAULT_STATE_BUDGET}
    */
   budget?: StateBudget;
+  /**
+   * The run's private PostgreSQL cluster, for a definition with a postgres
+   * adapter: the session database created for `stateDir` is observed.
+   * @default {null}
+   */
+  postgres?: PostgresCluster | null;
 }
 
 function categoryOf(a: AdapterDef, name: string): Category {
@@ -77,6 +85,8 @@ export function assembleSnapshot(
   def.adapters.forEach((a, i) => {
     const r = results[i];
     const adapter = normalizeLabel(a.label);
+    // A database is observed outside the worker (takeSnapshot adds it).
+    if (a.kind === "postgres") return;
     if (!r || r.kind !== a.kind) {
       allProblems.push(`${a.kind}:${adapter}: not observed`);
       return;
@@ -177,7 +187,37 @@ export async function takeSnapshot(
   const problems = reply.problems.map((
     p,
   ) => (p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p));
-  return assembleSnapshot(def, reply.results, await sqlP, problems);
+  const snap = assembleSnapshot(def, reply.results, await sqlP, problems);
+  for (const a of def.adapters) {
+    if (a.kind !== "postgres") continue;
+    if (!options.postgres) {
+      throw new TypeError(
+        "takeSnapshot: a postgres adapter needs the run's cluster",
+      );
+    }
+    const db = options.postgres.connection(stateDir, a).db;
+    const obs = await options.postgres.observe(db, a);
+    snap.problems.push(...obs.problems);
+    snap.regions.push(...postgresRegions(a, obs));
+  }
+  snap.regions.sort(compareRegions);
+  return snap;
+}
+
+/** A postgres observation as snapshot regions. */
+export function postgresRegions(
+  a: AdapterDef,
+  obs: PostgresObservation,
+): Region[] {
+  const adapter = normalizeLabel(a.label);
+  return obs.tables.map((t) => ({
+    adapter,
+    kind: "postgres" as const,
+    name: t.name,
+    category: categoryOf(a, t.name),
+    records: t.records,
+    columns: t.columns,
+  }));
 }
 
 /**

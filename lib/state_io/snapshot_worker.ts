@@ -82,6 +82,8 @@ async function observe(
         label: item.label,
         bytes: await readOptional(stateDir, abs, problems),
       };
+    case "postgres":
+      return { kind: "postgres", label: item.label };
     case "fs": {
       // The walk never follows links below its root; the root itself must be inside.
       if (item.label !== "." && !(await inside(stateDir, abs, problems))) {

@@ -11,6 +11,7 @@ import { normalize } from "../state/normalize.ts";
 import { resetState } from "./reset.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import type { Snapshot } from "../state/types.ts";
+import { clusterFor, postgresAdapters } from "./postgres_cluster.ts";
 
 /** The evidence of a reset verification. */
 export interface ResetVerification {
@@ -53,11 +54,16 @@ export async function verifyReset(
   const work = options.workDir ??
     await Deno.makeTempDir({ prefix: "verity-reset-" });
   const dirs: [string, string] = [`${work}/reset-1`, `${work}/reset-2`];
+  // A postgres adapter: a private cluster for these two resets only.
+  const postgres = await clusterFor(def, `${work}/postgres`);
   try {
     const snaps: Snapshot[] = [];
     for (const d of dirs) {
-      await resetState(def, d);
-      snaps.push(normalize(await takeSnapshot(def, d), def));
+      await resetState(def, d, { postgres });
+      snaps.push(normalize(await takeSnapshot(def, d, { postgres }), def));
+      for (const a of postgresAdapters(def)) {
+        await postgres?.dropSession(d, a);
+      }
     }
     const [a, b] = snaps as [Snapshot, Snapshot];
     const delta = computeDelta(a, b);
@@ -75,6 +81,7 @@ export async function verifyReset(
       dirs,
     };
   } finally {
+    await postgres?.stop();
     if (!options.keep) {
       if (options.workDir === undefined) {
         await Deno.remove(work, { recursive: true }).catch(() => {});

@@ -1,0 +1,245 @@
+/**
+ * The postgres adapter: one database of a real PostgreSQL server turned into
+ * typed, sorted records, one region per user table and per sequence.
+ *
+ * Every schema but the system ones (`pg_catalog`, `information_schema`,
+ * `pg_toast`, temporary schemas) is observed. Regions are named
+ * `schema.table`. Rows are keyed by the primary key, else by a key the
+ * definition declares (`key = { "public.log" = ["id"] }`); a table with
+ * neither is observed keyed by its whole row and reported as a problem
+ * (a seeded table without one is refused when the template is seeded).
+ * A sequence is one record `["sequence"]` with `last_value` and
+ * `is_called`. Values are typed from their text form (see `pg_values.ts`);
+ * the server sorts by the key (`COLLATE "C"` for text, the order
+ * `compareKeys` uses), and the order is checked here: anything out of order
+ * is re-sorted.
+ *
+ * The adapter only issues `SELECT`s through the {@linkcode PgQuery} it is
+ * given; the caller runs them in a read-only transaction as a role that can
+ * only read (see `lib/state/postgres_cluster.ts`).
+ *
+ * @module
+ */
+import {
+  compareValues,
+  dedupeSorted,
+  makeKey,
+  sortRecords,
+} from "../lib/state/keys.ts";
+import type { StateRecord } from "../lib/state/types.ts";
+import { pgConverter, quoteIdent, quoteLiteral } from "./pg_values.ts";
+
+/** Runs one query and returns its rows as text values (null for NULL). */
+export type PgQuery = (sql: string) => Promise<(string | null)[][]>;
+
+/** One table's or sequence's records. */
+export interface PostgresTable {
+  /** `schema.table`. */
+  name: string;
+  kind: "table" | "sequence";
+  /** Column names in declaration order. */
+  columns: string[];
+  /** Key columns: primary key, declared key, or every column. */
+  identity: string[];
+  /** Where the identity comes from. */
+  keyedBy: "primary_key" | "declared_key" | "whole_row" | "sequence";
+  records: StateRecord[];
+}
+
+/** What the adapter saw in one database. */
+export interface PostgresObservation {
+  tables: PostgresTable[];
+  problems: string[];
+}
+
+/** Options of {@linkcode readPostgres}. */
+export interface ReadPostgresOptions {
+  /** Declared keys: region (`schema.table`) -> column names. @default {} */
+  keys?: Readonly<Record<string, readonly string[]>>;
+  /** Label used in problem messages. @default "database" */
+  label?: string;
+}
+
+const SYSTEM_SCHEMAS =
+  "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp_%'";
+
+interface Column {
+  name: string;
+  typname: string;
+  collatable: boolean;
+}
+
+/**
+ * The relations to observe: ordinary tables (`r`) and sequences (`S`) in
+ * user schemas, sorted by qualified name.
+ */
+export async function listRelations(
+  query: PgQuery,
+): Promise<{ oid: string; schema: string; name: string; kind: string }[]> {
+  const rows = await query(
+    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'S') AND ${SYSTEM_SCHEMAS} ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C"`,
+  );
+  return rows.map((r) => ({
+    oid: r[0]!,
+    schema: r[1]!,
+    name: r[2]!,
+    kind: r[3]!,
+  }));
+}
+
+async function columnsOf(query: PgQuery, oid: string): Promise<Column[]> {
+  // Domains resolve to their base type, so a domain over int4 reads as int4.
+  const rows = await query(
+    `SELECT a.attname, bt.typname, (bt.typcollation <> 0)::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END WHERE a.attrelid = ${oid} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+  );
+  return rows.map((r) => ({
+    name: r[0]!,
+    typname: r[1]!,
+    collatable: r[2] === "true",
+  }));
+}
+
+async function primaryKeyOf(query: PgQuery, oid: string): Promise<string[]> {
+  const rows = await query(
+    `SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE i.indrelid = ${oid} AND i.indisprimary ORDER BY k.ord`,
+  );
+  return rows.map((r) => r[0]!);
+}
+
+/**
+ * Read every user table and sequence of the database behind `query`.
+ * Never throws for one unreadable table: it becomes a problem line.
+ *
+ * @example
+ * ```ts ignore
+ * const obs = await readPostgres((sql) => client.query({ text: sql, rowMode: "array" }).then((r) => r.rows));
+ * ```
+ */
+export async function readPostgres(
+  query: PgQuery,
+  options: ReadPostgresOptions = {},
+): Promise<PostgresObservation> {
+  const label = options.label ?? "database";
+  const keys = options.keys ?? {};
+  const tables: PostgresTable[] = [];
+  const problems: string[] = [];
+  for (const rel of await listRelations(query)) {
+    const name = `${rel.schema}.${rel.name}`;
+    const qualified = `${quoteIdent(rel.schema)}.${quoteIdent(rel.name)}`;
+    try {
+      if (rel.kind === "S") {
+        const rows = await query(
+          `SELECT last_value::text, is_called::text FROM ${qualified}`,
+        );
+        const r = rows[0] ?? [null, null];
+        tables.push({
+          name,
+          kind: "sequence",
+          columns: ["last_value", "is_called"],
+          identity: [],
+          keyedBy: "sequence",
+          records: [{
+            key: makeKey(["sequence"]),
+            value: {
+              last_value: r[0] === null ? null : pgConverter("int8")(r[0]!),
+              is_called: r[1] === "true",
+            },
+          }],
+        });
+        continue;
+      }
+      tables.push(await readTable(query, rel.oid, name, qualified, keys));
+      const t = tables[tables.length - 1]!;
+      if (t.keyedBy === "whole_row") {
+        problems.push(
+          `${label}: table ${name} has no primary key and no declared key; rows are keyed by their whole value`,
+        );
+      }
+    } catch (e) {
+      problems.push(`${label}: ${name}: ${(e as Error).message}`);
+    }
+  }
+  return { tables, problems };
+}
+
+async function readTable(
+  query: PgQuery,
+  oid: string,
+  name: string,
+  qualified: string,
+  keys: Readonly<Record<string, readonly string[]>>,
+): Promise<PostgresTable> {
+  const columns = await columnsOf(query, oid);
+  const pk = await primaryKeyOf(query, oid);
+  const declared = keys[name];
+  let identity: string[];
+  let keyedBy: PostgresTable["keyedBy"];
+  if (pk.length > 0) {
+    identity = pk;
+    keyedBy = "primary_key";
+  } else if (declared && declared.length > 0) {
+    for (const k of declared) {
+      if (!columns.some((c) => c.name === k)) {
+        throw new RangeError(
+          `declared key column ${JSON.stringify(k)} is not a column (columns: ${
+            columns.map((c) => c.name).join(", ")
+          })`,
+        );
+      }
+    }
+    identity = [...declared];
+    keyedBy = "declared_key";
+  } else {
+    identity = columns.map((c) => c.name);
+    keyedBy = "whole_row";
+  }
+  const converters = columns.map((c) => pgConverter(c.typname));
+  const at = identity.map((k) => columns.findIndex((c) => c.name === k));
+  const select = columns.length === 0
+    ? "SELECT"
+    : `SELECT ${columns.map((c) => `${quoteIdent(c.name)}::text`).join(", ")}`;
+  const order = identity.length === 0 ? "" : ` ORDER BY ${
+    at.map((i) => {
+      const c = columns[i]!;
+      return `${quoteIdent(c.name)}${
+        c.collatable ? ' COLLATE "C"' : ""
+      } NULLS FIRST`;
+    }).join(", ")
+  }`;
+  const rows = await query(`${select} FROM ${qualified}${order}`);
+  const records: StateRecord[] = new Array(rows.length);
+  let sorted = true;
+  let prev: unknown[] | null = null;
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    const value: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) {
+      const t = row[i];
+      value[columns[i]!.name] = t === null || t === undefined
+        ? null
+        : converters[i]!(t);
+    }
+    const parts = at.map((i) => value[columns[i]!.name]);
+    if (sorted && prev !== null && compareValues(prev, parts) > 0) {
+      sorted = false;
+    }
+    prev = parts;
+    records[r] = { key: makeKey(parts), value };
+  }
+  return {
+    name,
+    kind: "table",
+    columns: columns.map((c) => c.name),
+    identity,
+    keyedBy,
+    records: sorted ? dedupeSorted(records) : sortRecords(records),
+  };
+}
+
+/** Tables of `obs` that have neither a primary key nor a declared key. */
+export function unkeyedTables(obs: PostgresObservation): string[] {
+  return obs.tables.filter((t) => t.keyedBy === "whole_row").map((t) => t.name);
+}
+
+/** A quoted literal for a database or role name in SQL text. */
+export { quoteIdent, quoteLiteral };

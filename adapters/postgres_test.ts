@@ -1,0 +1,227 @@
+/**
+ * The postgres adapter on a real PostgreSQL (Debian's `postgresql`): typed
+ * values, keys, sequences, refusal of unkeyed tables, and the isolation of
+ * session roles.
+ */
+import assert from "node:assert/strict";
+import pg from "pg";
+import { loadDefinition } from "../lib/definition/load.ts";
+import { DefinitionError } from "../lib/errors.ts";
+import {
+  clusterFor,
+  type PostgresCluster,
+} from "../lib/state_io/postgres_cluster.ts";
+import { resetState } from "../lib/state_io/reset.ts";
+import { takeSnapshot } from "../lib/state_io/snapshot.ts";
+
+async function definition(seed: string, adapterExtra = "") {
+  const dir = await Deno.makeTempDir({ prefix: "verity-pg-def-" });
+  await Deno.writeTextFile(`${dir}/seed.sql`, seed);
+  await Deno.writeTextFile(
+    `${dir}/fixture.toml`,
+    `[fixture]
+name = "pg"
+command = ["{deno}", "run", "server.ts", "{postgres_url}"]
+[state]
+locations = ["postgres:app"]
+[[adapters]]
+kind = "postgres"
+label = "app"
+seed = "seed.sql"
+${adapterExtra}
+`,
+  );
+  return { dir, def: await loadDefinition(dir) };
+}
+
+type Client = {
+  connect(): Promise<void>;
+  query(t: string): Promise<{ rows: Record<string, unknown>[] }>;
+  end(): Promise<void>;
+};
+function client(url: string): Client {
+  const C = (pg as unknown as { Client: new (c: unknown) => Client }).Client;
+  return new C({ connectionString: url });
+}
+
+const SEED = `
+CREATE TABLE items (
+  name text PRIMARY KEY,
+  qty int8,
+  price numeric(8, 3),
+  seen timestamptz,
+  doc json,
+  grid int4[],
+  raw bytea
+);
+INSERT INTO items VALUES
+  ('b', 9223372036854775807, 1.500, '2026-03-01 12:00:00+02', '{"z": 1, "a": [true]}', '{{1,2},{3,NULL}}', '\\x0001'),
+  ('B', 1, NULL, NULL, NULL, '{}', NULL),
+  ('é', -1, 0.000, '2026-03-01 00:00:00.5+00', '"s"', NULL, '\\x');
+CREATE SCHEMA ledger;
+CREATE TABLE ledger.entries (id bigserial PRIMARY KEY, note text);
+INSERT INTO ledger.entries (note) VALUES ('opening');
+CREATE TABLE tags (item text, tag text);
+INSERT INTO tags VALUES ('b', 'x'), ('b', 'x'), ('B', 'y');
+`;
+
+Deno.test("postgres: a session database is the seed, typed, keyed and sorted", async () => {
+  const { dir, def } = await definition(
+    SEED,
+    `business = ["public.items", "ledger.entries"]
+key = { "public.tags" = ["item", "tag"] }`,
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  let cluster: PostgresCluster | null = null;
+  try {
+    cluster = await clusterFor(def, `${work}/postgres`);
+    assert.ok(cluster);
+    const state = `${work}/s1/state`;
+    await resetState(def, state, { postgres: cluster });
+    const snap = await takeSnapshot(def, state, { postgres: cluster });
+    const names = snap.regions.map((r) => `${r.name}:${r.category}`);
+    assert.deepEqual(names, [
+      "ledger.entries:business",
+      "ledger.entries_id_seq:unclassified",
+      "public.items:business",
+      "public.tags:unclassified",
+    ]);
+    const items = snap.regions.find((r) => r.name === "public.items")!;
+    // Text keys sort by code point ("B" < "b" < "é"), as compareKeys does.
+    assert.deepEqual(items.records.map((r) => r.key), [
+      '["B"]',
+      '["b"]',
+      '["é"]',
+    ]);
+    assert.deepEqual(items.records[1]!.value, {
+      name: "b",
+      qty: { $int: "9223372036854775807" },
+      price: { $numeric: "1.500" },
+      seen: "2026-03-01 10:00:00+00",
+      doc: { z: 1, a: [true] },
+      grid: [[1, 2], [3, null]],
+      raw: { $bytes: "AAE=" },
+    });
+    assert.deepEqual(items.records[2]!.value.raw, { $bytes: "" });
+    assert.equal(items.records[2]!.value.seen, "2026-03-01 00:00:00.5+00");
+    const seq = snap.regions.find((r) => r.name === "ledger.entries_id_seq")!;
+    assert.deepEqual(seq.records, [{
+      key: '["sequence"]',
+      value: { last_value: 1, is_called: true },
+    }]);
+    // A declared key that is not unique: the duplicate shows, not vanishes.
+    const tags = snap.regions.find((r) => r.name === "public.tags")!;
+    assert.deepEqual(tags.records.map((r) => r.key), [
+      '["B","y"]',
+      '["b","x"]',
+      '["b","x",{"dup":2}]',
+    ]);
+    assert.deepEqual(snap.problems, []);
+
+    // The server's role writes; the next snapshot sees it; a new table
+    // without a key is observed keyed by its whole row, with a problem line.
+    const conn = cluster.connection(state, def.adapters[0]!);
+    const c = client(conn.url);
+    await c.connect();
+    await c.query("UPDATE items SET qty = 2 WHERE name = 'B'");
+    await c.query(
+      "CREATE TABLE scratch (v int); INSERT INTO scratch VALUES (7)",
+    );
+    await c.end();
+    const after = await takeSnapshot(def, state, { postgres: cluster });
+    const b = after.regions.find((r) => r.name === "public.items")!.records[0]!;
+    assert.equal(b.value.qty, 2);
+    assert.ok(after.regions.some((r) => r.name === "public.scratch"));
+    assert.match(
+      after.problems.join("\n"),
+      /public\.scratch has no primary key/,
+    );
+
+    // A second reset is the seed again, and dropping removes the database.
+    const state2 = `${work}/s2/state`;
+    await resetState(def, state2, { postgres: cluster });
+    const again = await takeSnapshot(def, state2, { postgres: cluster });
+    assert.deepEqual(again.regions, snap.regions);
+    await cluster.dropSession(state, def.adapters[0]!);
+    await assert.rejects(
+      takeSnapshot(def, state, { postgres: cluster }),
+      /does not exist/,
+    );
+  } finally {
+    await cluster?.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+  if (cluster) {
+    await assert.rejects(Deno.stat(cluster.root), Deno.errors.NotFound);
+  }
+});
+
+Deno.test("postgres: a session role cannot escape its database", async () => {
+  const { dir, def } = await definition(
+    "CREATE TABLE t (id int PRIMARY KEY);",
+    'business = ["public.t"]',
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  const cluster = (await clusterFor(def, `${work}/postgres`))!;
+  try {
+    const a = def.adapters[0]!;
+    await resetState(def, `${work}/a/state`, { postgres: cluster });
+    await resetState(def, `${work}/b/state`, { postgres: cluster });
+    const ca = cluster.connection(`${work}/a/state`, a);
+    const cb = cluster.connection(`${work}/b/state`, a);
+    const c = client(ca.url);
+    await c.connect();
+    await c.query("INSERT INTO t VALUES (1)");
+    await assert.rejects(
+      c.query("COPY t TO PROGRAM 'id'"),
+      /permission denied|must be superuser|pg_execute_server_program/,
+    );
+    await assert.rejects(
+      c.query("SELECT pg_read_file('PG_VERSION')"),
+      /permission denied/,
+    );
+    await c.end();
+    // Another session's database, with this session's role.
+    const other = client(ca.url.replace(`/${ca.db}?`, `/${cb.db}?`));
+    await assert.rejects(other.connect(), /permission denied/);
+  } finally {
+    await cluster.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("postgres: a seeded table without a primary or declared key is refused", async () => {
+  const { dir, def } = await definition("CREATE TABLE log (line text);");
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  try {
+    await assert.rejects(
+      clusterFor(def, `${work}/postgres`),
+      (e: unknown) =>
+        e instanceof DefinitionError && e.keyPath === "adapters[0].key" &&
+        /public\.log has no primary key/.test(e.message),
+    );
+    // The failed start left no cluster behind.
+    await assert.rejects(Deno.stat(`${work}/postgres`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("postgres: a failing seed names the adapter's seed", async () => {
+  const { dir, def } = await definition("CREATE TABLE broken (;");
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  try {
+    await assert.rejects(
+      clusterFor(def, `${work}/postgres`),
+      (e: unknown) =>
+        e instanceof DefinitionError && e.keyPath === "adapters[0].seed" &&
+        /syntax error/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,623 @@
+/**
+ * A private PostgreSQL cluster for one verity run: `initdb` into the run's
+ * scratch directory, one `postgres` process listening on a Unix socket in
+ * that directory only (`listen_addresses = ''`), stopped and removed at the
+ * end. Startup is paid once per run.
+ *
+ * Per definition adapter, a template database is seeded once from the
+ * adapter's SQL (run by `psql` as the role that owns the seeded objects),
+ * checked, and closed to connections. Every session then gets its own
+ * database `CREATE DATABASE … TEMPLATE …` and its own login role, which may
+ * connect to that database only; the database and role are dropped after
+ * the session's snapshot.
+ *
+ * Roles:
+ * - `verity` (superuser): verity's own administration; never handed out.
+ * - `verity_owner` (NOLOGIN): owns the seeded objects; every session role
+ *   is a member, so a server may change and drop the seeded tables.
+ * - one `verity_s_<hash>` role per session (LOGIN, not a superuser): the
+ *   role in `{postgres_url}`. It cannot run `COPY … PROGRAM`, read server
+ *   files, or connect to another session's database.
+ * - `verity_observer` (LOGIN, `pg_read_all_data`): snapshots, always in a
+ *   read-only transaction.
+ *
+ * PostgreSQL refuses to run as root: when verity runs as root, `initdb` and
+ * `postgres` run as the unprivileged user `nobody` (uid/gid switched at
+ * spawn), and the scratch path is made traversable for it.
+ *
+ * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-env`
+ * and `--allow-sys` (uid).
+ *
+ * @module
+ */
+import pg from "pg";
+import type { AdapterDef, Definition } from "../definition/types.ts";
+import { normalizeLabel } from "../common/paths.ts";
+import { seedPath } from "../definition/seeds.ts";
+import { DefinitionError, UsageError } from "../errors.ts";
+import {
+  type PostgresObservation,
+  readPostgres,
+} from "../../adapters/postgres.ts";
+import {
+  PG_SESSION_SETTINGS,
+  quoteIdent,
+  quoteLiteral,
+} from "../../adapters/pg_values.ts";
+import { sha256Hex } from "../evidence/canonical.ts";
+import { liveClusters as live } from "./postgres_live.ts";
+
+/** What the cluster needs of a definition. */
+export type StatefulDefinition = Pick<Definition, "adapters" | "dir" | "file">;
+
+/** The minimal `pg.Client` surface verity uses. */
+interface PgClient {
+  connect(): Promise<void>;
+  query(
+    q: { text: string; rowMode: "array" },
+  ): Promise<{ rows: (string | null)[][] }>;
+  end(): Promise<void>;
+  on(event: "error", f: (e: Error) => void): void;
+}
+type PgClientCtor = new (config: Record<string, unknown>) => PgClient;
+const Client = (pg as unknown as { Client: PgClientCtor }).Client;
+
+/** Every value as its text form: typing is done by `pg_values.ts`. */
+const TEXT_TYPES = { getTypeParser: () => (v: string) => v };
+
+const ADMIN = "verity";
+const OWNER = "verity_owner";
+const OBSERVER = "verity_observer";
+const PORT = 5432;
+const NOBODY = { uid: 65534, gid: 65534 };
+const INSTALL_HINT =
+  "install PostgreSQL's server binaries (Debian/Ubuntu: apt-get install -y postgresql), or set VERITY_PG_BINDIR to the directory holding initdb and postgres";
+
+/**
+ * Find the directory holding `initdb`, `postgres` and `psql`:
+ * `VERITY_PG_BINDIR`, else the newest `/usr/lib/postgresql/<v>/bin`, else
+ * `PATH`. Throws a {@linkcode UsageError} saying how to install them.
+ */
+export function findPostgresBinDir(): string {
+  const has = (dir: string) =>
+    ["initdb", "postgres", "psql"].every((b) => {
+      try {
+        return Deno.statSync(`${dir}/${b}`).isFile;
+      } catch {
+        return false;
+      }
+    });
+  const env = Deno.env.get("VERITY_PG_BINDIR");
+  if (env) {
+    if (has(env)) return env;
+    throw new UsageError(
+      `VERITY_PG_BINDIR=${env} holds no initdb, postgres and psql: ${INSTALL_HINT}`,
+    );
+  }
+  const versions: number[] = [];
+  try {
+    for (const e of Deno.readDirSync("/usr/lib/postgresql")) {
+      if (/^\d+$/.test(e.name)) versions.push(Number(e.name));
+    }
+  } catch {
+    // not a Debian layout
+  }
+  versions.sort((a, b) => b - a);
+  for (const v of versions) {
+    const dir = `/usr/lib/postgresql/${v}/bin`;
+    if (v >= 14 && has(dir)) return dir;
+  }
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (dir && has(dir)) return dir;
+  }
+  throw new UsageError(
+    `PostgreSQL 14 or newer not found (looked in VERITY_PG_BINDIR, /usr/lib/postgresql/*/bin and PATH): ${INSTALL_HINT}`,
+  );
+}
+
+/** Options of {@linkcode PostgresCluster.start}. */
+export interface ClusterOptions {
+  /** Lines of progress, or null. @default null */
+  progress?: ((line: string) => void) | null;
+}
+
+async function run(
+  cmd: string,
+  args: string[],
+  opts: { asNobody: boolean; stdin?: string; env?: Record<string, string> },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(cmd, {
+    args,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.asNobody ? NOBODY : {}),
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+/** The name verity gives a session's database and role (≤ 63 bytes). */
+export function sessionDbName(stateDir: string, label: string): string {
+  return `verity_s_${sha256Hex(`${stateDir}\0${label}`).slice(0, 24)}`;
+}
+
+/** The template database of an adapter label. */
+export function templateName(label: string): string {
+  return `verity_t_${sha256Hex(label).slice(0, 24)}`;
+}
+
+/** Connection details a server gets for one session's database. */
+export interface PgConnection {
+  /** `postgresql://<role>@/<db>?host=<socket dir>` */
+  url: string;
+  /** The socket directory (libpq's host for Unix sockets). */
+  host: string;
+  port: string;
+  db: string;
+  user: string;
+  /** The socket file a sandbox must let the server open. */
+  socket: string;
+}
+
+/** A running private cluster. */
+export class PostgresCluster {
+  readonly root: string;
+  readonly bin: string;
+  readonly socketDir: string;
+  #proc: Deno.ChildProcess;
+  #admin: PgClient | null = null;
+  #adminQueue: Promise<unknown> = Promise.resolve();
+  #stopped = false;
+  readonly asNobody: boolean;
+
+  private constructor(
+    root: string,
+    bin: string,
+    proc: Deno.ChildProcess,
+    asNobody: boolean,
+  ) {
+    this.root = root;
+    this.bin = bin;
+    this.socketDir = `${root}/socket`;
+    this.#proc = proc;
+    this.asNobody = asNobody;
+  }
+
+  /**
+   * `initdb` into `<root>` (created; must not exist) and start the server
+   * on a socket in `<root>/socket`. Resolves once it accepts connections.
+   */
+  static async start(
+    root: string,
+    options: ClusterOptions = {},
+  ): Promise<PostgresCluster> {
+    const bin = findPostgresBinDir();
+    const asNobody = Deno.uid() === 0;
+    const say = options.progress ?? (() => {});
+    await Deno.mkdir(root, { recursive: true });
+    const data = `${root}/data`;
+    const socket = `${root}/socket`;
+    await Deno.mkdir(socket, { mode: 0o755 });
+    await Deno.chmod(root, 0o755);
+    if (asNobody) {
+      // Every directory above must be traversable by nobody.
+      let p = root;
+      while (p.lastIndexOf("/") > 0) {
+        p = p.slice(0, p.lastIndexOf("/"));
+        const st = await Deno.stat(p);
+        if (st.mode !== null && (st.mode & 0o001) === 0) {
+          await Deno.chmod(p, (st.mode & 0o7777) | 0o111);
+        }
+      }
+      await Deno.chown(root, NOBODY.uid, NOBODY.gid);
+      await Deno.chown(socket, NOBODY.uid, NOBODY.gid);
+    }
+    const t0 = performance.now();
+    const init = await run(`${bin}/initdb`, [
+      "-D",
+      data,
+      "-U",
+      ADMIN,
+      "--auth=trust",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions",
+    ], { asNobody });
+    if (init.code !== 0) {
+      throw new Error(
+        `initdb failed: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`,
+      );
+    }
+    const proc = new Deno.Command(`${bin}/postgres`, {
+      args: [
+        "-D",
+        data,
+        "-k",
+        socket,
+        "-p",
+        String(PORT),
+        "-c",
+        "listen_addresses=",
+        "-c",
+        "unix_socket_permissions=0777",
+        "-c",
+        "fsync=off",
+        "-c",
+        "synchronous_commit=off",
+        "-c",
+        "full_page_writes=off",
+        "-c",
+        "max_connections=200",
+        "-c",
+        "logging_collector=off",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      ...(asNobody ? NOBODY : {}),
+    }).spawn();
+    const cluster = new PostgresCluster(root, bin, proc, asNobody);
+    live.add(cluster);
+    const log: string[] = [];
+    void (async () => {
+      const dec = new TextDecoder();
+      for await (const chunk of proc.stderr) {
+        if (log.length < 200) log.push(dec.decode(chunk));
+      }
+    })().catch(() => {});
+    const sockFile = `${socket}/.s.PGSQL.${PORT}`;
+    const deadline = performance.now() + 30_000;
+    while (true) {
+      try {
+        await Deno.stat(sockFile);
+        await cluster.#adminQuery("SELECT 1");
+        break;
+      } catch (e) {
+        if (performance.now() > deadline) {
+          await cluster.stop();
+          throw new Error(
+            `postgres did not start within 30 s: ${(e as Error).message}; ${
+              log.join("").trim().split("\n").slice(-3).join(" ")
+            }`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
+    await cluster.#adminQuery(
+      `CREATE ROLE ${OWNER} NOLOGIN`,
+      `CREATE ROLE ${OBSERVER} LOGIN`,
+      `GRANT pg_read_all_data TO ${OBSERVER}`,
+    );
+    say(
+      `postgres: private cluster up in ${
+        Math.round(performance.now() - t0)
+      } ms (socket ${socket}${asNobody ? ", running as nobody" : ""})`,
+    );
+    return cluster;
+  }
+
+  /** The socket file. */
+  get socketFile(): string {
+    return `${this.socketDir}/.s.PGSQL.${PORT}`;
+  }
+
+  #connect(user: string, database: string): PgClient {
+    const c = new Client({
+      host: this.socketDir,
+      port: PORT,
+      user,
+      database,
+      types: TEXT_TYPES,
+    });
+    c.on("error", () => {});
+    return c;
+  }
+
+  /** Run admin statements in order, each on its own (as the superuser, in `postgres`). */
+  #adminQuery(...statements: string[]): Promise<(string | null)[][]> {
+    const next = this.#adminQueue.then(async () => {
+      if (this.#admin === null) {
+        const c = this.#connect(ADMIN, "postgres");
+        await c.connect();
+        this.#admin = c;
+      }
+      let rows: (string | null)[][] = [];
+      for (const text of statements) {
+        rows = (await this.#admin.query({ text, rowMode: "array" })).rows;
+      }
+      return rows;
+    });
+    this.#adminQueue = next.catch(() => {});
+    return next;
+  }
+
+  /**
+   * Seed the template database of adapter `index` from its SQL seed (none:
+   * an empty database), run by `psql` as the owning role, then check it
+   * (every table keyed, classifications and masks matching) and close it to
+   * connections. Throws a {@linkcode DefinitionError} naming the seed or key.
+   */
+  async seedTemplate(
+    def: StatefulDefinition,
+    index: number,
+  ): Promise<PostgresObservation> {
+    const a = def.adapters[index]!;
+    const tpl = templateName(normalizeLabel(a.label));
+    await this.#adminQuery(
+      `CREATE DATABASE ${tpl} OWNER ${OWNER}`,
+      `REVOKE ALL ON DATABASE ${tpl} FROM PUBLIC`,
+      `GRANT CONNECT ON DATABASE ${tpl} TO ${OBSERVER}`,
+    );
+    if (a.seed !== null) {
+      const file = seedPath(def, a.seed);
+      let sql: string;
+      try {
+        sql = await Deno.readTextFile(file);
+      } catch (e) {
+        throw new DefinitionError(
+          def.file,
+          `adapters[${index}].seed`,
+          `cannot read seed ${JSON.stringify(a.seed)}: ${(e as Error).message}`,
+        );
+      }
+      const r = await run(`${this.bin}/psql`, [
+        "-X",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        this.socketDir,
+        "-p",
+        String(PORT),
+        "-U",
+        ADMIN,
+        "-d",
+        tpl,
+        "-c",
+        `SET ROLE ${OWNER}`,
+        "-f",
+        "-",
+      ], { asNobody: false, stdin: sql, env: { PGAPPNAME: "verity-seed" } });
+      if (r.code !== 0) {
+        throw new DefinitionError(
+          def.file,
+          `adapters[${index}].seed`,
+          `SQL seed ${a.seed} failed in PostgreSQL: ${
+            r.stderr.trim().split("\n")[0] ?? `psql exit ${r.code}`
+          }`,
+        );
+      }
+    }
+    const obs = await this.observe(tpl, a);
+    checkTemplate(def, index, obs);
+    await this.#adminQuery(
+      `ALTER DATABASE ${tpl} WITH ALLOW_CONNECTIONS false`,
+    );
+    return obs;
+  }
+
+  /** Create a session's role and database from the adapter's template. */
+  async createSession(stateDir: string, a: AdapterDef): Promise<PgConnection> {
+    const label = normalizeLabel(a.label);
+    const db = sessionDbName(stateDir, label);
+    await this.#adminQuery(
+      `CREATE ROLE ${db} LOGIN IN ROLE ${OWNER}`,
+      `CREATE DATABASE ${db} TEMPLATE ${templateName(label)} OWNER ${db}`,
+      `REVOKE ALL ON DATABASE ${db} FROM PUBLIC`,
+      `GRANT CONNECT ON DATABASE ${db} TO ${OBSERVER}`,
+    );
+    return this.connection(stateDir, a);
+  }
+
+  /** The connection details of a session's database (it need not exist). */
+  connection(stateDir: string, a: AdapterDef): PgConnection {
+    const db = sessionDbName(stateDir, normalizeLabel(a.label));
+    return {
+      url: `postgresql://${db}@/${db}?host=${
+        encodeURIComponent(this.socketDir)
+      }&port=${PORT}`,
+      host: this.socketDir,
+      port: String(PORT),
+      db,
+      user: db,
+      socket: this.socketFile,
+    };
+  }
+
+  /** Drop a session's database (closing any connection left) and role. */
+  async dropSession(stateDir: string, a: AdapterDef): Promise<void> {
+    const db = sessionDbName(stateDir, normalizeLabel(a.label));
+    await this.#adminQuery(
+      `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`,
+      `DROP ROLE IF EXISTS ${db}`,
+    );
+  }
+
+  /**
+   * Observe a database as `verity_observer` in one read-only, repeatable-read
+   * transaction under the canonical session settings.
+   */
+  async observe(db: string, a: AdapterDef): Promise<PostgresObservation> {
+    const c = this.#connect(OBSERVER, db);
+    await c.connect();
+    try {
+      const q = async (sql: string) =>
+        (await c.query({ text: sql, rowMode: "array" })).rows;
+      const settings = Object.entries(PG_SESSION_SETTINGS).map(([k, v]) =>
+        `SET ${k} = ${quoteLiteral(v)}`
+      ).join("; ");
+      await q(
+        `${settings}; SET default_transaction_read_only = on; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`,
+      );
+      const obs = await readPostgres(q, {
+        keys: a.key,
+        label: normalizeLabel(a.label),
+      });
+      await q("COMMIT");
+      return obs;
+    } finally {
+      await c.end().catch(() => {});
+    }
+  }
+
+  /** Stop the server (fast shutdown) and remove the scratch directory. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    live.delete(this);
+    await this.#admin?.end().catch(() => {});
+    this.#admin = null;
+    try {
+      this.#proc.kill("SIGINT");
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => {
+      try {
+        this.#proc.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, 10_000);
+    await this.#proc.status;
+    clearTimeout(timer);
+    await Deno.remove(this.root, { recursive: true }).catch(() => {});
+  }
+
+  /** Immediate, synchronous stop (interrupt handlers). */
+  kill(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    live.delete(this);
+    try {
+      this.#proc.kill("SIGQUIT");
+    } catch {
+      // already gone
+    }
+    try {
+      Deno.removeSync(this.root, { recursive: true });
+    } catch {
+      // best effort
+    }
+  }
+}
+
+/** Refuse a seeded template whose tables or masks do not fit the adapter. */
+export function checkTemplate(
+  def: Pick<Definition, "file" | "adapters">,
+  index: number,
+  obs: PostgresObservation,
+): void {
+  const a = def.adapters[index]!;
+  const fail: (path: string, msg: string) => never = (path, msg) => {
+    throw new DefinitionError(def.file, `adapters[${index}].${path}`, msg);
+  };
+  const names = obs.tables.map((t) => t.name);
+  for (const t of obs.tables) {
+    if (t.keyedBy === "whole_row") {
+      fail(
+        "key",
+        `table ${t.name} has no primary key: declare one in the seed, or key = { ${
+          JSON.stringify(t.name)
+        } = ["<column>", ...] }`,
+      );
+    }
+  }
+  if (obs.problems.length > 0) fail("seed", obs.problems[0]!);
+  for (const k of Object.keys(a.key)) {
+    if (!names.includes(k)) {
+      fail(
+        `key.${JSON.stringify(k)}`,
+        `table ${JSON.stringify(k)} is not in the seeded database (tables: ${
+          names.join(", ") || "none"
+        })`,
+      );
+    }
+  }
+  for (
+    const [list, what] of [[a.business, "business"], [
+      a.append_only,
+      "append_only",
+    ]] as const
+  ) {
+    list.forEach((t, j) => {
+      if (!names.includes(t)) {
+        fail(
+          `${what}[${j}]`,
+          `table ${
+            JSON.stringify(t)
+          } is not in the seeded database (tables and sequences: ${
+            names.join(", ") || "none"
+          })`,
+        );
+      }
+    });
+  }
+  a.mask.forEach((m, j) => {
+    const t = obs.tables.find((x) => x.name === m.region);
+    if (!t) {
+      fail(
+        `mask[${j}].region`,
+        `${JSON.stringify(m.region)} matches nothing in the seeded database (${
+          names.join(", ") || "none"
+        })`,
+      );
+    }
+    if (!t.columns.includes(m.column)) {
+      fail(
+        `mask[${j}].column`,
+        `${m.region} has no column ${JSON.stringify(m.column)} (columns: ${
+          t.columns.join(", ")
+        })`,
+      );
+    }
+  });
+}
+
+export { quoteIdent };
+
+/** The postgres adapters of a definition (at most one). */
+export function postgresAdapters(
+  def: Pick<Definition, "adapters">,
+): AdapterDef[] {
+  return def.adapters.filter((a) => a.kind === "postgres");
+}
+
+/**
+ * Start a cluster under `root` and seed every postgres adapter's template,
+ * or return null when the definition has none. On a seed or check failure
+ * the cluster is stopped and the error (a {@linkcode DefinitionError})
+ * rethrown.
+ */
+export async function clusterFor(
+  def: StatefulDefinition,
+  root: string,
+  options: ClusterOptions = {},
+): Promise<PostgresCluster | null> {
+  if (postgresAdapters(def).length === 0) return null;
+  const cluster = await PostgresCluster.start(root, options);
+  try {
+    for (const [i, a] of def.adapters.entries()) {
+      if (a.kind === "postgres") await cluster.seedTemplate(def, i);
+    }
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
+  return cluster;
+}
