@@ -136,7 +136,9 @@ try {
   }
   const rss = Math.round(Deno.memoryUsage().rss / 2 ** 20);
   console.log(
-    `\nsnapshot+delta of a ${perTable * 2}-row pair vs pg_dump --data-only of both (${rounds} rounds)`,
+    `\nsnapshot+delta of a ${
+      perTable * 2
+    }-row pair vs pg_dump --data-only of both (${rounds} rounds)`,
   );
   console.log(`  verity found (business): ${found} (planted: +10 -10 ~10)`);
   console.log(
@@ -145,9 +147,7 @@ try {
     } ms`,
   );
   console.log(
-    `  median pg_dump --data-only A + B:     ${
-      Math.round(median(dumpMs))
-    } ms`,
+    `  median pg_dump --data-only A + B:     ${Math.round(median(dumpMs))} ms`,
   );
   console.log(
     `  ratio verity/pg_dump:                 ${
@@ -156,7 +156,9 @@ try {
   );
   console.log(`  verity process RSS after the rounds:  ${rss} MiB`);
 
-  for (const [name, ad] of [["fixture-sized", small], ["1M-row", big]] as const) {
+  for (
+    const [name, ad] of [["fixture-sized", small], ["1M-row", big]] as const
+  ) {
     const create: number[] = [];
     const observe: number[] = [];
     const drop: number[] = [];
@@ -177,9 +179,15 @@ try {
     console.log(
       `\nper-session overhead, ${name} template (${n} sessions, medians)`,
     );
-    console.log(`  create role + database from template: ${m[0]!.toFixed(1)} ms`);
-    console.log(`  snapshot (read-only transaction):     ${m[1]!.toFixed(1)} ms`);
-    console.log(`  drop database + role:                 ${m[2]!.toFixed(1)} ms`);
+    console.log(
+      `  create role + database from template: ${m[0]!.toFixed(1)} ms`,
+    );
+    console.log(
+      `  snapshot (read-only transaction):     ${m[1]!.toFixed(1)} ms`,
+    );
+    console.log(
+      `  drop database + role:                 ${m[2]!.toFixed(1)} ms`,
+    );
     console.log(
       `  total:                                ${
         (m[0]! + m[1]! + m[2]!).toFixed(1)

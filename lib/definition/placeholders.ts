@@ -29,7 +29,7 @@ export const PLACEHOLDERS = [
 
 /** Stand-in database for substituting a command before any database exists (the backend choice). */
 export const PROBE_POSTGRES: PostgresVars = {
-  url: "postgresql://probe@/probe?host=%2Fprobe",
+  url: "postgresql://probe@localhost/probe?host=%2Fprobe",
   host: "/probe",
   port: "5432",
   db: "probe",

@@ -153,7 +153,7 @@ export const DEFAULT_TIMEOUTS = { start_s: 30, call_s: 30 } as const;
 
 /** The connection a postgres adapter's placeholders stand for (one session's database). */
 export interface PostgresVars {
-  /** `{postgres_url}`: `postgresql://<role>@/<db>?host=<socket dir>&port=<port>`. */
+  /** `{postgres_url}`: `postgresql://<role>@localhost/<db>?host=<socket dir>&port=<port>`. */
   url: string;
   /** `{postgres_host}`: the socket directory. */
   host: string;

@@ -160,7 +160,12 @@ export function templateName(label: string): string {
 
 /** Connection details a server gets for one session's database. */
 export interface PgConnection {
-  /** `postgresql://<role>@/<db>?host=<socket dir>` */
+  /**
+   * `postgresql://<role>@localhost/<db>?host=<socket dir>&port=5432`: the
+   * `host` parameter (a directory: a Unix socket) overrides the URL's host
+   * name, which is there only because WHATWG URL parsers (used by servers to
+   * print the URL) refuse a user name without a host.
+   */
   url: string;
   /** The socket directory (libpq's host for Unix sockets). */
   host: string;
@@ -428,7 +433,7 @@ export class PostgresCluster {
   connection(stateDir: string, a: AdapterDef): PgConnection {
     const db = sessionDbName(stateDir, normalizeLabel(a.label));
     return {
-      url: `postgresql://${db}@/${db}?host=${
+      url: `postgresql://${db}@localhost/${db}?host=${
         encodeURIComponent(this.socketDir)
       }&port=${PORT}`,
       host: this.socketDir,
