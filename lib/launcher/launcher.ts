@@ -216,11 +216,15 @@ export class DefinitionLauncher {
     const port = freeLoopbackPort();
     const launch = this.launch({ ...dirs, port }, label);
     const url = serverUrl(this.definition, port)!;
+    // Under bubblewrap the server has a network namespace of its own (only
+    // loopback): it is reached through a relay (see local_http.ts).
+    const ownNetwork = launch.spawn.command.includes("--unshare-net");
     const target = await startLocalHttp(
       launch.spawn,
       url,
       port,
       startTimeoutMs,
+      ownNetwork ? { relayDir: dirs.evidence } : {},
     );
     return { launch, target, url };
   }

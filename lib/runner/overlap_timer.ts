@@ -33,7 +33,7 @@ export interface OverlapSpec {
    * two_process two instances, each on its own port, sharing the store.
    * @default {unset: stdio}
    */
-  http?: { port: number; url: string }[];
+  http?: { port: number; url: string; relayDir?: string }[];
   /**
    * Pings per instance before the calls (two_process).
    * @default {3}
@@ -159,6 +159,9 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
           spec.http![i]!.url,
           spec.http![i]!.port,
           spec.startTimeoutMs,
+          spec.http![i]!.relayDir !== undefined
+            ? { relayDir: spec.http![i]!.relayDir! }
+            : {},
         )
       ),
     );

@@ -448,9 +448,13 @@ async function runAttemptSession(
       launches: launches.map((l) => l.spawn),
       ...(ctx.def.transport === "http"
         ? {
-          http: ports.map((port) => ({
+          http: ports.map((port, i) => ({
             port: port!,
             url: serverUrl(ctx.def, port!)!,
+            // Bubblewrap: the server has its own network namespace.
+            ...(launches[i]!.spawn.command.includes("--unshare-net")
+              ? { relayDir: dirs.evidence }
+              : {}),
           })),
         }
         : {}),

@@ -67,6 +67,8 @@ export interface HttpClientOptions {
   legacyFallback?: boolean;
   /** A local server process this session owns (closed with the session). */
   server?: ServerProcess;
+  /** Called last when the session closes (e.g. stops a relay). */
+  cleanup?: () => Promise<void>;
 }
 
 /** One server-sent event as evidence. */
@@ -1006,6 +1008,7 @@ export class HttpClient implements McpClient {
     this.#closing = true;
     for (const a of this.#streams) a.abort();
     this.#opts.server?.kill();
+    void this.#opts.cleanup?.();
   }
 
   /** Abort every stream, DELETE the session, then stop a local server. */
@@ -1034,6 +1037,7 @@ export class HttpClient implements McpClient {
     this.#exit = this.#opts.server
       ? await this.#opts.server.close(graceMs)
       : { code: null, signal: null, stoppedBy: "self" };
+    await this.#opts.cleanup?.();
     return this.#exit;
   }
 }

@@ -30,6 +30,14 @@ export function freeLoopbackPort(): number {
 /** Options for {@linkcode startLocalHttp}. */
 export interface LocalHttpOptions extends HttpClientOptions {
   /**
+   * The server runs in its own network namespace (bubblewrap
+   * `--unshare-net`): reach it through a relay. A relay process entered
+   * into that namespace (nsenter) serves a Unix socket in `relayDir`; verity
+   * listens on 127.0.0.1:<port> itself and pipes each connection there.
+   * @default {unset: the server listens on the host's loopback}
+   */
+  relayDir?: string;
+  /**
    * Milliseconds between connection attempts while waiting for the server.
    * @default {25}
    */
@@ -60,7 +68,14 @@ export async function startLocalHttp(
   options: LocalHttpOptions = {},
 ): Promise<HttpClient> {
   const server = ServerProcess.start(spawn);
-  const client = new HttpClient(url, { ...options, server });
+  const relay = options.relayDir === undefined
+    ? null
+    : new Relay(options.relayDir, port);
+  const client = new HttpClient(url, {
+    ...options,
+    server,
+    ...(relay ? { cleanup: () => relay.close() } : {}),
+  });
   const fail = (f: WireFailure) => {
     client.abort(f);
     return client;
@@ -69,6 +84,24 @@ export async function startLocalHttp(
     return fail({ reason: "spawn_failed", message: server.spawnError });
   }
   const t0 = performance.now();
+  while (relay !== null) {
+    if (server.exited !== null) break;
+    const ready = await relay.step(server.pid!);
+    if (ready === true) return client;
+    if (typeof ready === "string") {
+      return fail({ reason: "spawn_failed", message: ready });
+    }
+    if (performance.now() - t0 > startTimeoutMs) {
+      return fail({
+        reason: "timeout",
+        message:
+          `server did not listen on 127.0.0.1:${port} inside its sandbox within ${
+            (startTimeoutMs / 1000).toFixed(1)
+          } s`,
+      });
+    }
+    await sleep(options.pollMs ?? 25);
+  }
   while (true) {
     if (server.exited !== null) {
       const tail = server.output().text.trim().split("\n").slice(-1)[0] ?? "";
@@ -96,5 +129,187 @@ export async function startLocalHttp(
       });
     }
     await sleep(options.pollMs ?? 25);
+  }
+}
+
+/** The pids of a process in each PID namespace it is visible in, outermost first. */
+function nsPids(hostPid: number): number[] {
+  const m = /^NSpid:\s*(.*)$/m.exec(
+    Deno.readTextFileSync(`/proc/${hostPid}/status`),
+  );
+  return m ? m[1]!.trim().split(/\s+/).map(Number) : [hostPid];
+}
+
+function children(hostPid: number): number[] {
+  const kids = Deno.readTextFileSync(
+    `/proc/${hostPid}/task/${hostPid}/children`,
+  )
+    .trim();
+  return kids ? kids.split(/\s+/).map(Number) : [];
+}
+
+/**
+ * The pid, as `/proc` shows it, of our child `localPid` (a pid as this
+ * process sees it). They differ when this process runs in a PID namespace
+ * of its own over the host's `/proc` (the overlap timer does).
+ */
+function procPid(localPid: number): number | null {
+  try {
+    const self = Number(Deno.readLinkSync("/proc/self"));
+    const depth = nsPids(self).length;
+    const queue = children(self);
+    for (let i = 0; i < queue.length && i < 4096; i++) {
+      const h = queue[i]!;
+      try {
+        if (nsPids(h)[depth - 1] === localPid) return h;
+        queue.push(...children(h));
+      } catch {
+        // gone
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return null;
+}
+
+/** The pid of the first process below `root` in another network namespace. */
+function netnsPid(root: number): number | null {
+  let own: string;
+  try {
+    own = Deno.readLinkSync("/proc/self/ns/net");
+  } catch {
+    return null;
+  }
+  const queue = [root];
+  for (let i = 0; i < queue.length && i < 64; i++) {
+    const pid = queue[i]!;
+    try {
+      if (Deno.readLinkSync(`/proc/${pid}/ns/net`) !== own) return pid;
+      const kids = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`)
+        .trim();
+      if (kids) queue.push(...kids.split(/\s+/).map(Number));
+    } catch {
+      // gone or not readable
+    }
+  }
+  return null;
+}
+
+const RELAY_IN = new URL("./relay_in.ts", import.meta.url).pathname;
+
+/**
+ * The two halves of the relay to a server in its own network namespace:
+ * the inner process (nsenter into the namespace; `relay_in.ts`) and the
+ * host listener on 127.0.0.1:<port> in this process.
+ */
+class Relay {
+  #dir: string;
+  #port: number;
+  #inner: ServerProcess | null = null;
+  #listener: Deno.Listener | null = null;
+  #conns = new Set<Deno.Conn>();
+
+  constructor(dir: string, port: number) {
+    this.#dir = dir;
+    this.#port = port;
+  }
+
+  get #socket(): string {
+    return `${this.#dir}/relay-${this.#port}.sock`;
+  }
+
+  /** One step of starting: true when ready, a string when it cannot work. */
+  async step(serverPid: number): Promise<boolean | string> {
+    if (this.#inner === null) {
+      const root = procPid(serverPid);
+      const pid = root === null ? null : netnsPid(root);
+      if (pid === null) return false;
+      this.#inner = ServerProcess.start({
+        command: [
+          "nsenter",
+          `--net=/proc/${pid}/ns/net`,
+          "--",
+          Deno.execPath(),
+          "run",
+          "--no-prompt",
+          "--no-lock",
+          `--allow-net=127.0.0.1:${this.#port},unix:${this.#socket}`,
+          `--allow-read=${this.#dir},${RELAY_IN}`,
+          `--allow-write=${this.#dir}`,
+          RELAY_IN,
+          this.#socket,
+          String(this.#port),
+        ],
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      });
+      if (this.#inner.spawnError !== null) return this.#inner.spawnError;
+      return false;
+    }
+    if (this.#inner.exited !== null) {
+      const out = this.#inner.output().text.trim().split("\n").at(-1) ?? "";
+      return `the relay into the sandbox's network namespace exited${
+        out ? `: ${out.slice(0, 200)}` : ""
+      }`;
+    }
+    try {
+      (await Deno.connect({ transport: "unix", path: this.#socket })).close();
+    } catch {
+      return false;
+    }
+    this.#listen();
+    return true;
+  }
+
+  #listen(): void {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: this.#port });
+    this.#listener = l;
+    (async () => {
+      try {
+        for await (const conn of l) {
+          this.#conns.add(conn);
+          Deno.connect({ transport: "unix", path: this.#socket }).then(
+            async (inner) => {
+              this.#conns.add(inner);
+              await Promise.race([
+                conn.readable.pipeTo(inner.writable).catch(() => {}),
+                inner.readable.pipeTo(conn.writable).catch(() => {}),
+              ]);
+              for (const c of [conn, inner]) {
+                this.#conns.delete(c);
+                try {
+                  c.close();
+                } catch {
+                  // closed
+                }
+              }
+            },
+            () => {
+              this.#conns.delete(conn);
+              conn.close();
+            },
+          );
+        }
+      } catch {
+        // listener closed
+      }
+    })();
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.#listener?.close();
+    } catch {
+      // closed
+    }
+    for (const c of this.#conns) {
+      try {
+        c.close();
+      } catch {
+        // closed
+      }
+    }
+    this.#conns.clear();
+    await this.#inner?.close(500);
   }
 }
