@@ -964,3 +964,58 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "{state} in tool arguments: each session sends its own resolved path, the report keeps both the raw and the resolved arguments",
+  sanitizeResources: false,
+  async fn() {
+    const cwd = await Deno.makeTempDir({ prefix: "verity-audit-test-" });
+    try {
+      const fixture = join(REPO, "fixtures/honest-closedworld");
+      await Deno.copyFile(join(fixture, "seed.sql"), join(cwd, "seed.sql"));
+      await Deno.writeTextFile(
+        join(cwd, "fixture.toml"),
+        `[fixture]
+name = "state-args"
+command = ["{deno}", "run", ${JSON.stringify(join(fixture, "server.ts"))}]
+cwd = "{state}"
+
+[state]
+locations = ["sqlite:state.db"]
+
+[[adapters]]
+kind = "sqlite"
+label = "state.db"
+seed = "seed.sql"
+business = ["rates"]
+
+[[tools]]
+name = "search_rates"
+arguments = { prefix = "{state}/EUR" }
+`,
+      );
+      const r = await verity(
+        ["run", cwd, "--json", "--runs-dir", join(cwd, "runs")],
+        cwd,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout);
+      assert.deepEqual(report.observations.tools[0].arguments, {
+        prefix: "{state}/EUR",
+      });
+      const calls = report.sessions.filter((s: { kind: string }) =>
+        s.kind === "once" || s.kind === "twice"
+      );
+      assert.equal(calls.length, 6);
+      const sent = calls.map((s: { arguments?: { prefix: string } }) =>
+        s.arguments?.prefix
+      );
+      for (const p of sent) assert.match(p, /^\/.+\/state\/EUR$/);
+      assert.equal(new Set(sent).size, 6, "one state directory per session");
+      assert.equal(report.sandbox.allow.cwd, "{state}");
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  },
+});
