@@ -33,6 +33,7 @@ import { renderTargetTemplate } from "../lib/audit/init_template.ts";
 import { parseDefinition } from "../lib/definition/parse.ts";
 import { DefinitionError } from "../lib/errors.ts";
 import { prepareLaunch } from "../lib/sandbox/sandbox.ts";
+import { rebuildSandboxed } from "../lib/audit/fetch.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const MEMORY_INTEGRITY =
@@ -1016,6 +1017,79 @@ arguments = { prefix = "{state}/EUR" }
       assert.equal(report.sandbox.allow.cwd, "{state}");
     } finally {
       await Deno.remove(cwd, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "Node targets: install scripts run under bubblewrap with no network, writing only the install directory",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "verity-audit-test-" });
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    let connected = false;
+    const accepting = (async () => {
+      for await (const c of listener) {
+        connected = true;
+        c.close();
+      }
+    })();
+    try {
+      const stage = join(root, "stage");
+      const outside = join(root, "escape.txt");
+      const evil = join(stage, "node_modules", "evil");
+      await Deno.mkdir(evil, { recursive: true });
+      const script = `const fs = require("fs");
+fs.writeFileSync("inside.txt", "1");
+try { fs.writeFileSync(${JSON.stringify(outside)}, "x"); } catch (e) {}
+try { fs.writeFileSync("/etc/verity-escape", "x"); fs.writeFileSync("etc.txt", "wrote"); } catch (e) { fs.writeFileSync("etc.txt", e.code); }
+require("net").connect(${port}, "127.0.0.1")
+  .on("connect", () => fs.writeFileSync("net.txt", "connected"))
+  .on("error", (e) => fs.writeFileSync("net.txt", e.code));`;
+      await Deno.writeTextFile(join(evil, "install.js"), script);
+      await Deno.writeTextFile(
+        join(evil, "package.json"),
+        JSON.stringify({
+          name: "evil",
+          version: "1.0.0",
+          scripts: { install: "node install.js" },
+        }),
+      );
+      await Deno.writeTextFile(
+        join(stage, "package.json"),
+        JSON.stringify({
+          name: "stage",
+          private: true,
+          dependencies: { evil: "1.0.0" },
+        }),
+      );
+      const npm = (await new Deno.Command("sh", {
+        args: ["-c", "command -v npm"],
+        stdout: "piped",
+      }).output()).stdout;
+      const node = (await new Deno.Command("sh", {
+        args: ["-c", 'readlink -f "$(command -v node)"'],
+        stdout: "piped",
+      }).output()).stdout;
+      const dec = new TextDecoder();
+      await rebuildSandboxed(
+        stage,
+        dec.decode(npm).trim(),
+        dec.decode(node).trim(),
+      );
+      const read = (f: string) => Deno.readTextFile(join(evil, f));
+      assert.equal(await read("inside.txt"), "1", "the script ran");
+      assert.equal(await read("etc.txt"), "EROFS", "read-only root");
+      assert.match(await read("net.txt"), /^E(CONNREFUSED|NETUNREACH)$/);
+      assert.equal(connected, false, "no connection reached the host");
+      await assert.rejects(Deno.stat(outside), "hidden /tmp: nothing escaped");
+    } finally {
+      listener.close();
+      await accepting.catch(() => {});
+      await Deno.remove(root, { recursive: true });
     }
   },
 });

@@ -452,9 +452,13 @@ function nodePath(): string | null {
  * better-sqlite3 compile here) inside bubblewrap: no network, only `dir`
  * writable, the auditor's home and /tmp hidden. node-gyp builds against
  * the headers installed beside node (`<prefix>/include/node`), so nothing
- * is downloaded.
+ * is downloaded. Throws `UsageError` when bubblewrap is missing or a script
+ * fails.
+ *
+ * Requires `--allow-run` (bwrap, npm), `--allow-read`, `--allow-write`
+ * (`dir`) and `--allow-env`.
  */
-async function rebuildSandboxed(
+export async function rebuildSandboxed(
   dir: string,
   npm: string,
   node: string,
