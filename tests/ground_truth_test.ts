@@ -131,10 +131,21 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
     bad2.stdout,
     new RegExp(`snapshots\\.${digest.replace(/[:]/g, ".")}`),
   );
+  // Every run appended its report to the runs directory's ledger: each
+  // report binds to its block under the ledger's head; the edited copy does not.
+  const ledger = join(runsDir, "ledger.json");
+  const head = (await verity(["ledger", "head", "--ledger", ledger])).stdout
+    .trim();
+  assert.match(head, /^sha256:[0-9a-f]{64}$/);
+  const bind = ["--ledger", ledger, "--expected-head", head];
   for (const [fixture, p] of reports) {
-    const again = await verity(["report", "verify", p]);
+    const again = await verity(["report", "verify", p, ...bind]);
     assert.equal(again.code, 0, `${fixture}: ${again.stdout}`);
+    assert.match(again.stdout, /report verified and bound to the ledger head/);
   }
+  const unbound = await verity(["report", "verify", edited, ...bind]);
+  assert.equal(unbound.code, 1);
+  assert.match(unbound.stdout, /LEDGER no block of the ledger records/);
 });
 
 Deno.test("verity run refuses bad input with one line and exit 2", async () => {

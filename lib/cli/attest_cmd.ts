@@ -198,8 +198,13 @@ async function verifyAttestation(
   const reportPath = str(p.values.report);
   const ledger = str(p.values.ledger);
   if (reportPath === null) {
-    if (ledger !== null) {
-      throw new UsageError("verity attest verify: --ledger needs --report");
+    if (
+      ledger !== null || p.values["expected-head"] !== undefined ||
+      p.values["expected-head-file"] !== undefined
+    ) {
+      throw new UsageError(
+        "verity attest verify: --ledger and --expected-head need --report",
+      );
     }
     console.log(
       "attestation verified (signature only: give --report to check the document)",
