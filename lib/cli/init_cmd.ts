@@ -342,12 +342,10 @@ export async function main(argv: string[]): Promise<number> {
   for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
   const plan = planInit({ ...question, pathKinds });
   const say = (s: string) => console.error(`verity: ${s}`);
-  const allowRead = plan.command[0] === "{deno}"
-    ? []
-    : detectReadAllowances(
-      await allowanceFacts(plan.command[0] ?? "", plan.read, home),
-      plan.read,
-    );
+  const allowRead = plan.command[0] === "{deno}" ? [] : detectReadAllowances(
+    await allowanceFacts(plan.command[0] ?? "", plan.read, home),
+    plan.read,
+  );
   for (const a of allowRead) say(`allow.read ${a.path}: ${a.why}`);
   const readPaths = [...plan.read, ...allowRead.map((a) => a.path)];
   await Deno.mkdir(targetDir, { recursive: true });
