@@ -87,23 +87,32 @@ export async function listRelations(
   }));
 }
 
-async function columnsOf(query: PgQuery, oid: string): Promise<Column[]> {
-  // Domains resolve to their base type, so a domain over int4 reads as int4.
+/** Every user table's columns (domains resolved to their base type), by table oid. */
+async function columnsByTable(query: PgQuery): Promise<Map<string, Column[]>> {
   const rows = await query(
-    `SELECT a.attname, bt.typname, (bt.typcollation <> 0)::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END WHERE a.attrelid = ${oid} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    `SELECT a.attrelid::text, a.attname, bt.typname, (bt.typcollation <> 0)::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END WHERE c.relkind = 'r' AND ${SYSTEM_SCHEMAS} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attrelid, a.attnum`,
   );
-  return rows.map((r) => ({
-    name: r[0]!,
-    typname: r[1]!,
-    collatable: r[2] === "true",
-  }));
+  const out = new Map<string, Column[]>();
+  for (const r of rows) {
+    const list = out.get(r[0]!) ?? [];
+    list.push({ name: r[1]!, typname: r[2]!, collatable: r[3] === "true" });
+    out.set(r[0]!, list);
+  }
+  return out;
 }
 
-async function primaryKeyOf(query: PgQuery, oid: string): Promise<string[]> {
+/** Every user table's primary key columns in key order, by table oid. */
+async function primaryKeys(query: PgQuery): Promise<Map<string, string[]>> {
   const rows = await query(
-    `SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE i.indrelid = ${oid} AND i.indisprimary ORDER BY k.ord`,
+    `SELECT i.indrelid::text, a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE i.indisprimary AND ${SYSTEM_SCHEMAS} ORDER BY i.indrelid, k.ord`,
   );
-  return rows.map((r) => r[0]!);
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = out.get(r[0]!) ?? [];
+    list.push(r[1]!);
+    out.set(r[0]!, list);
+  }
+  return out;
 }
 
 /**
@@ -123,7 +132,10 @@ export async function readPostgres(
   const keys = options.keys ?? {};
   const tables: PostgresTable[] = [];
   const problems: string[] = [];
-  for (const rel of await listRelations(query)) {
+  const relations = await listRelations(query);
+  const columns = await columnsByTable(query);
+  const keysOf = await primaryKeys(query);
+  for (const rel of relations) {
     const name = `${rel.schema}.${rel.name}`;
     const qualified = `${quoteIdent(rel.schema)}.${quoteIdent(rel.name)}`;
     try {
@@ -148,7 +160,15 @@ export async function readPostgres(
         });
         continue;
       }
-      tables.push(await readTable(query, rel.oid, name, qualified, keys));
+      tables.push(
+        await readTable(
+          query,
+          { name, qualified },
+          columns.get(rel.oid) ?? [],
+          keysOf.get(rel.oid) ?? [],
+          keys,
+        ),
+      );
       const t = tables[tables.length - 1]!;
       if (t.keyedBy === "whole_row") {
         problems.push(
@@ -164,13 +184,12 @@ export async function readPostgres(
 
 async function readTable(
   query: PgQuery,
-  oid: string,
-  name: string,
-  qualified: string,
+  table: { name: string; qualified: string },
+  columns: Column[],
+  pk: string[],
   keys: Readonly<Record<string, readonly string[]>>,
 ): Promise<PostgresTable> {
-  const columns = await columnsOf(query, oid);
-  const pk = await primaryKeyOf(query, oid);
+  const { name, qualified } = table;
   const declared = keys[name];
   let identity: string[];
   let keyedBy: PostgresTable["keyedBy"];
