@@ -64,7 +64,7 @@ Deno.test("verify-reset: an invalid definition exits 2 with one line naming the 
     assert.equal(r.stdout, "");
     assert.equal(
       r.stderr.trim(),
-      `${dir}/fixture.toml: fixture.colour: unknown key (allowed here: name, command, env, timeouts, sandbox, read, cwd, allow)`,
+      `${dir}/fixture.toml: fixture.colour: unknown key (allowed here: name, command, env, timeouts, sandbox, read, cwd, allow, transport, url)`,
     );
     const usage = await verity();
     assert.equal(usage.code, 2);
