@@ -98,7 +98,17 @@ function stringText(s: string): string {
   return JSON.stringify(s);
 }
 
-function byCodePoint(a: string, b: string): number {
+/**
+ * Order two strings by Unicode code point (not UTF-16 unit), as canonical
+ * JSON sorts object keys.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.ok(compareCodePoints("\u{1F600}", "\uFFFF") > 0);
+ * ```
+ */
+export function compareCodePoints(a: string, b: string): number {
   const ia = a[Symbol.iterator]();
   const ib = b[Symbol.iterator]();
   while (true) {
@@ -126,7 +136,7 @@ function sortedKeys(o: Record<string, unknown>): string[] {
   keys.sort();
   // UTF-16 order equals code point order unless a key holds a surrogate.
   for (let i = 0; i < keys.length; i++) {
-    if (hasSurrogate(keys[i]!)) return keys.sort(byCodePoint);
+    if (hasSurrogate(keys[i]!)) return keys.sort(compareCodePoints);
   }
   return keys;
 }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { pythonFloatRepr } from "./canonical.ts";
+import { compareCodePoints, pythonFloatRepr } from "./canonical.ts";
 
 let S = "";
 let I = 0;
@@ -19,19 +19,6 @@ let SAW_SURROGATE = false;
 const PLAIN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const CONTROL_ESCAPE = /^00[01][0-9a-f]$/;
-
-function byCodePoint(a: string, b: string): number {
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  while (true) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done) return y.done ? 0 : -1;
-    if (y.done) return 1;
-    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-}
 
 // Set by str(): whether the string just read had an escape or a surrogate pair.
 let ESCAPED = false;
@@ -110,7 +97,7 @@ function keyBefore(
   }
   const a = JSON.parse(S.slice(a0, a1)) as string;
   const b = JSON.parse(S.slice(b0, b1)) as string;
-  return byCodePoint(a, b) < 0;
+  return compareCodePoints(a, b) < 0;
 }
 
 function num(): boolean {

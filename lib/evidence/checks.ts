@@ -17,7 +17,7 @@
 import { DefinitionError } from "../errors.ts";
 import { isDigest } from "./canonical.ts";
 import type { Declaration, DeclaredTool } from "./manifest.ts";
-import { isRecipe, type Recipe } from "./recipes.ts";
+import { isRecipe, type Recipe, recipeAt } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The checks, in report order. */
@@ -101,17 +101,6 @@ export interface ValidationSummary {
 export interface ValidationReport {
   summary: ValidationSummary;
   findings: Finding[];
-}
-
-function recipeAt(file: string, keyPath: string, v: unknown): Recipe {
-  if (isRecipe(v)) return v;
-  throw new DefinitionError(
-    file,
-    keyPath,
-    `unknown contract recipe ${
-      JSON.stringify(v) ?? String(v)
-    } (known: "1", "2", "3")`,
-  );
 }
 
 /**

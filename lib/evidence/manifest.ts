@@ -16,7 +16,7 @@
 import { DefinitionError } from "../errors.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { isDigest, parsePythonJson } from "./canonical.ts";
-import { contractHash, isRecipe, type Recipe } from "./recipes.ts";
+import { contractHash, isRecipe, type Recipe, recipeAt } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `format` value of a verity manifest. */
@@ -178,17 +178,6 @@ export interface ReadDeclarationOptions {
    * @default {undefined}
    */
   recipe?: Recipe;
-}
-
-function recipeAt(file: string, keyPath: string, v: unknown): Recipe {
-  if (isRecipe(v)) return v;
-  throw new DefinitionError(
-    file,
-    keyPath,
-    `unknown contract recipe ${
-      JSON.stringify(v) ?? String(v)
-    } (known: "1", "2", "3")`,
-  );
 }
 
 function readBindings(file: string, v: unknown): Binding[] {

@@ -18,6 +18,7 @@
  * @module
  */
 import { canonicalJson, sha256Hex } from "./canonical.ts";
+import { DefinitionError } from "../errors.ts";
 
 /** A recipe's name. */
 export type Recipe = "1" | "2" | "3";
@@ -94,6 +95,28 @@ export const RECIPE_FIELDS: Readonly<Record<Recipe, readonly RecipeField[]>> = {
 /** True for `"1"`, `"2"` or `"3"`. */
 export function isRecipe(v: unknown): v is Recipe {
   return v === "1" || v === "2" || v === "3";
+}
+
+/**
+ * The recipe a file states at `keyPath`, or a `DefinitionError` naming the
+ * file, the key and the value.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(recipeAt("m.json", "contract_recipe", "2"), "2");
+ * assert.throws(() => recipeAt("m.json", "contract_recipe", "9"), /unknown contract recipe "9"/);
+ * ```
+ */
+export function recipeAt(file: string, keyPath: string, v: unknown): Recipe {
+  if (isRecipe(v)) return v;
+  throw new DefinitionError(
+    file,
+    keyPath,
+    `unknown contract recipe ${
+      JSON.stringify(v) ?? String(v)
+    } (known: "1", "2", "3")`,
+  );
 }
 
 /**
