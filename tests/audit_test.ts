@@ -543,6 +543,21 @@ Deno.test("init's template does not load until every TODO(verity) is decided, th
   assert.match(text, /# declared: readOnlyHint=FALSE destructiveHint=FALSE/);
   assert.match(text, /# optional: tags: array of string/);
   assert.match(text, /arguments = \{ text = "TODO\(verity\): string" \}/);
+  // The state decision is a TODO with both options explained, never a silent [].
+  assert.match(
+    text,
+    /^locations = \["TODO\(verity\): where does this server keep its state\?"\]$/m,
+  );
+  assert.match(
+    text,
+    /locations = \[\] +no state at all\. Coverage is then "none"/,
+  );
+  assert.match(
+    text,
+    /locations = \["memory:process"\] +state kept in the server's memory/,
+  );
+  assert.match(text, /INCONCLUSIVE:UNOBSERVED_STATE, never PASS/);
+  assert.doesNotMatch(text, /^locations = \[\]$/m);
   assert.throws(
     () => parseDefinition(text, "/t/target.toml"),
     (e: unknown) =>

@@ -67,6 +67,9 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "pg-liar-readonly",
       "pg-liar-destructive",
       "pg-liar-concurrent",
+      "cannot-start",
+      "dies-every-session",
+      "memory-toggle",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
 });
@@ -93,7 +96,13 @@ for (const fixture of fixtures) {
       report.verdicts.length,
       `${fixture}: a verdict without an expectation`,
     );
-    assert.equal(r.code, 0);
+    // A server that could not be audited fails the run even when every
+    // expectation (all SETUP_FAILED) matched.
+    assert.equal(r.code, report.setupFailure ? 1 : 0, r.stderr.slice(-500));
+    const setupOnly = report.verdicts.every((v: { outcome: string }) =>
+      v.outcome === "INCONCLUSIVE:SETUP_FAILED"
+    );
+    assert.equal(Boolean(report.setupFailure), setupOnly);
     reports.set(fixture, join(runsDir, report.runId, "report.json"));
   });
 }

@@ -169,22 +169,22 @@ Deno.test("reality: --fail-under exits 1 under the threshold, 0 at or above it; 
       ...SERVER,
     ]);
     assert.equal(under.code, 1);
-    assert.match(under.stderr, /score 42\.8% is under --fail-under 50/);
+    assert.match(under.stderr, /score 44\.4% is under --fail-under 50/);
     assert.match(
       under.stdout,
-      /Score: 42\.8% \(3 of 7 checkable tools not flagged\), grade F/,
+      /Score: 44\.4% F \(4\/14 tools skipped; 9\/14 checked\)/,
     );
     const saved = JSON.parse(
       await Deno.readTextFile(`${out}/r.json`),
     ) as RealityReport;
-    assert.equal(saved.summary.score, 42.8);
+    assert.equal(saved.summary.score, 44.4);
     assert.deepEqual(
       [...Deno.readDirSync(out)].map((e) => e.name),
       ["r.json"],
       "no temp file left behind",
     );
 
-    const over = await verity(["--fail-under", "42", "--", ...SERVER]);
+    const over = await verity(["--fail-under", "44", "--", ...SERVER]);
     assert.equal(over.code, 0, over.stderr);
   } finally {
     await Deno.remove(out, { recursive: true });
@@ -327,6 +327,34 @@ Deno.test("reality: a call that hangs or kills the server is a failed call, and 
       passed: report.summary.passed,
       failed: report.summary.failed,
     },
-    { checkable: 5, passed: 2, failed: 3 },
+    { checkable: 7, passed: 3, failed: 3 },
   );
+});
+
+Deno.test("reality: under half the tools checked, the score has no grade and --fail-under fails unless --allow-low-coverage", async () => {
+  // One read-only tool of three: 1/3 checked, 100% of it fine.
+  const server = [
+    "deno",
+    "run",
+    `${ROOT}tests/data/failure/unlisted-tool/server.ts`,
+  ];
+  const r = await verity(["--fail-under", "90", "--", ...server]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stdout,
+    /Score: 100% \(2\/3 tools skipped; 1\/3 checked\): ungraded, under half the tools checked/,
+  );
+  assert.match(r.stderr, /ungraded \(1\/3 tools checked, under half/);
+  const allowed = await verity([
+    "--fail-under",
+    "90",
+    "--allow-low-coverage",
+    "--json",
+    "--",
+    ...server,
+  ]);
+  assert.equal(allowed.code, 0, allowed.stderr);
+  const report = JSON.parse(allowed.stdout) as RealityReport;
+  assert.equal(report.summary.grade, null);
+  assert.equal(report.summary.lowCoverage, true);
 });

@@ -49,12 +49,16 @@ const TIMEOUT_S = 2;
 
 for (
   const [name, script, reason] of [
-    ["garbage on stdout", "garbage.sh", /no answer to initialize within/],
+    [
+      "garbage on stdout",
+      "garbage.sh",
+      /printed non-JSON on stdout: "hello, I am not JSON"/,
+    ],
     ["never answers", "silent.sh", /no answer to initialize within/],
     [
       "exits before answering",
       "early_exit.sh",
-      /exited before answering.*crashing on purpose/,
+      /exited before answering \(exit code 3\); stderr: crashing on purpose/,
     ],
     ["a 100 MB line", "flood.sh", /longer than 16777216 bytes/],
     [
@@ -208,4 +212,20 @@ Deno.test("an interrupted verity stops the servers it started", async () => {
   );
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(await survivors("silent.sh"), [], "no server left behind");
+});
+
+Deno.test("a server printing non-JSON on stdout fails fast, not after the timeout", async () => {
+  const r = await verity([
+    "tools",
+    "--timeout",
+    "60",
+    "--",
+    "sh",
+    `${HERE}garbage.sh`,
+  ]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /non-JSON on stdout: "hello, I am not JSON"/);
+  assert.ok(r.ms < 20_000, `took ${r.ms.toFixed(0)} ms with a 60 s timeout`);
+  await new Promise((res) => setTimeout(res, 200));
+  assert.deepEqual(await survivors("garbage.sh"), []);
 });

@@ -234,8 +234,31 @@ export function renderTargetTemplate(input: TemplateInput): string {
     '# Every place this server keeps state, as "<kind>:<path in the state directory>":',
   );
   L.push(
-    '# "sqlite:state.db", "json:store.json", "fs:files". [] when it keeps none.',
+    '# "sqlite:state.db", "json:store.json", "fs:files". Decide; two options',
   );
+  L.push("# need care:");
+  L.push(
+    '#   locations = []                  no state at all. Coverage is then "none":',
+  );
+  L.push(
+    "#                                   nothing can be seen to hold, so no claim",
+  );
+  L.push(
+    "#                                   PASSes and nothing is over-declared.",
+  );
+  L.push(
+    '#   locations = ["memory:process"]  state kept in the server\'s memory (a toggle,',
+  );
+  L.push(
+    "#                                   a counter, a history): verdicts that need it",
+  );
+  L.push(
+    "#                                   are INCONCLUSIVE:UNOBSERVED_STATE, never PASS.",
+  );
+  L.push(
+    "# Either way, identical calls that answer differently mark the behaviour",
+  );
+  L.push('# "unknown: state may live in process memory".');
   L.push(
     "# The server finds the state directory in {state} (command, env) and in",
   );

@@ -57,13 +57,18 @@ A remote server (--url) cannot be reset: only read-only tools are called
 unless --include-destructive is given, which calls write tools against the
 server's live state (with a warning).
 
-Score = share of checkable tools not flagged; grade A >= 97, B >= 90,
-C >= 75, D >= 50, else F.
+Score = share of checkable tools not flagged, always shown with checked/total;
+grade A >= 97, B >= 90, C >= 75, D >= 50, else F, and no grade at all when
+fewer than half the tools were checked. Tools whose execution.taskSupport is
+"required" are skipped (task protocol), never counted as failures.
 
 Options:
   --include-destructive  also call tools not declared read-only
-  --fail-under N         exit 1 when the score is below N (0-100), or when
-                         no tool was checkable
+  --fail-under N         exit 1 when the score is below N (0-100), when
+                         no tool was checkable, or when the score is
+                         ungraded (under half the tools checked)
+  --allow-low-coverage   with --fail-under: judge an ungraded score by its
+                         percentage alone
   --seed N               seed for argument generation (default ${DEFAULT_SEED})
   --json                 print the full report as JSON
   --out FILE             also write the JSON report to FILE (atomically)
@@ -131,6 +136,7 @@ export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("reality", argv, {
     "include-destructive": { type: "boolean" },
     "fail-under": { type: "string" },
+    "allow-low-coverage": { type: "boolean" },
     seed: { type: "string" },
     json: { type: "boolean" },
     out: { type: "string" },
@@ -285,10 +291,16 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   console.log(p.values.json ? json : renderRealityText(report));
-  if (failUnder !== null && missesThreshold(report.summary, failUnder)) {
-    const shown = report.summary.score === null
+  const allowLow = p.values["allow-low-coverage"] === true;
+  if (
+    failUnder !== null && missesThreshold(report.summary, failUnder, allowLow)
+  ) {
+    const s = report.summary;
+    const shown = s.score === null
       ? "no score (nothing checkable)"
-      : `score ${report.summary.score}%`;
+      : s.lowCoverage && !allowLow
+      ? `score ${s.score}% is ungraded (${s.checkable}/${s.tools} tools checked, under half; --allow-low-coverage to accept) and`
+      : `score ${s.score}%`;
     console.error(
       `verity reality: ${shown} is under --fail-under ${failUnder}`,
     );

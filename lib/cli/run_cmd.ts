@@ -7,7 +7,8 @@
  */
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { DefinitionError, UsageError } from "../errors.ts";
+import { closestNames } from "../common/closest_names.ts";
 import { loadDefinition } from "../definition/load.ts";
 import type { Definition } from "../definition/types.ts";
 import { checkSeededState } from "../definition/seeded.ts";
@@ -26,7 +27,7 @@ import {
 import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
 import { TEST_NAMES } from "../definition/types.ts";
-import { ENGINE_VERSION } from "../verdicts/engine.ts";
+import { ENGINE_VERSION, serverFailure } from "../verdicts/engine.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
@@ -56,8 +57,9 @@ Options:
   -h, --help                  show this help
 
 Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
-not met, or a violation with --fail-on-violation; 2 invalid definition or
-arguments.`;
+not met, a violation with --fail-on-violation, or a server that never started
+or died in every session (always, whatever the flags); 2 invalid definition
+or arguments, or a tool the server does not list (before any tool is called).`;
 
 function runId(name: string, now: Date): string {
   const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
@@ -75,6 +77,24 @@ export function expectationsOf(def: Definition): ExpectedVerdict[] {
     }
   }
   return out;
+}
+
+/**
+ * Refuse a definition naming a tool the server does not list (exit 2),
+ * naming the file, the tool and the closest listed names.
+ */
+export function checkListed(def: Definition, listed: readonly string[]): void {
+  const i = def.tools.findIndex((t) => !listed.includes(t.name));
+  if (i < 0) return;
+  const name = def.tools[i]!.name;
+  const near = closestNames(name, listed);
+  throw new DefinitionError(
+    def.file,
+    `tools[${i}].name`,
+    `the server does not list a tool named ${JSON.stringify(name)}; ${
+      near.length ? `closest listed: ${near.join(", ")}` : "it lists no tools"
+    }`,
+  );
 }
 
 /** Run `verity run`. */
@@ -167,6 +187,7 @@ export async function main(argv: string[]): Promise<number> {
       launcher,
       workDir,
       progress: p.values.json ? null : progress,
+      checkListing: (listed) => checkListed(def, listed),
     });
   } finally {
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
@@ -226,6 +247,7 @@ export async function main(argv: string[]): Promise<number> {
     expected,
     expectations: checkExpectations(expected, verdicts),
     audit,
+    setupFailure: serverFailure(battery.definition, battery.tools),
   };
   const dir = join(runsDir, id);
   await Deno.mkdir(dir, { recursive: true });
@@ -246,6 +268,8 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
   }
+  // A server that could not be audited is never a success, whatever the flags.
+  if (report.setupFailure !== null) return 1;
   if (audit) {
     return p.values["fail-on-violation"] &&
         verdicts.some((v) => v.kind === "VIOLATION")

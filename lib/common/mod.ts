@@ -8,3 +8,4 @@ export * from "./exists.ts";
 export * from "./is_plain_object.ts";
 export * from "./paths.ts";
 export * from "./read_text.ts";
+export * from "./closest_names.ts";

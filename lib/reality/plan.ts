@@ -13,7 +13,8 @@ import { DEFAULT_SEED } from "./prng.ts";
 export type SkipReason =
   | "not_read_only"
   | "unsatisfiable_schema"
-  | "invalid_tool";
+  | "invalid_tool"
+  | "task_required";
 
 /** One tool's place in the plan. */
 export interface RealityPlannedTool {
@@ -85,6 +86,22 @@ export function planReality(
       };
     }
     seen.add(name);
+    const execution = contract.raw.execution as
+      | { taskSupport?: unknown }
+      | undefined;
+    if (execution?.taskSupport === "required") {
+      // A plain tools/call is refused by such a tool: it would count as a
+      // failure of the server, which it is not.
+      return {
+        ...base,
+        call: null,
+        skip: {
+          reason: "task_required",
+          message:
+            "execution.taskSupport is required: the tool answers only through the task protocol, which verity reality does not speak",
+        },
+      };
+    }
     if (!readOnly && options.includeDestructive !== true) {
       const h = contract.hints.readOnlyHint;
       const state = h.state === "MALFORMED"

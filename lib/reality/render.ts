@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { scoreLine } from "./score.ts";
 import type { RealityReport } from "./report.ts";
 
 function clip(s: string, n: number): string {
@@ -69,13 +70,14 @@ export function renderRealityText(r: RealityReport): string {
   for (const p of r.listingProblems) lines.push(`listing problem: ${p}`);
   const s = r.summary;
   lines.push("");
-  if (s.score === null) {
-    lines.push("Score: none (no tool was checkable)");
-  } else {
+  lines.push(`Score: ${scoreLine(s)}`);
+  if (s.score !== null) {
     lines.push(
-      `Score: ${
-        s.score.toFixed(1)
-      }% (${s.passed} of ${s.checkable} checkable tools not flagged), grade ${s.grade}`,
+      `  ${s.passed} of ${s.checkable} checkable tools not flagged; ${s.checkable} of ${s.tools} tools checked${
+        s.lowCoverage
+          ? " (under half: no grade; --fail-under fails unless --allow-low-coverage)"
+          : ""
+      }`,
     );
   }
   lines.push(

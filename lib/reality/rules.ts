@@ -19,6 +19,7 @@ import { isPlainObject } from "../common/is_plain_object.ts";
 /** A rule whose finding lowers the score. */
 export type FlagRule =
   | "disguised_refusal"
+  | "error_as_success"
   | "empty_content"
   | "output_schema_invalid"
   | "structured_content_missing";
@@ -165,6 +166,45 @@ function responseHaystack(
   return normalizeForMatch(parts.join("\n"));
 }
 
+/**
+ * Signatures of an error report, anywhere in a success's text: an errno
+ * code (`ENOENT`), an error class or "Error" right after the start of a
+ * line or a `name: ` prefix and followed by `:` or `-` (`notes.txt: Error -
+ * ENOENT`, `TypeError: x`), a Python traceback, a JavaScript stack frame.
+ * Ordinary prose about errors ("no errors found", "the error rate") has
+ * none of them.
+ */
+const ERROR_SIGNATURES: readonly [string, RegExp][] = [
+  [
+    "errno code",
+    /\b(?:ENOENT|EACCES|EPERM|EISDIR|ENOTDIR|EEXIST|ENOTEMPTY|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EROFS|EMFILE|EBADF|ENOTFOUND|EADDRINUSE|ENAMETOOLONG)\b/,
+  ],
+  [
+    "error line",
+    /(?:^|\n)[ \t]*(?:[\w./\\~-]+:[ \t]*)?(?:Error|[A-Z][A-Za-z]*(?:Error|Exception)|Exception|Fatal error)[ \t]*(?::|-|\u2013)[ \t]/,
+  ],
+  ["traceback", /Traceback \(most recent call last\)/],
+  ["stack frame", /\n[ \t]+at [^\n]*?[\w/.-]+\.(?:m?[jt]s|cjs):\d+:\d+/],
+];
+
+/** The first error signature in `text`, with an excerpt around it. */
+export function findErrorSignature(
+  text: string,
+): { signature: string; excerpt: string } | null {
+  for (const [signature, re] of ERROR_SIGNATURES) {
+    const m = re.exec(text);
+    if (!m) continue;
+    const at = m.index + (m[0].startsWith("\n") ? 1 : 0);
+    const start = Math.max(0, at - 20);
+    return {
+      signature,
+      excerpt: (start > 0 ? "…" : "") +
+        text.slice(start, at + 100).replace(/\s+/g, " ").trim(),
+    };
+  }
+  return null;
+}
+
 const ERROR_OPENING =
   /^\s*(error|exception|traceback|fatal|failed to|failure)\b/i;
 
@@ -253,6 +293,23 @@ export function judgeCall(
     }
   }
 
+  // An error report returned as a success, anywhere in the text.
+  if (!flags.some((f) => f.rule === "disguised_refusal")) {
+    for (let i = 0; i < texts.length; i++) {
+      const e = findErrorSignature(texts[i]!);
+      if (e) {
+        flags.push({
+          rule: "error_as_success",
+          message: `success that reports an error (${e.signature}): "${
+            clip(e.excerpt, 100)
+          }"`,
+          evidence: { block: i, signature: e.signature, excerpt: e.excerpt },
+        });
+        break;
+      }
+    }
+  }
+
   // Empty content on success.
   const structured = r.structuredContent;
   if (!content.some(blockHasSubstance) && !structuredHasSubstance(structured)) {
@@ -303,7 +360,9 @@ export function judgeCall(
   const firstText = texts.find((t) => t.trim() !== "");
   if (
     firstText !== undefined && ERROR_OPENING.test(firstText) &&
-    !flags.some((f) => f.rule === "disguised_refusal")
+    !flags.some((f) =>
+      f.rule === "disguised_refusal" || f.rule === "error_as_success"
+    )
   ) {
     notes.push({
       rule: "error_text",

@@ -208,8 +208,45 @@ Deno.test("rules: echo mismatch and error-like text are noted, never scored", ()
   assert.deepEqual(noStrings.notes, [], "no string inputs, nothing to echo");
   const err = judgeCall(
     { outputSchema: undefined, arguments: {} },
-    text("Error: file not found"),
+    text("Failed to reach the cache; served from disk: 42"),
   );
   assert.equal(err.status, "passed");
   assert.deepEqual(err.notes.map((n) => n.rule), ["error_text"]);
+});
+
+Deno.test("an error returned as a success is flagged anywhere in the text", () => {
+  for (
+    const t of [
+      "notes.txt: Error - ENOENT: no such file or directory, open '/data/notes.txt'",
+      "Results:\nreport.md: ok\nnotes.txt: Error - ENOENT: no such file or directory",
+      "Error: file not found",
+      "Here is what happened.\nTypeError: Cannot read properties of undefined (reading 'id')",
+      "read failed: EACCES, permission denied '/etc/shadow'",
+      'Traceback (most recent call last):\n  File "srv.py", line 3, in <module>',
+      "boom\n    at readNote (file:///srv/notes.ts:12:7)",
+    ]
+  ) {
+    const v = judgeCall({ outputSchema: undefined, arguments: {} }, text(t));
+    assert.equal(v.status, "flagged", t);
+    assert.deepEqual(v.flags.map((f) => f.rule), ["error_as_success"], t);
+  }
+});
+
+Deno.test("ordinary text that mentions errors is not flagged", () => {
+  for (
+    const t of [
+      "No errors found.",
+      "The error rate fell to 0.1% after the fix.",
+      "Error handling is described in chapter 3.",
+      "errors: 0, warnings: 2",
+      "Handled 3 errors gracefully; all retries succeeded.",
+      "The user asked how to read an Error object in JavaScript.",
+      "Errors: none\nWarnings: none",
+      "An error-free run: 12 files copied.",
+      "See the ErrorBoundary component docs.",
+    ]
+  ) {
+    const v = judgeCall({ outputSchema: undefined, arguments: {} }, text(t));
+    assert.equal(v.status, "passed", `${t}: ${JSON.stringify(v.flags)}`);
+  }
 });

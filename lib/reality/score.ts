@@ -23,9 +23,33 @@ export interface RealitySummary {
   skipped: number;
   /** Percentage of checkable tools not flagged (one decimal, rounded down), null when nothing was checkable. */
   score: number | null;
+  /** Null when nothing was checkable, or when fewer than half the tools were checked. */
   grade: Grade | null;
+  /** Fewer than half the tools were checked: the score is shown, never graded. */
+  lowCoverage: boolean;
   /** Echo mismatches noted (never scored). */
   echoMismatches: number;
+}
+
+/**
+ * `checked/total` with the score: `100% of 2/14 checked (ungraded: under half)`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const s = summarize([{ status: "passed", echoMismatch: false }, { status: "skipped", echoMismatch: false }, { status: "skipped", echoMismatch: false }]);
+ * assert.equal(scoreLine(s), "100% (2/3 tools skipped; 1/3 checked): ungraded, under half the tools checked");
+ * ```
+ */
+export function scoreLine(s: RealitySummary): string {
+  const checked = `${s.checkable}/${s.tools} checked`;
+  const skipped = s.skipped ? `${s.skipped}/${s.tools} tools skipped; ` : "";
+  if (s.score === null) return `none (${skipped}${checked}): nothing checkable`;
+  const pct = `${s.score}%`;
+  if (s.grade === null) {
+    return `${pct} (${skipped}${checked}): ungraded, under half the tools checked`;
+  }
+  return `${pct} ${s.grade} (${skipped}${checked})`;
 }
 
 /**
@@ -66,6 +90,7 @@ export function summarize(
   const flagged = count("flagged");
   const checkable = passed + flagged;
   const exact = exactScore(passed, checkable);
+  const low = checkable * 2 < tools.length;
   return {
     tools: tools.length,
     checkable,
@@ -75,19 +100,23 @@ export function summarize(
     skipped: count("skipped"),
     // Rounded down, so a shown 97.0 never hides a 96.96 graded B.
     score: exact === null ? null : Math.floor(exact * 10 + 1e-9) / 10,
-    grade: exact === null ? null : gradeFor(exact),
+    grade: exact === null || low ? null : gradeFor(exact),
+    lowCoverage: low,
     echoMismatches: tools.filter((t) => t.echoMismatch).length,
   };
 }
 
 /**
  * Whether a run misses `--fail-under N`. With nothing checkable there is no
- * evidence, so a threshold is missed.
+ * evidence, so a threshold is missed; an ungraded score (under half the
+ * tools checked) misses it too, unless `allowLowCoverage`.
  */
 export function missesThreshold(
   summary: RealitySummary,
   failUnder: number,
+  allowLowCoverage = false,
 ): boolean {
   const exact = exactScore(summary.passed, summary.checkable);
+  if (summary.lowCoverage && !allowLowCoverage) return true;
   return exact === null || exact < failUnder;
 }

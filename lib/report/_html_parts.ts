@@ -51,6 +51,8 @@ ul { margin: 4px 0; padding-left: 20px; }
 li.add::marker { content: "+ "; color: #116329; }
 li.rem::marker { content: "− "; color: #a40e26; }
 li.chg::marker { content: "~ "; color: #7d4e00; }
+.banner { border: 2px solid #cf222e; border-radius: 8px; padding: 10px 14px; margin: 16px 0; background: #ffebe9; color: #1f2328; }
+.banner strong { color: #a40e26; }
 footer { margin-top: 40px; color: #59636e; font-size: 12px; }
 @media print { details { break-inside: avoid; } }
 `;

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
 import { allowanceLine, type Report } from "./report.ts";
 import type { OutcomeKind } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
@@ -36,10 +37,20 @@ export function expectationsByKey(
 }
 
 /** The count cards at the top of the page. */
+/** The first thing on the page when the server could not be audited. */
+export function setupBanner(report: Report): string {
+  const cause = report.setupFailure ?? null;
+  if (cause === null) return "";
+  return `<div class="banner" id="setup-failed" role="alert"><strong>SETUP FAILED: the server could not be audited.</strong> Every verdict below is INCONCLUSIVE:SETUP_FAILED; nothing was judged.<pre>${
+    h(cause)
+  }</pre></div>
+`;
+}
+
 export function summaryCards(report: Report): string {
   const byKind = (k: OutcomeKind) =>
     report.verdicts.filter((v) => v.kind === k).length;
-  const over = report.verdicts.filter((v) => v.overDeclared);
+  const over = overDeclarations(report.verdicts);
   const expOk = report.expectations.matched === report.expectations.total;
 
   const cards = [
@@ -128,7 +139,11 @@ export function stateSection(report: Report): string {
     ],
     [
       "coverage",
-      `${flag(d.coverage.complete, "complete", "partial")}${
+      `${
+        d.coverage.locations.length === 0
+          ? `<span class="badge bad">none</span> no state locations declared`
+          : flag(d.coverage.complete, "complete", "partial")
+      }${
         list(d.coverage.locations.map((l) =>
           `<span class="mono">${h(l.location)}</span> ${
             l.observedBy === null
@@ -181,8 +196,12 @@ export function verdictTable(
     }</td><td>${badge(v.kind, v.outcome)}</td><td class="mono">${
       h(v.observed)
     }${v.overDeclared ? ` <span class="badge warn">over-declared</span>` : ""}${
-      note ? `<div class="note">${h(note)}</div>` : ""
-    }</td>${report.audit ? "" : `<td>${expectationCell(e)}</td>`}</tr>`;
+      v.facts.repeat_errored === true
+        ? ` <span class="badge bad">repeated call errored</span>`
+        : ""
+    }${note ? `<div class="note">${h(note)}</div>` : ""}</td>${
+      report.audit ? "" : `<td>${expectationCell(e)}</td>`
+    }</tr>`;
   }).join("");
   const table =
     `<table><tr><th>tool</th><th>test</th><th>declared</th><th>verdict</th><th>observed</th>${
@@ -218,7 +237,7 @@ export function expectationsSection(report: Report): string {
 
 /** The violations and over-declarations line of an audit (empty otherwise). */
 export function auditSummary(report: Report): string {
-  const over = report.verdicts.filter((v) => v.overDeclared);
+  const over = overDeclarations(report.verdicts);
   return report.audit
     ? `<p><strong>violations:</strong> ${
       h(
@@ -227,7 +246,7 @@ export function auditSummary(report: Report): string {
         ).join("; ") || "none",
       )
     }<br><strong>over-declarations:</strong> ${
-      h(over.map((v) => `${toolLabel(v)} ${v.hint}`).join("; ") || "none")
+      h(over.map(overDeclarationText).join("; ") || "none")
     }</p>`
     : "";
 }

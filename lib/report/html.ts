@@ -20,6 +20,7 @@ import {
   expectationsSection,
   provenanceSection,
   renderTools,
+  setupBanner,
   stateSection,
   summaryCards,
   verdictKey,
@@ -63,7 +64,7 @@ export function renderHtml(report: Report): string {
   } · ${h(String(d.runs))} runs · sandbox ${h(report.sandbox.backend)} · ${
     h(p.capturedAt)
   }</p>
-<div class="cards">${summaryCards(report)}</div>
+${setupBanner(report)}<div class="cards">${summaryCards(report)}</div>
 ${auditSummary(report)}
 <h2>Verdicts</h2>
 ${verdictTable(report, expectations)}

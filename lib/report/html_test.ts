@@ -130,7 +130,7 @@ Deno.test("html: an audit report has no expectation column and lists violations"
   );
   assert.match(
     page,
-    /<strong>over-declarations:<\/strong> writer\[again\] destructiveHint/,
+    /<strong>over-declarations:<\/strong> writer destructiveHint \(argument sets: again\)/,
   );
 });
 

@@ -103,6 +103,14 @@ function buildCases(report: Report): Case[] {
   return cases;
 }
 
+function coverageWord(c: Report["observations"]["definition"]["coverage"]) {
+  return c.locations.length === 0
+    ? "none"
+    : c.complete
+    ? "complete"
+    : "partial";
+}
+
 function attr(name: string, value: string | number): string {
   return `${name}="${escapeAttribute(String(value))}"`;
 }
@@ -123,12 +131,13 @@ export function renderJunit(report: Report): string {
   const p = report.provenance;
   const d = report.observations.definition;
   const cases = buildCases(report);
+  const setup = report.setupFailure ?? null;
   const failures = cases.filter((c) => c.failure !== null).length;
   const skipped = cases.filter((c) => c.skipped !== null).length;
   const counts = [
-    attr("tests", cases.length),
+    attr("tests", cases.length + (setup === null ? 0 : 1)),
     attr("failures", failures),
-    attr("errors", 0),
+    attr("errors", setup === null ? 0 : 1),
     attr("skipped", skipped),
   ].join(" ");
   const properties: [string, string][] = [
@@ -147,7 +156,7 @@ export function renderJunit(report: Report): string {
     ["verity.deno", p.deno],
     ["verity.runs", String(d.runs)],
     ["verity.reset", d.reset.verified ? "verified" : "NOT verified"],
-    ["verity.coverage", d.coverage.complete ? "complete" : "partial"],
+    ["verity.coverage", coverageWord(d.coverage)],
   ];
   if (!report.audit) {
     properties.push([
@@ -167,6 +176,18 @@ export function renderJunit(report: Report): string {
     ),
     `    </properties>`,
   ];
+  if (setup !== null) {
+    // First: the run could not audit the server at all.
+    out.push(
+      `    <testcase ${attr("classname", `${p.definition.name}.server`)} ${
+        attr("name", "setup")
+      }>`,
+      `      <error ${attr("message", setup)} ${attr("type", "SETUP_FAILED")}>${
+        escapeMarkup(setup)
+      }</error>`,
+      `    </testcase>`,
+    );
+  }
   for (const c of cases) {
     out.push(
       `    <testcase ${attr("classname", c.classname)} ${

@@ -12,3 +12,4 @@ export * from "./report.ts";
 export * from "./sarif.ts";
 export * from "./text.ts";
 export * from "./verify.ts";
+export * from "./over_declarations.ts";

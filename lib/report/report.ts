@@ -5,7 +5,7 @@
  * @module
  */
 import type { Snapshot } from "../state/types.ts";
-import { judgeTool } from "../verdicts/engine.ts";
+import { judgeTool, serverFailure } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
   ToolObservations,
@@ -95,6 +95,12 @@ export interface Report {
   expectations: ExpectationCheck;
   /** Audit mode: no expectations; summary of violations and over-declarations. */
   audit: boolean;
+  /**
+   * Why the server could not be audited at all (it never started, or died
+   * in every session), or null. Every verdict is then SETUP_FAILED, and
+   * every format shows this first. Absent in reports before rules version 3.
+   */
+  setupFailure?: string | null;
 }
 
 /** Derive every verdict from observations and snapshots. Pure. */
@@ -104,7 +110,10 @@ export function deriveVerdicts(
   snapshots: Readonly<Record<string, Snapshot>>,
   tests: readonly TestName[] = TEST_NAMES,
 ): Verdict[] {
-  return tools.flatMap((t) => judgeTool(definition, t, snapshots, tests));
+  const failed = serverFailure(definition, tools);
+  return tools.flatMap((t) =>
+    judgeTool(definition, t, snapshots, tests, failed)
+  );
 }
 
 export { type ReportProblem, verifyReport } from "./verify.ts";

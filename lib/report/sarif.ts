@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { TestName } from "../definition/types.ts";
@@ -48,7 +49,7 @@ interface RuleText {
   hint: string | null;
 }
 
-const RULES: Record<TestName | "expectation", RuleText> = {
+const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
   read_only: {
     name: "ReadOnlyHintHolds",
     short: "readOnlyHint: true holds on observed state",
@@ -84,6 +85,13 @@ const RULES: Record<TestName | "expectation", RuleText> = {
       "A tool that declares openWorldHint: false must not attempt network access during a call; the sandbox's permission log is the evidence.",
     hint: "openWorldHint",
   },
+  setup: {
+    name: "ServerCouldBeAudited",
+    short: "the server started and answered in its sessions",
+    full:
+      "A server that never starts, initializes or lists its tools, or that dies in every session, cannot be audited: every verdict is INCONCLUSIVE:SETUP_FAILED and the run fails, whatever its flags.",
+    hint: null,
+  },
   expectation: {
     name: "FixtureExpectationMatched",
     short: "the fixture's recorded ground truth matched",
@@ -100,10 +108,14 @@ const RULE_ORDER = [
   "concurrent_idempotence",
   "open_world",
   "expectation",
+  "setup",
 ] as const;
 
 function ruleHelp(id: typeof RULE_ORDER[number]): string {
   const r = RULES[id];
+  if (id === "setup") {
+    return `${r.full}\n\nThe result's message carries the cause: the exit status or signal and the meaningful tail of the server's stderr. See docs/methodology.md.`;
+  }
   if (id === "expectation") {
     return `${r.full}\n\nThe result names the expected and the actual verdict and every failed assertion. See docs/fixtures.md.`;
   }
@@ -296,6 +308,24 @@ export function renderSarif(
     ]),
   );
   const results: Record<string, unknown>[] = [];
+  const setup = report.setupFailure ?? null;
+  if (setup !== null) {
+    // First: the server could not be audited at all.
+    results.push({
+      ruleId: "setup",
+      ruleIndex: ruleIndex.get("setup") ?? 0,
+      level: "error",
+      message: { text: `${def.name} could not be audited: ${setup}` },
+      locations: [{
+        physicalLocation: {
+          artifactLocation: artifactLocation(def.file, root),
+          region: { startLine: 1 },
+        },
+      }],
+      partialFingerprints: { [SARIF_FINGERPRINT]: `${def.name}/setup` },
+      properties: { outcome: "INCONCLUSIVE:SETUP_FAILED", cause: setup },
+    });
+  }
   for (const v of report.verdicts) {
     if (v.kind !== "VIOLATION" && v.kind !== "INCONCLUSIVE") continue;
     const e = expectationOf.get(`${v.tool}\u0000${v.variant}\u0000${v.test}`);
@@ -377,8 +407,14 @@ export function renderSarif(
         }
         : {}),
       invocations: [{
-        executionSuccessful: true,
+        executionSuccessful: setup === null,
         startTimeUtc: report.provenance.capturedAt,
+        ...(setup === null ? {} : {
+          toolExecutionNotifications: [{
+            level: "error",
+            message: { text: setup },
+          }],
+        }),
       }],
       results,
       properties: {
@@ -391,11 +427,18 @@ export function renderSarif(
           "none (default sandbox)",
         resetVerified: d.reset.verified,
         coverageComplete: d.coverage.complete,
+        coverage: d.coverage.locations.length === 0
+          ? "none"
+          : d.coverage.complete
+          ? "complete"
+          : "partial",
+        setupFailure: setup,
         verdicts: report.verdicts.length,
         violations: report.verdicts.filter((v) => v.kind === "VIOLATION")
           .length,
-        overDeclarations: report.verdicts.filter((v) => v.overDeclared)
-          .map((v) => `${toolLabel(v)} ${v.hint}`),
+        overDeclarations: overDeclarations(report.verdicts).map(
+          overDeclarationText,
+        ),
         ...(report.audit ? {} : {
           expectations: {
             matched: report.expectations.matched,

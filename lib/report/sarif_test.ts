@@ -65,6 +65,7 @@ Deno.test("sarif: a fixture report is valid SARIF 2.1.0 with verity as the drive
     "concurrent_idempotence",
     "open_world",
     "expectation",
+    "setup",
   ]);
   for (const r of driver.rules) {
     assert.ok(r.help.text.length > 50, `rule ${r.id} has help text`);
@@ -148,7 +149,7 @@ Deno.test("sarif: an audit report has no expectation rule or results", () => {
   assert.equal(run.properties.mode, "audit");
   assert.equal(run.properties.violations, 2);
   assert.deepEqual(run.properties.overDeclarations, [
-    "writer[again] destructiveHint",
+    "writer destructiveHint (argument sets: again)",
   ]);
 });
 

@@ -5,6 +5,17 @@
  */
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
+import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
+
+/** What the observed cell adds: over-declared, or a repeated call that errored. */
+export function observedNote(v: Verdict): string {
+  if (v.overDeclared) return " (over-declared)";
+  if (v.facts.repeat_errored === true) return " (repeated call errored)";
+  if (v.facts.call_errored === true && v.kind !== "INCONCLUSIVE") {
+    return " (a call errored)";
+  }
+  return "";
+}
 
 function declaredText(v: Verdict): string {
   switch (v.declared) {
@@ -50,6 +61,14 @@ function attemptLine(v: Verdict): string | null {
 export function renderText(r: Report): string {
   const d = r.observations.definition;
   const lines: string[] = [];
+  const setup = r.setupFailure ?? null;
+  if (setup !== null) {
+    lines.push(
+      `SETUP FAILED: ${r.provenance.definition.name} could not be audited; every verdict is INCONCLUSIVE:SETUP_FAILED`,
+      `  cause: ${setup}`,
+      "",
+    );
+  }
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
   );
@@ -64,11 +83,16 @@ export function renderText(r: Report): string {
     }`,
   );
   const missing = d.coverage.locations.filter((l) => l.observedBy === null).map(
-    (l) => l.location,
+    (l) =>
+      l.location.startsWith("memory:")
+        ? `${l.location}, state in process memory: UNOBSERVED_STATE`
+        : l.location,
   );
   lines.push(
     `  coverage: ${
-      d.coverage.complete
+      d.coverage.locations.length === 0
+        ? "none (no state locations declared: no behaviour can be seen to hold)"
+        : d.coverage.complete
         ? "complete"
         : `partial (not observed: ${missing.join(", ")})`
     }`,
@@ -108,15 +132,17 @@ export function renderText(r: Report): string {
       v.test,
       declaredText(v),
       v.outcome,
-      v.observed + (v.overDeclared ? " (over-declared)" : ""),
+      v.observed + observedNote(v),
       ...(r.audit ? [] : [expCell]),
     ]);
     const extra: string[] = [];
     const al = attemptLine(v);
     if (al && v.test === "concurrent_idempotence") extra.push(al);
-    if (v.kind === "VIOLATION" || v.kind === "INCONCLUSIVE") {
+    if (v.facts.server_failed === true) {
+      // the cause is the banner above the table
+    } else if (v.kind === "VIOLATION" || v.kind === "INCONCLUSIVE") {
       extra.push(...v.details.slice(0, 3));
-    }
+    } else if (v.facts.process_memory === true) extra.push(v.details[0]!);
     if (e && !e.matched) extra.push(...e.mismatches);
     if (extra.length) notes.set(rows.length - 1, extra);
   }
@@ -128,7 +154,7 @@ export function renderText(r: Report): string {
   lines.push("");
   if (r.audit) {
     const violations = r.verdicts.filter((v) => v.kind === "VIOLATION");
-    const over = r.verdicts.filter((v) => v.overDeclared);
+    const over = overDeclarations(r.verdicts);
     lines.push(
       `  violations: ${violations.length}${
         violations.length
@@ -138,9 +164,7 @@ export function renderText(r: Report): string {
     );
     lines.push(
       `  over-declarations: ${over.length}${
-        over.length
-          ? ` (${over.map((v) => `${v.tool} ${v.hint}`).join("; ")})`
-          : ""
+        over.length ? ` (${over.map(overDeclarationText).join("; ")})` : ""
       }`,
     );
   } else {

@@ -38,7 +38,11 @@ import { snapshotDigest } from "../state/delta.ts";
 import { canonicalStateJson } from "../state/keys.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import type { Snapshot } from "../state/types.ts";
-import { ENGINE_VERSION, judgeTool } from "../verdicts/engine.ts";
+import {
+  ENGINE_VERSION,
+  judgeTool,
+  serverFailure,
+} from "../verdicts/engine.ts";
 import type {
   AttemptObservation,
   CallObservation,
@@ -75,6 +79,9 @@ export const REPORT_KEYS: readonly string[] = [
   "audit",
 ];
 
+/** Top-level keys a report may carry (absent in reports before verdict rules version 3). */
+export const OPTIONAL_REPORT_KEYS: readonly string[] = ["setupFailure"];
+
 /**
  * Fields that no re-derivation can check: primary evidence (raw frames,
  * stamps, snapshot contents) and claims about the run. Only the report's
@@ -102,7 +109,7 @@ function short(v: unknown): string {
 /** How the wire client classifies a response frame, from its raw text. */
 export function callStatusOfFrame(
   text: string | null,
-): { status: CallStatus; message: string | null } {
+): { status: CallStatus; message: string | null; response?: string } {
   if (text === null) return { status: "unknown", message: null };
   let m: unknown;
   try {
@@ -117,7 +124,11 @@ export function callStatusOfFrame(
       message: JSON.stringify(m.error).slice(0, 300),
     };
   }
-  return resultStatus(m.result, 300);
+  return {
+    ...resultStatus(m.result, 300),
+    // The runner keeps every answered call's result (first 4096 characters).
+    response: (JSON.stringify(m.result) ?? "null").slice(0, 4096),
+  };
 }
 
 function resultStatus(
@@ -163,6 +174,8 @@ interface SessionLike {
   backend: string;
   callResponses: (string | null)[];
   sandbox: { backend?: unknown; network?: unknown } | null;
+  /** How the server stopped: "self ..." when it exited by itself. */
+  exit?: string;
 }
 
 function toolLabel(t: { tool: string; variant: string | null }): string {
@@ -176,7 +189,12 @@ class Verifier {
   #usedSessions = new Set<string>();
   #digests = new Set<string>();
 
-  constructor(readonly r: Record<string, unknown>) {}
+  #engine = 0;
+
+  constructor(readonly r: Record<string, unknown>) {
+    const p = r.provenance;
+    this.#engine = isObject(p) && typeof p.engine === "number" ? p.engine : 0;
+  }
 
   bad(where: string, message: string): void {
     this.problems.push({ where, message });
@@ -194,7 +212,7 @@ class Verifier {
   run(): ReportProblem[] {
     const r = this.r;
     for (const k of Object.keys(r)) {
-      if (!REPORT_KEYS.includes(k)) {
+      if (!REPORT_KEYS.includes(k) && !OPTIONAL_REPORT_KEYS.includes(k)) {
         this.bad(k, "unexpected top-level key: no check or digest covers it");
       }
     }
@@ -226,20 +244,24 @@ class Verifier {
     } catch (e) {
       this.bad("report", `cannot re-derive: ${(e as Error).message}`);
     }
+    // A report judged under older rules verifies when its evidence gives the
+    // same verdicts under these rules; when something differs, say that the
+    // difference may be a rule change, not tampering.
+    const engine = (this.r.provenance as Record<string, unknown>).engine;
+    if (engine !== ENGINE_VERSION && this.problems.length > 0) {
+      this.problems.unshift({
+        where: "provenance.engine",
+        message: `judged by verdict rules version ${
+          engine ?? "unknown"
+        }; this verity applies version ${ENGINE_VERSION}, so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
+      });
+    }
     return this.problems;
   }
 
   #provenance(): void {
     const p = this.r.provenance as Record<string, unknown>;
-    const engine = p.engine;
-    if (engine !== ENGINE_VERSION) {
-      this.bad(
-        "provenance.engine",
-        `judged by verdict rules version ${
-          engine ?? "unknown"
-        }; this verity applies version ${ENGINE_VERSION}, so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
-      );
-    }
+
     const def = isObject(p.definition) ? p.definition : {};
     const captured = typeof p.capturedAt === "string" ? p.capturedAt : "";
     const stamp = captured.replace(/[-:]/g, "").replace(".", "");
@@ -417,7 +439,8 @@ class Verifier {
   #calls(
     where: string,
     calls: CallObservation[],
-    derived: { status: string; message: string | null }[],
+    derived: { status: string; message: string | null; response?: string }[],
+    exit?: string,
   ) {
     if (calls.length !== derived.length) {
       this.bad(
@@ -440,6 +463,26 @@ class Verifier {
       this.expect(`${where}.calls[${k}].status`, c.status, d.status);
       if (d.status === "tool_error" || d.status === "protocol_error") {
         this.expect(`${where}.calls[${k}].message`, c.message, d.message);
+      }
+      // The answer the process-memory rule compares (rules version 3 on).
+      if (
+        d.response !== undefined && d.status !== "protocol_error" &&
+        (c.response !== undefined || this.#engine >= 3)
+      ) {
+        this.expect(`${where}.calls[${k}].response`, c.response, d.response);
+      }
+    });
+    // "exited" (a server that died) needs a server that stopped by itself.
+    calls.forEach((c, k) => {
+      if (
+        c.ended === "exited" && exit !== undefined && !exit.startsWith("self")
+      ) {
+        this.bad(
+          `${where}.calls[${k}].ended`,
+          `report says the server exited, the session record says it was stopped (${
+            short(exit)
+          })`,
+        );
       }
     });
   }
@@ -465,6 +508,7 @@ class Verifier {
       where,
       o.calls,
       (s.callResponses ?? []).map((f) => callStatusOfFrame(f)),
+      typeof s.exit === "string" ? s.exit : undefined,
     );
   }
 
@@ -518,12 +562,19 @@ class Verifier {
       definition: Parameters<typeof judgeTool>[0];
       tools: ToolObservations[];
     };
+    const failed = serverFailure(obs.definition, obs.tools);
+    if (Object.hasOwn(r, "setupFailure")) {
+      this.expect("setupFailure", r.setupFailure, failed);
+    } else if (failed !== null && this.#engine >= 3) {
+      this.bad("setupFailure", `missing; the evidence gives ${short(failed)}`);
+    }
     const derived = obs.tools.flatMap((t) =>
       judgeTool(
         obs.definition,
         t,
         r.snapshots as Record<string, Snapshot>,
         r.tests as TestName[],
+        failed,
       )
     );
     const key = (v: Verdict) =>

@@ -63,6 +63,11 @@ export interface RunnerOptions {
   workDir: string;
   /** Progress lines (to stderr), or null for silence. */
   progress: ((line: string) => void) | null;
+  /**
+   * Called with the listed tool names once the control sessions have
+   * listed them, before any tool is called; throw to stop the run.
+   */
+  checkListing?: (listed: string[]) => void;
 }
 
 /** Everything one session left behind, for the report. */
@@ -241,6 +246,7 @@ function toCall(
       frameIndex: null,
       ms: o.ms,
       message: o.failure.message,
+      ended: o.failure.reason,
     };
   }
   if (o.status === "error") {
@@ -258,6 +264,7 @@ function toCall(
     frameIndex: o.frameIndex,
     ms: o.ms,
     message: isError ? JSON.stringify(r?.content ?? null).slice(0, 300) : null,
+    response: (JSON.stringify(o.result) ?? "null").slice(0, 4096),
   };
 }
 
@@ -568,14 +575,32 @@ async function execute(
   const controlPlan = planControl(opts.runs);
   const seqPlan = planSequential(tools, opts.runs);
   const byTool = new Map(tools.map((t) => [t.index, t]));
-  const results = await pool([...controlPlan, ...seqPlan], opts.jobs, (p) => {
+  const run = (p: PlannedSession) => {
     if (p.kind === "attempt") throw new TypeError("unreachable");
     const tool = p.kind === "control" ? null : byTool.get(p.tool) ?? null;
     return runSequentialSession(ctx, p, tool, opening);
-  });
-  const control = results.slice(0, controlPlan.length);
-  say(`sessions: ${results.length} sequential sessions done`);
+  };
+  // Control sessions first: their listing decides whether tool sessions
+  // run at all (an unlisted tool is bad input; a server that never started
+  // is reported, not called a hundred times).
+  const control = await pool(controlPlan, opts.jobs, run);
   const listing = parseToolPages(opening.value?.toolsList ?? []);
+  if (opening.value !== null) {
+    opts.checkListing?.(listing.contracts.map((c) => c.name));
+  }
+  const started = control.some((c) => c.setupFailure === null);
+  if (!started) {
+    say(
+      `the server never started: ${
+        control[0]?.setupFailure ?? "no control session"
+      }`,
+    );
+  }
+  const results = [
+    ...control,
+    ...(started ? await pool(seqPlan, opts.jobs, run) : []),
+  ];
+  say(`sessions: ${results.length} sequential sessions done`);
   const hintsFor = (
     name: string,
   ): Record<(typeof HINT_NAMES)[number], DeclaredHint> => {
@@ -595,16 +620,26 @@ async function execute(
   const controlDigests = control.map((c) => c.stateDigest);
   const startupWrites = seed !== null &&
     controlDigests.some((d) => d !== null && d !== seed);
-  const concurrentTools = tools.filter((t) => {
-    const h = hintsFor(t.name);
-    return wantsConcurrent(
-      {
-        readOnlyHint: h.readOnlyHint.state,
-        idempotentHint: h.idempotentHint.state,
-      },
-      opts.observeConcurrent,
+  // A server that died in every tool session gets no concurrent attempts:
+  // they would only die again (the run is SETUP_FAILED).
+  const seqDone = results.slice(control.length);
+  const diedEverywhere = seqDone.length > 0 &&
+    seqDone.every((s) =>
+      s.setupFailure !== null ||
+      s.calls.some((c) => c.status === "unknown" && c.ended === "exited")
     );
-  });
+  const concurrentTools = !started || diedEverywhere
+    ? []
+    : tools.filter((t) => {
+      const h = hintsFor(t.name);
+      return wantsConcurrent(
+        {
+          readOnlyHint: h.readOnlyHint.state,
+          idempotentHint: h.idempotentHint.state,
+        },
+        opts.observeConcurrent,
+      );
+    });
   const attemptPlan = planConcurrent(concurrentTools, {
     concurrentAttempts: opts.concurrentAttempts,
     skipTwoProcess: startupWrites,
@@ -617,20 +652,13 @@ async function execute(
   const seesNetwork = control.length > 0 &&
     control.every((c) => c.network !== null);
   const toolObs: ToolObservations[] = tools.map((t) => {
-    const once = seqPlan.map((p, i) => ({
-      p,
-      o: results[controlPlan.length + i]!,
-    }))
-      .filter(({ p }) => p.kind === "once" && p.tool === t.index).map(({ o }) =>
-        o
-      );
-    const twice = seqPlan.map((p, i) => ({
-      p,
-      o: results[controlPlan.length + i]!,
-    }))
-      .filter(({ p }) => p.kind === "twice" && p.tool === t.index).map((
-        { o },
-      ) => o);
+    const mineOf = (kind: "once" | "twice") =>
+      seqPlan.flatMap((p, i) => {
+        const o = results[controlPlan.length + i];
+        return p.kind === kind && p.tool === t.index && o ? [o] : [];
+      });
+    const once = mineOf("once");
+    const twice = mineOf("twice");
     const mine = attemptPlan.map((p, i) => ({ p, o: attempts[i]! }))
       .filter(({ p }) => p.kind === "attempt" && p.tool === t.index).map((
         { o },

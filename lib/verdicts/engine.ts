@@ -16,13 +16,14 @@ import type {
   Verdict,
 } from "./types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
+import { processMemoryEvidence, responsePreview } from "./process_memory.ts";
 
 /**
  * The version of the verdict rules. It changes whenever the same evidence
  * would give a different verdict, so `verity report verify` can tell a
  * tampered report from one judged under older rules.
  */
-export const ENGINE_VERSION = 2;
+export const ENGINE_VERSION = 3;
 
 /** Normalized snapshots by digest: the state evidence every comparison reads. */
 export type SnapshotStore = Readonly<Record<string, Snapshot>>;
@@ -429,6 +430,7 @@ function observeSequential(
   if (o.behaviour !== "unknown" && t.twice.some((s) => callFailed(s, 1))) {
     o.details.push("the second call failed; idempotence judged on state");
     o.blockers.push("CALL_ERROR");
+    o.facts.repeat_errored = true;
   }
   return o;
 }
@@ -591,6 +593,86 @@ function observeOpenWorld(
   return o;
 }
 
+/** Reasons that mean state was not (or not all) observed: they stop a PASS. */
+const UNSEEN: readonly Reason[] = ["UNOBSERVED_STATE", "PARTIAL_COVERAGE"];
+
+/**
+ * Coverage: no declared location is coverage "none"; a declared `memory:`
+ * location is state no adapter can observe (UNOBSERVED_STATE); any other
+ * unobserved location is PARTIAL_COVERAGE.
+ */
+function applyCoverage(o: Observation, defn: DefinitionObservations): void {
+  const c = defn.coverage;
+  if (c.locations.length === 0) {
+    o.blockers.push("PARTIAL_COVERAGE");
+    o.facts.coverage = "none";
+    o.details.push(
+      "coverage none: the definition declares no state locations (declare where the state lives, or memory:process)",
+    );
+    return;
+  }
+  const unseen = c.locations.filter((l) => l.observedBy === null);
+  const memory = unseen.filter((l) => l.location.startsWith("memory:"));
+  const other = unseen.filter((l) => !l.location.startsWith("memory:"));
+  if (memory.length) {
+    o.blockers.push("UNOBSERVED_STATE");
+    o.details.push(
+      `state declared in process memory cannot be observed: ${
+        memory.map((l) => l.location).join(", ")
+      }`,
+    );
+  }
+  if (other.length) {
+    o.blockers.push("PARTIAL_COVERAGE");
+    o.details.push(`not observed: ${other.map((l) => l.location).join(", ")}`);
+  }
+}
+
+/** Whether the single call changed no observed state in any run. */
+function onceLeftStateAlone(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+): boolean {
+  const ref = defn.control[0]?.stateDigest;
+  if (!ref || t.once.length === 0) return false;
+  return t.once.every((s) =>
+    s.stateDigest !== null &&
+    (s.stateDigest === ref ||
+      !any(cmp.delta(ref, s.stateDigest), [
+        "business",
+        "append_only",
+        "unclassified",
+      ]))
+  );
+}
+
+/**
+ * Identical calls that answer differently while the observed state stayed
+ * put: the state lives where verity cannot see it, so nothing "holds".
+ */
+function applyProcessMemory(
+  o: Observation,
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+): void {
+  const ev = processMemoryEvidence(t.once, t.twice);
+  if (ev === null || !onceLeftStateAlone(cmp, defn, t)) return;
+  const first = ev[0]!;
+  o.evidence.process_memory = ev;
+  o.facts.process_memory = true;
+  o.details.unshift(
+    `unknown: state may live in process memory: identical calls answered differently with no observed state change (twice run ${first.run}: ${
+      JSON.stringify(responsePreview(first.first))
+    } then ${JSON.stringify(responsePreview(first.second))})`,
+  );
+  if (o.behaviour === "holds") {
+    o.behaviour = "unknown";
+    o.blockers.unshift("UNOBSERVED_STATE");
+  } else o.blockers.push("UNOBSERVED_STATE");
+}
+
 function observe(
   test: TestName,
   cmp: Comparator,
@@ -615,23 +697,15 @@ function observe(
       o = observeOpenWorld(defn, t);
       break;
   }
-  if (test !== "open_world" && !defn.coverage.complete) {
-    o.blockers.push("PARTIAL_COVERAGE");
-    o.details.push(
-      `not observed: ${
-        defn.coverage.locations.filter((l) => l.observedBy === null).map((l) =>
-          l.location
-        ).join(
-          ", ",
-        )
-      }`,
-    );
+  if (test !== "open_world") {
+    applyCoverage(o, defn);
+    applyProcessMemory(o, cmp, defn, t);
   }
   // With state unobserved, "holds" is only what was seen: not reported as behaviour.
-  const seen =
-    o.behaviour === "holds" && o.blockers.includes("PARTIAL_COVERAGE")
-      ? "unknown"
-      : o.behaviour;
+  const seen = o.behaviour === "holds" &&
+      o.blockers.some((b) => UNSEEN.includes(b))
+    ? "unknown"
+    : o.behaviour;
   o.facts.observed = `${PROPERTY[test]}=${seen}`;
   return o;
 }
@@ -670,7 +744,9 @@ export function judge(
   defn: DefinitionObservations,
   t: ToolObservations,
   snapshots: SnapshotStore,
+  serverFailed: string | null = null,
 ): Verdict {
+  if (serverFailed !== null) return setupFailed(test, t, serverFailed);
   const cmp = new Comparator(snapshots);
   let o: Observation;
   try {
@@ -700,7 +776,7 @@ export function judge(
     kind = "VIOLATION";
     reason = null;
   } else if (o.behaviour === "holds") {
-    const blocker = o.blockers.find((b) => b === "PARTIAL_COVERAGE") ?? null;
+    const blocker = o.blockers.find((b) => UNSEEN.includes(b)) ?? null;
     kind = blocker ? "INCONCLUSIVE" : "PASS";
     reason = blocker;
   } else {
@@ -710,8 +786,8 @@ export function judge(
   // Partial coverage is named first whenever it stopped a PASS-or-nothing outcome.
   if (
     kind === "INCONCLUSIVE" && reason === "NO_OVERLAP_OBSERVED" &&
-    o.blockers.includes("PARTIAL_COVERAGE")
-  ) reason = "PARTIAL_COVERAGE";
+    o.blockers.some((b) => UNSEEN.includes(b))
+  ) reason = o.blockers.find((b) => UNSEEN.includes(b))!;
   const permissive = na === "PERMISSIVE_DECLARATION";
   const outcome = kind === "PASS" || kind === "VIOLATION"
     ? kind
@@ -727,7 +803,10 @@ export function judge(
     reason,
     secondary: uniq(o.blockers, reason),
     observed: String(o.facts.observed),
-    overDeclared: permissive && o.facts.observed === `${PROPERTY[test]}=holds`,
+    // Over-declared only on positive evidence: safe, and no call errored.
+    overDeclared: permissive &&
+      o.facts.observed === `${PROPERTY[test]}=holds` &&
+      o.facts.call_errored !== true && o.facts.repeat_errored !== true,
     facts: o.facts,
     details: o.details,
     evidence: o.evidence,
@@ -740,6 +819,70 @@ export function judgeTool(
   t: ToolObservations,
   snapshots: SnapshotStore,
   tests: readonly TestName[] = TEST_NAMES,
+  serverFailed: string | null = null,
 ): Verdict[] {
-  return tests.map((test) => judge(test, defn, t, snapshots));
+  return tests.map((test) => judge(test, defn, t, snapshots, serverFailed));
+}
+
+function died(s: SessionObservation): boolean {
+  return s.setupFailure !== null ||
+    s.calls.some((c) => c.status === "unknown" && c.ended === "exited");
+}
+
+/**
+ * Whether the server could not be audited at all, and why: it never
+ * started, initialized or listed its tools in any control session, or it
+ * started but died (or could not be set up) in every session that called a
+ * tool. Such a run judges nothing: every verdict is SETUP_FAILED with this
+ * cause. Null when the server ran.
+ *
+ * @example
+ * ```ts ignore
+ * serverFailure(defn, tools); // "the server never started: control run 1: ..."
+ * ```
+ */
+export function serverFailure(
+  defn: DefinitionObservations,
+  tools: readonly ToolObservations[],
+): string | null {
+  const ctl = defn.control;
+  if (ctl.length > 0 && ctl.every((s) => s.setupFailure !== null)) {
+    const first = ctl[0]!;
+    return `the server never started: control run ${first.run}: ${first.setupFailure}`;
+  }
+  const calling = tools.flatMap((t) => [...t.once, ...t.twice]);
+  if (calling.length > 0 && calling.every(died)) {
+    const s = calling[0]!;
+    const why = s.setupFailure ??
+      s.calls.find((c) => c.status === "unknown")?.message ?? "it died";
+    return `the server died in every session (${calling.length}/${calling.length}): ${s.kind} run ${s.run}: ${why}`;
+  }
+  return null;
+}
+
+/** The verdict of a test when the server itself could not be audited. */
+function setupFailed(
+  test: TestName,
+  t: ToolObservations,
+  cause: string,
+): Verdict {
+  const hint = HINT_OF[test];
+  const na = declarationReason(test, t);
+  const observed = `${PROPERTY[test]}=unknown`;
+  return {
+    tool: t.tool,
+    variant: t.variant,
+    test,
+    hint,
+    declared: t.hints[hint].state,
+    outcome: "INCONCLUSIVE:SETUP_FAILED",
+    kind: "INCONCLUSIVE",
+    reason: "SETUP_FAILED",
+    secondary: na === null ? [] : [na],
+    observed,
+    overDeclared: false,
+    facts: { observed, server_failed: true },
+    details: [cause],
+    evidence: {},
+  };
 }

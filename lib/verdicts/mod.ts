@@ -6,3 +6,4 @@
  */
 export * from "./engine.ts";
 export * from "./types.ts";
+export * from "./process_memory.ts";

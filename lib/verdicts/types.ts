@@ -23,7 +23,8 @@ export type Reason =
   | "SETUP_FAILED"
   | "NO_OVERLAP_OBSERVED"
   | "TWO_PROCESS_SKIPPED_STARTUP_WRITES"
-  | "NO_NETWORK_OBSERVATION";
+  | "NO_NETWORK_OBSERVATION"
+  | "UNOBSERVED_STATE";
 
 /** Outcome kinds. */
 export type OutcomeKind =
@@ -50,6 +51,13 @@ export interface CallObservation {
   ms: number;
   /** One line for humans when not ok. */
   message: string | null;
+  /**
+   * The `result` as JSON text, first 4096 characters, when the call
+   * answered (absent in reports written before verdict rules version 3).
+   */
+  response?: string | null;
+  /** For an unknown call: why the session ended ("exited", "timeout", ...). */
+  ended?: string;
 }
 
 /** One permission check from Deno's audit log. */

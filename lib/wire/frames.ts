@@ -31,6 +31,7 @@ export type EndReason =
   | "spawn_failed"
   | "budget_exceeded"
   | "deadline"
+  | "invalid_output"
   | "closed";
 
 /** A terminal problem of a session, with the bytes seen as evidence. */

@@ -13,3 +13,4 @@ export * from "./server_process.ts";
 export * from "./sse.ts";
 export * from "./session.ts";
 export * from "./stdio_client.ts";
+export * from "./stderr_tail.ts";

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { deathMessage } from "./stderr_tail.ts";
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
 import { containCommand } from "./contain.ts";
@@ -247,11 +248,15 @@ export class StdioClient {
             message: `session deadline of ${(ms / 1000).toFixed(1)} s passed`,
           }), ms);
       }
-      child.status.then(() => {
+      child.status.then((st) => {
         clearTimeout(c.#deadlineTimer);
         // Give stdout a moment to drain before declaring pending requests dead.
         setTimeout(
-          () => c.#fail({ reason: "exited", message: c.#exitMessage() }),
+          () =>
+            c.#fail({
+              reason: "exited",
+              message: c.#exitMessage(st.code, st.signal ?? null),
+            }),
           50,
         );
       });
@@ -300,11 +305,26 @@ export class StdioClient {
     };
   }
 
-  #exitMessage(): string {
-    const tail = this.stderr().text.trim().split("\n").slice(-1)[0] ?? "";
-    return `server exited before answering${
-      tail ? ` (stderr: ${tail.slice(0, 200)})` : ""
-    }`;
+  #exitMessage(code: number | null, signal: string | null): string {
+    return deathMessage(
+      "server exited before answering",
+      code,
+      signal,
+      this.stderr().text,
+    );
+  }
+
+  /**
+   * Non-JSON on stdout breaks the stdio transport (the spec forbids it):
+   * fail every pending request now, with the first bytes printed, instead
+   * of waiting out the timeout.
+   */
+  #garbage(text: string): void {
+    const first = text.length > 120 ? `${text.slice(0, 120)}…` : text;
+    this.#abort({
+      reason: "invalid_output",
+      message: `server printed non-JSON on stdout: ${JSON.stringify(first)}`,
+    });
   }
 
   #fail(f: WireFailure): void {
@@ -448,6 +468,7 @@ export class StdioClient {
       frame.problem = "invalid JSON";
       const i = this.#keepUnsolicited(frame);
       if (i >= 0) this.#problem(`frame ${i}: invalid JSON`);
+      this.#garbage(text);
       return;
     }
     if (typeof msg !== "object" || msg === null || Array.isArray(msg)) {
