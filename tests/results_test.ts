@@ -92,3 +92,13 @@ for (const { dir, reports } of audits.sort((a, b) => a.dir < b.dir ? -1 : 1)) {
     });
   }
 }
+
+Deno.test("results/RULES-3.md is what the current rules say of the published evidence", async () => {
+  const { rederiveResults } = await import("../scripts/rederive_results.ts");
+  const committed = await Deno.readTextFile(join(RESULTS, "RULES-3.md"));
+  assert.equal(
+    committed.trimEnd(),
+    (await rederiveResults(RESULTS)).trimEnd(),
+    "re-generate: deno run -A scripts/rederive_results.ts > results/RULES-3.md",
+  );
+});

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
@@ -183,7 +184,16 @@ export async function verifyDocument(
     ? "every verdict and the score"
     : "every contract hash";
   if (rederived) {
-    lines.unshift(`re-derived: ${path}: ${what} agree with the raw evidence`);
+    const engine = kind === "report"
+      ? (value as { provenance?: { engine?: unknown } }).provenance?.engine
+      : ENGINE_VERSION;
+    lines.unshift(
+      `re-derived: ${path}: ${what} agree with the raw evidence${
+        engine !== ENGINE_VERSION
+          ? ` (judged under verdict rules version ${engine}, and re-derived under them; this verity judges new runs under version ${ENGINE_VERSION})`
+          : ""
+      }`,
+    );
   }
   if (ok && head === null && kind === "report") {
     lines.push(

@@ -110,9 +110,9 @@ export function deriveVerdicts(
   snapshots: Readonly<Record<string, Snapshot>>,
   tests: readonly TestName[] = TEST_NAMES,
 ): Verdict[] {
-  const failed = serverFailure(definition, tools);
+  const serverFailed = serverFailure(definition, tools);
   return tools.flatMap((t) =>
-    judgeTool(definition, t, snapshots, tests, failed)
+    judgeTool(definition, t, snapshots, tests, { serverFailed })
   );
 }
 

@@ -42,6 +42,7 @@ import {
   ENGINE_VERSION,
   judgeTool,
   serverFailure,
+  SUPPORTED_RULES,
 } from "../verdicts/engine.ts";
 import type {
   AttemptObservation,
@@ -248,12 +249,17 @@ class Verifier {
     // same verdicts under these rules; when something differs, say that the
     // difference may be a rule change, not tampering.
     const engine = (this.r.provenance as Record<string, unknown>).engine;
-    if (engine !== ENGINE_VERSION && this.problems.length > 0) {
+    if (
+      typeof engine !== "number" || !SUPPORTED_RULES.includes(engine) ||
+      (engine !== ENGINE_VERSION && this.problems.length > 0)
+    ) {
       this.problems.unshift({
         where: "provenance.engine",
         message: `judged by verdict rules version ${
           engine ?? "unknown"
-        }; this verity applies version ${ENGINE_VERSION}, so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
+        }; this verity re-derives versions ${
+          SUPPORTED_RULES.join(" and ")
+        } (current ${ENGINE_VERSION}), so differences below may be rule changes, not tampering (verify with the verity that wrote it)`,
       });
     }
     return this.problems;
@@ -562,10 +568,15 @@ class Verifier {
       definition: Parameters<typeof judgeTool>[0];
       tools: ToolObservations[];
     };
-    const failed = serverFailure(obs.definition, obs.tools);
+    // Re-derive under the rules the report was judged with, when this
+    // engine has them; otherwise under the current rules (and say so).
+    const rules = SUPPORTED_RULES.includes(this.#engine)
+      ? this.#engine
+      : ENGINE_VERSION;
+    const failed = rules >= 3 ? serverFailure(obs.definition, obs.tools) : null;
     if (Object.hasOwn(r, "setupFailure")) {
       this.expect("setupFailure", r.setupFailure, failed);
-    } else if (failed !== null && this.#engine >= 3) {
+    } else if (failed !== null) {
       this.bad("setupFailure", `missing; the evidence gives ${short(failed)}`);
     }
     const derived = obs.tools.flatMap((t) =>
@@ -574,7 +585,7 @@ class Verifier {
         t,
         r.snapshots as Record<string, Snapshot>,
         r.tests as TestName[],
-        failed,
+        { serverFailed: failed, rules },
       )
     );
     const key = (v: Verdict) =>

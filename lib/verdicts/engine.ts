@@ -678,6 +678,7 @@ function observe(
   cmp: Comparator,
   defn: DefinitionObservations,
   t: ToolObservations,
+  rules: number,
 ): Observation {
   let o: Observation;
   switch (test) {
@@ -689,6 +690,7 @@ function observe(
       break;
     case "sequential_idempotence":
       o = observeSequential(cmp, defn, t);
+      if (rules < 3) delete o.facts.repeat_errored;
       break;
     case "concurrent_idempotence":
       o = observeConcurrent(cmp, defn, t);
@@ -697,9 +699,20 @@ function observe(
       o = observeOpenWorld(defn, t);
       break;
   }
-  if (test !== "open_world") {
+  if (test !== "open_world" && rules >= 3) {
     applyCoverage(o, defn);
     applyProcessMemory(o, cmp, defn, t);
+  } else if (test !== "open_world" && !defn.coverage.complete) {
+    // Rules version 2: every unobserved location (memory: included) was
+    // PARTIAL_COVERAGE, and no location at all was complete coverage.
+    o.blockers.push("PARTIAL_COVERAGE");
+    o.details.push(
+      `not observed: ${
+        defn.coverage.locations.filter((l) => l.observedBy === null).map((l) =>
+          l.location
+        ).join(", ")
+      }`,
+    );
   }
   // With state unobserved, "holds" is only what was seen: not reported as behaviour.
   const seen = o.behaviour === "holds" &&
@@ -744,13 +757,15 @@ export function judge(
   defn: DefinitionObservations,
   t: ToolObservations,
   snapshots: SnapshotStore,
-  serverFailed: string | null = null,
+  options: JudgeOptions = {},
 ): Verdict {
+  const rules = options.rules ?? ENGINE_VERSION;
+  const serverFailed = rules >= 3 ? options.serverFailed ?? null : null;
   if (serverFailed !== null) return setupFailed(test, t, serverFailed);
   const cmp = new Comparator(snapshots);
   let o: Observation;
   try {
-    o = observe(test, cmp, defn, t);
+    o = observe(test, cmp, defn, t, rules);
   } catch (e) {
     // A crashing check yields INCONCLUSIVE with a reason, not a crashed run.
     o = base();
@@ -803,15 +818,37 @@ export function judge(
     reason,
     secondary: uniq(o.blockers, reason),
     observed: String(o.facts.observed),
-    // Over-declared only on positive evidence: safe, and no call errored.
+    // Over-declared only on positive evidence: safe, and (rules version 3)
+    // no call errored, the repeated one included.
     overDeclared: permissive &&
       o.facts.observed === `${PROPERTY[test]}=holds` &&
-      o.facts.call_errored !== true && o.facts.repeat_errored !== true,
+      (rules < 3 ||
+        (o.facts.call_errored !== true && o.facts.repeat_errored !== true)),
     facts: o.facts,
     details: o.details,
     evidence: o.evidence,
   };
 }
+
+/** Options for {@linkcode judge} and {@linkcode judgeTool}. */
+export interface JudgeOptions {
+  /**
+   * Why the server could not be audited at all ({@linkcode serverFailure}):
+   * every verdict is then SETUP_FAILED with this cause.
+   * @default {null}
+   */
+  serverFailed?: string | null;
+  /**
+   * The verdict rules version to apply: the current one for a new run, the
+   * one a saved report was judged under when `report verify` re-derives it
+   * (2 or 3; see docs/methodology.md).
+   * @default {ENGINE_VERSION}
+   */
+  rules?: number;
+}
+
+/** Rules versions this engine can apply (a report judged under another is re-derived under the current one). */
+export const SUPPORTED_RULES: readonly number[] = [2, 3];
 
 /** Judge every test for one tool, in report order. */
 export function judgeTool(
@@ -819,9 +856,9 @@ export function judgeTool(
   t: ToolObservations,
   snapshots: SnapshotStore,
   tests: readonly TestName[] = TEST_NAMES,
-  serverFailed: string | null = null,
+  options: JudgeOptions = {},
 ): Verdict[] {
-  return tests.map((test) => judge(test, defn, t, snapshots, serverFailed));
+  return tests.map((test) => judge(test, defn, t, snapshots, options));
 }
 
 function died(s: SessionObservation): boolean {

@@ -199,11 +199,11 @@ Deno.test("a server that never started or died in every session: every verdict S
     cause!,
     /^the server never started: control run 1: .*cannot start "nope"/,
   );
-  const v = judge("read_only", d, t, STORE, cause);
+  const v = judge("read_only", d, t, STORE, { serverFailed: cause });
   assert.equal(v.outcome, "INCONCLUSIVE:SETUP_FAILED");
   assert.equal(v.details[0], cause);
   // Permissive or absent hints do not hide it behind NOT_APPLICABLE.
-  const absent = judge("destructive", d, t, STORE, cause);
+  const absent = judge("destructive", d, t, STORE, { serverFailed: cause });
   assert.equal(absent.outcome, "INCONCLUSIVE:SETUP_FAILED");
   assert.deepEqual(absent.secondary, ["SUPERSEDED_BY_READ_ONLY"]);
 
@@ -261,4 +261,37 @@ Deno.test("a repeated call that errored is never an over-declaration", () => {
   assert.equal(v.observed, "idempotent=holds");
   assert.equal(v.facts.repeat_errored, true);
   assert.equal(v.overDeclared, false);
+});
+
+Deno.test("rules version 2 is still applied to reports judged under it", () => {
+  const mem = defn([{ location: "memory:process", observedBy: null }]);
+  const t = tool("ok", "ok", { readOnlyHint: "TRUE" });
+  assert.equal(
+    judge("read_only", mem, t, STORE, { rules: 2 }).outcome,
+    "INCONCLUSIVE:PARTIAL_COVERAGE",
+  );
+  assert.equal(
+    judge("read_only", mem, t, STORE).outcome,
+    "INCONCLUSIVE:UNOBSERVED_STATE",
+  );
+  const none = tool("ok", "ok", { readOnlyHint: "TRUE" });
+  assert.equal(
+    judge("read_only", defn([]), none, STORE, { rules: 2 }).outcome,
+    "PASS",
+  );
+  const rep = tool("ok", "ok", { idempotentHint: "FALSE" });
+  for (const s of rep.twice) s.calls[1] = call(null, "tool_error");
+  const v2 = judge("sequential_idempotence", defn(OBSERVED), rep, STORE, {
+    rules: 2,
+  });
+  assert.equal(v2.overDeclared, true);
+  assert.equal(v2.facts.repeat_errored, undefined);
+  // A server failure is not a version 2 rule.
+  assert.notEqual(
+    judge("read_only", defn(OBSERVED), t, STORE, {
+      rules: 2,
+      serverFailed: "x",
+    }).outcome,
+    "INCONCLUSIVE:SETUP_FAILED",
+  );
 });
