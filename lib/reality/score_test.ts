@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseToolPages } from "../contracts/contracts.ts";
 import { planReality } from "./plan.ts";
 import { buildReport, type ObservedCall, rejudgeReport } from "./report.ts";
-import { gradeFor, missesThreshold, summarize } from "./score.ts";
+import { gradeFor, missesThreshold, scoreLine, summarize } from "./score.ts";
 
 Deno.test("score: grades at the documented thresholds", () => {
   const cases: [number, string][] = [
@@ -164,4 +164,26 @@ Deno.test("report: a planned call the server never answered is a failed call", (
   });
   assert.equal(report.tools[0]!.status, "failed");
   assert.equal(report.tools[0]!.failure?.kind, "no_answer");
+});
+
+Deno.test("score: under half the tools checked there is no grade, and --fail-under fails unless low coverage is allowed", () => {
+  const t = (status: "passed" | "skipped") => ({ status, echoMismatch: false });
+  const low = summarize([
+    t("passed"),
+    t("passed"),
+    ...Array(12).fill(t("skipped")),
+  ]);
+  assert.equal(low.score, 100);
+  assert.equal(low.grade, null);
+  assert.equal(low.lowCoverage, true);
+  assert.equal(
+    scoreLine(low),
+    "100% (12/14 tools skipped; 2/14 checked): ungraded, under half the tools checked",
+  );
+  assert.equal(missesThreshold(low, 90), true);
+  assert.equal(missesThreshold(low, 90, true), false);
+  const half = summarize([t("passed"), t("skipped")]);
+  assert.equal(half.grade, "A");
+  assert.equal(half.lowCoverage, false);
+  assert.equal(scoreLine(half), "100% A (1/2 tools skipped; 1/2 checked)");
 });
