@@ -30,6 +30,14 @@ const CANARY = `canary-${crypto.randomUUID()}`;
 Deno.env.set(CANARY_NAME, CANARY);
 const HOME = Deno.env.get("HOME") ?? "/root";
 
+/** The DENO_DIR the deno backend hands servers by default (as the sandbox picks it). */
+function defaultDenoDirForTest(): string {
+  const d = Deno.env.get("DENO_DIR");
+  if (d) return d;
+  const xdg = Deno.env.get("XDG_CACHE_HOME");
+  return xdg ? `${xdg}/deno` : `${HOME}/.cache/deno`;
+}
+
 interface Outcome {
   /** What the server said happened to each attempt. */
   report: Record<string, string>;
@@ -61,6 +69,7 @@ async function runHostile(
   backend: SandboxBackend,
   command: string[],
   env: Record<string, string> = {},
+  imports: string[] = [],
 ): Promise<Outcome> {
   const root = await Deno.makeTempDir({ prefix: "verity-escape-" });
   const stateDir = `${root}/state`;
@@ -109,6 +118,7 @@ async function runHostile(
         host: `verity-escape-${nonce}.example.com`,
         files,
         canaryName: CANARY_NAME,
+        imports,
       },
     }, 60_000);
     await s.client.close();
@@ -281,6 +291,94 @@ Deno.test("escape: deno backend contains hostile.ts and records every attempt it
   assert.match(o.report.spawnCommand!, /NotCapable: Requires run access/);
   assert.ok(!ev.observes.includes("run"));
 });
+
+Deno.test("escape: deno backend: import() reaches nothing outside the server's files, and the auditor's DENO_DIR is not written", async () => {
+  const nonce = crypto.randomUUID().slice(0, 8);
+  const secret = `verity-secret-${nonce}`;
+  // A root-only file in the auditor's home and a world-readable one beside
+  // the definition directory (outside it).
+  const rootOnly = `${HOME}/verity-escape-secret-${nonce}.json`;
+  const beside =
+    new URL(`./verity-escape-beside-${nonce}.json`, import.meta.url)
+      .pathname;
+  Deno.writeTextFileSync(rootOnly, JSON.stringify({ secret }), { mode: 0o600 });
+  Deno.chmodSync(rootOnly, 0o600);
+  Deno.writeTextFileSync(beside, JSON.stringify({ secret }), { mode: 0o644 });
+  const denoDir = defaultDenoDirForTest();
+  try {
+    const o = await runHostile("deno", [deno, "run", "hostile.ts"], {}, [
+      rootOnly,
+      beside,
+    ]);
+    assertContained(o, "deno backend");
+    for (
+      const k of ["importJson0", "importJson1", "importCode0", "importCode1"]
+    ) {
+      assert.match(o.report[k]!, /^error: /, `${k}: ${o.report[k]}`);
+    }
+    const all = JSON.stringify(o.report) + o.stderr;
+    assert.ok(!all.includes(secret), `the secret leaked: ${all.slice(0, 500)}`);
+    // Nothing of the imported files was cached into the auditor's DENO_DIR.
+    for (const f of [rootOnly, beside]) {
+      const dir = `${denoDir}/gen/file${f.replace(/\/[^/]*$/, "")}`;
+      let names: string[] = [];
+      try {
+        names = [...Deno.readDirSync(dir)].map((e) => e.name);
+      } catch {
+        // no such directory: nothing cached
+      }
+      const base = f.replace(/^.*\//, "");
+      assert.deepEqual(names.filter((n) => n.startsWith(base)), []);
+    }
+    // The server itself ran as an unprivileged uid when verity is root.
+    if (Deno.uid() === 0) {
+      assert.ok(o.evidence.command.includes("--reuid=65534"));
+    }
+  } finally {
+    Deno.removeSync(rootOnly);
+    Deno.removeSync(beside);
+  }
+});
+
+Deno.test(
+  "escape: bubblewrap as root: the server runs as an unprivileged uid and cannot read a root-only file",
+  {
+    ignore: Deno.uid() !== 0,
+  },
+  async () => {
+    assert.ok(
+      probe.bubblewrap,
+      `bubblewrap is unavailable here: ${probe.reason}`,
+    );
+    const secret = `verity-secret-${crypto.randomUUID().slice(0, 8)}`;
+    const rootOnly = `/etc/verity-escape-${
+      crypto.randomUUID().slice(0, 8)
+    }.json`;
+    Deno.writeTextFileSync(rootOnly, JSON.stringify({ secret }), {
+      mode: 0o600,
+    });
+    Deno.chmodSync(rootOnly, 0o600);
+    try {
+      // Deno with all permissions inside bubblewrap: only the OS stands between.
+      const o = await runHostile(
+        "bubblewrap",
+        [deno, "run", "hostile.ts"],
+        {},
+        [
+          rootOnly,
+        ],
+      );
+      assertContained(o, "bubblewrap backend");
+      assert.match(
+        o.report.importJson0!,
+        /^error: [^]*Permission denied/,
+      );
+      assert.ok(!(JSON.stringify(o.report) + o.stderr).includes(secret));
+    } finally {
+      Deno.removeSync(rootOnly);
+    }
+  },
+);
 
 Deno.test("escape: bubblewrap contains hostile.py (it sees no attempts, and says so)", async () => {
   assert.ok(

@@ -51,6 +51,67 @@ export interface HostFacts {
    * @default {[]}
    */
   binDirs?: string[];
+  /**
+   * Whether bubblewrap works here: the deno backend then runs Deno inside
+   * it too, with a minimal view of the file system (system directories, the
+   * Deno binary and cache read-only, the definition and read paths
+   * read-only, the state and evidence directories writable). Deno loads
+   * modules (`import()`, JSON imports) without a read permission check, so
+   * only what is mounted can be loaded.
+   * @default {false}
+   */
+  confineDeno?: boolean;
+  /**
+   * Set when verity runs as root: inside bubblewrap the server drops to this
+   * unprivileged uid and gid (by `setpriv`) before it starts, so it cannot
+   * read root-only files; the state and evidence directories are handed to
+   * that uid beforehand.
+   * @default {null}
+   */
+  dropTo?: { setpriv: string; uid: number; gid: number } | null;
+  /**
+   * Local files of the server's static module graph and its Deno config
+   * (absolute): the confined deno backend binds each read-only, so shared
+   * code beside the definition loads while nothing else can be imported.
+   * @default {[]}
+   */
+  moduleFiles?: string[];
+}
+
+/** System directories of the deno backend's minimal view (each bound read-only if present). */
+export const SYSTEM_DIRS: readonly string[] = [
+  "/usr",
+  "/lib",
+  "/lib64",
+  "/lib32",
+  "/bin",
+  "/sbin",
+];
+
+/**
+ * `--perms 0755 --dir` for every ancestor of `paths` that is not
+ * `provided` by a mount already: bubblewrap would otherwise create them with the
+ * host's modes (0700 under /root), and an unprivileged server could not
+ * reach what is bound inside them.
+ */
+function ancestorDirs(
+  paths: readonly string[],
+  provided: (dir: string) => boolean,
+): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    const parts = p.split("/").filter((x) => x !== "");
+    let cur = "";
+    for (const part of parts.slice(0, -1)) {
+      cur += `/${part}`;
+      if (seen.has(cur)) continue;
+      seen.add(cur);
+      if (provided(cur)) continue;
+      out.push("--perms", "0755", "--dir", cur);
+    }
+  }
+  return out;
 }
 
 /** Where programs live on a Linux host; `binDirs` is these, resolved and existing. */
@@ -362,7 +423,7 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   const inner = [req.command[0]!, "run", ...ours, ...flags, script, ...args];
   // Deno does not confine the programs it starts: a run allowance puts the
   // whole server inside bubblewrap too, so they get the OS walls.
-  const command = runPaths.length
+  const command = runPaths.length || host.confineDeno === true
     ? bubblewrapArgv(req, host, inner, env, cwd).argv
     : inner;
   return {
@@ -456,14 +517,23 @@ function bubblewrapArgv(
       "bubblewrap backend: no process-creation filter for this CPU architecture",
     );
   }
-  const hidden = [...HIDDEN_DIRS];
-  if (host.home !== null && host.home !== "/" && host.home !== "") {
+  // The deno backend sees a minimal file system; other commands a
+  // read-only root with /tmp, /run and the auditor's home hidden.
+  const minimal = req.backend === "deno";
+  const hidden = minimal ? ["/tmp"] : [...HIDDEN_DIRS];
+  if (
+    !minimal && host.home !== null && host.home !== "/" && host.home !== ""
+  ) {
     hidden.push(host.home);
   }
-  const isHidden = (p: string): boolean => hidden.some((h) => isWithin(p, h));
+  const isHidden = (p: string): boolean =>
+    minimal || hidden.some((h) => isWithin(p, h));
+  const drop = host.dropTo ?? null;
   const argv: string[] = [
     host.bwrap,
-    "--unshare-user-try",
+    // As root a user namespace would map the server back to uid 0; it drops
+    // to an unprivileged uid instead (setpriv, below).
+    ...(drop === null ? ["--unshare-user-try"] : []),
     "--unshare-ipc",
     "--unshare-pid",
     "--unshare-net",
@@ -473,14 +543,19 @@ function bubblewrapArgv(
     "--new-session",
     "--cap-drop",
     "ALL",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
+    ...(drop === null
+      ? []
+      : ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]),
   ];
+  const covered: string[] = [];
+  if (minimal) {
+    for (const d of SYSTEM_DIRS) argv.push("--ro-bind-try", d, d);
+    covered.push(...SYSTEM_DIRS);
+  } else {
+    argv.push("--ro-bind", "/", "/");
+  }
+  argv.push("--dev", "/dev", "--proc", "/proc");
+  covered.push("/dev", "/proc");
   for (const h of hidden) argv.push("--tmpfs", h);
   if (!filtered) {
     // Processes may be created, so only declared programs may be found:
@@ -505,34 +580,67 @@ function bubblewrapArgv(
     }
   }
   // The program's install prefix (e.g. a Python under ~/.pyenv) and, for
-  // Deno, its cache, when they sit in a hidden directory.
+  // Deno, its cache, when they sit in a hidden directory (in the minimal
+  // view: always).
   const optional: string[] = [];
   const prefix = dirname(dirname(host.programReal));
-  if (isHidden(host.programReal)) {
+  if (
+    isHidden(host.programReal) &&
+    !covered.some((c) => isWithin(host.programReal, c))
+  ) {
     optional.push(prefix === "/" ? dirname(host.programReal) : prefix);
   }
   if (host.programIsDeno && isHidden(host.denoDir)) optional.push(host.denoDir);
+  const readOnly = unique([
+    req.definitionDir,
+    ...req.readPaths,
+    ...(minimal
+      ? (host.moduleFiles ?? []).filter((f) =>
+        !isWithin(f, req.definitionDir) &&
+        !req.readPaths.some((r) => isWithin(f, r))
+      )
+      : []),
+  ]);
+  const writable = [
+    ...(req.backend === "deno" ? [req.evidenceDir] : []),
+    req.stateDir,
+  ];
+  if (minimal || drop !== null) {
+    argv.push(
+      ...ancestorDirs(
+        [
+          ...unique(optional),
+          ...readOnly,
+          ...writable,
+          ...unique(req.sockets ?? []),
+        ],
+        minimal
+          ? (d) => covered.some((c) => isWithin(d, c))
+          // Under the read-only root only what a tmpfs hid must be made.
+          : (d) => !hidden.some((h) => d !== h && isWithin(d, h)),
+      ),
+    );
+  }
   for (const p of unique(optional)) argv.push("--ro-bind-try", p, p);
-  for (const p of unique([req.definitionDir, ...req.readPaths])) {
-    argv.push("--ro-bind", p, p);
-  }
-  // Deno inside bubblewrap (a run allowance) writes its permission log here.
-  if (req.backend === "deno") {
-    argv.push("--bind", req.evidenceDir, req.evidenceDir);
-  }
-  argv.push("--bind", req.stateDir, req.stateDir);
-  for (const s of unique(req.sockets ?? [])) argv.push("--bind", s, s);
-  argv.push(
-    "--chdir",
-    cwd,
-    "--clearenv",
-  );
+  for (const p of readOnly) argv.push("--ro-bind", p, p);
+  // Deno inside bubblewrap writes its permission log in the evidence directory.
+  for (const p of writable) argv.push("--bind", p, p);
+  for (const so of unique(req.sockets ?? [])) argv.push("--bind", so, so);
+  argv.push("--chdir", cwd, "--clearenv");
   for (const k of Object.keys(env).sort()) argv.push("--setenv", k, env[k]!);
+  const run = drop === null ? inner : [
+    drop.setpriv,
+    `--reuid=${drop.uid}`,
+    `--regid=${drop.gid}`,
+    "--clear-groups",
+    "--",
+    ...inner,
+  ];
   if (!filtered) {
-    argv.push("--", ...inner);
+    argv.push("--", ...run);
     return { argv };
   }
-  argv.push("--seccomp", "3", "--", ...inner);
+  argv.push("--seccomp", "3", "--", ...run);
   return {
     argv: [
       host.shell,

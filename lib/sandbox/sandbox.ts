@@ -20,6 +20,7 @@ import {
   buildLaunch,
   type HostFacts,
   isDenoProgram,
+  splitDenoRun,
 } from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./_errors.ts";
@@ -142,6 +143,158 @@ function writeOnce(path: string, bytes: Uint8Array): void {
   Deno.renameSync(tmp, path);
 }
 
+const moduleFilesCache = new Map<string, string[]>();
+
+/**
+ * The local files a Deno server's static module graph loads (`deno info`),
+ * plus the Deno config file its directory resolves imports with: what the
+ * confined deno backend binds read-only besides the definition directory.
+ * A dynamic `import()` of anything else finds nothing. Cached per script.
+ */
+function staticModuleFiles(
+  command: readonly string[],
+  cwd: string,
+  denoDir: string,
+  deno: string,
+): string[] {
+  let script: string;
+  try {
+    script = splitDenoRun(command).script;
+  } catch {
+    return [];
+  }
+  const key = `${cwd}\u0000${script}\u0000${denoDir}`;
+  const hit = moduleFilesCache.get(key);
+  if (hit !== undefined) return hit;
+  const files: string[] = [];
+  const local = !/^[a-z][a-z0-9+.-]*:/i.test(script) ||
+    script.startsWith("file:");
+  if (local && deno !== "") {
+    try {
+      const out = new Deno.Command(deno, {
+        args: ["info", "--json", "--no-lock", script],
+        cwd,
+        env: { DENO_DIR: denoDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).outputSync();
+      if (out.code === 0) {
+        const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+          modules?: { specifier?: string; local?: string }[];
+        };
+        for (const m of info.modules ?? []) {
+          if (
+            m.specifier?.startsWith("file:") && typeof m.local === "string" &&
+            !m.local.startsWith(denoDir + "/")
+          ) files.push(realPathOr(m.local));
+        }
+      }
+    } catch {
+      // no graph: only the definition directory is visible
+    }
+  }
+  // The config Deno discovers from the script's directory upwards.
+  let dir = local
+    ? realPathOr(
+      script.startsWith("/") || script.startsWith("file:")
+        ? script.replace(/^file:\/\//, "")
+        : `${cwd}/${script}`,
+    ).replace(/\/[^/]*$/, "")
+    : cwd;
+  while (dir !== "") {
+    const found = ["deno.json", "deno.jsonc"].map((n) => `${dir}/${n}`).find(
+      (f) => {
+        try {
+          return Deno.statSync(f).isFile;
+        } catch {
+          return false;
+        }
+      },
+    );
+    if (found !== undefined) {
+      files.push(found);
+      break;
+    }
+    dir = dir.replace(/\/[^/]*$/, "");
+  }
+  const out = [...new Set(files)];
+  moduleFilesCache.set(key, out);
+  return out;
+}
+
+let bwrapWorks: boolean | null = null;
+
+/**
+ * Whether bubblewrap can create its namespaces here (probed once, in about
+ * 10 ms): the deno backend then runs Deno inside it with a minimal view.
+ */
+function bubblewrapWorksHere(): boolean {
+  if (bwrapWorks !== null) return bwrapWorks;
+  bwrapWorks = false;
+  if (Deno.build.os !== "linux") return false;
+  const bwrap = findOnPath("bwrap", Deno.env.get("PATH") ?? "");
+  const sh = findOnPath("sh", "/bin:/usr/bin");
+  if (bwrap === null || sh === null) return false;
+  try {
+    const out = new Deno.Command(bwrap, {
+      args: [
+        "--unshare-pid",
+        "--unshare-net",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        sh,
+        "-c",
+        "exit 0",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+    }).outputSync();
+    bwrapWorks = out.code === 0;
+  } catch {
+    bwrapWorks = false;
+  }
+  return bwrapWorks;
+}
+
+/** The uid and gid a server drops to when verity runs as root ("nobody"). */
+export const UNPRIVILEGED_ID = 65534;
+
+/** When verity runs as root: setpriv and the unprivileged ids; otherwise null. */
+function unprivilegedTarget(): NonNullable<HostFacts["dropTo"]> | null {
+  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return null;
+  const setpriv = findOnPath("setpriv", "/usr/bin:/bin:/usr/sbin:/sbin");
+  if (setpriv === null) {
+    throw new SandboxError(
+      "verity runs as root and setpriv (util-linux) is missing: servers cannot drop to an unprivileged uid; install util-linux or run verity as a normal user",
+    );
+  }
+  return { setpriv, uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID };
+}
+
+/** chown `dir` and everything under it (links themselves, never followed). */
+function chownTree(dir: string, uid: number, gid: number): void {
+  const stack = [dir];
+  while (stack.length > 0) {
+    const d = stack.pop()!;
+    Deno.chownSync(d, uid, gid);
+    for (const e of Deno.readDirSync(d)) {
+      const p = `${d}/${e.name}`;
+      if (e.isDirectory) stack.push(p);
+      else if (!e.isSymlink) Deno.chownSync(p, uid, gid);
+    }
+  }
+}
+
 /** Write the process-creation filter for this CPU into `dir`; its path, or null when unsupported. */
 function ensureFilter(dir: string): string | null {
   const arch = seccompArch(Deno.build.arch);
@@ -214,6 +367,8 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       );
     }
     program = looked;
+  } else if (req.backend === "deno" && first !== "" && !first.includes("/")) {
+    program = findOnPath(first, req.env.PATH ?? path) ?? first;
   }
   const home = Deno.env.get("HOME");
   const run = req.allow?.run ?? [];
@@ -239,15 +394,22 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       ),
     ]
     : [];
+  const confineDeno = req.backend === "deno" && bubblewrapWorksHere();
   const wantsBwrap = req.backend === "bubblewrap" ||
-    (req.backend === "deno" && run.length > 0);
+    (req.backend === "deno" && (run.length > 0 || confineDeno));
+  const dropTo = wantsBwrap ? unprivilegedTarget() : null;
+  if (dropTo !== null) {
+    // The server runs as an unprivileged uid: hand it its directories.
+    chownTree(stateDir, dropTo.uid, dropTo.gid);
+    if (req.backend === "deno") chownTree(evidenceDir, dropTo.uid, dropTo.gid);
+  }
   const host: HostFacts = {
     path,
     home: home === undefined || home === "" ? null : realPathOr(home),
     denoDir: realPathOr(req.denoDir ?? defaultDenoDir()),
     bwrap: wantsBwrap ? findOnPath("bwrap", path) : null,
     shell: "/bin/sh",
-    seccompFilter: req.backend === "bubblewrap" && run.length === 0
+    seccompFilter: wantsBwrap && run.length === 0
       ? ensureFilter(evidenceDir)
       : null,
     program,
@@ -255,6 +417,16 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     programIsDeno: first !== "" && isDenoProgram(first, deno),
     allowedPrograms,
     binDirs,
+    confineDeno,
+    dropTo,
+    moduleFiles: confineDeno
+      ? staticModuleFiles(
+        req.command,
+        cwd ?? definitionDir,
+        realPathOr(req.denoDir ?? defaultDenoDir()),
+        deno,
+      )
+      : [],
   };
   // The runner may pass VERITY_STATE_DIR itself, spelled before symlinks were resolved.
   const env = { ...req.env };

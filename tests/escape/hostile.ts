@@ -18,6 +18,8 @@ interface Args {
   host: string;
   files: string[];
   canaryName: string;
+  /** Files to load as modules: JSON imports, then as code (a load error may quote them). */
+  imports?: string[];
 }
 
 // A refused permission inside node:dgram surfaces as an uncaught error on a
@@ -105,6 +107,14 @@ async function escape(a: Args): Promise<Record<string, string>> {
     out[`write${i}`] = await attempt(() =>
       Deno.writeTextFileSync(f, "escaped\n")
     );
+  }
+  for (const [i, f] of (a.imports ?? []).entries()) {
+    out[`importJson${i}`] = await attempt(async () =>
+      JSON.stringify(
+        (await import(f, { with: { type: "json" } })).default,
+      )
+    );
+    out[`importCode${i}`] = await attempt(() => import(f));
   }
   out.canaryByName = await attempt(() => Deno.env.get(a.canaryName));
   out.processEnv = await attempt(() =>
