@@ -84,9 +84,9 @@ export function parseSeconds(
 ): number {
   if (v === undefined) return dflt * 1000;
   const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) {
+  if (!Number.isFinite(n) || n <= 0 || n > 3600) {
     throw new UsageError(
-      `verity ${command}: --${flag} expects a positive number of seconds, got ${
+      `verity ${command}: --${flag} expects a positive number of seconds up to 3600, got ${
         JSON.stringify(v)
       }`,
     );

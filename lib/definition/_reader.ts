@@ -58,6 +58,21 @@ export class Reader {
     }
     return v.map((x, i) => this.string(x, `${path}[${i}]`));
   }
+  /** Every number in a value tree (tool arguments) is finite: nan and inf have no JSON form. */
+  finiteDeep(v: unknown, path: string): void {
+    if (typeof v === "number" && !Number.isFinite(v)) {
+      this.fail(
+        path,
+        `${v} cannot be sent as JSON (it would become null); use a finite number`,
+      );
+    } else if (Array.isArray(v)) {
+      v.forEach((x, i) => this.finiteDeep(x, `${path}[${i}]`));
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        this.finiteDeep(x, join(path, k));
+      }
+    }
+  }
   number(v: unknown, path: string): number {
     if (typeof v !== "number" || !Number.isFinite(v)) {
       this.fail(path, `expected a number, got ${describe(v)}`);
@@ -123,7 +138,12 @@ export function describe(v: unknown): string {
   if (Array.isArray(v)) return "an array";
   if (v instanceof Date) return "a date";
   if (typeof v === "object") return "a table";
-  return `${typeof v} ${JSON.stringify(v)}`;
+  const text = JSON.stringify(v) ?? String(v);
+  return `${typeof v} ${
+    text.length > 80
+      ? `${text.slice(0, 77)}... (${text.length} characters)`
+      : text
+  }`;
 }
 
 /** Convert smol-toml's values (null-prototype tables, dates) into plain JSON-shaped data. */

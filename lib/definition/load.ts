@@ -43,15 +43,43 @@ export async function loadDefinition(
   options: LoadDefinitionOptions = {},
 ): Promise<Definition> {
   const file = await locate(pathOrName, options);
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await Deno.readTextFile(file);
+    bytes = await Deno.readFile(file);
   } catch (e) {
     throw new DefinitionError(file, "", `cannot read: ${(e as Error).message}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new DefinitionError(
+      file,
+      "",
+      `not valid UTF-8 (at or after byte ${firstInvalidUtf8(bytes)})`,
+    );
   }
   const def = parseDefinition(text, file);
   def.digest = await definitionDigest(def, text);
   return def;
+}
+
+/** Offset of the first byte that does not start a valid UTF-8 sequence (approximate). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  const dec = new TextDecoder("utf-8", { fatal: true });
+  let lo = 0;
+  let hi = bytes.length;
+  // The longest valid prefix, by bisection (a cut inside a sequence is invalid too).
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    try {
+      dec.decode(bytes.subarray(0, mid));
+      lo = mid;
+    } catch {
+      hi = mid - 1;
+    }
+  }
+  return lo;
 }
 
 async function isDir(p: string): Promise<boolean> {
@@ -151,6 +179,18 @@ async function definitionDigest(
         def.file,
         keyPath,
         `seed ${JSON.stringify(a.seed)} not found (${p})`,
+      );
+    }
+    // Through symlinks too, a seed stays inside the definition's directory.
+    const real = await Deno.realPath(p);
+    const home = await Deno.realPath(def.dir);
+    if (real !== home && !real.startsWith(home + "/")) {
+      throw new DefinitionError(
+        def.file,
+        keyPath,
+        `seed ${
+          JSON.stringify(a.seed)
+        } resolves outside the definition's directory (${real})`,
       );
     }
     if (a.kind === "fs") {

@@ -29,6 +29,38 @@ function dirname(p: string): string {
   return i <= 0 ? "/" : p.slice(0, i);
 }
 
+/** Longest definition name (it names run directories and ledger blocks). */
+export const MAX_NAME_CHARS = 100;
+
+/** Longest timeout in seconds (an hour; timers cannot hold more than ~24 days). */
+export const MAX_TIMEOUT_S = 3600;
+
+/**
+ * Why a declared environment variable would take over what verity itself
+ * controls, or null. The sandbox sets `DENO_DIR`, the audit log and the
+ * state directory; `HOME` must stay inside the state directory.
+ */
+export function reservedEnv(name: string, value: string): string | null {
+  if (
+    ["DENO_DIR", "DENO_AUDIT_PERMISSIONS", "DENO_NO_UPDATE_CHECK"].includes(
+      name,
+    ) || name.startsWith("DENO_TRACE")
+  ) {
+    return `${name} is set by verity's sandbox and may not be declared`;
+  }
+  if (name === "VERITY_STATE_DIR" && value !== "{state}") {
+    return `VERITY_STATE_DIR is the session's state directory; declare it as "{state}" or not at all, got ${
+      JSON.stringify(value.slice(0, 80))
+    }`;
+  }
+  if (name === "HOME" && !/^\{state\}(\/|$)/.test(value)) {
+    return `HOME must be inside the state directory ("{state}" or "{state}/..."), got ${
+      JSON.stringify(value.slice(0, 80))
+    }`;
+  }
+  return null;
+}
+
 /**
  * Parse and validate a definition's TOML text. Pure: seeds
  * are not read here (`loadDefinition` in `load.ts` does). The digest is left
@@ -101,6 +133,18 @@ export function parseDefinition(text: string, file: string): Definition {
     r.fail(`${kind}.name`, "missing (the definition's name)");
   }
   const name = r.nonEmptyString(head.name, `${kind}.name`);
+  if (
+    name.length > MAX_NAME_CHARS || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
+  ) {
+    r.fail(
+      `${kind}.name`,
+      name.length > MAX_NAME_CHARS
+        ? `must be at most ${MAX_NAME_CHARS} characters, got ${name.length}`
+        : `must be letters, digits, ".", "_" or "-" (it names run directories), got ${
+          JSON.stringify(name.slice(0, 80))
+        }`,
+    );
+  }
   if (!Object.hasOwn(head, "command")) {
     r.fail(`${kind}.command`, "missing (the server command, as an array)");
   }
@@ -118,6 +162,8 @@ export function parseDefinition(text: string, file: string): Definition {
       }
       env[k] = r.string(v, join(`${kind}.env`, k));
       r.placeholders(env[k], join(`${kind}.env`, k), hasSource);
+      const why = reservedEnv(k, env[k]);
+      if (why !== null) r.fail(join(`${kind}.env`, k), why);
     }
   }
   const timeouts: { start_s: number; call_s: number } = { ...DEFAULT_TIMEOUTS };
@@ -129,10 +175,10 @@ export function parseDefinition(text: string, file: string): Definition {
     ) {
       if (!Object.hasOwn(t, k)) continue;
       const n = r.number(t[k], `${kind}.timeouts.${k}`);
-      if (n <= 0) {
+      if (n <= 0 || n > MAX_TIMEOUT_S) {
         r.fail(
           `${kind}.timeouts.${k}`,
-          `must be a positive number of seconds, got ${n}`,
+          `must be a positive number of seconds up to ${MAX_TIMEOUT_S}, got ${n}`,
         );
       }
       timeouts[field] = n;
@@ -444,7 +490,12 @@ function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     r.fail(`${path}.label`, `a ${kind} adapter needs a file label, not "."`);
   }
   const seed = Object.hasOwn(t, "seed")
-    ? r.nonEmptyString(t.seed, `${path}.seed`)
+    ? relativePath(
+      r,
+      r.nonEmptyString(t.seed, `${path}.seed`),
+      `${path}.seed`,
+      "a seed path (inside the definition's directory)",
+    )
     : null;
   const business = Object.hasOwn(t, "business")
     ? r.strings(t.business, `${path}.business`)
@@ -612,6 +663,7 @@ function parseTool(
       unknown
     >;
     r.todoDeep(args, `${path}.arguments`);
+    r.finiteDeep(args, `${path}.arguments`);
     r.placeholdersDeep(args, `${path}.arguments`, hasSource);
   }
   const expected: Partial<Record<TestName, Expectation>> = {};
