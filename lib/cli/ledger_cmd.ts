@@ -24,9 +24,10 @@ import {
   verifyLedger,
 } from "../evidence/ledger.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
+import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
 
-export const HELP = `verity ledger <validate|verify|head> [options]
+export const HELP = `verity ledger <validate|verify|head|recover> [options]
 
   verity ledger validate --declared F --observed F --out F [--head-out F] [--json] [--fail-on-findings]
       Judge observed tool-call records against a declaration (a verity
@@ -51,7 +52,15 @@ export const HELP = `verity ledger <validate|verify|head> [options]
   verity ledger head --ledger F
       Print the head the ledger's chain replays to (exit 1 when its own
       chain is broken). This vouches for nothing by itself: publish the head
-      when you write the ledger, and verify against that.`;
+      when you write the ledger, and verify against that.
+
+  verity ledger recover [--runs-dir DIR]
+      Finish what killed verity runs left in DIR (default runs): a report
+      whose writer died before appending it gets its ledger block now
+      (record.recovered = true); a report in no block and without the
+      writer's marker is listed (exit 1); temporary files and verity-run-*
+      scratch directories of dead processes are removed. verity run does
+      the same before its battery.`;
 
 function str(
   p: ReturnType<typeof parseCommandLine>,
@@ -306,6 +315,28 @@ async function head(argv: string[]): Promise<number> {
   return 0;
 }
 
+async function recover(argv: string[]): Promise<number> {
+  const p = parseCommandLine("ledger recover", argv, {
+    "runs-dir": { type: "string" },
+  });
+  if (p.values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  noExtra(p, "recover");
+  const runsDir = str(p, "runs-dir", "recover", false) ?? "runs";
+  const cleaned = await cleanScratch();
+  const r = await recoverRuns(runsDir);
+  for (const id of r.recovered) console.log(`recovered: ${id}`);
+  for (const id of r.unrecorded) {
+    console.log(`unrecorded (no marker; not appended): ${id}`);
+  }
+  console.log(
+    `${r.recovered.length} recovered, ${r.unrecorded.length} unrecorded, ${r.removedTemp} temporary file(s) and ${cleaned} scratch director(ies) of dead runs removed`,
+  );
+  return r.unrecorded.length > 0 ? 1 : 0;
+}
+
 /** Run `verity ledger`. */
 export async function main(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -316,6 +347,8 @@ export async function main(argv: string[]): Promise<number> {
       return await verify(rest);
     case "head":
       return await head(rest);
+    case "recover":
+      return await recover(rest);
     case undefined:
     case "-h":
     case "--help":
@@ -326,7 +359,7 @@ export async function main(argv: string[]): Promise<number> {
       throw new UsageError(
         `verity ledger: unknown subcommand ${
           JSON.stringify(sub)
-        } (validate, verify or head)`,
+        } (validate, verify, head or recover)`,
       );
   }
 }

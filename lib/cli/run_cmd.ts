@@ -30,6 +30,13 @@ import { TEST_NAMES } from "../definition/types.ts";
 import { ENGINE_VERSION, serverFailure } from "../verdicts/engine.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
+import {
+  cleanScratch,
+  markOwner,
+  recoverRuns,
+  SCRATCH_OWNER,
+  WRITER_MARKER,
+} from "./_recover.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 
 export const HELP = `verity run <definition> [options]
@@ -61,9 +68,12 @@ not met, a violation with --fail-on-violation, or a server that never started
 or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`;
 
+/** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {
   const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
-  return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}`;
+  return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}-${
+    crypto.randomUUID().slice(0, 8)
+  }`;
 }
 
 /** Expectations of a definition as a flat list. */
@@ -173,9 +183,27 @@ export async function main(argv: string[]): Promise<number> {
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
+  // Before the battery: finish what killed runs left (an unrecorded report,
+  // scratch directories, temporary files). A ledger that does not read
+  // strictly fails here, not after the battery.
+  await cleanScratch();
+  const recovery = await recoverRuns(runsDir);
+  for (const r of recovery.recovered) {
+    console.error(
+      `verity: recovered ${r}: its report was written but not in the ledger; appended now`,
+    );
+  }
+  if (recovery.unrecorded.length > 0) {
+    console.error(
+      `verity: warning: ${recovery.unrecorded.length} report(s) in ${runsDir} are in no ledger block (first: ${
+        recovery.unrecorded[0]
+      }); see verity ledger recover`,
+    );
+  }
   const started = new Date();
   const id = runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
+  await markOwner(workDir, SCRATCH_OWNER);
   const progress = (line: string) => console.error(`verity: ${line}`);
   let battery;
   try {
@@ -250,11 +278,17 @@ export async function main(argv: string[]): Promise<number> {
     setupFailure: serverFailure(battery.definition, battery.tools),
   };
   const dir = join(runsDir, id);
-  await Deno.mkdir(dir, { recursive: true });
+  await Deno.mkdir(runsDir, { recursive: true });
+  // Not recursive: an existing run directory is an error, never reused.
+  await Deno.mkdir(dir);
   const text = JSON.stringify(report, null, 1) + "\n";
   const reportPath = join(dir, "report.json");
-  await writeFileAtomic(reportPath, text);
+  // Until the ledger holds it, the report is marked as ours: a crash in
+  // between is finished by the next run (or verity ledger recover).
+  await markOwner(dir, WRITER_MARKER);
+  await writeFileAtomic(reportPath, text, { overwrite: false });
   const ledger = await appendReportToLedger(runsDir, id, text);
+  await Deno.remove(join(dir, WRITER_MARKER)).catch(() => {});
   for (const written of await writeReportOutputs(report, outputs)) {
     console.error(`verity: wrote ${written}`);
   }

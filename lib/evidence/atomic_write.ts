@@ -9,6 +9,15 @@
  */
 import { basename, dirname, join } from "node:path";
 
+/** Options for {@linkcode writeTextFileAtomic}. */
+export interface AtomicWriteOptions {
+  /**
+   * Replace an existing file; false refuses (`AlreadyExists`) instead.
+   * @default {true}
+   */
+  overwrite?: boolean;
+}
+
 /**
  * Write `text` to `path` atomically (temp file + fsync + rename).
  *
@@ -20,6 +29,7 @@ import { basename, dirname, join } from "node:path";
 export async function writeTextFileAtomic(
   path: string,
   text: string,
+  options: AtomicWriteOptions = {},
 ): Promise<void> {
   const dir = dirname(path);
   const tmp = join(
@@ -39,7 +49,11 @@ export async function writeTextFileAtomic(
   }
   f.close();
   try {
-    await Deno.rename(tmp, path);
+    if (options.overwrite === false) {
+      // link(2) fails when the target exists: an existing file is never replaced.
+      await Deno.link(tmp, path);
+      await Deno.remove(tmp);
+    } else await Deno.rename(tmp, path);
   } catch (e) {
     await Deno.remove(tmp).catch(() => {});
     throw e;

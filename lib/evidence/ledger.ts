@@ -9,7 +9,13 @@
  */
 import { UsageError } from "../errors.ts";
 import { readJsonDocument, readTextDocument } from "./files.ts";
-import { parsePythonJson } from "./canonical.ts";
+import { parseEvidenceJson } from "./canonical.ts";
+import {
+  type Owner,
+  ownerText,
+  parseOwner,
+  selfOwner,
+} from "../common/owner.ts";
 import {
   type Block,
   blockLine,
@@ -75,14 +81,30 @@ export interface LockOptions {
    * @default {30000}
    */
   waitMs?: number;
-  /**
-   * A lock file older than this is left over from a killed writer and is removed.
-   * @default {120000}
-   */
-  staleMs?: number;
 }
 
-/** Run `fn` holding `<ledger>.lock` (created exclusively), so concurrent appends never lose a block. */
+/**
+ * The owner written into `<ledger>.lock` by the writer holding it, or null
+ * (free, or never used). For messages only: the lock itself is the kernel's.
+ */
+export async function ledgerLockOwner(
+  ledgerPath: string,
+): Promise<Owner | null> {
+  try {
+    return parseOwner(await Deno.readTextFile(`${ledgerPath}.lock`));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Run `fn` holding an exclusive advisory lock (flock) on `<ledger>.lock`, so
+ * concurrent appends never lose a block. The kernel drops the lock when its
+ * holder dies, however it dies, so a killed writer never leaves a stale
+ * lock, and two waiters can never both take one. The lock file stays (an
+ * unlinked lock file would let a later writer lock a different file); it
+ * holds the current holder's pid and start time.
+ */
 export async function withLedgerLock<T>(
   ledgerPath: string,
   fn: () => Promise<T>,
@@ -90,39 +112,43 @@ export async function withLedgerLock<T>(
 ): Promise<T> {
   const lock = `${ledgerPath}.lock`;
   const waitMs = options.waitMs ?? 30_000;
-  const staleMs = options.staleMs ?? 120_000;
-  const started = Date.now();
-  while (true) {
-    try {
-      const f = await Deno.open(lock, { write: true, createNew: true });
-      await f.write(new TextEncoder().encode(`${Deno.pid}\n`));
-      f.close();
-      break;
-    } catch (e) {
-      if (!(e instanceof Deno.errors.AlreadyExists)) {
-        throw new UsageError(
-          `${lock}: cannot create the ledger lock: ${(e as Error).message}`,
-        );
-      }
-      const st = await Deno.stat(lock).catch(() => null);
-      if (st?.mtime && Date.now() - st.mtime.getTime() > staleMs) {
-        await Deno.remove(lock).catch(() => {});
-        continue;
-      }
-      if (Date.now() - started > waitMs) {
-        throw new UsageError(
-          `${lock}: another verity is writing this ledger (remove the lock if none is running)`,
-        );
-      }
-      await new Promise((r) =>
-        setTimeout(r, 25 + Math.floor(Math.random() * 25))
-      );
-    }
+  let f: Deno.FsFile;
+  try {
+    f = await Deno.open(lock, { read: true, write: true, create: true });
+  } catch (e) {
+    throw new UsageError(
+      `${lock}: cannot open the ledger lock: ${(e as Error).message}`,
+    );
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const got = await Promise.race([
+    f.lock(true).then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), waitMs))),
+  ]);
+  clearTimeout(timer);
+  if (!got) {
+    const owner = await ledgerLockOwner(ledgerPath);
+    // The pending lock request ends with this process (exit 2 follows).
+    throw new UsageError(
+      `${lock}: another verity (pid ${
+        owner?.pid ?? "unknown"
+      }) has been writing this ledger for more than ${
+        Math.round(waitMs / 1000)
+      } s`,
+    );
   }
   try {
+    await f.truncate(0);
+    await f.write(new TextEncoder().encode(ownerText(selfOwner())));
     return await fn();
   } finally {
-    await Deno.remove(lock).catch(() => {});
+    await f.truncate(0).catch(() => {});
+    try {
+      f.unlock();
+    } catch {
+      // closing releases it too
+    }
+    f.close();
   }
 }
 
@@ -152,7 +178,9 @@ export async function appendBlocks(
       } else {
         let doc: unknown;
         try {
-          doc = parsePythonJson(text);
+          // The strict reader: a duplicated key anywhere is refused, never
+          // read as its last copy.
+          doc = parseEvidenceJson(text, { numbers: "python" });
         } catch (e) {
           throw new UsageError(
             `${ledgerPath}: not valid JSON: ${(e as Error).message}`,

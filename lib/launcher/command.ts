@@ -25,6 +25,7 @@ import { isDenoRun } from "../sandbox/choose_backend.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/_errors.ts";
+import { ownerText, selfOwner } from "../common/owner.ts";
 
 function isExecutable(path: string): boolean {
   try {
@@ -126,6 +127,7 @@ export async function launchCommand(
     return refine(e);
   }
   const root = await Deno.makeTempDir({ prefix: "verity-cmd-" });
+  await Deno.writeTextFile(`${root}/.owner`, ownerText(selfOwner()));
   const dispose = () => Deno.remove(root, { recursive: true }).catch(() => {});
   try {
     const state = join(root, "state");
