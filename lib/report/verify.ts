@@ -272,7 +272,16 @@ class Verifier {
     const captured = typeof p.capturedAt === "string" ? p.capturedAt : "";
     const stamp = captured.replace(/[-:]/g, "").replace(".", "");
     const name = String(def.name).replace(/[^A-Za-z0-9_.-]/g, "_");
-    this.expect("runId", this.r.runId, `${stamp}-${name}`);
+    // Run ids end in 8 random hex digits (unique across concurrent runs);
+    // reports written before that have none.
+    const base = `${stamp}-${name}`;
+    const claimed = this.r.runId;
+    const suffix = typeof claimed === "string" &&
+        claimed.startsWith(base) &&
+        /^-[0-9a-f]{8}$/.test(claimed.slice(base.length))
+      ? claimed.slice(base.length)
+      : "";
+    this.expect("runId", claimed, base + suffix);
     const options = isObject(p.options) ? p.options : {};
     this.expect("audit", this.r.audit, options.audit);
     if (this.r.audit === true && (this.r.expected as unknown[]).length > 0) {

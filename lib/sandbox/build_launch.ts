@@ -76,6 +76,13 @@ export interface HostFacts {
    * @default {[]}
    */
   moduleFiles?: string[];
+  /**
+   * Which of {@linkcode SYSTEM_DIRS} are symbolic links on the host, and to
+   * what (e.g. `/bin` → `usr/bin` on a merged-/usr system): the minimal view
+   * recreates them as links, so emptied program directories stay empty.
+   * @default {{}}
+   */
+  systemLinks?: Record<string, string>;
 }
 
 /** System directories of the deno backend's minimal view (each bound read-only if present). */
@@ -536,7 +543,12 @@ function bubblewrapArgv(
     ...(drop === null ? ["--unshare-user-try"] : []),
     "--unshare-ipc",
     "--unshare-pid",
-    "--unshare-net",
+    // A Deno server that listens (HTTP) or talks over a socket keeps the
+    // host's network namespace: Deno's scoped --allow-net is its wall there.
+    ...(req.backend === "deno" &&
+        (req.listen !== undefined || (req.sockets ?? []).length > 0)
+      ? []
+      : ["--unshare-net"]),
     "--unshare-uts",
     "--unshare-cgroup-try",
     "--die-with-parent",
@@ -549,7 +561,13 @@ function bubblewrapArgv(
   ];
   const covered: string[] = [];
   if (minimal) {
-    for (const d of SYSTEM_DIRS) argv.push("--ro-bind-try", d, d);
+    const links = host.systemLinks ?? {};
+    for (const d of SYSTEM_DIRS) {
+      if (!Object.hasOwn(links, d)) argv.push("--ro-bind-try", d, d);
+    }
+    for (const d of SYSTEM_DIRS) {
+      if (Object.hasOwn(links, d)) argv.push("--symlink", links[d]!, d);
+    }
     covered.push(...SYSTEM_DIRS);
   } else {
     argv.push("--ro-bind", "/", "/");
@@ -569,6 +587,8 @@ function bubblewrapArgv(
       }
     };
     add(host.program, host.programReal);
+    // setpriv starts the server as the unprivileged uid (verity as root).
+    if (drop !== null) add(drop.setpriv, drop.setpriv);
     for (const p of host.allowedPrograms ?? []) {
       if (allowOf(req).run.includes(p.name)) add(p.path, p.real);
     }

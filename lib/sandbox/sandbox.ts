@@ -21,6 +21,7 @@ import {
   type HostFacts,
   isDenoProgram,
   splitDenoRun,
+  SYSTEM_DIRS,
 } from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./_errors.ts";
@@ -224,6 +225,22 @@ function staticModuleFiles(
   return out;
 }
 
+let links: Record<string, string> | null = null;
+
+/** The system directories that are symbolic links here (merged /usr). */
+function systemLinks(): Record<string, string> {
+  if (links !== null) return links;
+  links = {};
+  for (const d of SYSTEM_DIRS) {
+    try {
+      if (Deno.lstatSync(d).isSymlink) links[d] = Deno.readLinkSync(d);
+    } catch {
+      // absent
+    }
+  }
+  return links;
+}
+
 let bwrapWorks: boolean | null = null;
 
 /**
@@ -419,6 +436,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     binDirs,
     confineDeno,
     dropTo,
+    systemLinks: confineDeno ? systemLinks() : {},
     moduleFiles: confineDeno
       ? staticModuleFiles(
         req.command,
