@@ -105,3 +105,38 @@ Deno.test("{python} anywhere a launch substitutes (command, env, read) asks for 
     true,
   );
 });
+
+Deno.test("a session database fills {postgres_…} and grants its socket; without one the placeholder is refused, and the backend choice sees a stand-in", () => {
+  const def = {
+    dir: "/defs/pg",
+    command: ["{deno}", "run", "npm:server", "{postgres_url}"],
+    env: { PGHOST: "{postgres_host}", PGDATABASE: "{postgres_db}" },
+    read: [],
+  };
+  const database = {
+    url:
+      "postgresql://verity_s_1@localhost/verity_s_1?host=%2Fw%2Fpg%2Fsocket&port=5432",
+    host: "/w/pg/socket",
+    port: "5432",
+    db: "verity_s_1",
+    user: "verity_s_1",
+    socket: "/w/pg/socket/.s.PGSQL.5432",
+  };
+  const req = launchRequest(
+    def,
+    SETUP,
+    { state: "/w/state", evidence: "/w/evidence" },
+    "server",
+    database,
+  );
+  assert.equal(req.command.at(-1), database.url);
+  assert.equal(req.env.PGHOST, "/w/pg/socket");
+  assert.equal(req.env.PGDATABASE, "verity_s_1");
+  assert.deepEqual(req.sockets, [database.socket]);
+  assert.throws(
+    () => launchRequest(def, SETUP, { state: "/s", evidence: "/e" }, "server"),
+    (e: unknown) =>
+      e instanceof UsageError && /no postgres adapter/.test(e.message),
+  );
+  assert.match(commandForChoice(def, SETUP).at(-1)!, /^postgresql:\/\/probe@/);
+});
