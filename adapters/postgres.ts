@@ -239,11 +239,11 @@ async function readTable(
         : converters[i]!(t);
     }
     const parts = at.map((i) => value[columns[i]!.name]);
-    if (sorted && prev !== null && compareValues(prev, parts) > 0) {
+    if (sorted && prev !== null && comparePrefix(prev, parts) > 0) {
       sorted = false;
     }
     prev = parts;
-    records[r] = { key: makeKey(parts), value };
+    records[r] = { key: keyOf(parts), value };
   }
   return {
     name,
@@ -253,6 +253,28 @@ async function readTable(
     keyedBy,
     records: sorted ? dedupeSorted(records) : sortRecords(records),
   };
+}
+
+/** `makeKey`, with the common one-integer and one-string keys written directly. */
+function keyOf(parts: unknown[]): string {
+  if (parts.length === 1) {
+    const v = parts[0];
+    if (typeof v === "number" && Number.isFinite(v)) return `[${v}]`;
+    if (typeof v === "string") return `[${JSON.stringify(v)}]`;
+  }
+  return makeKey(parts);
+}
+
+/** `compareValues` on two keys, with a fast path for one number each. */
+function comparePrefix(a: unknown[], b: unknown[]): number {
+  if (a.length === 1 && b.length === 1) {
+    const x = a[0];
+    const y = b[0];
+    if (typeof x === "number" && typeof y === "number") {
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+  }
+  return compareValues(a, b);
 }
 
 /** Tables of `obs` that have neither a primary key nor a declared key. */
