@@ -47,3 +47,14 @@ Deno.test("pg values: a malformed array literal is a SyntaxError", () => {
   assert.throws(() => parsePgArray('{"a}', String), SyntaxError);
   assert.throws(() => parsePgArray("{1}x", Number), SyntaxError);
 });
+
+Deno.test("pg values: json with escaped keys is read by the strict reader, keys exact", () => {
+  assert.deepEqual(pgConverter("jsonb")('{"a\\tb": 1, "c": "\\u00e9"}'), {
+    "a\tb": 1,
+    c: "é",
+  });
+  assert.deepEqual(pgConverter("json")('{"a": 0, "\\\\": 1}'), {
+    a: 0,
+    "\\": 1,
+  });
+});
