@@ -40,8 +40,11 @@ Deno.test("appendBlock creates the ledger, chains each block, and returns the he
     text.split("\n").filter((l) => l.startsWith('{"index":')).length,
     2,
   );
-  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), [
+  // No temporary file is left; the lock file stays by design (a kernel
+  // flock: unlinking it would let a later writer lock another inode).
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
     "ledger.json",
+    "ledger.json.lock",
   ]);
   await Deno.remove(dir, { recursive: true });
 });
@@ -91,10 +94,13 @@ Deno.test("appending refuses what is not a verity ledger: another tool's ledger,
     () => appendBlock(`${dir}/y.json`, "report", { when: new Date() }),
     /Date at \/when/,
   );
-  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
-    "broken.json",
-    "mev.json",
-  ]);
+  // Nothing was written beside the refused ledgers but their lock files.
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+      !n.endsWith(".lock")
+    ).sort(),
+    ["broken.json", "mev.json"],
+  );
   await Deno.remove(dir, { recursive: true });
 });
 
