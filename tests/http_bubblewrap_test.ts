@@ -47,7 +47,7 @@ Deno.test({
           }]`,
         )
         .replaceAll(
-          '[tools.expected.open_world]\nverdict = "PASS"',
+          /\[tools\.expected\.open_world\]\nverdict = "[A-Z_:]+"/g,
           '[tools.expected.open_world]\nverdict = "INCONCLUSIVE:NO_NETWORK_OBSERVATION"',
         );
       assert.notEqual(toml, src);
@@ -83,7 +83,7 @@ Deno.test({
         e: { matched: boolean },
       ) => !e.matched);
       assert.deepEqual(failed, []);
-      assert.equal(report.expectations.total, 15);
+      assert.equal(report.expectations.total, 20);
       for (const s of report.sessions) {
         assert.equal(s.backend, "bubblewrap");
       }
