@@ -289,3 +289,23 @@ Deno.test("http: every exchange is kept with status, headers, frames and stamps"
     },
   );
 });
+
+Deno.test("http: a JSON-RPC error answer under an HTTP error status is the server's answer", async () => {
+  await withServer((_req, body) => {
+    if (body?.method !== "tools/list") return honest(body);
+    return new Response(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: body.id,
+        error: { code: -32602, message: "bad cursor" },
+      }),
+      { status: 400, headers: { "content-type": "application/json" } },
+    );
+  }, async (url) => {
+    const { s, client } = await open(url);
+    assert.match(s.failure!.message, /tools\/list failed: .*bad cursor/);
+    const ex = client.exchanges.find((e) => e.purpose === "tools/list")!;
+    assert.equal(ex.status, 400);
+    assert.equal(ex.frames.length, 1);
+  });
+});

@@ -16,6 +16,7 @@ import {
 import { UsageError } from "../errors.ts";
 import {
   parseRemote,
+  refuseWithUrl,
   REMOTE_HELP,
   REMOTE_OPTIONS,
   remoteClient,
@@ -92,11 +93,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const timeoutMs = parseSeconds("capture", "timeout", p.values.timeout, 30);
   const remote = parseRemote("capture", p);
-  if (remote !== null && p.values.env !== undefined) {
-    throw new UsageError(
-      "verity capture: --env applies to a started server, not --url",
-    );
-  }
+  if (remote !== null) refuseWithUrl("capture", p, ["env", "no-sandbox"]);
   const command = remote === null ? requireServerCommand("capture", p) : [];
   const launched = remote !== null ? null : await launchCommand(
     command,

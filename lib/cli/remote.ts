@@ -159,6 +159,21 @@ export function parseRemote(
   return { url, shownUrl, headers };
 }
 
+/** Refuse options that only apply to a started server when `--url` is given. */
+export function refuseWithUrl(
+  command: string,
+  p: ParsedCommandLine,
+  flags: readonly string[],
+): void {
+  for (const flag of flags) {
+    if (p.values[flag] !== undefined) {
+      throw new UsageError(
+        `verity ${command}: --${flag} applies to a started server, not --url`,
+      );
+    }
+  }
+}
+
 /** A fresh client for `remote` (one per session). */
 export function remoteClient(
   remote: RemoteServer,

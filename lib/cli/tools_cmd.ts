@@ -19,6 +19,7 @@ import { launchCommand } from "../launcher/command.ts";
 import { ServerError, UsageError } from "../errors.ts";
 import {
   parseRemote,
+  refuseWithUrl,
   REMOTE_HELP,
   REMOTE_OPTIONS,
   remoteClient,
@@ -59,11 +60,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const timeoutMs = parseSeconds("tools", "timeout", p.values.timeout, 30);
   const remote = parseRemote("tools", p);
-  if (remote !== null && p.values.env !== undefined) {
-    throw new UsageError(
-      "verity tools: --env applies to a started server, not --url",
-    );
-  }
+  if (remote !== null) refuseWithUrl("tools", p, ["env", "no-sandbox"]);
   const command = remote === null ? requireServerCommand("tools", p) : [];
   const launched = remote !== null ? null : await launchCommand(
     command,

@@ -600,6 +600,23 @@ export class HttpClient implements McpClient {
       }
       if (res.status < 200 || res.status >= 300) {
         const head = await this.#keepBody(res, ex);
+        // A JSON-RPC error answer carried by an HTTP error status is still
+        // the server's answer: dispatch it as over stdio.
+        if (
+          id !== null && type.startsWith("application/json") &&
+          ex.body?.text !== undefined &&
+          ex.body.bytes === enc.encode(ex.body.text).length &&
+          answers(ex.body.text, id)
+        ) {
+          ex.frames.push(
+            this.#onMessage(
+              decodeFrame(enc.encode(ex.body.text), "in", this.now()),
+            ),
+          );
+          if (!this.#pending.has(id)) {
+            return { status: res.status, problem: null };
+          }
+        }
         return {
           status: res.status,
           problem: `HTTP ${res.status}${head ? `: ${head}` : ""}`,
@@ -1039,6 +1056,17 @@ export class HttpClient implements McpClient {
       : { code: null, signal: null, stoppedBy: "self" };
     await this.#opts.cleanup?.();
     return this.#exit;
+  }
+}
+
+/** Whether `text` is a JSON-RPC error answer to request `id`. */
+function answers(text: string, id: number): boolean {
+  try {
+    const m = JSON.parse(text);
+    return typeof m === "object" && m !== null && m.id === id &&
+      typeof m.error === "object" && m.error !== null;
+  } catch {
+    return false;
   }
 }
 
