@@ -165,6 +165,17 @@ function renderNetwork(rows: unknown[]): string {
   return `<h3>network attempts (beyond the control sessions)</h3><table><tr><th>run</th><th>attempted</th></tr>${body}</table>`;
 }
 
+/** Identical calls that answered differently: state in process memory. */
+function renderProcessMemory(rows: unknown[]): string {
+  const body = rows.map((r) => {
+    const o = obj(r);
+    return `<tr><td>${h(String(o.run))}</td><td class="wrap mono">${
+      h(clip(str(o.first), 300))
+    }</td><td class="wrap mono">${h(clip(str(o.second), 300))}</td></tr>`;
+  }).join("");
+  return `<h3>state may live in process memory: identical calls, different answers (ids and timestamps masked)</h3><table><tr><th>twice run</th><th>first call</th><th>second call</th></tr>${body}</table>`;
+}
+
 function renderEvidence(ev: Record<string, unknown>): string {
   const out: string[] = [];
   for (const [k, v] of Object.entries(ev)) {
@@ -175,6 +186,7 @@ function renderEvidence(ev: Record<string, unknown>): string {
     } else if (k === "counts") out.push(renderCounts(v));
     else if (k === "attempts") out.push(renderAttempts(arr(v)));
     else if (k === "network") out.push(renderNetwork(arr(v)));
+    else if (k === "process_memory") out.push(renderProcessMemory(arr(v)));
     else if (k === "producedBy") {
       const modes = arr(v).map(str);
       if (modes.length) {

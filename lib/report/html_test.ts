@@ -160,3 +160,24 @@ Deno.test("html: a real report (liar-readonly) shows its violation and the acces
   assert.match(page, /state\.db:access_log \[2\]<\/span> added/);
   assert.match(page, /5\/5<\/span>/);
 });
+
+Deno.test("html: process-memory evidence is a table of escaped answers; no setup banner on a run that ran", () => {
+  const report: Report = syntheticReport();
+  report.verdicts[0]!.evidence = {
+    process_memory: [{
+      run: 1,
+      first: "<b>Started</b> logging",
+      second: "Stopped logging",
+    }],
+  };
+  const page = renderHtml(report);
+  assert.match(page, /state may live in process memory/);
+  assert.match(page, /&lt;b&gt;Started&lt;\/b&gt; logging/);
+  assert.ok(!page.includes("<b>Started</b>"));
+  assert.ok(!page.includes('id="setup-failed"'));
+  report.setupFailure = "the server never started: <script>";
+  const failed = renderHtml(report);
+  const at = failed.indexOf('id="setup-failed"');
+  assert.ok(at > 0 && at < failed.indexOf('class="cards"'));
+  assert.match(failed, /never started: &lt;script&gt;/);
+});

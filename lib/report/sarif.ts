@@ -426,7 +426,8 @@ export function renderSarif(
         sandboxAllowances: allowanceLine(report.sandbox.allow) ??
           "none (default sandbox)",
         resetVerified: d.reset.verified,
-        coverageComplete: d.coverage.complete,
+        coverageComplete: d.coverage.complete &&
+          d.coverage.locations.length > 0,
         coverage: d.coverage.locations.length === 0
           ? "none"
           : d.coverage.complete
