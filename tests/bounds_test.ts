@@ -183,8 +183,13 @@ Deno.test("state budget: a server leaving a 3 GiB sparse file ends its sessions 
       "--runs-dir",
       runs,
     ]);
-    // Never all clear: a run whose sessions could not be observed exits 1.
+    // No session could be observed: the run could not audit the server,
+    // which is never exit 0 (SETUP FAILED banner first, exit 1).
     assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stdout,
+      /^SETUP FAILED: hostile-sparse could not be audited/,
+    );
     assert.match(
       r.stdout,
       /read_only +true +INCONCLUSIVE:SETUP_FAILED/,

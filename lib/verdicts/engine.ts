@@ -892,7 +892,11 @@ export function serverFailure(
     const s = calling[0]!;
     const why = s.setupFailure ??
       s.calls.find((c) => c.status === "unknown")?.message ?? "it died";
-    return `the server died in every session (${calling.length}/${calling.length}): ${s.kind} run ${s.run}: ${why}`;
+    const n = `${calling.length}/${calling.length}`;
+    const what = calling.every((x) => x.setupFailure === null)
+      ? `the server died in every session (${n})`
+      : `no session that called a tool could be completed (${n})`;
+    return `${what}: ${s.kind} run ${s.run}: ${why}`;
   }
   return null;
 }
