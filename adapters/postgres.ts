@@ -27,7 +27,7 @@ import {
   sortRecords,
 } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
-import { pgConverter, quoteIdent, quoteLiteral } from "./pg_values.ts";
+import { pgConverter, quoteIdent } from "./pg_values.ts";
 
 /** Runs one query and returns its rows as text values (null for NULL). */
 export type PgQuery = (sql: string) => Promise<(string | null)[][]>;
@@ -281,6 +281,3 @@ function comparePrefix(a: unknown[], b: unknown[]): number {
 export function unkeyedTables(obs: PostgresObservation): string[] {
   return obs.tables.filter((t) => t.keyedBy === "whole_row").map((t) => t.name);
 }
-
-/** A quoted literal for a database or role name in SQL text. */
-export { quoteIdent, quoteLiteral };

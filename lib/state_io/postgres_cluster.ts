@@ -39,11 +39,7 @@ import {
   type PostgresObservation,
   readPostgres,
 } from "../../adapters/postgres.ts";
-import {
-  PG_SESSION_SETTINGS,
-  quoteIdent,
-  quoteLiteral,
-} from "../../adapters/pg_values.ts";
+import { PG_SESSION_SETTINGS, quoteLiteral } from "../../adapters/pg_values.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { liveClusters as live } from "./postgres_live.ts";
 
@@ -597,8 +593,6 @@ export function checkTemplate(
     }
   });
 }
-
-export { quoteIdent };
 
 /** The postgres adapters of a definition (at most one). */
 export function postgresAdapters(
