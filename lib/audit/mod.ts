@@ -10,6 +10,7 @@
  * @module
  */
 export * from "./fetch.ts";
+export * from "./init.ts";
 export * from "./init_plan.ts";
 export * from "./init_template.ts";
 export * from "./local.ts";

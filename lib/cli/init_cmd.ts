@@ -23,29 +23,12 @@ import {
 import { ServerError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "./_io.ts";
 import { openSession } from "../wire/session.ts";
-import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { openLauncher } from "../launcher/launcher.ts";
+import { listTools } from "../wire/list_tools.ts";
 import { readConfiguredServer } from "../audit/mcp_config.ts";
-import {
-  type PathKind,
-  pathQuestions,
-  planInit,
-  withVersion,
-} from "../audit/init_plan.ts";
 import { TODO } from "../definition/types.ts";
-import {
-  type ListedTool,
-  renderTargetTemplate,
-} from "../audit/init_template.ts";
-import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
-import { fetchPinned, pinFromRegistry } from "../audit/fetch.ts";
+import { renderTargetTemplate } from "../audit/init_template.ts";
+import { initTarget, listedTools, pathKind } from "../audit/init.ts";
 import { VERSION } from "../version.ts";
-import {
-  type AllowanceFacts,
-  detectReadAllowances,
-} from "../audit/init_allow.ts";
-import { findOnPath } from "../sandbox/sandbox.ts";
-import { exists } from "../common/exists.ts";
 import {
   parseRemote,
   REMOTE_HELP,
@@ -94,15 +77,6 @@ ${REMOTE_HELP}
 
 Exit codes: 0 written; 2 bad arguments or configuration, or the server could
 not be started or listed (the message says why).`;
-
-async function pathKind(p: string): Promise<PathKind> {
-  try {
-    const st = await Deno.stat(p);
-    return st.isDirectory ? "dir" : st.isFile ? "file" : null;
-  } catch {
-    return null;
-  }
-}
 
 interface ServerSpec {
   command: string[];
@@ -205,17 +179,7 @@ async function initRemote(
       `verity init: could not list the tools of ${remote.shownUrl}: ${s.failure.message}`,
     );
   }
-  const listing = parseToolPages(
-    s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? ""),
-  );
-  const tools: ListedTool[] = listing.contracts.map((c) => ({
-    name: c.name,
-    description: typeof c.raw.description === "string"
-      ? c.raw.description
-      : null,
-    hints: Object.fromEntries(HINT_NAMES.map((h) => [h, c.hints[h].state])),
-    inputSchema: c.raw.inputSchema,
-  }));
+  const tools = listedTools(listTools(s));
   const path = new URL(remote.url).pathname;
   const text = renderTargetTemplate({
     name,
@@ -243,47 +207,6 @@ async function initRemote(
     }: ${tools.length} tool(s) listed over HTTP; fill in every ${TODO} value (the local command first)`,
   );
   return 0;
-}
-
-/**
- * Facts about the command's program and script for
- * {@linkcode detectReadAllowances}: the program on PATH and its real path, its
- * virtualenv, the nearest `node_modules` above the script's directory.
- * Requires `--allow-read` and `--allow-env`.
- */
-async function allowanceFacts(
-  program: string,
-  scriptDirs: readonly string[],
-  home: string | null,
-): Promise<AllowanceFacts> {
-  const found = program === ""
-    ? null
-    : findOnPath(program, Deno.env.get("PATH") ?? "");
-  const real = found === null
-    ? null
-    : await Deno.realPath(found).catch(() => null);
-  let venv: string | null = null;
-  if (found !== null && dirname(found).endsWith("/bin")) {
-    const root = dirname(dirname(found));
-    if (await exists(join(root, "pyvenv.cfg"))) venv = root;
-  }
-  let nodeModules: string | null = null;
-  for (const start of scriptDirs) {
-    for (let d = start; nodeModules === null; d = dirname(d)) {
-      const candidate = join(d, "node_modules");
-      if ((await Deno.stat(candidate).catch(() => null))?.isDirectory) {
-        nodeModules = candidate;
-      }
-      if (d === "/" || d === ".") break;
-    }
-  }
-  return {
-    program: found,
-    programReal: real,
-    venv,
-    nodeModules,
-    hidden: ["/tmp", "/run", ...(home && home !== "/" ? [home] : [])],
-  };
 }
 
 /** Run `verity init`. */
@@ -331,137 +254,13 @@ export async function main(argv: string[]): Promise<number> {
       } must be letters, digits, ".", "_" or "-" (use --name)`,
     );
   }
-  const home = Deno.env.get("HOME") ?? null;
-  const question = {
-    command: spec.command,
-    env: spec.env,
-    cwd: spec.cwd,
-    home,
-  };
-  const pathKinds: Record<string, PathKind> = {};
-  for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
-  const plan = planInit({ ...question, pathKinds });
-  const say = (s: string) => console.error(`verity: ${s}`);
-  const allowRead = plan.command[0] === "{deno}" ? [] : detectReadAllowances(
-    await allowanceFacts(plan.command[0] ?? "", plan.read, home),
-    plan.read,
-  );
-  for (const a of allowRead) say(`allow.read ${a.path}: ${a.why}`);
-  const readPaths = [...plan.read, ...allowRead.map((a) => a.path)];
-  await Deno.mkdir(targetDir, { recursive: true });
-
-  let command = plan.command;
-  let listCommand = plan.listCommand;
-  let source: { package: string; version: string; integrity: string } | null =
-    null;
-  if (plan.npm !== null) {
-    say(
-      `pinning ${plan.npm.package}@${plan.npm.range} from the npm registry (network)`,
-    );
-    const pinned = await pinFromRegistry(plan.npm.package, plan.npm.range);
-    source = { package: plan.npm.package, ...pinned };
-    command = withVersion(command, pinned.version);
-    listCommand = withVersion(listCommand, pinned.version);
-    const layout = cacheLayout();
-    const fetched = await fetchPinned(
-      { ...source, git: null, commit: null },
-      {
-        layout,
-        name,
-        targetDir,
-        definitionFile: file,
-        updateLock: true,
-        say,
-      },
-    );
-    await savePreparedTarget(layout, name, fetched.entry);
-    say(
-      `prepared ${source.package}@${source.version} (${fetched.entry.packages.length} packages locked in ${
-        relative(Deno.cwd(), fetched.lockPath)
-      })`,
-    );
-  }
-
-  // The listing run is a provisional target: the same launcher as `verity
-  // run` checks the prepared cache, chooses the sandbox and builds the launch.
-  const launcher = await openLauncher({
-    kind: "target",
+  const { text, tools, plan } = await initTarget(spec, {
     name,
-    file,
-    dir: targetDir,
-    command: listCommand,
-    env: plan.listEnv,
-    read: readPaths,
-    cwd: null,
-    allow: { sys: [], run: [] },
-    sandbox: null,
-    source,
-    adapters: [],
-  }, {
+    targetDir,
+    timeoutMs,
     noSandbox: p.values["no-sandbox"] === true,
-    commandName: "verity init",
+    say: (s: string) => console.error(`verity: ${s}`),
   });
-  const backend = launcher.backend;
-  const work = await Deno.makeTempDir({ prefix: "verity-init-" });
-  let texts: string[];
-  try {
-    const dirs = {
-      state: join(work, "state"),
-      evidence: join(work, "evidence"),
-    };
-    await launcher.reset(dirs.state);
-    for (const d of plan.listDirs) {
-      await Deno.mkdir(join(dirs.state, d), { recursive: true });
-    }
-    const launch = launcher.launch(
-      { state: await Deno.realPath(dirs.state), evidence: dirs.evidence },
-      "init",
-    );
-    say(`listing tools (sandbox: ${backend})`);
-    const s = await openSession(launch.spawn, { timeoutMs });
-    await s.client.close(2000);
-    if (s.failure) {
-      const tail = s.client.stderr().text.trim().split("\n").slice(-3).join(
-        " | ",
-      );
-      throw new ServerError(
-        `verity init: could not list the server's tools: ${s.failure.message}${
-          tail ? ` (stderr: ${tail.slice(0, 400)})` : ""
-        }${
-          backend !== "none"
-            ? "; if it needs what the sandbox denies, try --no-sandbox to see the tools"
-            : ""
-        }`,
-      );
-    }
-    texts = s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? "");
-  } finally {
-    await Deno.remove(work, { recursive: true }).catch(() => {});
-  }
-  const listing = parseToolPages(texts);
-  const tools: ListedTool[] = listing.contracts.map((c) => ({
-    name: c.name,
-    description: typeof c.raw.description === "string"
-      ? c.raw.description
-      : null,
-    hints: Object.fromEntries(HINT_NAMES.map((h) => [h, c.hints[h].state])),
-    inputSchema: c.raw.inputSchema,
-  }));
-  const text = renderTargetTemplate({
-    name,
-    command,
-    env: plan.env,
-    read: plan.read,
-    allowRead,
-    source,
-    tools,
-    notes: plan.notes,
-    generatedBy: `verity ${VERSION} init on ${
-      new Date().toISOString().slice(0, 10)
-    }`,
-    origin: spec.origin,
-  });
-  await writeFileAtomic(file, text);
   const todoLines = text.split("\n").filter((l) =>
     !l.trimStart().startsWith("#") && l.includes(TODO)
   );

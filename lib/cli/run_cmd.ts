@@ -15,19 +15,9 @@ import { checkSeededState } from "../definition/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
 import { selectTools } from "../runner/plan.ts";
-import {
-  deriveVerdicts,
-  type Report,
-  REPORT_SCHEMA,
-} from "../report/report.ts";
-import {
-  checkExpectations,
-  type ExpectedVerdict,
-} from "../report/expectations.ts";
+import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
-import { TEST_NAMES } from "../definition/types.ts";
-import { ENGINE_VERSION, serverFailure } from "../verdicts/engine.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import {
@@ -74,19 +64,6 @@ function runId(name: string, now: Date): string {
   return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}-${
     crypto.randomUUID().slice(0, 8)
   }`;
-}
-
-/** Expectations of a definition as a flat list. */
-export function expectationsOf(def: Definition): ExpectedVerdict[] {
-  const out: ExpectedVerdict[] = [];
-  for (const t of def.tools) {
-    for (const [test, e] of Object.entries(t.expected)) {
-      if (!e) continue;
-      const { verdict, ...assertions } = e;
-      out.push({ tool: t.name, variant: t.variant, test, verdict, assertions });
-    }
-  }
-  return out;
 }
 
 /**
@@ -179,7 +156,6 @@ export async function main(argv: string[]): Promise<number> {
     audit,
     commandName: "verity run",
   });
-  const backend = launcher.backend;
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
@@ -220,63 +196,17 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
-  const tests = [...TEST_NAMES];
-  const verdicts = deriveVerdicts(
-    battery.definition,
-    battery.tools,
-    battery.snapshots,
-    tests,
-  );
-  const expected = audit
-    ? []
-    : expectationsOf(def).filter((e) =>
-      tools.some((t) => t.name === e.tool && t.variant === e.variant)
-    );
-  const report: Report = {
-    schema: REPORT_SCHEMA,
+  const report = buildRunReport(battery, {
     runId: id,
-    provenance: {
-      definition: {
-        name: def.name,
-        kind: def.kind,
-        file: def.file,
-        digest: def.digest,
-      },
-      harness: { version: VERSION, ...(await harnessGitState()) },
-      deno: Deno.version.deno,
-      sdk: "@modelcontextprotocol/sdk 1.32.2 (fixtures and SDK pin test only)",
-      engine: ENGINE_VERSION,
-      capturedAt: started.toISOString(),
-      options: {
-        runs,
-        jobs,
-        concurrentAttempts: attempts,
-        audit,
-        backend,
-        tools: selectors,
-      },
-    },
-    protocol: battery.protocol,
-    sandbox: {
-      backend,
-      allow: {
-        sys: def.allow.sys,
-        run: def.allow.run,
-        read: def.read,
-        cwd: def.cwd,
-      },
-    },
-    observations: { definition: battery.definition, tools: battery.tools },
-    snapshots: battery.snapshots,
-    sessions: battery.sessions,
-    unexercised: battery.unexercised,
-    tests,
-    verdicts,
-    expected,
-    expectations: checkExpectations(expected, verdicts),
+    definition: def,
+    exercised: tools,
     audit,
-    setupFailure: serverFailure(battery.definition, battery.tools),
-  };
+    harness: { version: VERSION, ...(await harnessGitState()) },
+    deno: Deno.version.deno,
+    capturedAt: started.toISOString(),
+    options: { runs, jobs, concurrentAttempts: attempts, tools: selectors },
+  });
+  const verdicts = report.verdicts;
   const dir = join(runsDir, id);
   await Deno.mkdir(runsDir, { recursive: true });
   // Not recursive: an existing run directory is an error, never reused.

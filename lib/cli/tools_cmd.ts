@@ -13,8 +13,9 @@ import {
   parseSeconds,
   requireServerCommand,
 } from "./args.ts";
-import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import { HINT_NAMES } from "../contracts/contracts.ts";
 import { openSession } from "../wire/session.ts";
+import { listTools } from "../wire/list_tools.ts";
 import { launchCommand } from "../launcher/command.ts";
 import { ServerError, UsageError } from "../errors.ts";
 import {
@@ -84,8 +85,7 @@ export async function main(argv: string[]): Promise<number> {
       }: ${s.failure.message}`,
     );
   }
-  const texts = s.pages.map((pg) => s.client.frames[pg.frameIndex]?.text ?? "");
-  const listing = parseToolPages(texts);
+  const listing = listTools(s);
   if (p.values.json) {
     console.log(JSON.stringify(
       {

@@ -8,6 +8,7 @@
  */
 import { ServerError } from "../errors.ts";
 import { openSession } from "../wire/session.ts";
+import { listTools } from "../wire/list_tools.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { McpClient } from "../wire/client.ts";
 
@@ -81,7 +82,7 @@ export async function captureManifest(
     }
   }
   return buildManifest({
-    pageTexts: s.pages.map((p) => s.client.frames[p.frameIndex]?.text ?? ""),
+    pageTexts: listTools(s).pageTexts,
     serverInfo: s.serverInfo,
     protocolVersion,
     command: shown,

@@ -17,7 +17,7 @@
 import { DefinitionError } from "../errors.ts";
 import { isDigest } from "./canonical.ts";
 import type { Declaration, DeclaredTool } from "./manifest.ts";
-import { isRecipe, type Recipe, recipeAt } from "./recipes.ts";
+import { type Recipe, recipeAt } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The checks, in report order. */

@@ -16,7 +16,7 @@
 import { DefinitionError } from "../errors.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { isDigest, parsePythonJson } from "./canonical.ts";
-import { contractHash, isRecipe, type Recipe, recipeAt } from "./recipes.ts";
+import { contractHash, type Recipe, recipeAt } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `format` value of a verity manifest. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { parseToolPages } from "../contracts/contracts.ts";
+import { listTools } from "../wire/list_tools.ts";
 import { ServerError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { type OpenedSession, openSession } from "../wire/session.ts";
@@ -150,10 +150,7 @@ export async function runReality(
       throw new ServerError(`cannot list the server's tools: ${f.message}`);
     }
     serverInfo = shared.session.serverInfo;
-    const texts = shared.session.pages.map((pg) =>
-      shared!.session.client.frames[pg.frameIndex]?.text ?? ""
-    );
-    const listing = parseToolPages(texts);
+    const listing = listTools(shared.session);
     listingProblems = listing.problems;
     if (listing.contracts.length === 0 && listing.problems.length > 0) {
       throw new ServerError(

@@ -5,6 +5,7 @@
  *
  * @module
  */
+export * from "./build.ts";
 export * from "./expectations.ts";
 export * from "./html.ts";
 export * from "./junit.ts";

@@ -8,12 +8,12 @@ import type { Snapshot } from "../state/types.ts";
 import { judgeTool, serverFailure } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
+  SessionRecord,
   ToolObservations,
-  Verdict,
-} from "../verdicts/types.ts";
+} from "../history/types.ts";
+import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
-import type { SessionRecord } from "../runner/runner.ts";
 
 /** The schema identifier of reports this version writes. */
 export const REPORT_SCHEMA = "verity.report/1";

@@ -50,8 +50,8 @@ import type {
   CallStatus,
   SessionObservation,
   ToolObservations,
-  Verdict,
-} from "../verdicts/types.ts";
+} from "../history/types.ts";
+import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import { checkExpectations } from "./expectations.ts";
 

@@ -19,7 +19,7 @@ import { snapshotDigest } from "../state/delta.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
 import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
-import type { Launch, SandboxBackend } from "../sandbox/types.ts";
+import type { Launch } from "../sandbox/types.ts";
 import { openSession } from "../wire/session.ts";
 import type { HttpExchange } from "../wire/http_client.ts";
 import { freeLoopbackPort } from "../wire/local_http.ts";
@@ -33,9 +33,12 @@ import type {
   CallObservation,
   DeclaredHint,
   DefinitionObservations,
+  RunHistory,
   SessionObservation,
+  SessionRecord,
   ToolObservations,
-} from "../verdicts/types.ts";
+} from "../history/types.ts";
+import { MAX_HTTP_EXCHANGES } from "../history/types.ts";
 import {
   planConcurrent,
   planControl,
@@ -68,58 +71,6 @@ export interface RunnerOptions {
    * listed them, before any tool is called; throw to stop the run.
    */
   checkListing?: (listed: string[]) => void;
-}
-
-/** Everything one session left behind, for the report. */
-export interface SessionRecord {
-  id: string;
-  kind: string;
-  tool: string | null;
-  run: number;
-  backend: string;
-  command: string[];
-  /** Frames of the session: responses to tools/call only (the opening is kept once). */
-  callResponses: (string | null)[];
-  stderrTail: string;
-  exit: string;
-  problems: string[];
-  wallMs: number;
-  /** Milliseconds the server process(es) lived. */
-  serverMs: number;
-  /** What the sandbox recorded: backend, exact command, environment, refused attempts. */
-  sandbox: SandboxEvidence | null;
-  /**
-   * The tool's arguments as sent in this session, when the definition's
-   * arguments hold placeholders (`{state}` differs per session); the raw
-   * arguments are in the tool's observations.
-   */
-  arguments?: Record<string, unknown>;
-  /**
-   * `transport = "http"`: the session's HTTP exchanges verbatim (status,
-   * headers, frame indices, SSE events, stamps), at most
-   * {@linkcode MAX_HTTP_EXCHANGES} kept.
-   */
-  http?: { url: string; exchanges: HttpExchange[]; dropped: number };
-}
-
-/** Most HTTP exchanges kept per session record. */
-export const MAX_HTTP_EXCHANGES = 200;
-
-/** The raw result of running a battery: observations plus protocol evidence. */
-export interface BatteryResult {
-  definition: DefinitionObservations;
-  tools: ToolObservations[];
-  snapshots: Record<string, Snapshot>;
-  sessions: SessionRecord[];
-  protocol: {
-    initialize: string | null;
-    toolsList: string[];
-    serverInfo: unknown;
-    listingProblems: string[];
-  };
-  /** The tools the server listed that the definition does not exercise. */
-  unexercised: string[];
-  backend: SandboxBackend;
 }
 
 interface Ctx {
@@ -540,7 +491,7 @@ export async function runBattery(
   def: Definition,
   tools: readonly PlannedTool[],
   opts: RunnerOptions,
-): Promise<BatteryResult> {
+): Promise<RunHistory> {
   // A postgres adapter: the run's private cluster, started once, seeded once.
   await opts.launcher.startState(opts.workDir, opts.progress);
   const ctx: Ctx = {
@@ -564,7 +515,7 @@ export async function runBattery(
 async function execute(
   ctx: Ctx,
   tools: readonly PlannedTool[],
-): Promise<BatteryResult> {
+): Promise<RunHistory> {
   const { def, opts } = ctx;
   const say = opts.progress ?? (() => {});
   const reset = await verifyReset(ctx);

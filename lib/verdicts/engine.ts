@@ -7,14 +7,13 @@
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Snapshot } from "../state/types.ts";
 import { computeDelta, type Delta } from "../state/delta.ts";
+import type { OutcomeKind, Reason } from "./types.ts";
 import type {
   DefinitionObservations,
-  OutcomeKind,
-  Reason,
   SessionObservation,
   ToolObservations,
-  Verdict,
-} from "./types.ts";
+} from "../history/types.ts";
+import type { Verdict } from "./types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import { processMemoryEvidence, responsePreview } from "./process_memory.ts";
 

@@ -8,7 +8,7 @@ import type {
   DefinitionObservations,
   SessionObservation,
   ToolObservations,
-} from "./types.ts";
+} from "../history/types.ts";
 import type { TestName } from "../definition/types.ts";
 import type { Snapshot } from "../state/types.ts";
 import type { HintState } from "../contracts/contracts.ts";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { CallObservation, SessionObservation } from "./types.ts";
+import type { CallObservation, SessionObservation } from "../history/types.ts";
 
 /** Differing answers to identical calls, with the responses as evidence. */
 export interface ProcessMemoryEvidence {

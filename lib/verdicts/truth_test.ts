@@ -11,7 +11,7 @@ import type {
   DefinitionObservations,
   SessionObservation,
   ToolObservations,
-} from "./types.ts";
+} from "../history/types.ts";
 import type { Snapshot } from "../state/types.ts";
 import { overDeclarations } from "../report/over_declarations.ts";
 

@@ -7,6 +7,7 @@
 export * from "./client.ts";
 export * from "./frames.ts";
 export * from "./http_client.ts";
+export * from "./list_tools.ts";
 export * from "./local_http.ts";
 export * from "./redact.ts";
 export * from "./server_process.ts";

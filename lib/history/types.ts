@@ -1,0 +1,158 @@
+/**
+ * The history of a run: what the runner recorded, and all that the verdict
+ * engine and the report read. The runner writes it, pure checkers decide
+ * from it, and it travels in the report so `verity report verify` can decide
+ * again. Pure data.
+ *
+ * @module
+ */
+import type { HintName, HintState } from "../contracts/contracts.ts";
+import type { Coverage } from "../state/coverage.ts";
+import type { Snapshot } from "../state/types.ts";
+import type { SandboxEvidence } from "../sandbox/audit_log.ts";
+import type { SandboxBackend } from "../sandbox/types.ts";
+import type { HttpExchange } from "../wire/http_client.ts";
+
+/** A declared hint as stored in evidence. */
+export interface DeclaredHint {
+  state: HintState;
+  detail: string | null;
+}
+
+/** How one tool call ended: ok / failed / unknown, never silently ok. */
+export type CallStatus = "ok" | "tool_error" | "protocol_error" | "unknown";
+
+/** One tool call within a session. */
+export interface CallObservation {
+  status: CallStatus;
+  /** Frame index of the response in the session's frames, or null. */
+  frameIndex: number | null;
+  /** Milliseconds from send to answer, on the session's clock. */
+  ms: number;
+  /** One line for humans when not ok. */
+  message: string | null;
+  /**
+   * The `result` as JSON text, first 4096 characters, when the call
+   * answered (absent in reports written before verdict rules version 3).
+   */
+  response?: string | null;
+  /** For an unknown call: why the session ended ("exited", "timeout", ...). */
+  ended?: string;
+}
+
+/** One permission check from Deno's audit log. */
+export interface PermissionCheck {
+  permission: string;
+  value: string | null;
+}
+
+/** One session's observation: what happened and the state digest after it. */
+export interface SessionObservation {
+  kind: "control" | "once" | "twice";
+  run: number;
+  /** Null when the session could not be set up (then `setupFailure` says why). */
+  stateDigest: string | null;
+  setupFailure: string | null;
+  calls: CallObservation[];
+  /** Network permission checks seen in this session (deno backend), or null when unseen. */
+  network: PermissionCheck[] | null;
+  backend: string;
+}
+
+/** One concurrent attempt (two calls at once). */
+export interface AttemptObservation {
+  mode: "single_connection" | "two_process";
+  attempt: number;
+  stateDigest: string | null;
+  setupFailure: string | null;
+  calls: CallObservation[];
+  /** Whether the overlap timer saw the two calls overlap, and why. */
+  overlap: boolean;
+  overlapDetail: string;
+  /** Timeline from the overlap timer, ms on its own monotonic clock. */
+  timeline: { event: string; t: number }[];
+}
+
+/** Everything observed for one (tool, variant). */
+export interface ToolObservations {
+  tool: string;
+  variant: string | null;
+  arguments: Record<string, unknown>;
+  hints: Record<HintName, DeclaredHint>;
+  once: SessionObservation[];
+  twice: SessionObservation[];
+  concurrent: AttemptObservation[] | null;
+  /** Why no two-process attempts ran, when none did. */
+  twoProcessSkipped: string | null;
+}
+
+/** Observations shared by every tool of a definition. */
+export interface DefinitionObservations {
+  coverage: Coverage;
+  reset: {
+    verified: boolean;
+    digests: (string | null)[];
+    problem: string | null;
+  };
+  /** Digest of the freshly seeded state. */
+  seedDigest: string | null;
+  control: SessionObservation[];
+  /** Whether server start or stop itself changes state (seen in control sessions). */
+  startupWrites: boolean;
+  /** Whether the backend can see network attempts. */
+  seesNetwork: boolean;
+  /** Runs requested (at least 3). */
+  runs: number;
+}
+
+/** Everything one session left behind, for the report. */
+export interface SessionRecord {
+  id: string;
+  kind: string;
+  tool: string | null;
+  run: number;
+  backend: string;
+  command: string[];
+  /** Frames of the session: responses to tools/call only (the opening is kept once). */
+  callResponses: (string | null)[];
+  stderrTail: string;
+  exit: string;
+  problems: string[];
+  wallMs: number;
+  /** Milliseconds the server process(es) lived. */
+  serverMs: number;
+  /** What the sandbox recorded: backend, exact command, environment, refused attempts. */
+  sandbox: SandboxEvidence | null;
+  /**
+   * The tool's arguments as sent in this session, when the definition's
+   * arguments hold placeholders (`{state}` differs per session); the raw
+   * arguments are in the tool's observations.
+   */
+  arguments?: Record<string, unknown>;
+  /**
+   * `transport = "http"`: the session's HTTP exchanges verbatim (status,
+   * headers, frame indices, SSE events, stamps), at most
+   * {@linkcode MAX_HTTP_EXCHANGES} kept.
+   */
+  http?: { url: string; exchanges: HttpExchange[]; dropped: number };
+}
+
+/** Most HTTP exchanges kept per session record. */
+export const MAX_HTTP_EXCHANGES = 200;
+
+/** The complete history of one run: observations, snapshots, sessions and protocol evidence. */
+export interface RunHistory {
+  definition: DefinitionObservations;
+  tools: ToolObservations[];
+  snapshots: Record<string, Snapshot>;
+  sessions: SessionRecord[];
+  protocol: {
+    initialize: string | null;
+    toolsList: string[];
+    serverInfo: unknown;
+    listingProblems: string[];
+  };
+  /** The tools the server listed that the definition does not exercise. */
+  unexercised: string[];
+  backend: SandboxBackend;
+}

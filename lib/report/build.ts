@@ -1,0 +1,128 @@
+/**
+ * Build the report of a run from its history: derive every verdict, check
+ * the fixture's expectations, and record provenance. Pure: the caller
+ * passes the clock reading and the harness's git state.
+ *
+ * @module
+ */
+import type { Definition } from "../definition/types.ts";
+import type { RunHistory } from "../history/types.ts";
+import { ENGINE_VERSION, serverFailure } from "../verdicts/engine.ts";
+import { TEST_NAMES } from "../definition/types.ts";
+import { checkExpectations, type ExpectedVerdict } from "./expectations.ts";
+import { deriveVerdicts, type Report, REPORT_SCHEMA } from "./report.ts";
+
+/** Expectations of a definition as a flat list (fixtures only; targets have none). */
+export function expectationsOf(
+  def: Pick<Definition, "tools">,
+): ExpectedVerdict[] {
+  const out: ExpectedVerdict[] = [];
+  for (const t of def.tools) {
+    for (const [test, e] of Object.entries(t.expected)) {
+      if (!e) continue;
+      const { verdict, ...assertions } = e;
+      out.push({ tool: t.name, variant: t.variant, test, verdict, assertions });
+    }
+  }
+  return out;
+}
+
+/** Everything {@linkcode buildRunReport} needs besides the history. */
+export interface RunReportInput {
+  runId: string;
+  definition: Pick<
+    Definition,
+    "name" | "kind" | "file" | "digest" | "tools" | "allow" | "read" | "cwd"
+  >;
+  /** The tools (and variants) this run exercised. */
+  exercised: readonly { name: string; variant: string | null }[];
+  /** Audit mode: no expectations are checked. */
+  audit: boolean;
+  /** The harness: verity's version and git state. */
+  harness: { version: string; commit: string | null; dirty: boolean | null };
+  /** The Deno version that ran it. */
+  deno: string;
+  /** When the run started (ISO 8601). */
+  capturedAt: string;
+  /** The options the run used, recorded as given. */
+  options: {
+    runs: number;
+    jobs: number;
+    concurrentAttempts: number;
+    tools: string[];
+  };
+}
+
+/**
+ * The report of one run: provenance, the raw protocol evidence, the history
+ * (observations, snapshots, sessions), every verdict derived from it, and
+ * the expectation check. Pure.
+ *
+ * @example
+ * ```ts ignore
+ * const report = buildRunReport(history, { runId, definition: def, exercised: tools, audit: false, ... });
+ * ```
+ */
+export function buildRunReport(
+  history: RunHistory,
+  input: RunReportInput,
+): Report {
+  const tests = [...TEST_NAMES];
+  const verdicts = deriveVerdicts(
+    history.definition,
+    history.tools,
+    history.snapshots,
+    tests,
+  );
+  const def = input.definition;
+  const expected = input.audit
+    ? []
+    : expectationsOf(def).filter((e) =>
+      input.exercised.some((t) => t.name === e.tool && t.variant === e.variant)
+    );
+  return {
+    schema: REPORT_SCHEMA,
+    runId: input.runId,
+    provenance: {
+      definition: {
+        name: def.name,
+        kind: def.kind,
+        file: def.file,
+        digest: def.digest,
+      },
+      harness: input.harness,
+      deno: input.deno,
+      sdk: "@modelcontextprotocol/sdk 1.32.2 (fixtures and SDK pin test only)",
+      engine: ENGINE_VERSION,
+      capturedAt: input.capturedAt,
+      options: {
+        runs: input.options.runs,
+        jobs: input.options.jobs,
+        concurrentAttempts: input.options.concurrentAttempts,
+        audit: input.audit,
+        backend: history.backend,
+        tools: input.options.tools,
+      },
+    },
+    protocol: history.protocol,
+    sandbox: {
+      backend: history.backend,
+      allow: {
+        sys: def.allow.sys,
+        run: def.allow.run,
+        read: def.read,
+        cwd: def.cwd,
+      },
+    },
+    observations: { definition: history.definition, tools: history.tools },
+    snapshots: history.snapshots,
+    sessions: history.sessions,
+    unexercised: history.unexercised,
+    tests,
+    verdicts,
+    expected,
+    expectations: checkExpectations(expected, verdicts),
+    audit: input.audit,
+    setupFailure: serverFailure(history.definition, history.tools),
+  };
+}
