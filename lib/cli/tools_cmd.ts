@@ -17,7 +17,7 @@ import { HINT_NAMES } from "../contracts/contracts.ts";
 import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
 import { launchCommand } from "../launcher/command.ts";
-import { ServerError, UsageError } from "../errors.ts";
+import { ServerError } from "../errors.ts";
 import {
   parseRemote,
   refuseWithUrl,
