@@ -225,3 +225,25 @@ Deno.test("postgres: a failing seed names the adapter's seed", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name:
+    "postgres: as root, a cluster under a closed directory that is not verity's moves to /tmp and leaves its permissions alone",
+  ignore: Deno.uid() !== 0,
+  fn: async () => {
+    const { PostgresCluster } = await import(
+      "../lib/state_io/postgres_cluster.ts"
+    );
+    const closed = await Deno.makeTempDir({ prefix: "closed-" });
+    await Deno.chmod(closed, 0o700);
+    const cluster = await PostgresCluster.start(`${closed}/pg`);
+    try {
+      assert.ok(cluster.root.startsWith("/tmp/verity-pg-"), cluster.root);
+      assert.equal((await Deno.stat(closed)).mode! & 0o777, 0o700);
+    } finally {
+      await cluster.stop();
+      await Deno.remove(closed, { recursive: true });
+    }
+    await assert.rejects(Deno.stat(cluster.root), Deno.errors.NotFound);
+  },
+});

@@ -199,6 +199,11 @@ export class PostgresCluster {
   /**
    * `initdb` into `<root>` (created; must not exist) and start the server
    * on a socket in `<root>/socket`. Resolves once it accepts connections.
+   * Run as root, the cluster runs as `nobody`, which must be able to reach
+   * `<root>`: verity's own scratch directories (`verity-*`) above it are made
+   * traversable (search permission only); when another directory above it is
+   * closed (a home directory), the cluster goes to a new `/tmp/verity-pg-*`
+   * instead, so nothing of the machine's permissions changes.
    */
   static async start(
     root: string,
@@ -208,20 +213,31 @@ export class PostgresCluster {
     const asNobody = Deno.uid() === 0;
     const say = options.progress ?? (() => {});
     await Deno.mkdir(root, { recursive: true });
+    if (asNobody) {
+      const closed: string[] = [];
+      let p = root;
+      while (p.lastIndexOf("/") > 0) {
+        p = p.slice(0, p.lastIndexOf("/"));
+        const st = await Deno.stat(p);
+        if (st.mode !== null && (st.mode & 0o001) === 0) closed.push(p);
+      }
+      const ours = (d: string) =>
+        d.slice(d.lastIndexOf("/") + 1).startsWith("verity-");
+      if (closed.every(ours)) {
+        for (const d of closed) {
+          const st = await Deno.stat(d);
+          await Deno.chmod(d, ((st.mode ?? 0o700) & 0o7777) | 0o111);
+        }
+      } else {
+        await Deno.remove(root, { recursive: true }).catch(() => {});
+        root = await Deno.makeTempDir({ dir: "/tmp", prefix: "verity-pg-" });
+      }
+    }
     const data = `${root}/data`;
     const socket = `${root}/socket`;
     await Deno.mkdir(socket, { mode: 0o755 });
     await Deno.chmod(root, 0o755);
     if (asNobody) {
-      // Every directory above must be traversable by nobody.
-      let p = root;
-      while (p.lastIndexOf("/") > 0) {
-        p = p.slice(0, p.lastIndexOf("/"));
-        const st = await Deno.stat(p);
-        if (st.mode !== null && (st.mode & 0o001) === 0) {
-          await Deno.chmod(p, (st.mode & 0o7777) | 0o111);
-        }
-      }
       await Deno.chown(root, NOBODY.uid, NOBODY.gid);
       await Deno.chown(socket, NOBODY.uid, NOBODY.gid);
     }
