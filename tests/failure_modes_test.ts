@@ -160,3 +160,32 @@ Deno.test("a tool the server does not list: exit 2 before any tool is called, na
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a server that never lists its tools: SETUP_FAILED naming tools/list, exit 1, within the start timeout", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-never-lists-" });
+  try {
+    const t0 = performance.now();
+    const r = await verity([
+      "run",
+      join(ROOT, "tests/data/failure/never-lists"),
+      "--audit",
+      "--runs-dir",
+      dir,
+      "--json",
+    ]);
+    const ms = performance.now() - t0;
+    assert.equal(r.code, 1, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.match(
+      report.setupFailure,
+      /never started: .*tools\/list did not finish within 2\.0 s/,
+    );
+    for (const v of report.verdicts) {
+      assert.equal(v.outcome, "INCONCLUSIVE:SETUP_FAILED");
+    }
+    // Three control sessions of 2 s each (in parallel or not), no tool session.
+    assert.ok(ms < 30_000, `took ${ms.toFixed(0)} ms`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
