@@ -37,16 +37,6 @@ export function expectationsByKey(
 }
 
 /** The count cards at the top of the page. */
-/** The first thing on the page when the server could not be audited. */
-export function setupBanner(report: Report): string {
-  const cause = report.setupFailure ?? null;
-  if (cause === null) return "";
-  return `<div class="banner" id="setup-failed" role="alert"><strong>SETUP FAILED: the server could not be audited.</strong> Every verdict below is INCONCLUSIVE:SETUP_FAILED; nothing was judged.<pre>${
-    h(cause)
-  }</pre></div>
-`;
-}
-
 export function summaryCards(report: Report): string {
   const byKind = (k: OutcomeKind) =>
     report.verdicts.filter((v) => v.kind === k).length;

@@ -12,6 +12,7 @@
  */
 import type { Report } from "./report.ts";
 import { CSS } from "./_html_parts.ts";
+import { MATRIX_CSS, runBanners, verdictMatrix } from "./_html_matrix.ts";
 import { escapeMarkup as h } from "./_markup.ts";
 import { verdictDetails } from "./_html_evidence.ts";
 import {
@@ -20,7 +21,6 @@ import {
   expectationsSection,
   provenanceSection,
   renderTools,
-  setupBanner,
   stateSection,
   summaryCards,
   verdictKey,
@@ -43,6 +43,12 @@ export function renderHtml(report: Report): string {
   const d = report.observations.definition;
   const name = p.definition.name;
   const expectations = expectationsByKey(report);
+  const mismatched = new Set(
+    report.verdicts.flatMap((v, i) => {
+      const e = expectations.get(verdictKey(v));
+      return e !== undefined && !e.matched ? [i] : [];
+    }),
+  );
   const details = report.verdicts.map((v, i) =>
     verdictDetails(v, i, expectations.get(verdictKey(v)))
   ).join("");
@@ -54,7 +60,7 @@ export function renderHtml(report: Report): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="verity ${h(p.harness.version)}">
 <title>verity: ${h(name)} (${h(report.runId)})</title>
-<style>${CSS}</style>
+<style>${CSS}${MATRIX_CSS}</style>
 </head>
 <body>
 <main>
@@ -64,7 +70,9 @@ export function renderHtml(report: Report): string {
   } · ${h(String(d.runs))} runs · sandbox ${h(report.sandbox.backend)} · ${
     h(p.capturedAt)
   }</p>
-${setupBanner(report)}<div class="cards">${summaryCards(report)}</div>
+${runBanners(report)}<h2>Tools × tests</h2>
+${verdictMatrix(report, mismatched)}
+<div class="cards">${summaryCards(report)}</div>
 ${auditSummary(report)}
 <h2>Verdicts</h2>
 ${verdictTable(report, expectations)}

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { renderHtml } from "./html.ts";
 import { EVIL_TOOL, syntheticReport } from "./_test_report.ts";
 import type { Report } from "./report.ts";
+import { toolLabel } from "./_markup.ts";
 
 function count(haystack: string, needle: string | RegExp): number {
   return haystack.split(needle).length - 1;
@@ -180,4 +181,89 @@ Deno.test("html: process-memory evidence is a table of escaped answers; no setup
   const at = failed.indexOf('id="setup-failed"');
   assert.ok(at > 0 && at < failed.indexOf('class="cards"'));
   assert.match(failed, /never started: &lt;script&gt;/);
+});
+
+Deno.test("html: the tool x test matrix comes first: one row per tool and variant, five test columns, cells link to evidence", () => {
+  const report = syntheticReport();
+  const page = renderHtml(report);
+  const matrixAt = page.indexOf('<table class="matrix">');
+  assert.ok(matrixAt > 0 && matrixAt < page.indexOf("<h2>Verdicts</h2>"));
+  const matrix = page.slice(matrixAt, page.indexOf("</table>", matrixAt));
+  assert.equal(count(matrix, /<th>/g), 5, "five test columns");
+  const labels = [...new Set(report.verdicts.map((v) => toolLabel(v)))];
+  assert.equal(count(matrix, /<tr class="tool /g), labels.length);
+  // every verdict is one cell linking to its details, coloured by its kind
+  report.verdicts.forEach((v, i) => {
+    assert.match(
+      matrix,
+      new RegExp(`<td class="cell k-${v.kind}( mismatch)?"><a href="#v${i}"`),
+    );
+  });
+  // a mismatched expectation is outlined; not-judged tests are a dash
+  assert.match(matrix, /<td class="cell k-INCONCLUSIVE mismatch">/);
+  assert.match(
+    matrix,
+    /<td class="cell none" title="not judged in this run">–/,
+  );
+  // NOT_APPLICABLE collapsed to "n/a" with the reason in the title
+  assert.match(
+    matrix,
+    /<td class="cell k-NOT_APPLICABLE"><a href="#v\d+" title="NOT_APPLICABLE:[A-Z_]+[^"]*"><span class="o">n\/a<\/span><\/a>/,
+  );
+  // the no-JavaScript filter: radios before the matrix, CSS that hides rows
+  for (
+    const k of ["all", "VIOLATION", "INCONCLUSIVE", "PASS", "NOT_APPLICABLE"]
+  ) {
+    assert.match(
+      page,
+      new RegExp(
+        `<input type="radio" class="filter-radio" name="outcome" id="f-${k}"`,
+      ),
+    );
+    assert.match(page, new RegExp(`<label for="f-${k}">`));
+  }
+  assert.match(
+    page,
+    /#f-VIOLATION:checked ~ \.matrix-wrap tr\.tool:not\(\.has-VIOLATION\)/,
+  );
+  assert.match(page, /<label for="f-VIOLATION">violation \(2\)<\/label>/);
+});
+
+Deno.test("html: banners for a run that failed: setup, reset not verified, coverage partial; none for a sound run", () => {
+  const partial = renderHtml(syntheticReport());
+  assert.ok(!partial.includes('id="setup-failed"'));
+  assert.ok(!partial.includes('id="reset-failed"'));
+  assert.match(
+    partial,
+    /id="coverage-partial"[^>]*><strong>COVERAGE PARTIAL:<\/strong> declared state not observed: <span class="mono">sqlite:cache\.db/,
+  );
+
+  const failed = syntheticReport();
+  failed.setupFailure = "the server exited before initialize: <boom>";
+  const fp = renderHtml(failed);
+  assert.match(fp, /id="setup-failed" role="alert"><strong>SETUP FAILED/);
+  assert.match(
+    fp,
+    /<pre>the server exited before initialize: &lt;boom&gt;<\/pre>/,
+  );
+  assert.ok(fp.indexOf('id="setup-failed"') < fp.indexOf('class="matrix"'));
+  assert.ok(!fp.includes('id="coverage-partial"'), "one cause, one banner");
+
+  const reset = syntheticReport();
+  reset.observations.definition.reset = {
+    verified: false,
+    digests: ["sha256:1", "sha256:2"],
+    problem: "two resets differ",
+  };
+  assert.match(
+    renderHtml(reset),
+    /id="reset-failed"[^>]*><strong>RESET NOT VERIFIED:.*<pre>two resets differ<\/pre>/,
+  );
+
+  const sound = syntheticReport();
+  sound.observations.definition.coverage.complete = true;
+  sound.observations.definition.coverage.locations = sound.observations
+    .definition.coverage.locations.map((l) => ({ ...l, observedBy: "sqlite" }));
+  const sp = renderHtml(sound);
+  assert.ok(!/class="banner/.test(sp), "no banner for a sound run");
 });
