@@ -19,6 +19,7 @@ import {
   show,
   str,
 } from "./_html_parts.ts";
+import { attemptTimelines, deltaChart } from "./_html_svg.ts";
 
 /** One category delta (`{lossy, added, removed, changed}`) as a list. */
 function renderCategoryDelta(name: string, cd: Json): string {
@@ -99,9 +100,9 @@ function renderRunDeltas(title: string, rows: unknown[]): string {
       renderDelta(g.row.delta)
     }</td></tr>`
   ).join("");
-  return `<h3>${
-    h(title)
-  }</h3><table><tr><th>runs</th><th>state digests</th><th>delta</th></tr>${body}</table>`;
+  return `<h3>${h(title)}</h3>${
+    deltaChart(title, rows)
+  }<table><tr><th>runs</th><th>state digests</th><th>delta</th></tr>${body}</table>`;
 }
 
 function renderCounts(counts: unknown): string {
@@ -145,7 +146,9 @@ function renderAttempts(attempts: unknown[]): string {
   const deltas = [...diverged.values()].map((g) =>
     `<tr><td>${h(g.who.join(", "))}</td><td>${renderDelta(g.delta)}</td></tr>`
   ).join("");
-  return `<h3>attempts</h3><table><tr><th>mode</th><th>#</th><th>state vs one call</th><th>overlap</th><th>calls</th></tr>${rows}</table>${
+  return `<h3>attempts</h3>${
+    attemptTimelines(attempts)
+  }<table><tr><th>mode</th><th>#</th><th>state vs one call</th><th>overlap</th><th>calls</th></tr>${rows}</table>${
     deltas
       ? `<h3>what diverged (vs one call)</h3><table><tr><th>attempts</th><th>delta</th></tr>${deltas}</table>`
       : ""

@@ -35,24 +35,25 @@ export const MATRIX_CSS = `
 #f-INCONCLUSIVE:checked ~ .matrix-wrap tr.tool:not(.has-INCONCLUSIVE),
 #f-PASS:checked ~ .matrix-wrap tr.tool:not(.has-PASS),
 #f-NOT_APPLICABLE:checked ~ .matrix-wrap tr.tool:not(.has-NOT_APPLICABLE) { display: none; }
-#f-VIOLATION:checked ~ .matrix-wrap td.cell:not(.k-VIOLATION),
-#f-INCONCLUSIVE:checked ~ .matrix-wrap td.cell:not(.k-INCONCLUSIVE),
-#f-PASS:checked ~ .matrix-wrap td.cell:not(.k-PASS),
-#f-NOT_APPLICABLE:checked ~ .matrix-wrap td.cell:not(.k-NOT_APPLICABLE) { opacity: .25; }
+#f-VIOLATION:checked ~ .matrix-wrap td.cell:not(.c-VIOLATION),
+#f-INCONCLUSIVE:checked ~ .matrix-wrap td.cell:not(.c-INCONCLUSIVE),
+#f-PASS:checked ~ .matrix-wrap td.cell:not(.c-PASS),
+#f-NOT_APPLICABLE:checked ~ .matrix-wrap td.cell:not(.c-NOT_APPLICABLE) { opacity: .25; }
 .filter-radio:focus-visible ~ .filters { outline: 2px solid #0969da; outline-offset: 2px; }
 .matrix-wrap { overflow-x: auto; }
 table.matrix { table-layout: fixed; min-width: 640px; }
 table.matrix th.tcol { width: 24%; }
-table.matrix td { padding: 3px; border-bottom: 1px solid #fff; }
+table.matrix td { padding: 3px; border-bottom: 1px solid #eef0f2; }
 table.matrix td.tname { padding: 5px 8px; word-break: break-all; border-bottom: 1px solid #e6e9ed; }
 table.matrix td.cell a { display: block; color: inherit; text-decoration: none; border-radius: 6px; padding: 4px 8px; min-height: 36px; }
 table.matrix td.cell a:hover { outline: 2px solid #8c959f; }
 table.matrix .o { font-weight: 600; font-size: 12.5px; }
 table.matrix .ob { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 11.5px; opacity: .85; word-break: break-all; }
-td.cell.k-PASS a { background: #dafbe1; color: #116329; }
-td.cell.k-VIOLATION a { background: #ffd8d3; color: #82071e; box-shadow: inset 0 0 0 1px #cf222e; }
-td.cell.k-INCONCLUSIVE a { background: #fff8c5; color: #7d4e00; }
-td.cell.k-NOT_APPLICABLE a { background: #f6f8fa; color: #8c959f; min-height: 0; }
+td.cell.c-PASS a { background: #dafbe1; color: #116329; }
+td.cell.c-VIOLATION a { background: #ffd8d3; color: #82071e; box-shadow: inset 0 0 0 1px #cf222e; }
+td.cell.c-INCONCLUSIVE a { background: #fff8c5; color: #7d4e00; }
+td.cell.c-NOT_APPLICABLE a { background: none; color: #8c959f; font-weight: 400; }
+td.cell.c-NOT_APPLICABLE .o { font-weight: 400; }
 td.cell.mismatch a { box-shadow: inset 0 0 0 2px #cf222e; }
 td.cell.none { color: #8c959f; text-align: center; }
 .banner.warn-banner { border-color: #d4a72c; background: #fff8c5; }
@@ -84,7 +85,7 @@ function cell(
         ? `<div class="ob">${h(v.reason.toLowerCase())}</div>`
         : ""
     }<div class="ob">${h(v.observed)}</div>`;
-  return `<td class="cell k-${h(v.kind)}${
+  return `<td class="cell c-${h(v.kind)}${
     mismatched ? " mismatch" : ""
   }"><a href="#v${i}" title="${h(title)}">${body}</a></td>`;
 }

@@ -125,7 +125,14 @@ export function syntheticVerdicts(): Verdict[] {
             overlap: true,
             overlapDetail: "both in flight 120.0 ms; ping round trips 5.0 ms",
             calls: ["ok", "ok"],
-            timeline: [],
+            timeline: [
+              { event: "opened", t: 1000 },
+              { event: "send call 1", t: 1010 },
+              { event: "send call 2", t: 1012 },
+              { event: "receive call 1", t: 1132 },
+              { event: "receive call 2", t: 1135 },
+              { event: "closed", t: 1140 },
+            ],
             delta: {
               business: {
                 lossy: false,
@@ -142,7 +149,11 @@ export function syntheticVerdicts(): Verdict[] {
             overlap: false,
             overlapDetail: "calls did not overlap",
             calls: ["ok", "tool_error"],
-            timeline: [],
+            timeline: [
+              { event: "send call 1", t: 50 },
+              { event: "receive call 1", t: 60 },
+              { event: "send call 2", t: 70 },
+            ],
             delta: {
               business: {
                 lossy: false,

@@ -12,6 +12,7 @@
  */
 import type { Report } from "./report.ts";
 import { CSS } from "./_html_parts.ts";
+import { SVG_CSS } from "./_html_svg.ts";
 import { MATRIX_CSS, runBanners, verdictMatrix } from "./_html_matrix.ts";
 import { escapeMarkup as h } from "./_markup.ts";
 import { verdictDetails } from "./_html_evidence.ts";
@@ -60,7 +61,7 @@ export function renderHtml(report: Report): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="verity ${h(p.harness.version)}">
 <title>verity: ${h(name)} (${h(report.runId)})</title>
-<style>${CSS}${MATRIX_CSS}</style>
+<style>${CSS}${MATRIX_CSS}${SVG_CSS}</style>
 </head>
 <body>
 <main>

@@ -196,11 +196,11 @@ Deno.test("html: the tool x test matrix comes first: one row per tool and varian
   report.verdicts.forEach((v, i) => {
     assert.match(
       matrix,
-      new RegExp(`<td class="cell k-${v.kind}( mismatch)?"><a href="#v${i}"`),
+      new RegExp(`<td class="cell c-${v.kind}( mismatch)?"><a href="#v${i}"`),
     );
   });
   // a mismatched expectation is outlined; not-judged tests are a dash
-  assert.match(matrix, /<td class="cell k-INCONCLUSIVE mismatch">/);
+  assert.match(matrix, /<td class="cell c-INCONCLUSIVE mismatch">/);
   assert.match(
     matrix,
     /<td class="cell none" title="not judged in this run">–/,
@@ -208,7 +208,7 @@ Deno.test("html: the tool x test matrix comes first: one row per tool and varian
   // NOT_APPLICABLE collapsed to "n/a" with the reason in the title
   assert.match(
     matrix,
-    /<td class="cell k-NOT_APPLICABLE"><a href="#v\d+" title="NOT_APPLICABLE:[A-Z_]+[^"]*"><span class="o">n\/a<\/span><\/a>/,
+    /<td class="cell c-NOT_APPLICABLE"><a href="#v\d+" title="NOT_APPLICABLE:[A-Z_]+[^"]*"><span class="o">n\/a<\/span><\/a>/,
   );
   // the no-JavaScript filter: radios before the matrix, CSS that hides rows
   for (
@@ -266,4 +266,59 @@ Deno.test("html: banners for a run that failed: setup, reset not verified, cover
     .definition.coverage.locations.map((l) => ({ ...l, observedBy: "sqlite" }));
   const sp = renderHtml(sound);
   assert.ok(!/class="banner/.test(sp), "no banner for a sound run");
+});
+
+Deno.test("html: concurrent attempts as an SVG timeline on the timer's clock: both calls, the overlap shaded, diverged attempts marked", () => {
+  const page = renderHtml(syntheticReport());
+  const at = page.indexOf(
+    'aria-label="two_process: 2 attempts, 1 overlapped, 2 diverged"',
+  );
+  assert.ok(at > 0, "one timeline for the two_process attempts");
+  const svg = page.slice(at, page.indexOf("</svg>", at));
+  // attempt 1: calls from 0 to 122 ms and from 2 to 125 ms (first send = 0)
+  assert.match(svg, /<title>call 1: sent at 0 ms, answered at 122 ms<\/title>/);
+  assert.match(svg, /<title>call 2: sent at 2 ms, answered at 125 ms<\/title>/);
+  // the overlap (2..122 ms) shaded solid, since the timer counted it
+  assert.match(
+    svg,
+    /opacity="\.55"><title>both calls in flight for 120 ms<\/title>/,
+  );
+  // attempt 2: in sequence, call 2 never answered; no overlap band
+  assert.match(svg, /<title>call 1: sent at 0 ms, answered at 10 ms<\/title>/);
+  assert.match(svg, /<title>call 2: sent at 20 ms, no answer<\/title>/);
+  assert.equal(count(svg, "both calls in flight"), 1);
+  assert.equal(count(svg, /class="bad">diverged<\/text>/g), 2);
+  assert.match(svg, /attempt 2: diverged from one call; calls did not overlap/);
+  // the axis spans the longest attempt
+  assert.match(svg, />125 ms<\/text>/);
+});
+
+Deno.test("html: per-run state deltas as a small SVG chart: rows added, changed and lost per region", () => {
+  const report = syntheticReport();
+  report.verdicts[0]!.evidence = {
+    control_vs_once: [1, 2].map((run) => ({
+      run,
+      from: "sha256:1",
+      to: "sha256:2",
+      delta: {
+        business: {
+          lossy: false,
+          added: [{ region: "db:items", key: "[1]" }, {
+            region: "db:items",
+            key: "[2]",
+          }],
+          removed: run === 2 ? [{ region: "db:<users>", key: "[3]" }] : [],
+          changed: [{ region: "db:items", key: "[4]", fields: [] }],
+        },
+      },
+    })),
+    once_vs_twice: [{ run: 1, from: "a", to: "a", delta: {} }],
+  };
+  const page = renderHtml(report);
+  assert.match(page, /<title>run 1: 2 added in db:items<\/title>/);
+  assert.match(page, /<title>run 1: 1 changed in db:items<\/title>/);
+  assert.match(page, /<title>run 1: 0 lost in db:&lt;users&gt;<\/title>/);
+  assert.match(page, /<title>run 2: 1 lost in db:&lt;users&gt;<\/title>/);
+  // no chart when nothing changed
+  assert.equal(count(page, "rows per region and run"), 1);
 });

@@ -1,0 +1,303 @@
+/**
+ * Pictures of the HTML report, as inline SVG (no scripts, no external
+ * assets): the timelines of the concurrent attempts (both calls' send and
+ * receive on the overlap timer's clock, the overlap shaded, diverged
+ * attempts marked) and the per-run state deltas (rows added, changed and
+ * lost per region) as small bar charts. Pure. Private to lib/report/.
+ *
+ * @module
+ */
+import { clip, escapeMarkup as h } from "./_markup.ts";
+import { arr, type Json, obj, str } from "./_html_parts.ts";
+
+/** The CSS of the pictures (added to the page's CSS). */
+export const SVG_CSS = `
+figure.pic { margin: 8px 0 12px; overflow-x: auto; }
+figure.pic svg { display: block; max-width: 100%; height: auto; }
+figure.pic figcaption { color: #59636e; font-size: 12px; margin-top: 2px; }
+svg text { font: 10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill: #424a53; }
+svg text.lbl { fill: #59636e; }
+svg text.bad { fill: #a40e26; font-weight: 600; }
+.legend { display: inline-block; width: 10px; height: 10px; border-radius: 2px; vertical-align: -1px; margin: 0 3px 0 8px; }
+`;
+
+const C_CALL1 = "#0969da";
+const C_CALL2 = "#8250df";
+const C_OVERLAP = "#54aeff";
+const C_ADD = "#2da44e";
+const C_CHG = "#d4a72c";
+const C_LOST = "#cf222e";
+
+/** A number for an SVG attribute: finite, two decimals. */
+function n(x: number): string {
+  return Number.isFinite(x) ? String(Math.round(x * 100) / 100) : "0";
+}
+
+/** An axis label: whole milliseconds, or one decimal below 10 ms. */
+function tick(ms: number): string {
+  return ms >= 10 ? String(Math.round(ms)) : String(Math.round(ms * 10) / 10);
+}
+
+function legend(color: string, text: string): string {
+  return `<span class="legend" style="background:${color}"></span>${h(text)}`;
+}
+
+interface Span {
+  send: number;
+  receive: number | null;
+}
+
+/** The two calls of one attempt from its timer timeline (ms). */
+function spans(timeline: unknown): { opened: number | null; calls: Span[] } {
+  const t = new Map<string, number>();
+  for (const e of arr(timeline)) {
+    const o = obj(e);
+    if (typeof o.event === "string" && typeof o.t === "number") {
+      t.set(o.event, o.t);
+    }
+  }
+  const calls: Span[] = [];
+  for (const i of [1, 2]) {
+    const send = t.get(`send call ${i}`);
+    if (send === undefined) continue;
+    calls.push({ send, receive: t.get(`receive call ${i}`) ?? null });
+  }
+  return { opened: t.get("opened") ?? null, calls };
+}
+
+/**
+ * One timeline per mode: a row per attempt, both calls as bars from send
+ * to receive (relative to the attempt's first send), the interval where
+ * both were in flight shaded (solid when the timer counted the overlap,
+ * pale when it did not), diverged attempts marked in red. Empty when no
+ * attempt has a timeline.
+ */
+export function attemptTimelines(attempts: unknown[]): string {
+  const byMode = new Map<string, Json[]>();
+  for (const a of attempts) {
+    const o = obj(a);
+    if (spans(o.timeline).calls.length === 0) continue;
+    const mode = str(o.mode);
+    byMode.set(mode, [...(byMode.get(mode) ?? []), o]);
+  }
+  return [...byMode].map(([mode, rows]) => timeline(mode, rows)).join("");
+}
+
+function timeline(mode: string, rows: Json[]): string {
+  const W = 640, LEFT = 44, RIGHT = 76, ROW = 18, TOP = 2, AXIS = 22;
+  const plot = W - LEFT - RIGHT;
+  const data = rows.map((o) => {
+    const s = spans(o.timeline);
+    const t0 = Math.min(...s.calls.map((c) => c.send));
+    return { o, t0, calls: s.calls };
+  });
+  let span = 0;
+  for (const d of data) {
+    for (const c of d.calls) {
+      span = Math.max(span, (c.receive ?? c.send) - d.t0);
+    }
+  }
+  span = span > 0 ? span : 1;
+  const x = (ms: number) => LEFT + (ms / span) * plot;
+  const H = TOP + rows.length * ROW + AXIS;
+  const parts: string[] = [];
+  data.forEach((d, r) => {
+    const y = TOP + r * ROW;
+    const diverged = d.o.diverged === true;
+    const counted = d.o.overlap === true;
+    if (r % 2 === 1) {
+      parts.push(
+        `<rect x="0" y="${y}" width="${W}" height="${ROW}" fill="#f6f8fa"/>`,
+      );
+    }
+    const [a, b] = d.calls;
+    if (a && b && a.receive !== null && b.receive !== null) {
+      const from = Math.max(a.send, b.send) - d.t0;
+      const to = Math.min(a.receive, b.receive) - d.t0;
+      if (to > from) {
+        parts.push(
+          `<rect x="${n(x(from))}" y="${y + 1}" width="${
+            n(Math.max(1, x(to) - x(from)))
+          }" height="${ROW - 2}" fill="${C_OVERLAP}" opacity="${
+            counted ? ".55" : ".22"
+          }"><title>both calls in flight for ${n(to - from)} ms${
+            counted ? "" : " (not counted as overlap by the timer)"
+          }</title></rect>`,
+        );
+      }
+    }
+    d.calls.forEach((c, i) => {
+      const cy = y + 3 + i * 7;
+      const color = i === 0 ? C_CALL1 : C_CALL2;
+      const end = c.receive === null ? span : c.receive - d.t0;
+      parts.push(
+        `<rect x="${n(x(c.send - d.t0))}" y="${cy}" width="${
+          n(Math.max(1.5, x(end) - x(c.send - d.t0)))
+        }" height="5" rx="1" fill="${color}"${
+          c.receive === null ? ` opacity=".4"` : ""
+        }><title>call ${i + 1}: sent at ${n(c.send - d.t0)} ms, ${
+          c.receive === null
+            ? "no answer"
+            : `answered at ${n(c.receive - d.t0)} ms`
+        }</title></rect>`,
+      );
+    });
+    parts.push(
+      `<text x="4" y="${y + 12.5}" class="lbl">#${h(str(d.o.attempt))}</text>`,
+    );
+    const tag = diverged
+      ? `<text x="${W - RIGHT + 6}" y="${y + 12.5}" class="bad">diverged</text>`
+      : counted
+      ? `<text x="${W - RIGHT + 6}" y="${y + 12.5}" class="lbl">overlap</text>`
+      : "";
+    parts.push(tag);
+    if (diverged) {
+      parts.push(
+        `<rect x="${LEFT - 4}" y="${y + 1}" width="3" height="${
+          ROW - 2
+        }" fill="${C_LOST}"/>`,
+      );
+    }
+    parts.push(
+      `<rect x="0" y="${y}" width="${W}" height="${ROW}" fill="transparent"><title>${
+        h(
+          clip(
+            `attempt ${str(d.o.attempt)}: ${
+              diverged ? "diverged from one call" : "same state as one call"
+            }; ${str(d.o.overlapDetail)}`,
+            300,
+          ),
+        )
+      }</title></rect>`,
+    );
+  });
+  const axisY = TOP + rows.length * ROW + 4;
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
+    `<line x1="${n(LEFT + f * plot)}" y1="${axisY}" x2="${
+      n(LEFT + f * plot)
+    }" y2="${axisY + 4}" stroke="#8c959f"/><text x="${n(LEFT + f * plot)}" y="${
+      axisY + 15
+    }" text-anchor="${f === 1 ? "end" : "middle"}" class="lbl">${
+      tick(f * span)
+    }${f === 1 ? " ms" : ""}</text>`
+  ).join("");
+  const diverged = rows.filter((o) => o.diverged === true).length;
+  const overlapped = rows.filter((o) => o.overlap === true).length;
+  return `<figure class="pic"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${
+    h(
+      `${mode}: ${rows.length} attempts, ${overlapped} overlapped, ${diverged} diverged`,
+    )
+  }">${parts.join("")}<line x1="${LEFT}" y1="${axisY}" x2="${
+    LEFT + plot
+  }" y2="${axisY}" stroke="#8c959f"/>${ticks}</svg><figcaption>${
+    h(mode)
+  }: ${rows.length} attempts, ${overlapped} overlapped, ${diverged} diverged · ${
+    legend(C_CALL1, "call 1")
+  }${legend(C_CALL2, "call 2")}${
+    legend(C_OVERLAP, "both in flight")
+  } · times from each attempt's first send, on the overlap timer's clock</figcaption></figure>`;
+}
+
+interface Tally {
+  added: number;
+  changed: number;
+  lost: number;
+}
+
+/** Rows added, changed and lost per region in one summarized delta. */
+function tally(delta: unknown): Map<string, Tally> {
+  const out = new Map<string, Tally>();
+  const get = (region: string) => {
+    const t = out.get(region) ?? { added: 0, changed: 0, lost: 0 };
+    out.set(region, t);
+    return t;
+  };
+  const d = obj(delta);
+  for (const cat of ["business", "append_only", "unclassified"]) {
+    const cd = obj(d[cat]);
+    for (const r of arr(cd.added)) get(str(obj(r).region)).added++;
+    for (const r of arr(cd.changed)) get(str(obj(r).region)).changed++;
+    for (const r of arr(cd.removed)) get(str(obj(r).region)).lost++;
+    for (const r of arr(cd.structure)) {
+      const o = obj(r);
+      const t = get(str(o.region));
+      if (o.change === "created") t.added++;
+      else t.lost++;
+    }
+  }
+  return out;
+}
+
+/**
+ * Per-run state deltas of one comparison as a small bar chart: a row per
+ * region, a group of three bars per run (added, changed, lost) with their
+ * counts. Empty when no run changed anything.
+ */
+export function deltaChart(title: string, rows: unknown[]): string {
+  const runs = rows.map((r) => {
+    const o = obj(r);
+    return { run: str(o.run), t: tally(o.delta) };
+  });
+  const regions = [...new Set(runs.flatMap((r) => [...r.t.keys()]))];
+  if (regions.length === 0) return "";
+  let max = 1;
+  for (const r of runs) {
+    for (const t of r.t.values()) {
+      max = Math.max(max, t.added, t.changed, t.lost);
+    }
+  }
+  const LABEL = 190, GROUP = 54, BAR = 12, ROWH = 34, TOP = 16;
+  const W = Math.max(320, LABEL + runs.length * GROUP + 8);
+  const H = TOP + regions.length * ROWH + 4;
+  const parts: string[] = [];
+  runs.forEach((r, i) => {
+    parts.push(
+      `<text x="${
+        LABEL + i * GROUP + GROUP / 2 - 4
+      }" y="11" text-anchor="middle" class="lbl">run ${h(r.run)}</text>`,
+    );
+  });
+  regions.forEach((region, j) => {
+    const y0 = TOP + j * ROWH;
+    const base = y0 + ROWH - 8;
+    parts.push(
+      `<text x="0" y="${base}" class="lbl"><title>${h(region)}</title>${
+        h(clip(region, 28))
+      }</text><line x1="${
+        LABEL - 4
+      }" y1="${base}" x2="${W}" y2="${base}" stroke="#d0d7de"/>`,
+    );
+    runs.forEach((r, i) => {
+      const t = r.t.get(region) ?? { added: 0, changed: 0, lost: 0 };
+      ([["added", t.added, C_ADD], ["changed", t.changed, C_CHG], [
+        "lost",
+        t.lost,
+        C_LOST,
+      ]] as const).forEach(([what, count, color], k) => {
+        const bx = LABEL + i * GROUP + k * (BAR + 2);
+        const bh = count === 0 ? 0 : Math.max(2, (count / max) * (ROWH - 18));
+        parts.push(
+          `<rect x="${bx}" y="${n(base - bh)}" width="${BAR}" height="${
+            n(bh)
+          }" fill="${color}"><title>run ${h(r.run)}: ${count} ${what} in ${
+            h(region)
+          }</title></rect>`,
+        );
+        if (count > 0) {
+          parts.push(
+            `<text x="${bx + BAR / 2}" y="${
+              n(base - bh - 2)
+            }" text-anchor="middle">${count}</text>`,
+          );
+        }
+      });
+    });
+  });
+  return `<figure class="pic"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${
+    h(title)
+  }: rows added, changed and lost per region and run">${
+    parts.join("")
+  }</svg><figcaption>${h(title)}: rows per region and run · ${
+    legend(C_ADD, "added")
+  }${legend(C_CHG, "changed")}${legend(C_LOST, "lost")}</figcaption></figure>`;
+}
