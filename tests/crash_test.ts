@@ -220,3 +220,38 @@ Deno.test("ledger tricks: a duplicated blocks key or record key, or an extra top
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("verity ledger recover: appends a dead writer's report, flags an unmarked one (exit 1)", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "verity-crash-cli-" });
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  const recover = () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", main, "ledger", "recover", "--runs-dir", runs],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+  try {
+    Deno.mkdirSync(`${runs}/killed`);
+    Deno.writeTextFileSync(`${runs}/killed/report.json`, "{}\n");
+    Deno.writeTextFileSync(
+      `${runs}/killed/.writer`,
+      ownerText({ pid: await deadPid(), start: 1 }),
+    );
+    const a = await recover();
+    assert.equal(a.code, 0, dec.decode(a.stderr));
+    assert.match(dec.decode(a.stdout), /^recovered: killed$/m);
+    assert.match(dec.decode(a.stdout), /1 recovered, 0 unrecorded/);
+    Deno.mkdirSync(`${runs}/orphan`);
+    Deno.writeTextFileSync(`${runs}/orphan/report.json`, "{}\n");
+    const b = await recover();
+    assert.equal(b.code, 1);
+    assert.match(
+      dec.decode(b.stdout),
+      /unrecorded \(no marker; not appended\): orphan/,
+    );
+    assert.equal(readLedger(`${runs}/ledger.json`).blocks.length, 1);
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});
