@@ -81,7 +81,10 @@ export function freshMachineProblem(cmd: string): string | null {
   if (/^verity\s/.test(cmd)) {
     return "bare `verity` is not on PATH: use `./verity` (the launcher in the repository root)";
   }
-  if (/^npx\b.*\bdeno\b/.test(cmd) && !/^npx -y deno@2\.9\.6 /.test(cmd)) {
+  if (
+    /^npx\s+(-y\s+)?deno(@\S*)?\s/.test(cmd) &&
+    !/^npx -y deno@2\.9\.6 /.test(cmd)
+  ) {
     return "pin the Deno version: `npx -y deno@2.9.6 ...`";
   }
   return null;

@@ -1,0 +1,89 @@
+/**
+ * The npm package: `npm pack` output installed into an empty directory runs
+ * verity through its `verity` bin on the Deno runtime of the `deno` npm
+ * package (`npx verity-mcp ...`). Needs the npm registry (or its cache) for
+ * the deno dependency.
+ */
+import assert from "node:assert/strict";
+import { pack, PACKAGE_NAME, packageJson } from "../scripts/npm_pack.ts";
+import { DENO_VERSION } from "../scripts/release.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+Deno.test("npm package: manifest pins the deno runtime and exposes the verity bin", () => {
+  const p = packageJson("1.2.3");
+  assert.equal(p.name, PACKAGE_NAME);
+  assert.equal(p.version, "1.2.3");
+  assert.deepEqual(p.bin, { verity: "bin/verity.cjs" });
+  assert.deepEqual(p.dependencies, { deno: DENO_VERSION });
+});
+
+Deno.test("npm package: npm pack, installed into an empty directory, runs verity", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const tgz = await pack(`${dir}/out`);
+    const app = `${dir}/app`;
+    await Deno.mkdir(app);
+    // as root the sandboxed server runs as an unprivileged uid, which must
+    // be able to reach the Deno binary under node_modules
+    await Deno.chmod(dir, 0o755);
+    await Deno.chmod(app, 0o755);
+    const dec = new TextDecoder();
+    const sh = async (cmd: string, args: string[]) => {
+      const r = await new Deno.Command(cmd, {
+        args,
+        cwd: app,
+        env: {
+          NPM_CONFIG_UPDATE_NOTIFIER: "false",
+          // no deno of ours on PATH: the package brings its own
+          PATH: "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin".split(":")
+            .filter((d) => {
+              try {
+                return !Deno.statSync(`${d}/deno`).isFile;
+              } catch {
+                return true;
+              }
+            }).join(":"),
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return {
+        code: r.code,
+        out: dec.decode(r.stdout),
+        err: dec.decode(r.stderr),
+      };
+    };
+    const inst = await sh("npm", [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      tgz,
+    ]);
+    assert.equal(inst.code, 0, inst.err);
+    const v = await sh("npx", ["--no-install", PACKAGE_NAME, "--version"]);
+    assert.equal(v.code, 0, v.err);
+    assert.match(v.out, /^verity \d+\.\d+\.\d+/);
+    const t = await sh("npx", [
+      "--no-install",
+      PACKAGE_NAME,
+      "tools",
+      "--json",
+      "--",
+      "deno",
+      "run",
+      `${ROOT}fixtures/liar-readonly/server.ts`,
+    ]);
+    assert.equal(t.code, 0, t.err);
+    assert.match(t.out, /"get_item"/);
+    const bad = await sh("npx", [
+      "--no-install",
+      PACKAGE_NAME,
+      "no-such-command",
+    ]);
+    assert.equal(bad.code, 2, bad.err);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
