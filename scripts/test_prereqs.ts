@@ -2,7 +2,8 @@
  * What `deno task test` needs from the machine, checked before any test
  * runs: bubblewrap (the sandbox backend, and working: user namespaces
  * allowed), PostgreSQL's server binaries (the postgres fixtures' private
- * clusters), python3 (the raw JSON-RPC fixture) and git (allow.run tests).
+ * clusters), python3 (the raw JSON-RPC fixture), git (allow.run tests)
+ * and chromium (the HTML report's browser test).
  *
  * Missing Debian packages are installed with apt when this runs as root
  * with apt-get; otherwise it stops at once, printing the exact install
@@ -59,6 +60,12 @@ export const NEEDS: Need[] = [
   },
   { what: "python3", pkg: "python3", present: () => onPath("python3") },
   { what: "git", pkg: "git", present: () => onPath("git") },
+  {
+    what: "chromium (the HTML report's browser test)",
+    pkg: "chromium",
+    present: () =>
+      ["chromium", "chromium-browser", "google-chrome"].some(onPath),
+  },
 ];
 
 /** The one command that installs `pkgs` (sudo unless root). */

@@ -17,6 +17,7 @@ Deno.test("test prerequisites: the install command names every package", () => {
     "postgresql",
     "python3",
     "git",
+    "chromium",
   ]);
 });
 
@@ -41,7 +42,7 @@ Deno.test("test prerequisites: missing programs stop at once with the exact inst
     assert.equal(r.code, 1, err);
     assert.match(
       err,
-      /missing bwrap, .*python3, git; install them first: (sudo )?apt-get update && (sudo )?apt-get install -y bubblewrap .*python3 git\n$/,
+      /missing bwrap, .*python3, git, chromium \(the HTML report's browser test\); install them first: (sudo )?apt-get update && (sudo )?apt-get install -y bubblewrap .*python3 git chromium\n$/,
     );
     assert.equal(err.trim().split("\n").length, 1, err);
   } finally {

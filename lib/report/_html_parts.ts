@@ -31,6 +31,8 @@ th, td { text-align: left; vertical-align: top; padding: 5px 8px; border-bottom:
 th { background: #f6f8fa; font-weight: 600; font-size: 12.5px; }
 table.kv th { width: 220px; background: none; color: #59636e; font-weight: 500; }
 td.wrap { word-break: break-all; }
+td { overflow-wrap: anywhere; }
+td .badge { white-space: normal; overflow-wrap: anywhere; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 12px; font-size: 12px; font-weight: 600; white-space: nowrap; }
 .k-PASS { background: #dafbe1; color: #116329; }
 .k-VIOLATION { background: #ffebe9; color: #a40e26; }

@@ -12,7 +12,7 @@ import { arr, type Json, obj, str } from "./_html_parts.ts";
 
 /** The CSS of the pictures (added to the page's CSS). */
 export const SVG_CSS = `
-figure.pic { margin: 8px 0 12px; overflow-x: auto; }
+figure.pic { margin: 8px 0 12px; overflow-x: auto; width: fit-content; max-width: 100%; }
 figure.pic svg { display: block; max-width: 100%; height: auto; }
 figure.pic figcaption { color: #59636e; font-size: 12px; margin-top: 2px; }
 svg text { font: 10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill: #424a53; }
@@ -36,6 +36,14 @@ function n(x: number): string {
 /** An axis label: whole milliseconds, or one decimal below 10 ms. */
 function tick(ms: number): string {
   return ms >= 10 ? String(Math.round(ms)) : String(Math.round(ms * 10) / 10);
+}
+
+/** A round axis step: at most five steps cover `ms`. */
+function niceStep(ms: number): number {
+  if (!(ms > 0)) return 1;
+  const raw = ms / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 2.5, 5, 10].map((m) => m * p).find((v) => v >= raw) ?? 10 * p;
 }
 
 function legend(color: string, text: string): string {
@@ -97,7 +105,8 @@ function timeline(mode: string, rows: Json[]): string {
       span = Math.max(span, (c.receive ?? c.send) - d.t0);
     }
   }
-  span = span > 0 ? span : 1;
+  const step = niceStep(span);
+  span = Math.max(1, Math.ceil(span / step - 1e-9)) * step;
   const x = (ms: number) => LEFT + (ms / span) * plot;
   const H = TOP + rows.length * ROW + AXIS;
   const parts: string[] = [];
@@ -172,7 +181,11 @@ function timeline(mode: string, rows: Json[]): string {
     );
   });
   const axisY = TOP + rows.length * ROW + 4;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
+  const fractions = Array.from(
+    { length: Math.round(span / step) + 1 },
+    (_, k) => (k * step) / span,
+  );
+  const ticks = fractions.map((f) =>
     `<line x1="${n(LEFT + f * plot)}" y1="${axisY}" x2="${
       n(LEFT + f * plot)
     }" y2="${axisY + 4}" stroke="#8c959f"/><text x="${n(LEFT + f * plot)}" y="${
