@@ -202,3 +202,50 @@ Deno.test("state budget: a server leaving a 3 GiB sparse file ends its sessions 
     await Deno.remove(runs, { recursive: true });
   }
 });
+
+Deno.test("depth: verity run keeps a report when serverInfo nests 200 levels (bounded to 64, no stack overflow)", async () => {
+  const def = await Deno.makeTempDir({ prefix: "verity-bounds-deep-" });
+  const runs = await Deno.makeTempDir({ prefix: "verity-bounds-runs-" });
+  try {
+    await Deno.copyFile(SERVER, `${def}/server.ts`);
+    // As root the server runs as an unprivileged uid: its files must be readable.
+    await Deno.chmod(def, 0o755);
+    await Deno.chmod(`${def}/server.ts`, 0o644);
+    await Deno.writeTextFile(
+      `${def}/fixture.toml`,
+      `[fixture]
+name = "hostile-deep"
+command = ["{deno}", "run", "server.ts", "deep", "200"]
+
+[state]
+locations = []
+
+[[tools]]
+name = "t"
+`,
+    );
+    const r = await verity(["run", def, "--runs-dir", runs]);
+    assert.doesNotMatch(r.stderr, /Maximum call stack/);
+    const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory);
+    assert.equal(dirs.length, 1, r.stderr);
+    const report = JSON.parse(
+      await Deno.readTextFile(`${runs}/${dirs[0]!.name}/report.json`),
+    );
+    let v = report.protocol.serverInfo;
+    let depth = 0;
+    while (typeof v === "object" && v !== null) {
+      v = v.a;
+      depth++;
+    }
+    // 64 levels for the whole message: result and serverInfo take two.
+    assert.equal(
+      depth,
+      62,
+      JSON.stringify(report.protocol?.serverInfo).slice(0, 200) + r.stderr,
+    );
+    assert.match(String(v), /nested deeper than 64 levels/);
+  } finally {
+    await Deno.remove(def, { recursive: true });
+    await Deno.remove(runs, { recursive: true });
+  }
+});
