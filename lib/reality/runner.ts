@@ -80,9 +80,10 @@ async function open(
   purpose: LaunchPurpose,
   label: string,
   timeoutMs: number,
+  deadlineMs: number | null = null,
 ): Promise<Live> {
   const launched = await launcher.launch(purpose);
-  const session = await openSession(launched.spec, { timeoutMs });
+  const session = await openSession(launched.spec, { timeoutMs, deadlineMs });
   return { session, launched, label };
 }
 
@@ -173,6 +174,8 @@ export async function runReality(
             { kind: "isolated", tool: tool.name },
             `isolated:${tool.name}`,
             startMs,
+            // One call: opening, listing, the call, and a margin.
+            2 * startMs + options.timeoutMs + 10_000,
           );
           const observation: RealityCallObservation = live.session.failure
             ? {
