@@ -28,6 +28,7 @@ import {
   WRITER_MARKER,
 } from "./_recover.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
+import { Progress } from "./_progress.ts";
 
 export const HELP = `verity run <definition> [options]
 
@@ -47,7 +48,8 @@ Options:
   --audit                     audit mode: no expectations, sandbox required, exit 0 whatever the verdicts
   --fail-on-violation         with --audit: exit 1 when any verdict is VIOLATION
   --no-sandbox                run the server without a sandbox (refused for audits unless given)
-  --json                      print the report JSON instead of the text summary
+  --json                      print the report JSON instead of the text summary (no progress on stderr)
+  --quiet                     no progress on stderr (warnings and errors still print)
   --html FILE                 also write the report as one self-contained HTML page
   --sarif FILE                also write it as SARIF 2.1.0 (GitHub code scanning)
   --junit FILE                also write it as JUnit XML (CI test reporters)
@@ -97,6 +99,7 @@ export async function main(argv: string[]): Promise<number> {
     "fail-on-violation": { type: "boolean" },
     "no-sandbox": { type: "boolean" },
     json: { type: "boolean" },
+    quiet: { type: "boolean" },
     html: { type: "string" },
     sarif: { type: "string" },
     junit: { type: "string" },
@@ -180,7 +183,11 @@ export async function main(argv: string[]): Promise<number> {
   const id = runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
   await markOwner(workDir, SCRATCH_OWNER);
-  const progress = (line: string) => console.error(`verity: ${line}`);
+  // Progress: phase lines unless --json or --quiet; the live line (sessions
+  // done/total, tool, ETA) only when stderr is a terminal as well.
+  const silent = p.values.json === true || p.values.quiet === true;
+  const live = new Progress(silent ? null : Progress.stderr());
+  const progress = (line: string) => live.line(`verity: ${line}`);
   let battery;
   try {
     battery = await runBattery(def, tools, {
@@ -190,10 +197,12 @@ export async function main(argv: string[]): Promise<number> {
       observeConcurrent: p.values["observe-concurrent"] === true,
       launcher,
       workDir,
-      progress: p.values.json ? null : progress,
+      progress: silent ? null : progress,
+      onSession: (t) => live.tick(t),
       checkListing: (listed) => checkListed(def, listed),
     });
   } finally {
+    live.clear();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
   const report = buildRunReport(battery, {

@@ -67,10 +67,25 @@ export interface RunnerOptions {
   /** Progress lines (to stderr), or null for silence. */
   progress: ((line: string) => void) | null;
   /**
+   * Called when a session starts and when it ends, with the sessions done
+   * so far and the total planned (the concurrent attempts join the total
+   * once the sequential sessions have decided them).
+   */
+  onSession?: (tick: SessionTick) => void;
+  /**
    * Called with the listed tool names once the control sessions have
    * listed them, before any tool is called; throw to stop the run.
    */
   checkListing?: (listed: string[]) => void;
+}
+
+/** Where a run is: for a progress display. */
+export interface SessionTick {
+  done: number;
+  total: number;
+  phase: "control" | "sequential" | "concurrent";
+  /** The tool (and variant) of the session that started last; null for control. */
+  tool: string | null;
 }
 
 interface Ctx {
@@ -526,11 +541,38 @@ async function execute(
   const controlPlan = planControl(opts.runs);
   const seqPlan = planSequential(tools, opts.runs);
   const byTool = new Map(tools.map((t) => [t.index, t]));
-  const run = (p: PlannedSession) => {
+  const ticks = { done: 0, total: controlPlan.length + seqPlan.length };
+  const tick = (p: PlannedSession, ended: boolean) => {
+    if (ended) ticks.done++;
+    const t = p.kind === "control" ? undefined : byTool.get(p.tool);
+    opts.onSession?.({
+      done: ticks.done,
+      total: ticks.total,
+      phase: p.kind === "control"
+        ? "control"
+        : p.kind === "attempt"
+        ? "concurrent"
+        : "sequential",
+      tool: t
+        ? (t.variant === null ? t.name : `${t.name}[${t.variant}]`)
+        : null,
+    });
+  };
+  const tracked =
+    <R>(f: (p: PlannedSession) => Promise<R>) =>
+    async (p: PlannedSession): Promise<R> => {
+      tick(p, false);
+      try {
+        return await f(p);
+      } finally {
+        tick(p, true);
+      }
+    };
+  const run = tracked((p: PlannedSession) => {
     if (p.kind === "attempt") throw new TypeError("unreachable");
     const tool = p.kind === "control" ? null : byTool.get(p.tool) ?? null;
     return runSequentialSession(ctx, p, tool, opening);
-  };
+  });
   // Control sessions first: their listing decides whether tool sessions
   // run at all (an unlisted tool is bad input; a server that never started
   // is reported, not called a hundred times).
@@ -547,6 +589,7 @@ async function execute(
       }`,
     );
   }
+  if (!started) ticks.total = ticks.done;
   const results = [
     ...control,
     ...(started ? await pool(seqPlan, opts.jobs, run) : []),
@@ -595,10 +638,15 @@ async function execute(
     concurrentAttempts: opts.concurrentAttempts,
     skipTwoProcess: startupWrites,
   });
-  const attempts = await pool(attemptPlan, opts.jobs, (p) => {
-    if (p.kind !== "attempt") throw new TypeError("unreachable");
-    return runAttemptSession(ctx, p, byTool.get(p.tool)!);
-  });
+  ticks.total += attemptPlan.length;
+  const attempts = await pool(
+    attemptPlan,
+    opts.jobs,
+    tracked((p) => {
+      if (p.kind !== "attempt") throw new TypeError("unreachable");
+      return runAttemptSession(ctx, p, byTool.get(p.tool)!);
+    }),
+  );
   if (attemptPlan.length) say(`concurrent: ${attempts.length} attempts done`);
   const seesNetwork = control.length > 0 &&
     control.every((c) => c.network !== null);
