@@ -1,85 +1,109 @@
 /**
- * The `./verity` launcher with no `deno` on PATH (as after the README's
- * set-up commands): it uses the Deno it resolved before (remembered under
- * $XDG_CACHE_HOME/verity), puts it on PATH for server commands, and runs
- * from any directory.
+ * One definition launcher for every command: `verity prepare <target>` then
+ * `verity reality <target>` runs the prepared npm package offline from the
+ * prepared cache, exactly as `verity run <target> --audit` does; an
+ * unprepared target is refused the same way by both.
+ *
+ * Needs the npm registry once (`verity prepare`), as `deno task test`
+ * already does for the fixtures' SDK.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { RealityReport } from "../lib/reality/report.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+const REPO = new URL("../", import.meta.url).pathname;
 
-/** PATH without any directory holding a `deno`. */
-function pathWithoutDeno(): string {
-  return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    .split(":").filter((d) => {
-      try {
-        return !Deno.statSync(`${d}/deno`).isFile;
-      } catch {
-        return true;
-      }
-    }).join(":");
+async function verity(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--config",
+      join(REPO, "deno.json"),
+      join(REPO, "main.ts"),
+      ...args,
+    ],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: d.decode(out.stdout),
+    stderr: d.decode(out.stderr),
+  };
 }
 
-Deno.test("launcher: no deno on PATH, the remembered Deno runs verity and the server command", async () => {
-  const cache = await Deno.makeTempDir();
-  const cwd = await Deno.makeTempDir();
+async function copyMemoryTarget(cwd: string): Promise<void> {
+  const target = join(cwd, "memory");
+  await Deno.mkdir(target);
+  for (const f of ["target.toml", "seed.jsonl", "deno.lock"]) {
+    await Deno.copyFile(join(REPO, "targets/memory", f), join(target, f));
+  }
+}
+
+Deno.test("verity reality refuses an unprepared npm target like verity run, naming verity prepare", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "verity-launcher-test-" });
   try {
-    await Deno.mkdir(`${cache}/verity`);
-    await Deno.writeTextFile(
-      `${cache}/verity/deno-2.9.6.path`,
-      `${Deno.execPath()}\n`,
+    await copyMemoryTarget(cwd);
+    const r = await verity(["reality", "memory"], cwd);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /^verity reality: target memory is not prepared: run `verity prepare memory`/,
     );
-    const run = (args: string[]) =>
-      new Deno.Command(`${ROOT}verity`, {
-        args,
-        cwd,
-        env: {
-          PATH: pathWithoutDeno(),
-          XDG_CACHE_HOME: cache,
-          VERITY_NO_WARM: "1",
-          // Deno's own cache as warmed for the tests
-          DENO_DIR: Deno.env.get("DENO_DIR") ??
-            `${Deno.env.get("HOME")}/.cache/deno`,
-        },
-        clearEnv: true,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-    const v = await run(["--version"]);
-    assert.equal(v.code, 0, new TextDecoder().decode(v.stderr));
-    assert.match(new TextDecoder().decode(v.stdout), /^verity \d/);
-    const t = await run([
-      "tools",
-      "--json",
-      "--",
-      "deno",
-      "run",
-      `${ROOT}fixtures/liar-readonly/server.ts`,
-    ]);
-    assert.equal(t.code, 0, new TextDecoder().decode(t.stderr));
-    assert.match(new TextDecoder().decode(t.stdout), /"get_item"/);
+    assert.equal(r.stderr.trim().split("\n").length, 1, "one line");
   } finally {
-    await Deno.remove(cache, { recursive: true });
     await Deno.remove(cwd, { recursive: true });
   }
 });
 
-Deno.test("launcher: without Deno and without npx it says what to install (exit 2)", async () => {
-  const cache = await Deno.makeTempDir();
-  const empty = await Deno.makeTempDir();
-  try {
-    const r = await new Deno.Command("/bin/sh", {
-      args: [`${ROOT}verity`, "--version"],
-      env: { PATH: `${empty}:/nonexistent`, XDG_CACHE_HOME: cache },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const err = new TextDecoder().decode(r.stderr);
-    assert.equal(r.code, 2, err);
-    assert.match(err, /needs Deno 2\.9\.6 or Node\/npm \(npx\)/);
-  } finally {
-    await Deno.remove(cache, { recursive: true });
-    await Deno.remove(empty, { recursive: true });
-  }
+Deno.test({
+  name:
+    "verity reality <target> runs a prepared npm target from the prepared cache, sandboxed, every write on its own reset",
+  sanitizeResources: false,
+  async fn() {
+    const cwd = await Deno.makeTempDir({ prefix: "verity-launcher-test-" });
+    try {
+      await copyMemoryTarget(cwd);
+      const prep = await verity(["prepare", "memory"], cwd);
+      assert.equal(prep.code, 0, prep.stderr);
+      const r = await verity(
+        ["reality", "memory", "--include-destructive", "--json"],
+        cwd,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stderr, /not found in cache/);
+      const report = JSON.parse(r.stdout) as RealityReport;
+      assert.equal(report.server.sandbox, "deno");
+      assert.equal(report.server.scratchState, true);
+      assert.deepEqual(report.listingProblems, []);
+      const names = report.tools.map((t) => t.name).sort();
+      assert.deepEqual(names, [
+        "add_observations",
+        "create_entities",
+        "create_relations",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+        "open_nodes",
+        "read_graph",
+        "search_nodes",
+      ]);
+      const readGraph = report.tools.find((t) => t.name === "read_graph")!;
+      assert.equal(readGraph.status, "passed");
+      assert.equal(readGraph.observation?.kind, "result");
+      // Every write tool got a fresh server on a fresh reset of its own.
+      const create = report.tools.find((t) => t.name === "create_entities")!;
+      assert.match(create.session ?? "", /^isolated:create_entities$/);
+      assert.equal(create.observation?.kind, "result");
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  },
 });
