@@ -21,11 +21,21 @@ import type { SpawnSpec } from "./stdio_client.ts";
  * ```
  */
 export function freeLoopbackPort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
+  // Never hand out the same port twice in one verity process: two parallel
+  // sessions must not race for one port (the OS may offer a just-closed
+  // port again).
+  for (let i = 0; i < 100; i++) {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    if (HANDED_OUT.has(port)) continue;
+    HANDED_OUT.add(port);
+    return port;
+  }
+  throw new Error("no fresh loopback port after 100 tries");
 }
+
+const HANDED_OUT = new Set<number>();
 
 /** Options for {@linkcode startLocalHttp}. */
 export interface LocalHttpOptions extends HttpClientOptions {
@@ -116,6 +126,15 @@ export async function startLocalHttp(
     try {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
       conn.close();
+      // The port was free when picked; make sure the listener now on it is
+      // this server, not another process that took the port meanwhile.
+      if (listenerIsOurs(port, server.pid!) === false) {
+        return fail({
+          reason: "spawn_failed",
+          message:
+            `port ${port} was taken by another process before the server listened on it`,
+        });
+      }
       return client;
     } catch {
       // not listening yet
@@ -171,6 +190,56 @@ function procPid(localPid: number): number | null {
     // no /proc
   }
   return null;
+}
+
+/** Inodes of sockets listening on `port` (any address), from /proc/net. */
+function listeningInodes(port: number): Set<string> {
+  const out = new Set<string>();
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  for (const f of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(f);
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10 || cols[3] !== "0A") continue;
+      if (cols[1]!.split(":")[1] === hex) out.add(cols[9]!);
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether the socket listening on `port` belongs to the process tree of our
+ * child `localPid`: true or false, or null when /proc cannot tell.
+ */
+function listenerIsOurs(port: number, localPid: number): boolean | null {
+  const inodes = listeningInodes(port);
+  const root = procPid(localPid);
+  if (inodes.size === 0 || root === null) return null;
+  const queue = [root];
+  for (let i = 0; i < queue.length && i < 256; i++) {
+    const pid = queue[i]!;
+    try {
+      for (const e of Deno.readDirSync(`/proc/${pid}/fd`)) {
+        try {
+          const m = /^socket:\[(\d+)\]$/.exec(
+            Deno.readLinkSync(`/proc/${pid}/fd/${e.name}`),
+          );
+          if (m && inodes.has(m[1]!)) return true;
+        } catch {
+          // closed meanwhile
+        }
+      }
+      queue.push(...children(pid));
+    } catch {
+      // gone or not ours to read
+    }
+  }
+  return false;
 }
 
 /** The pid of the first process below `root` in another network namespace. */
