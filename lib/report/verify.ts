@@ -12,7 +12,9 @@
  *   frame (`sessions[].callResponses`), and of a concurrent attempt from the
  *   response the overlap timer kept; the network evidence of each session
  *   from its sandbox record; every observation has exactly one session;
- * - the single-connection overlap decision from the timer's stamps;
+ * - every overlap decision (and its detail) from the timer's stamps in the
+ *   attempt's timeline (two-process decisions need the ping stamps, stored
+ *   since reports of 2026-11-30 19:40; older ones are digest-only);
  * - every snapshot's digest from its content, and every digest an
  *   observation names must be a stored snapshot (and every stored snapshot
  *   named);
@@ -54,6 +56,7 @@ import type {
 import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import { checkExpectations } from "./expectations.ts";
+import { overlapFromTimeline } from "../verdicts/overlap.ts";
 
 /** One difference found by {@linkcode verifyReport}. */
 export interface ReportProblem {
@@ -541,13 +544,18 @@ class Verifier {
       o.calls,
       (s.callResponses ?? []).map((f) => callStatusOfResult(f)),
     );
-    if (o.mode === "single_connection") {
-      const at = (e: string) => o.timeline.find((x) => x.event === e)?.t;
-      const r1 = at("receive call 1");
-      const r2 = at("receive call 2");
-      const overlap = r1 !== undefined && r2 !== undefined && r2 < r1;
-      this.expect(`${where}.overlap`, o.overlap, overlap);
+    const d = o.setupFailure === null
+      ? overlapFromTimeline(o.mode, o.timeline)
+      : null;
+    if (d !== null) {
+      this.expect(`${where}.overlap`, o.overlap, d.overlap);
+      this.expect(`${where}.overlapDetail`, o.overlapDetail, d.detail);
+    } else if (o.setupFailure !== null || o.mode === "single_connection") {
+      // No calls released (setup failed, or no send stamps): no overlap.
+      this.expect(`${where}.overlap`, o.overlap, false);
     }
+    // A two-process timeline without ping stamps (reports written before
+    // they were stored) leaves the decision to the digest.
   }
 
   #tools(): void {

@@ -18,6 +18,9 @@ import { openSession } from "../wire/session.ts";
 import type { McpClient } from "../wire/client.ts";
 import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
+import { decideOverlap, medianRtt, pingEvents } from "../verdicts/overlap.ts";
+
+export { decideOverlap };
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -55,7 +58,7 @@ export interface OverlapResult {
   mode: OverlapSpec["mode"];
   setupFailure: string | null;
   calls: TimedCall[];
-  /** Median ping round trip per instance, ms. */
+  /** Median ping round trip per instance, ms (each ping's stamps are in `timeline`). */
   rtt: number[];
   overlap: boolean;
   overlapDetail: string;
@@ -63,52 +66,6 @@ export interface OverlapResult {
   stderr: string[];
   /** From the first spawn to the last server exit, ms: the servers' lifetime span. */
   serverSpanMs: number;
-}
-
-/**
- * Decide overlap from a timeline. Pure.
- *
- * Two processes overlap when both calls were in flight together for longer
- * than the two instances' ping round trips combined. On one connection
- * overlap is never assumed: it counts only when the second call was answered
- * before the first (the server was still working on the first).
- */
-export function decideOverlap(
-  mode: OverlapSpec["mode"],
-  calls: TimedCall[],
-  rtt: number[],
-): { overlap: boolean; detail: string } {
-  const [a, b] = calls;
-  if (!a || !b || a.recvT === null || b.recvT === null) {
-    return { overlap: false, detail: "a call was not answered" };
-  }
-  if (mode === "single_connection") {
-    if (b.recvT < a.recvT) {
-      return {
-        overlap: true,
-        detail: `second call answered ${
-          (a.recvT - b.recvT).toFixed(1)
-        } ms before the first`,
-      };
-    }
-    return {
-      overlap: false,
-      detail: "answered in order (overlap on one connection is never assumed)",
-    };
-  }
-  const inFlight = Math.min(a.recvT, b.recvT) - Math.max(a.sendT, b.sendT);
-  const need = rtt.reduce((x, y) => x + y, 0);
-  return {
-    overlap: inFlight > need,
-    detail: `both in flight ${
-      inFlight.toFixed(1)
-    } ms; ping round trips combined ${need.toFixed(1)} ms`,
-  };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!;
 }
 
 function callStatus(
@@ -195,9 +152,13 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
             result.setupFailure = `instance ${i} did not answer ping`;
             return result;
           }
-          samples.push(now() - s);
+          const r = now();
+          // Raw stamps in the timeline: report verify re-derives the decision.
+          const ev = pingEvents(i + 1);
+          timeline.push({ event: ev.send, t: s }, { event: ev.receive, t: r });
+          samples.push(r - s);
         }
-        result.rtt.push(median(samples));
+        result.rtt.push(medianRtt(samples));
       }
     }
     const targets = spec.mode === "two_process" || spec.http !== undefined
