@@ -1,9 +1,9 @@
 /**
  * Screenshots of three HTML reports (a violation, a clean audit, a setup
  * failure) in headless Chromium at 1400 CSS pixels wide, written to
- * docs/img/report-*.png: the top of each page down to below the matrix,
- * and, from the clean audit, the evidence of one concurrent_idempotence
- * verdict (attempt timelines) and one state-delta chart.
+ * docs/img/report-*.png: the top of each page down to below the matrix, a
+ * state-delta chart from the clean audit, and the two-process attempt
+ * timeline of a fresh liar-concurrent run (8 attempts per mode).
  *
  *   npx -y deno@2.9.6 run -A scripts/html_screenshots.ts
  *
@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import { Browser, findChromium } from "./_chromium.ts";
 import { reportPages } from "./_report_pages.ts";
+import { renderHtml } from "../lib/report/html.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const W = 1400;
@@ -46,27 +47,6 @@ try {
     const height = Math.min(1500, Math.ceil(m.y + m.height + 16));
     await write(`report-${page.name}.png`, await browser.screenshot(W, height));
     if (page.name !== "clean") continue;
-    // the evidence of the first concurrent_idempotence verdict with attempts
-    const d = await browser.evaluate<Rect | null>(rectOf(
-      `[...document.querySelectorAll("details")].find((d) => d.querySelector("figure.pic svg[aria-label*='attempts']"))`,
-    ));
-    if (d) {
-      await browser.evaluate(
-        `[...document.querySelectorAll("details")].find((d) => d.querySelector("figure.pic svg[aria-label*='attempts']")).open = true`,
-      );
-      const fig = await browser.evaluate<Rect>(rectOf(
-        `document.querySelector("figure.pic svg[aria-label*='attempts']").closest("figure")`,
-      ));
-      await write(
-        "report-timeline.png",
-        await browser.screenshot(
-          Math.ceil(fig.width) + 24,
-          Math.ceil(fig.height) + 24,
-          fig.x - 12,
-          fig.y - 12,
-        ),
-      );
-    }
     await browser.evaluate(
       `[...document.querySelectorAll("details")].find((d) => d.querySelector("figure.pic svg[aria-label*='rows added']")).open = true`,
     );
@@ -83,6 +63,55 @@ try {
       ),
     );
   }
+  // The attempt timelines of a fresh liar-concurrent run (its
+  // check-then-insert diverges under concurrency).
+  const runs = join(dir, "lc-runs");
+  const lc = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      join(ROOT, "main.ts"),
+      "run",
+      "liar-concurrent",
+      "--concurrent-attempts",
+      "8",
+      "--runs-dir",
+      runs,
+      "--quiet",
+    ],
+    cwd: ROOT,
+    stdout: "null",
+    env: { NO_COLOR: "1" },
+  }).output();
+  if (lc.code !== 0) {
+    throw new Error(`verity run liar-concurrent: exit ${lc.code}`);
+  }
+  const [id] = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory).map((
+    e,
+  ) => e.name);
+  const page = join(dir, "liar-concurrent.html");
+  await Deno.writeTextFile(
+    page,
+    renderHtml(
+      JSON.parse(await Deno.readTextFile(join(runs, id!, "report.json"))),
+    ),
+  );
+  await browser.open(page);
+  await browser.evaluate(
+    `[...document.querySelectorAll("details")].forEach((d) => { d.open = true; })`,
+  );
+  const fig = await browser.evaluate<Rect>(rectOf(
+    `document.querySelector("figure.pic svg[aria-label^='two_process']").closest("figure")`,
+  ));
+  await write(
+    "report-timeline.png",
+    await browser.screenshot(
+      Math.ceil(fig.width) + 24,
+      Math.ceil(fig.height) + 24,
+      fig.x - 12,
+      fig.y - 12,
+    ),
+  );
 } finally {
   await browser.close();
   await Deno.remove(dir, { recursive: true });

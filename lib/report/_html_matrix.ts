@@ -44,11 +44,11 @@ export const MATRIX_CSS = `
 table.matrix { table-layout: fixed; min-width: 640px; }
 table.matrix th.tcol { width: 24%; }
 table.matrix td { padding: 3px; border-bottom: 1px solid #eef0f2; }
-table.matrix td.tname { padding: 5px 8px; word-break: break-all; border-bottom: 1px solid #e6e9ed; }
+table.matrix td.tname { padding: 5px 8px; overflow-wrap: anywhere; border-bottom: 1px solid #e6e9ed; }
 table.matrix td.cell a { display: block; color: inherit; text-decoration: none; border-radius: 6px; padding: 4px 8px; min-height: 36px; }
 table.matrix td.cell a:hover { outline: 2px solid #8c959f; }
 table.matrix .o { font-weight: 600; font-size: 12.5px; }
-table.matrix .ob { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 11.5px; opacity: .85; word-break: break-all; }
+table.matrix .ob { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 11.5px; opacity: .85; overflow-wrap: anywhere; }
 td.cell.c-PASS a { background: #dafbe1; color: #116329; }
 td.cell.c-VIOLATION a { background: #ffd8d3; color: #82071e; box-shadow: inset 0 0 0 1px #cf222e; }
 td.cell.c-INCONCLUSIVE a { background: #fff8c5; color: #7d4e00; }
@@ -59,6 +59,11 @@ td.cell.none { color: #8c959f; text-align: center; }
 .banner.warn-banner { border-color: #d4a72c; background: #fff8c5; }
 .banner.warn-banner strong { color: #7d4e00; }
 `;
+
+/** Escaped, with line-break opportunities after `_ = [ . :` (no mid-word breaks at 800 px). */
+function breakable(text: string): string {
+  return h(text).replace(/([_=\[.:])/g, "$1<wbr>");
+}
 
 /** One cell's verdict text: the outcome, its reason abbreviated for N/A. */
 function cell(
@@ -84,7 +89,7 @@ function cell(
       v.reason && v.kind === "INCONCLUSIVE"
         ? `<div class="ob">${h(v.reason.toLowerCase())}</div>`
         : ""
-    }<div class="ob">${h(v.observed)}</div>`;
+    }<div class="ob">${breakable(v.observed)}</div>`;
   return `<td class="cell c-${h(v.kind)}${
     mismatched ? " mismatch" : ""
   }"><a href="#v${i}" title="${h(title)}">${body}</a></td>`;
@@ -123,7 +128,7 @@ export function verdictMatrix(
     }).join("");
     return `<tr class="tool ${
       [...kinds].map((k) => `has-${k}`).join(" ")
-    }"><td class="tname mono">${h(label)}</td>${cells}</tr>`;
+    }"><td class="tname mono">${breakable(label)}</td>${cells}</tr>`;
   }).join("");
   const radios = [
     `<input type="radio" class="filter-radio" name="outcome" id="f-all" checked aria-label="show every tool">`,
