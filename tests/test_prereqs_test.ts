@@ -27,6 +27,7 @@ Deno.test("test prerequisites: missing programs stop at once with the exact inst
     const r = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
+        "--quiet",
         "--allow-run",
         "--allow-read",
         "--allow-env",
@@ -54,6 +55,7 @@ Deno.test("test prerequisites: this machine has them (exit 0)", async () => {
   const r = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "--quiet",
       "--allow-run",
       "--allow-read",
       "--allow-env",
