@@ -2,7 +2,10 @@
  * JSON Schema validation with `npm:ajv`, choosing the dialect from
  * `$schema`: 2020-12 when it is absent (MCP 2025-11-25), draft-07 or
  * 2019-09 when named. Pure (no I/O); compiled validators are cached by the
- * schema's JSON text.
+ * schema's JSON text. One Ajv instance per dialect compiles every schema
+ * (building an instance compiles its meta-schema, which costs far more than
+ * compiling a typical tool schema); a schema that names an `$id` gets an
+ * instance of its own, so two schemas sharing an `$id` never collide.
  *
  * @module
  */
@@ -66,6 +69,7 @@ type ValidateFn = ((data: unknown) => boolean) & {
 
 interface AjvLike {
   compile(schema: unknown): ValidateFn;
+  removeSchema(schema: object): unknown;
 }
 
 const AJV_OPTIONS = {
@@ -78,17 +82,53 @@ const AJV_OPTIONS = {
   unicodeRegExp: false,
 } as const;
 
-function newAjv(dialect: Dialect): AjvLike {
+function newAjv(
+  dialect: Dialect,
+  extra: { addUsedSchema?: boolean } = {},
+): AjvLike {
   // deno-lint-ignore no-explicit-any
   const Ctor: any = dialect === "2020-12"
     ? Ajv2020
     : dialect === "2019-09"
     ? Ajv2019
     : Ajv07;
-  const ajv = new Ctor(AJV_OPTIONS);
+  const ajv = new Ctor({ ...AJV_OPTIONS, ...extra });
   // deno-lint-ignore no-explicit-any
   (addFormats as any)(ajv);
   return ajv as AjvLike;
+}
+
+const shared = new Map<Dialect, AjvLike>();
+
+/** The dialect's shared instance; it never keeps the schemas it compiled. */
+function sharedAjv(dialect: Dialect): AjvLike {
+  let ajv = shared.get(dialect);
+  if (!ajv) {
+    ajv = newAjv(dialect, { addUsedSchema: false });
+    shared.set(dialect, ajv);
+  }
+  return ajv;
+}
+
+/**
+ * Compile `schema` for `dialect`. `text` is its JSON: a schema mentioning
+ * `$id` anywhere (even as a property name) gets a fresh instance, exactly as
+ * before; any other schema is compiled on the dialect's shared instance and
+ * removed from it afterwards, so nothing one schema declares is visible to
+ * the next.
+ */
+function compileFor(
+  dialect: Dialect,
+  schema: unknown,
+  text: string,
+): ValidateFn {
+  if (text.includes('"$id"')) return newAjv(dialect).compile(schema);
+  const ajv = sharedAjv(dialect);
+  try {
+    return ajv.compile(schema);
+  } finally {
+    if (typeof schema === "object" && schema !== null) ajv.removeSchema(schema);
+  }
 }
 
 const cache = new Map<
@@ -121,14 +161,13 @@ function compiled(
     };
   } else {
     try {
-      // One Ajv per schema: two schemas sharing an `$id` must not collide.
       let s = schema;
       if (dialect === "draft-06" && typeof s === "object" && s !== null) {
         // Draft-06 is draft-07 without if/then/else; validate it as draft-07.
         const { $schema: _, ...rest } = s as Record<string, unknown>;
         s = rest;
       }
-      entry = { fn: newAjv(dialect).compile(s), dialect };
+      entry = { fn: compileFor(dialect, s, key), dialect };
     } catch (e) {
       entry = {
         reason: `schema does not compile: ${
