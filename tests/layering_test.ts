@@ -70,6 +70,7 @@ const PURE = [
   "lib/report/junit.ts",
   "lib/report/sarif.ts",
   "lib/report/text.ts",
+  "lib/runner/group.ts",
   "lib/runner/plan.ts",
   "lib/sandbox/build_launch.ts",
   "lib/state/",

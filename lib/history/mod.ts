@@ -6,3 +6,4 @@
  * @module
  */
 export * from "./types.ts";
+export * from "./call_outcome.ts";

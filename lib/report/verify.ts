@@ -56,6 +56,10 @@ import type {
 import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import { checkExpectations } from "./expectations.ts";
+import {
+  classifyResponseFrame,
+  classifyResultText,
+} from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
 
 /** One difference found by {@linkcode verifyReport}. */
@@ -113,42 +117,8 @@ function short(v: unknown): string {
 /** How the wire client classifies a response frame, from its raw text. */
 export function callStatusOfFrame(
   text: string | null,
-): { status: CallStatus; message: string | null; response?: string } {
-  if (text === null) return { status: "unknown", message: null };
-  let m: unknown;
-  try {
-    m = readJson(text).value;
-  } catch {
-    return { status: "unknown", message: "unreadable frame" };
-  }
-  if (!isObject(m)) return { status: "unknown", message: "not an object" };
-  if (Object.hasOwn(m, "error")) {
-    return {
-      status: "protocol_error",
-      message: JSON.stringify(m.error).slice(0, 300),
-    };
-  }
-  return {
-    ...resultStatus(m.result, 300),
-    // The runner keeps every answered call's result (first 4096 characters).
-    response: (JSON.stringify(m.result) ?? "null").slice(0, 4096),
-  };
-}
-
-function resultStatus(
-  r: unknown,
-  limit: number,
 ): { status: CallStatus; message: string | null } {
-  const isError = isObject(r) && r.isError === true;
-  return {
-    status: isError ? "tool_error" : "ok",
-    message: isError
-      ? JSON.stringify((r as Record<string, unknown>).content ?? null).slice(
-        0,
-        limit,
-      )
-      : null,
-  };
+  return classifyResponseFrame(text);
 }
 
 /** How the overlap timer classified an attempt's call, from the result text it kept. */
@@ -158,16 +128,7 @@ export function callStatusOfResult(
   status: CallStatus | "protocol_error_or_unknown";
   message: string | null;
 } {
-  if (text === null) {
-    return { status: "protocol_error_or_unknown", message: null };
-  }
-  let r: unknown;
-  try {
-    r = readJson(text).value;
-  } catch {
-    return { status: "unknown", message: "unreadable result" };
-  }
-  return resultStatus(r, 200);
+  return classifyResultText(text);
 }
 
 interface SessionLike {

@@ -15,6 +15,10 @@
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { StdioClient } from "../wire/stdio_client.ts";
 import { openSession } from "../wire/session.ts";
+import {
+  ATTEMPT_MESSAGE_LIMIT,
+  classifyAnswer,
+} from "../history/call_outcome.ts";
 import type { McpClient } from "../wire/client.ts";
 import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
@@ -71,22 +75,9 @@ export interface OverlapResult {
 function callStatus(
   o: Awaited<ReturnType<StdioClient["request"]>>,
 ): Omit<TimedCall, "sendT" | "recvT"> {
-  if (o.status === "unknown") {
-    return { status: "unknown", message: o.failure.message, response: null };
-  }
-  if (o.status === "error") {
-    return {
-      status: "protocol_error",
-      message: JSON.stringify(o.error).slice(0, 200),
-      response: null,
-    };
-  }
-  const r = o.result as Record<string, unknown> | null;
-  const isError = r !== null && typeof r === "object" && r.isError === true;
   return {
-    status: isError ? "tool_error" : "ok",
-    message: isError ? JSON.stringify(r?.content ?? null).slice(0, 200) : null,
-    response: JSON.stringify(o.result),
+    ...classifyAnswer(o, ATTEMPT_MESSAGE_LIMIT),
+    response: o.status === "ok" ? JSON.stringify(o.result) : null,
   };
 }
 

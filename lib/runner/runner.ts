@@ -36,9 +36,9 @@ import type {
   RunHistory,
   SessionObservation,
   SessionRecord,
-  ToolObservations,
 } from "../history/types.ts";
 import { MAX_HTTP_EXCHANGES } from "../history/types.ts";
+import { classifyAnswer } from "../history/call_outcome.ts";
 import {
   planConcurrent,
   planControl,
@@ -48,6 +48,7 @@ import {
   wantsConcurrent,
 } from "./plan.ts";
 import type { OverlapSpec } from "./overlap_timer.ts";
+import { groupObservations } from "./group.ts";
 import { OverlapTimerPool } from "./overlap_pool.ts";
 
 /** Options for {@linkcode runBattery}. */
@@ -206,31 +207,24 @@ async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
 function toCall(
   o: Awaited<ReturnType<StdioClient["request"]>>,
 ): CallObservation {
+  const { status, message } = classifyAnswer(o);
   if (o.status === "unknown") {
     return {
-      status: "unknown",
+      status,
       frameIndex: null,
       ms: o.ms,
-      message: o.failure.message,
+      message,
       ended: o.failure.reason,
     };
   }
-  if (o.status === "error") {
-    return {
-      status: "protocol_error",
-      frameIndex: o.frameIndex,
-      ms: o.ms,
-      message: JSON.stringify(o.error).slice(0, 300),
-    };
-  }
-  const r = o.result as Record<string, unknown> | null;
-  const isError = r !== null && typeof r === "object" && r.isError === true;
   return {
-    status: isError ? "tool_error" : "ok",
+    status,
     frameIndex: o.frameIndex,
     ms: o.ms,
-    message: isError ? JSON.stringify(r?.content ?? null).slice(0, 300) : null,
-    response: (JSON.stringify(o.result) ?? "null").slice(0, 4096),
+    message,
+    ...(o.status === "ok"
+      ? { response: (JSON.stringify(o.result) ?? "null").slice(0, 4096) }
+      : {}),
   };
 }
 
@@ -650,31 +644,19 @@ async function execute(
   if (attemptPlan.length) say(`concurrent: ${attempts.length} attempts done`);
   const seesNetwork = control.length > 0 &&
     control.every((c) => c.network !== null);
-  const toolObs: ToolObservations[] = tools.map((t) => {
-    const mineOf = (kind: "once" | "twice") =>
-      seqPlan.flatMap((p, i) => {
-        const o = results[controlPlan.length + i];
-        return p.kind === kind && p.tool === t.index && o ? [o] : [];
-      });
-    const once = mineOf("once");
-    const twice = mineOf("twice");
-    const mine = attemptPlan.map((p, i) => ({ p, o: attempts[i]! }))
-      .filter(({ p }) => p.kind === "attempt" && p.tool === t.index).map((
-        { o },
-      ) => o);
-    const gets = concurrentTools.includes(t);
-    return {
-      tool: t.name,
-      variant: t.variant,
-      arguments: t.arguments,
-      hints: hintsFor(t.name),
-      once,
-      twice,
-      concurrent: gets ? mine : null,
-      twoProcessSkipped: gets && startupWrites
-        ? "the server changes state on start or stop (control sessions differ from the seed)"
-        : null,
-    };
+  const toolObs = groupObservations({
+    tools,
+    sequential: seqPlan.flatMap((plan, i) => {
+      const observation = results[controlPlan.length + i];
+      return observation ? [{ plan, observation }] : [];
+    }),
+    attempts: attemptPlan.map((plan, i) => ({
+      plan,
+      observation: attempts[i]!,
+    })),
+    concurrent: new Set(concurrentTools.map((t) => t.index)),
+    hints: hintsFor,
+    startupWrites,
   });
   const listed = listing.contracts.map((c) => c.name);
   return {
