@@ -8,7 +8,7 @@
  */
 import { ServerError } from "../errors.ts";
 import { openSession } from "../wire/session.ts";
-import { listTools } from "../wire/list_tools.ts";
+import { listedPageTexts } from "../wire/list_tools.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { McpClient } from "../wire/client.ts";
 
@@ -82,7 +82,7 @@ export async function captureManifest(
     }
   }
   return buildManifest({
-    pageTexts: listTools(s).pageTexts,
+    pageTexts: listedPageTexts(s),
     serverInfo: s.serverInfo,
     protocolVersion,
     command: shown,

@@ -15,7 +15,7 @@
  */
 import { DefinitionError } from "../errors.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { isDigest, parsePythonJson } from "./canonical.ts";
+import { isDigest, needsOwnReader, parsePythonJson } from "./canonical.ts";
 import { contractHash, type Recipe, recipeAt } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
@@ -79,7 +79,12 @@ function str(v: unknown): string | null {
 export function buildManifest(input: ManifestInput): Manifest {
   const listing = parseToolPages(input.pageTexts);
   const problems = [...listing.problems];
+  // Each page is read once: by parseToolPages (duplicate keys, hints). Only a
+  // page whose numbers Python reads differently from JSON.parse (`1.0`,
+  // integers beyond 2^53) is read a second time, losslessly, for hashing;
+  // for every other page the two readings are the same value.
   const lossless: unknown[][] = input.pageTexts.map((t) => {
+    if (!needsOwnReader(t)) return [];
     try {
       const v = parsePythonJson(t) as { result?: { tools?: unknown } } | null;
       const tools = v?.result?.tools;

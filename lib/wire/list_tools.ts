@@ -27,8 +27,24 @@ export interface ListedTools extends ParsedListing {
 export function listTools(
   session: Pick<OpenedSession, "pages" | "client">,
 ): ListedTools {
-  const pageTexts = session.pages.map((pg) =>
+  const pageTexts = listedPageTexts(session);
+  return { ...parseToolPages(pageTexts), pageTexts };
+}
+
+/**
+ * The text of every `tools/list` page of a session, unparsed: for callers
+ * that parse the pages themselves (a manifest), so no page is read twice.
+ *
+ * @example
+ * ```ts ignore
+ * const s = await openSession(spec);
+ * const texts = listedPageTexts(s);
+ * ```
+ */
+export function listedPageTexts(
+  session: Pick<OpenedSession, "pages" | "client">,
+): string[] {
+  return session.pages.map((pg) =>
     session.client.frames[pg.frameIndex]?.text ?? ""
   );
-  return { ...parseToolPages(pageTexts), pageTexts };
 }
