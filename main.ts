@@ -1,7 +1,9 @@
 /**
  * verity: checks whether an MCP server does what it declares.
  *
- * A thin command table; each command is loaded lazily. One top-level catch
+ * A thin command table; each command is loaded lazily, and
+ * `verity <command> --help` prints the command's text from lib/cli/help.ts
+ * without loading the command at all. One top-level catch
  * maps errors to exit codes: 2 for bad input, never a stack trace unless
  * `--debug`.
  *
@@ -9,6 +11,7 @@
  */
 import { UsageError } from "./lib/errors.ts";
 import { VERSION } from "./lib/version.ts";
+import { COMMAND_HELP } from "./lib/cli/help.ts";
 
 interface Command {
   summary: string;
@@ -110,6 +113,14 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const cmd = COMMANDS[name];
+  // `verity <command> --help` alone: the text, without loading the command.
+  if (
+    rest.length === 1 && (rest[0] === "--help" || rest[0] === "-h") &&
+    Object.hasOwn(COMMAND_HELP, name)
+  ) {
+    console.log(COMMAND_HELP[name as keyof typeof COMMAND_HELP]);
+    return 0;
+  }
   try {
     if (!cmd) {
       throw new UsageError(

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -29,37 +30,7 @@ import {
   verifyDocument,
 } from "./_verify_document.ts";
 
-export const HELP =
-  `verity attest <report|reality report|manifest> --key PRIVATE.pem [--ledger L (--expected-head H | --expected-head-file F)] [--definition F] [--out F]
-verity attest verify <envelope> --key PUBLIC.pem [--report F] [--ledger L (--expected-head H | --expected-head-file F)]
-
-attest re-derives the document first (as verity report verify does; with
---ledger, also binds it to the ledger head) and refuses to sign one that
-does not verify. It writes a DSSE envelope (Ed25519) holding an in-toto
-Statement v1: subject the file's name and SHA-256 (of the uncompressed
-bytes); predicate ${PREDICATE_TYPE}: verity and verdict-rules versions,
-definition digest, target pin and integrity (from --definition, whose
-digest must match the report's), ledger block and head, summary counts.
-
-attest verify checks the signature with the public key, offline. With
---report it also checks that the report is the statement's subject and
-re-derives it; with --ledger and --expected-head, that the ledger verifies
-against that head, records the report at the attested block and that the
-attested head is that head: report, ledger, head and attestation in one
-command.
-
-Exit (verify): 0 verified; 1 bad signature, wrong key, wrong subject,
-a report or ledger that does not verify; 2 unreadable input or bad arguments.
-
-Options:
-  --key FILE               PKCS#8 PEM private key (attest) or SPKI PEM public key (verify)
-  --ledger FILE            the ledger the document was appended to
-  --expected-head H        the ledger head published elsewhere
-  --expected-head-file F   read the head from a file
-  --definition FILE        (attest) the definition the report was run from, for the target pin
-  --report FILE            (verify) the attested document
-  --out FILE               (attest) write the envelope here (atomically) instead of stdout
-  -h, --help               show this help`;
+export const HELP: string = COMMAND_HELP["attest"];
 
 const str = (v: unknown): string | null => typeof v === "string" ? v : null;
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   parseCommandLine,
@@ -17,7 +18,6 @@ import { UsageError } from "../errors.ts";
 import {
   parseRemote,
   refuseWithUrl,
-  REMOTE_HELP,
   REMOTE_OPTIONS,
   remoteClient,
 } from "./remote.ts";
@@ -28,35 +28,7 @@ import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
 import { appendDocumentToLedger } from "./_ledger.ts";
 
-export const HELP =
-  `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
-verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] --url URL [--header NAME=VALUE]...
-
-Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
-end) and write a manifest: each tool exactly as served, its contract hash
-and recipe, the server's name and version, the command and the capture time.
-
-Recipes (fields a contract hash covers; a missing field hashes as its default):
-  1  name, description (""), inputSchema ({}), permissions ([])
-  2  recipe 1 + outputSchema ({}), annotations ({})
-  3  recipe 2 + title (""), execution ({})          (default)
-
-Options:
-  --recipe N      contract recipe: 1, 2 or 3 (default ${DEFAULT_RECIPE})
-  --out FILE      write the manifest to FILE (atomically) instead of stdout
-  --ledger FILE   append a "manifest" block (file name, SHA-256) to this
-                  ledger and print the head (needs --out); check it later with
-                  verity report verify FILE --ledger LEDGER --expected-head H
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-${REMOTE_HELP}
-  -h, --help      show this help
-
-Compare two manifests with verity diff.
-Exit codes: 0 captured; 2 bad arguments, or the server could not be listed.`;
+export const HELP: string = COMMAND_HELP["capture"];
 
 /** Run `verity capture`. */
 export async function main(argv: string[]): Promise<number> {

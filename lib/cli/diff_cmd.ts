@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { prettyJson } from "../evidence/canonical.ts";
@@ -13,25 +14,7 @@ import { readJsonDocument } from "../evidence/files.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
 import { isRecipe, type Recipe } from "../evidence/recipes.ts";
 
-export const HELP = `verity diff <a.json> <b.json> [--json] [--recipe N]
-
-Compare two manifests (written by verity capture, or mcp-evidence-validator
-declared manifests) tool by tool: every tool added, removed, or whose
-contract hash moved, naming the fields that moved (description text,
-schema paths, which annotation hints). Stored contract hashes are checked
-against the declarations they claim to hash.
-
-Manifests hashed under different recipes are not compared: that is reported
-as recipe_mismatch (exit 2), never as drift.
-
-Options:
-  --json          print the comparison as JSON
-  --recipe N      re-derive every contract hash on both sides under recipe N
-                  from the declarations themselves (e.g. to compare a recipe-2
-                  capture with a recipe-3 one)
-  -h, --help      show this help
-
-Exit codes: 0 identical; 1 drift found; 2 bad input or recipe_mismatch.`;
+export const HELP: string = COMMAND_HELP["diff"];
 
 /** Run `verity diff`. */
 export async function main(argv: string[]): Promise<number> {

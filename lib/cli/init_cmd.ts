@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import {
   parseCommandLine,
@@ -31,52 +32,12 @@ import { initTarget, listedTools, pathKind } from "../audit/init.ts";
 import { VERSION } from "../version.ts";
 import {
   parseRemote,
-  REMOTE_HELP,
   REMOTE_OPTIONS,
   remoteClient,
   type RemoteServer,
 } from "./remote.ts";
 
-export const HELP =
-  `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
-verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
-verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
-
-Start an MCP server in the sandbox, list its tools, and write
-<dir>/target.toml: its command, its [source] pin (npm servers), and one
-[[tools]] entry per listed tool with its declared hints and input schema as
-comments. Everything only a person can decide is a TODO(verity) value:
-tool arguments, where state lives ([state], [[adapters]], seeds,
-classification), paths outside the state directory, secrets. verity refuses
-to load the file until no TODO(verity) value is left.
-
---from-config reads the server from an MCP client's configuration file:
-"mcpServers" (Claude Desktop claude_desktop_config.json, Cursor mcp.json,
-Claude Code .mcp.json) or "servers" / "mcp.servers" (VS Code, comments
-allowed).
-
-An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
-under Deno from a pinned, prepared cache: init asks the registry for the
-exact version and integrity (network) and prepares it as verity prepare does.
-
---url lists a remote server's tools over Streamable HTTP. A remote server
-cannot be reset, so it cannot be audited where it runs: the target.toml
-written is for starting the same server locally (transport = "http", url on
-a loopback {port}); its command is a TODO(verity) to fill in.
-
-Options:
-  --name N             the target's name (default: the config's server name, or <dir>'s name)
-  --env K=V            environment for the server (repeatable; overrides the config's)
-  --from-config FILE   read the server from an MCP client configuration file
-  --server NAME        which server of that file
-  --force              overwrite an existing <dir>/target.toml
-  --no-sandbox         list the tools without a sandbox
-  --timeout S          seconds to wait for each answer (default 30)
-${REMOTE_HELP}
-  -h, --help           show this help
-
-Exit codes: 0 written; 2 bad arguments or configuration, or the server could
-not be started or listed (the message says why).`;
+export const HELP: string = COMMAND_HELP["init"];
 
 interface ServerSpec {
   command: string[];

@@ -5,22 +5,12 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { generateKeyPair } from "../evidence/attest.ts";
 
-export const HELP = `verity keygen --out PREFIX
-
-Write a new Ed25519 key pair: PREFIX.pem (the private key, PKCS#8 PEM, mode
-0600) and PREFIX.pub.pem (the public key, SPKI PEM). Existing files are
-never overwritten. Keep the private key off the machines that hold the
-evidence; publish the public key.
-
-Exit: 0 written; 2 bad arguments or a file already exists.
-
-Options:
-  --out PREFIX   where to write the two files
-  -h, --help     show this help`;
+export const HELP: string = COMMAND_HELP["keygen"];
 
 async function writeNew(path: string, text: string, mode: number) {
   try {

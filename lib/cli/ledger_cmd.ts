@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -27,40 +28,7 @@ import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
 
-export const HELP = `verity ledger <validate|verify|head|recover> [options]
-
-  verity ledger validate --declared F --observed F --out F [--head-out F] [--json] [--fail-on-findings]
-      Judge observed tool-call records against a declaration (a verity
-      manifest or an mcp-evidence-validator declared manifest):
-        unknown_tool (high)       a tool the declaration does not carry
-        scope_violation (high)    argument names outside the declared input schema
-        recipe_mismatch (high)    the observed hash was made under another recipe
-                                  (no recipe stated = recipe 1): comparison refused
-        contract_mutated (medium) the contract moved since declaration
-        unbound_annotation (low)  unchanged contract, but no annotation binds it
-      Appends three blocks (declaration, observation_batch, report) to the
-      ledger F (created if missing) and prints its head. Keep the head where
-      the ledger's holder cannot edit it. Exit 0 when the report is produced
-      (1 with --fail-on-findings and any finding); 2 on bad input.
-
-  verity ledger verify --ledger F (--expected-head H | --expected-head-file F) [--json]
-      Walk every block and report every problem (index, prev_hash, hash,
-      head). Reads verity ledgers and mcp-evidence-validator 0.2/0.3 ledgers.
-      Exit 0 intact and reaching the expected head; 1 refused; 2 without a
-      head or on bad input.
-
-  verity ledger head --ledger F
-      Print the head the ledger's chain replays to (exit 1 when its own
-      chain is broken). This vouches for nothing by itself: publish the head
-      when you write the ledger, and verify against that.
-
-  verity ledger recover [--runs-dir DIR]
-      Finish what killed verity runs left in DIR (default runs): a report
-      whose writer died before appending it gets its ledger block now
-      (record.recovered = true); a report in no block and without the
-      writer's marker is listed (exit 1); temporary files and verity-run-*
-      scratch directories of dead processes are removed. verity run does
-      the same before its battery.`;
+export const HELP: string = COMMAND_HELP["ledger"];
 
 function str(
   p: ReturnType<typeof parseCommandLine>,

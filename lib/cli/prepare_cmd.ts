@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { relative } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -22,35 +23,7 @@ import {
 import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
 import { fetchPinned, fetchPinnedNode } from "../audit/fetch.ts";
 
-export const HELP = `verity prepare <target> [--update-lock]
-
-Fetch an audit target's pinned npm package (the only step that needs the
-network) and make it runnable offline. A Deno target (command "{deno} run
-... npm:<package>@<version>"):
-
-  1. npm pack <package>@<version>: the tarball's sha512 must equal
-     [source].integrity (skipped, with a note, when npm is not installed);
-  2. deno cache into .verity/deno_dir with the target's lockfile
-     (<target>/deno.lock, frozen; written on the first prepare): the
-     integrity the lock records for the package must equal it too;
-  3. the tarball is extracted to .verity/sources/<target>/package ({source});
-  4. .verity/prepared.json records versions, hashes and every locked package.
-
-A Node target (command "{node} {node_modules}/<package>/<script>"): npm pack
-checks the tarball as in 1; npm ci installs exactly <target>/package-lock.json
-(written on the first prepare) into .verity/node/<target> with install scripts
-off; the lock must record the pinned integrity; install scripts (native
-addons) then run under bubblewrap with no network (npm rebuild).
-
-Any mismatch refuses and records nothing. <target> is a target name (looked
-up under targets/) or a path. .verity/ is in the working directory.
-
-Options:
-  --update-lock   re-resolve dependencies and rewrite <target>/deno.lock
-  -h, --help      show this help
-
-Exit codes: 0 prepared; 2 invalid target, integrity mismatch, or a fetch
-that failed (the message says which).`;
+export const HELP: string = COMMAND_HELP["prepare"];
 
 /** Run `verity prepare`. */
 export async function main(argv: string[]): Promise<number> {

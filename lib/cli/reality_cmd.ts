@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   parseCommandLine,
@@ -26,65 +27,9 @@ import {
 } from "../reality/runner.ts";
 import { missesThreshold } from "../reality/score.ts";
 import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
-import {
-  parseRemote,
-  REMOTE_HELP,
-  REMOTE_OPTIONS,
-  remoteClient,
-} from "./remote.ts";
+import { parseRemote, REMOTE_OPTIONS, remoteClient } from "./remote.ts";
 
-export const HELP = `verity reality [options] -- <command...>
-verity reality [options] <target>
-verity reality [options] --url URL [--header NAME=VALUE]...
-
-Call each tool once with realistic arguments generated from its inputSchema
-and check that a successful answer is real: no disguised refusal, no empty
-content, structuredContent present and valid when an outputSchema is
-declared. Echo mismatches are reported, never scored. An honest
-isError: true, a JSON-RPC error or no answer is a failed call, reported
-apart and never scored.
-
-Only tools whose readOnlyHint is exactly true are called unless
---include-destructive is given. With a <target> (a name under fixtures/ or
-targets/, a directory holding target.toml or fixture.toml, or the file) the
-server runs sandboxed on a scratch reset of the definition's state, and
-every write tool gets a fresh server on a fresh reset of its own. The
--- <command...> form is sandboxed the same way (deno run commands under the
-deno backend, others under bubblewrap) on scratch state directories, unless
---no-sandbox.
-
-A remote server (--url) cannot be reset: only read-only tools are called
-unless --include-destructive is given, which calls write tools against the
-server's live state (with a warning).
-
-Score = share of checkable tools not flagged, always shown with checked/total;
-grade A >= 97, B >= 90, C >= 75, D >= 50, else F, and no grade at all when
-fewer than half the tools were checked. Tools whose execution.taskSupport is
-"required" are skipped (task protocol), never counted as failures.
-
-Options:
-  --include-destructive  also call tools not declared read-only
-  --fail-under N         exit 1 when the score is below N (0-100), when
-                         no tool was checkable, or when the score is
-                         ungraded (under half the tools checked)
-  --allow-low-coverage   with --fail-under: judge an ungraded score by its
-                         percentage alone
-  --seed N               seed for argument generation (default ${DEFAULT_SEED})
-  --json                 print the full report as JSON
-  --out FILE             also write the JSON report to FILE (atomically)
-  --ledger FILE          append a "reality" block (file name, SHA-256 of --out)
-                         to this ledger and print the head (needs --out)
-  --timeout S            seconds to wait for each answer (default 30; a
-                         target's timeouts.call)
-  --env K=V              environment variable for the server (repeatable;
-                         command form only)
-  --no-sandbox           run unsandboxed: a <target> still on scratch state,
-                         a -- <command...> as given, against its live state
-${REMOTE_HELP}
-  -h, --help             show this help
-
-Exit codes: 0 done; 1 score under --fail-under; 2 bad arguments or
-definition, or the server could not be listed.`;
+export const HELP: string = COMMAND_HELP["reality"];
 
 function parseFailUnder(v: unknown): number | null {
   if (v === undefined) return null;

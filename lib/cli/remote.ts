@@ -19,16 +19,6 @@ export const REMOTE_OPTIONS: OptionSpec = {
   "header-env": { type: "string", multiple: true },
 };
 
-/** Help text for the remote options. */
-export const REMOTE_HELP =
-  `  --url URL              audit a remote server over Streamable HTTP (falls
-                         back to the legacy HTTP+SSE transport) instead of
-                         starting one
-  --header NAME=VALUE    send this header with every request (repeatable;
-                         the value is never shown in output or evidence)
-  --header-env NAME=VAR  send header NAME with the value of environment
-                         variable VAR (repeatable; never shown either)`;
-
 /** A remote server to speak to, its headers, and the URL safe to show. */
 export interface RemoteServer {
   url: string;

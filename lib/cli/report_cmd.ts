@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { join } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -14,35 +15,7 @@ import { readEvidenceText } from "../evidence/files.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
 
-export const HELP =
-  `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
-verity report verify <file> [--ledger LEDGER (--expected-head H | --expected-head-file F)]
-
-Show a saved report, or verify one. <file> is an audit report
-(report.json or report.json.gz), a reality report (verity reality --out) or
-a capture manifest (verity capture --out).
-
-verify re-derives the document from the raw evidence inside it (an audit
-report: every declaration from the raw tools/list frames, every call
-outcome from the raw response frames, every snapshot digest, every verdict
-and the expectation check; a reality report: every verdict and the score; a
-manifest: every contract hash) and names each field that differs. With
---ledger it also checks the ledger's chain against the head kept elsewhere
-and that a block of it records this file's SHA-256: fields nothing can
-re-derive (provenance, commands, timings, the raw evidence itself) are
-covered only by that binding. See docs/evidence.md.
-
-Exit: 0 verified; 1 a difference, a broken chain or no block for the file;
-2 unreadable input or bad arguments.
-
-Options:
-  --format FORMAT          text (default), json, html (one self-contained page),
-                           sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
-  --runs-dir DIR           where run ids are looked up (default runs/)
-  --ledger FILE            the ledger the file was appended to
-  --expected-head H        the ledger head published elsewhere (sha256:...)
-  --expected-head-file F   read the head from a file
-  -h, --help               show this help`;
+export const HELP: string = COMMAND_HELP["report"];
 
 /** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
 async function readDocument(

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
 import { DefinitionError, UsageError } from "../errors.ts";
@@ -30,35 +31,7 @@ import {
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 import { Progress } from "./_progress.ts";
 
-export const HELP = `verity run <definition> [options]
-
-Run the conformance battery: control, once and twice sessions from a fresh
-reset, concurrent attempts for tools that claim idempotence, and a verdict
-for every (tool, test) pair with its evidence. <definition> is a fixture or
-target name (looked up under fixtures/ then targets/) or a path to its
-directory or .toml file.
-
-Options:
-  --tool NAME|NAME[variant]   only this tool (repeatable)
-  --runs N                    independent runs per session kind (default 3, at least 3)
-  --jobs N                    sessions in parallel (default: number of cores)
-  --concurrent-attempts N     concurrent attempts per mode (default 20)
-  --observe-concurrent        also record concurrent attempts for tools without an idempotence claim
-  --runs-dir DIR              where reports go (default runs/)
-  --audit                     audit mode: no expectations, sandbox required, exit 0 whatever the verdicts
-  --fail-on-violation         with --audit: exit 1 when any verdict is VIOLATION
-  --no-sandbox                run the server without a sandbox (refused for audits unless given)
-  --json                      print the report JSON instead of the text summary (no progress on stderr)
-  --quiet                     no progress on stderr (warnings and errors still print)
-  --html FILE                 also write the report as one self-contained HTML page
-  --sarif FILE                also write it as SARIF 2.1.0 (GitHub code scanning)
-  --junit FILE                also write it as JUnit XML (CI test reporters)
-  -h, --help                  show this help
-
-Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
-not met, a violation with --fail-on-violation, or a server that never started
-or died in every session (always, whatever the flags); 2 invalid definition
-or arguments, or a tool the server does not list (before any tool is called).`;
+export const HELP: string = COMMAND_HELP["run"];
 
 /** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {

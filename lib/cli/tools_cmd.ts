@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   parseCommandLine,
@@ -21,30 +22,11 @@ import { ServerError } from "../errors.ts";
 import {
   parseRemote,
   refuseWithUrl,
-  REMOTE_HELP,
   REMOTE_OPTIONS,
   remoteClient,
 } from "./remote.ts";
 
-export const HELP =
-  `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
-verity tools [--json] [--timeout S] --url URL [--header NAME=VALUE]...
-
-Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
-end) and print each tool's four hints as read from the raw bytes:
-TRUE, FALSE, ABSENT or MALFORMED (with what was wrong).
-
-Options:
-  --json          print {"tools":[...],"pages":N} instead of a table
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-${REMOTE_HELP}
-  -h, --help      show this help
-
-Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`;
+export const HELP: string = COMMAND_HELP["tools"];
 
 /** Run `verity tools`. */
 export async function main(argv: string[]): Promise<number> {

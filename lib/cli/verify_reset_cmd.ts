@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
@@ -15,22 +16,7 @@ import { coverage } from "../state/coverage.ts";
 import type { CategoryDelta } from "../state/delta.ts";
 import { verifyReset } from "../state_io/verify_reset.ts";
 
-export const HELP = `verity verify-reset <definition> [--json] [--keep]
-
-Reset the definition's state twice into fresh directories, snapshot both
-with its adapters, apply its masks, and require identical state. A reset
-that is not reproducible makes every verdict RESET_UNVERIFIED.
-
-<definition> is a directory holding fixture.toml or target.toml, a path to
-a .toml file, or a name looked up under fixtures/ then targets/.
-
-Options:
-  --json          print the evidence as JSON
-  --keep          keep the two state directories and print where they are
-  -h, --help      show this help
-
-Exit codes: 0 verified; 1 not verified (the differing records are named);
-2 invalid definition or arguments.`;
+export const HELP: string = COMMAND_HELP["verify-reset"];
 
 function fmt(v: unknown): string {
   return v === undefined ? "(absent)" : JSON.stringify(v);
