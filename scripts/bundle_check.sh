@@ -48,6 +48,6 @@ unshare --net -- env -i PATH=/usr/bin:/bin HOME="$work/home" DENO_DIR="$work/den
     --ledger "$W/out/runs/ledger.json" --expected-head "$head"
   # nothing was written into the empty HOME or DENO_DIR
   leftovers=$(find "$HOME" "$DENO_DIR" -mindepth 1 | head -n 5)
-  [ -z "$leftovers" ] || echo "note: written outside the bundle: $leftovers"
+  [ -z "$leftovers" ] || { echo "bundle check: written outside the bundle: $leftovers" >&2; exit 1; }
 '
 echo "bundle check: $name ran offline (run, report verify, ledger verify, attest verify)"
