@@ -467,3 +467,30 @@ Deno.test("concurrent: attempts whose calls all failed are no evidence of idempo
     "INCONCLUSIVE:CALL_ERROR",
   );
 });
+
+Deno.test("a check that throws is INCONCLUSIVE:CHECK_FAILED with the error as evidence, not a crashed run", () => {
+  // The once sessions name a snapshot the evidence does not hold: the
+  // read_only check's comparator throws.
+  const t = tool(
+    { readOnlyHint: "TRUE", openWorldHint: "FALSE" },
+    ["missing", "missing", "missing"],
+    [],
+  );
+  const v = judge("read_only", defn(), t, STORE);
+  assert.equal(v.outcome, "INCONCLUSIVE:CHECK_FAILED");
+  assert.equal(v.observed, "read_only=unknown");
+  assert.deepEqual(v.evidence.check_error, {
+    check: "read_only",
+    name: "RangeError",
+    message: "snapshot missing is missing from the evidence",
+  });
+  assert.match(v.details.join("\n"), /the read_only check failed/);
+  // The other checks of the same tool still judge.
+  assert.equal(judge("open_world", defn(), t, STORE).outcome, "PASS");
+  // Under the rules a report was judged with before version 4, the same
+  // evidence re-derives as it was judged then.
+  assert.equal(
+    judge("read_only", defn(), t, STORE, { rules: 3 }).outcome,
+    "INCONCLUSIVE:SETUP_FAILED",
+  );
+});

@@ -7,3 +7,6 @@
 export * from "./engine.ts";
 export * from "./types.ts";
 export * from "./process_memory.ts";
+export * from "./overlap.ts";
+export * from "./check.ts";
+export * from "./battery.ts";

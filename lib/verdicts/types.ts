@@ -23,7 +23,8 @@ export type Reason =
   | "NO_OVERLAP_OBSERVED"
   | "TWO_PROCESS_SKIPPED_STARTUP_WRITES"
   | "NO_NETWORK_OBSERVATION"
-  | "UNOBSERVED_STATE";
+  | "UNOBSERVED_STATE"
+  | "CHECK_FAILED";
 
 /** Outcome kinds. */
 export type OutcomeKind =

@@ -1,0 +1,215 @@
+/**
+ * One `[[adapters]]` table of a definition, read strictly. Private to
+ * `parse.ts`. Pure.
+ *
+ * @module
+ */
+import { normalizeLabel } from "../common/paths.ts";
+import type { AdapterDef, MaskRule } from "./types.ts";
+import { describe, join, type Reader, relativePath } from "./_reader.ts";
+
+const MASK_KINDS = ["timestamp", "uuid", "token", "counter"] as const;
+
+/** Read one adapter table at `path` (e.g. `adapters[0]`). */
+export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
+  const t = r.table(v, path);
+  if (!Object.hasOwn(t, "kind")) {
+    r.fail(
+      `${path}.kind`,
+      'missing (one of "sqlite", "fs", "json", "postgres")',
+    );
+  }
+  const kind = r.string(t.kind, `${path}.kind`);
+  if (
+    kind !== "sqlite" && kind !== "fs" && kind !== "json" && kind !== "postgres"
+  ) {
+    r.fail(
+      `${path}.kind`,
+      `expected "sqlite", "fs", "json" or "postgres", got ${
+        JSON.stringify(kind)
+      }`,
+    );
+  }
+  const common = ["kind", "label", "seed", "business", "append_only", "mask"];
+  r.keys(
+    t,
+    path,
+    kind === "json"
+      ? [...common, "key", "format", "region_by", "regions"]
+      : kind === "postgres"
+      ? [...common, "key"]
+      : common,
+  );
+  if (!Object.hasOwn(t, "label")) {
+    r.fail(
+      `${path}.label`,
+      'missing (path inside the state directory, e.g. "state.db")',
+    );
+  }
+  const label = relativePath(
+    r,
+    r.nonEmptyString(t.label, `${path}.label`),
+    `${path}.label`,
+    "label",
+  );
+  if (kind === "postgres" && !/^[a-z_][a-z0-9_]{0,40}$/.test(label)) {
+    r.fail(
+      `${path}.label`,
+      `a postgres adapter's label names its database: lower-case letters, digits and "_" (at most 41), got ${
+        JSON.stringify(label)
+      }`,
+    );
+  }
+  if (kind !== "fs" && normalizeLabel(label) === ".") {
+    r.fail(`${path}.label`, `a ${kind} adapter needs a file label, not "."`);
+  }
+  const seed = Object.hasOwn(t, "seed")
+    ? relativePath(
+      r,
+      r.nonEmptyString(t.seed, `${path}.seed`),
+      `${path}.seed`,
+      "a seed path (inside the definition's directory)",
+    )
+    : null;
+  const business = Object.hasOwn(t, "business")
+    ? r.strings(t.business, `${path}.business`)
+    : [];
+  const append_only = Object.hasOwn(t, "append_only")
+    ? r.strings(t.append_only, `${path}.append_only`)
+    : [];
+  for (const [i, b] of business.entries()) {
+    if (business.indexOf(b) !== i) {
+      r.fail(`${path}.business[${i}]`, `duplicate ${JSON.stringify(b)}`);
+    }
+    const j = append_only.indexOf(b);
+    if (j !== -1) {
+      r.fail(
+        `${path}.append_only[${j}]`,
+        `${JSON.stringify(b)} is also listed in business`,
+      );
+    }
+  }
+  for (const [i, b] of append_only.entries()) {
+    if (append_only.indexOf(b) !== i) {
+      r.fail(`${path}.append_only[${i}]`, `duplicate ${JSON.stringify(b)}`);
+    }
+  }
+  if (kind === "fs") {
+    const base = normalizeLabel(label);
+    for (
+      const [list, name] of [[business, "business"], [
+        append_only,
+        "append_only",
+      ]] as const
+    ) {
+      list.forEach((b, i) => {
+        relativePath(r, b, `${path}.${name}[${i}]`, "an fs region path");
+        const n = normalizeLabel(b);
+        if (!(base === "." || n === base || n.startsWith(base + "/"))) {
+          r.fail(
+            `${path}.${name}[${i}]`,
+            `${JSON.stringify(b)} is not inside the adapter's label ${
+              JSON.stringify(label)
+            }`,
+          );
+        }
+      });
+    }
+  }
+  const mask: MaskRule[] = [];
+  if (Object.hasOwn(t, "mask")) {
+    if (!Array.isArray(t.mask)) {
+      r.fail(
+        `${path}.mask`,
+        `expected an array of {region, column, kind}, got ${describe(t.mask)}`,
+      );
+    }
+    t.mask.forEach((m, i) => {
+      const p = `${path}.mask[${i}]`;
+      const mt = r.table(m, p);
+      r.keys(mt, p, ["region", "column", "kind"]);
+      for (const k of ["region", "column", "kind"]) {
+        if (!Object.hasOwn(mt, k)) r.fail(`${p}.${k}`, "missing");
+      }
+      const mk = r.string(mt.kind, `${p}.kind`);
+      if (!(MASK_KINDS as readonly string[]).includes(mk)) {
+        r.fail(
+          `${p}.kind`,
+          `expected one of ${MASK_KINDS.join(", ")}, got ${JSON.stringify(mk)}`,
+        );
+      }
+      mask.push({
+        region: r.nonEmptyString(mt.region, `${p}.region`),
+        column: r.nonEmptyString(mt.column, `${p}.column`),
+        kind: mk as MaskRule["kind"],
+      });
+    });
+  }
+  // Labels (and fs region paths) are kept normalised ("notes/" -> "notes",
+  // "./x.json" -> "x.json"), the form regions and coverage use.
+  const fsPath = (p: string) => (kind === "fs" ? normalizeLabel(p) : p);
+  const out: AdapterDef = {
+    kind,
+    label: normalizeLabel(label),
+    seed,
+    business: business.map(fsPath),
+    append_only: append_only.map(fsPath),
+    mask: mask.map((m) => ({ ...m, region: fsPath(m.region) })),
+    key: {},
+  };
+  if (kind === "json" || kind === "postgres") {
+    if (Object.hasOwn(t, "key")) {
+      const kt = r.table(t.key, `${path}.key`);
+      for (const [region, fields] of Object.entries(kt)) {
+        const fp = join(`${path}.key`, region);
+        const list = r.strings(fields, fp);
+        if (list.length === 0) r.fail(fp, "must name at least one field");
+        out.key[region] = list;
+      }
+    }
+  }
+  if (kind === "json") {
+    if (Object.hasOwn(t, "format")) {
+      const f = r.string(t.format, `${path}.format`);
+      if (f !== "json" && f !== "jsonl") {
+        r.fail(
+          `${path}.format`,
+          `expected "json" or "jsonl", got ${JSON.stringify(f)}`,
+        );
+      }
+      out.format = f;
+    }
+    if (Object.hasOwn(t, "region_by")) {
+      out.region_by = r.nonEmptyString(t.region_by, `${path}.region_by`);
+    }
+    if (Object.hasOwn(t, "regions")) {
+      if (out.region_by !== undefined) {
+        r.fail(`${path}.regions`, "use either regions or region_by, not both");
+      }
+      const rt = r.table(t.regions, `${path}.regions`);
+      const regions: Record<string, string> = {};
+      for (const [name, ptr] of Object.entries(rt)) {
+        const pp = join(`${path}.regions`, name);
+        const s = r.string(ptr, pp);
+        if (s !== "" && !s.startsWith("/")) {
+          r.fail(
+            pp,
+            `expected a JSON pointer such as "/items", got ${
+              JSON.stringify(s)
+            }`,
+          );
+        }
+        regions[name] = s;
+      }
+      out.regions = regions;
+      const ext = /\.(jsonl|ndjson)$/i.test(label) ? "jsonl" : "json";
+      if ((out.format ?? ext) === "jsonl") {
+        r.fail(
+          `${path}.regions`,
+          "regions (JSON pointers) apply to json documents, not jsonl",
+        );
+      }
+    }
+  }
+  return out;
+}

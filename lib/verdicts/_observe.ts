@@ -1,0 +1,308 @@
+/**
+ * What the named checks share: the observation a check produces, the
+ * delta comparator over the stored snapshots, and the small rules every
+ * check applies the same way (state gate, per-run decision,
+ * nondeterminism). Private to `lib/verdicts/`. Pure.
+ *
+ * @module
+ */
+import type { Snapshot } from "../state/types.ts";
+import { computeDelta, type Delta } from "../state/delta.ts";
+import type { Reason } from "./types.ts";
+import type {
+  DefinitionObservations,
+  SessionObservation,
+  ToolObservations,
+} from "../history/types.ts";
+
+/** Normalized snapshots by digest: the state evidence every comparison reads. */
+export type SnapshotStore = Readonly<Record<string, Snapshot>>;
+
+export type Behaviour = "holds" | "fails" | "unknown";
+export type Cat = "business" | "append_only" | "unclassified";
+
+/** What observing one test produced, before the declaration is considered. */
+export interface Observation {
+  behaviour: Behaviour;
+  /** Reasons that stop a PASS (first is primary when behaviour is unknown). */
+  blockers: Reason[];
+  details: string[];
+  facts: Record<string, string | boolean | number>;
+  evidence: Record<string, unknown>;
+}
+
+/** Compact, bounded form of a delta for a report. */
+export function summarizeDelta(d: Delta, limit = 50): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of ["business", "append_only", "unclassified"] as const) {
+    const cd = d[c];
+    if (cd.empty) continue;
+    out[c] = {
+      lossy: cd.lossy,
+      added: cd.added.slice(0, limit),
+      removed: cd.removed.slice(0, limit),
+      changed: cd.changed.slice(0, limit),
+      // Only when present: reports written before tables had a structure
+      // re-derive byte for byte.
+      ...(cd.structure.length
+        ? { structure: cd.structure.slice(0, limit) }
+        : {}),
+      ...(cd.added.length + cd.removed.length + cd.changed.length > 3 * limit
+        ? { truncated: true }
+        : {}),
+    };
+  }
+  return out;
+}
+
+/** The columns (region.field) a delta touches, for NONDETERMINISTIC evidence. */
+export function deltaColumns(d: Delta, cats: readonly Cat[]): string[] {
+  const cols = new Set<string>();
+  for (const c of cats) {
+    const cd = d[c];
+    for (const ch of cd.changed) {
+      const region = ch.region.split(":").slice(1).join(":") || ch.region;
+      for (const f of ch.fields) cols.add(`${region}.${f.field}`);
+    }
+    for (const r of [...cd.added, ...cd.removed, ...cd.structure]) {
+      const region = r.region.split(":").slice(1).join(":") || r.region;
+      cols.add(`${region}.*`);
+    }
+  }
+  return [...cols].sort();
+}
+
+export class Comparator {
+  #snaps: SnapshotStore;
+  #cache = new Map<string, Delta>();
+  constructor(snaps: SnapshotStore) {
+    this.#snaps = snaps;
+  }
+  delta(a: string, b: string): Delta {
+    const key = `${a}|${b}`;
+    let d = this.#cache.get(key);
+    if (!d) {
+      const sa = this.#snaps[a];
+      const sb = this.#snaps[b];
+      if (!sa || !sb) {
+        throw new RangeError(
+          `snapshot ${!sa ? a : b} is missing from the evidence`,
+        );
+      }
+      d = computeDelta(sa, sb);
+      this.#cache.set(key, d);
+    }
+    return d;
+  }
+}
+
+export function any(d: Delta, cats: readonly Cat[]): boolean {
+  return cats.some((c) => !d[c].empty);
+}
+
+export function lossy(d: Delta, cats: readonly Cat[]): boolean {
+  return cats.some((c) => d[c].lossy);
+}
+
+export function callFailed(s: SessionObservation, from = 0): boolean {
+  return s.calls.slice(from).some((c) => c.status !== "ok");
+}
+
+export function callMessages(s: SessionObservation): string[] {
+  return s.calls.filter((c) => c.status !== "ok").map((c) =>
+    `${s.kind} run ${s.run}: ${c.status}${c.message ? `: ${c.message}` : ""}`
+  );
+}
+
+export function setupProblem(sessions: SessionObservation[]): string | null {
+  for (const s of sessions) {
+    if (s.setupFailure !== null || s.stateDigest === null) {
+      return `${s.kind} run ${s.run}: ${s.setupFailure ?? "no state observed"}`;
+    }
+  }
+  return null;
+}
+
+/** Check that sessions of one kind agree on the given categories; return differing columns. */
+export function disagreement(
+  cmp: Comparator,
+  sessions: SessionObservation[],
+  cats: readonly Cat[],
+): string[] {
+  const first = sessions[0]?.stateDigest;
+  if (!first) return [];
+  const cols = new Set<string>();
+  for (const s of sessions.slice(1)) {
+    if (!s.stateDigest || s.stateDigest === first) continue;
+    const d = cmp.delta(first, s.stateDigest);
+    if (any(d, cats)) { for (const c of deltaColumns(d, cats)) cols.add(c); }
+  }
+  return [...cols].sort();
+}
+
+export function base(): Observation {
+  return {
+    behaviour: "unknown",
+    blockers: [],
+    details: [],
+    facts: {},
+    evidence: {},
+  };
+}
+
+export function stateGate(
+  defn: DefinitionObservations,
+  sessions: SessionObservation[],
+): Observation | null {
+  const o = base();
+  if (!defn.reset.verified) {
+    o.blockers.push("RESET_UNVERIFIED");
+    o.details.push(
+      `reset not verified: ${defn.reset.problem ?? "two resets differ"}`,
+    );
+    return o;
+  }
+  const setup = setupProblem(sessions);
+  if (setup) {
+    o.blockers.push("SETUP_FAILED");
+    o.details.push(setup);
+    return o;
+  }
+  return null;
+}
+
+/** Sessions that must agree did not: name the differing columns. */
+export function markNondeterministic(
+  o: Observation,
+  cols: string[],
+  what: string,
+): void {
+  o.behaviour = "unknown";
+  o.blockers.unshift("NONDETERMINISTIC");
+  o.facts.nondeterministic_columns = cols.join(",");
+  o.details.push(`${what} ${cols.join(", ")}`);
+}
+
+/**
+ * Decide a per-run comparison: every run shows the effect → fails; none →
+ * holds (unless only unclassified state moved); mixed → NONDETERMINISTIC.
+ * A run whose call failed and which changed nothing is CALL_ERROR.
+ */
+export function decideRuns(
+  o: Observation,
+  runs: {
+    run: number;
+    effect: boolean;
+    unclassifiedOnly: boolean;
+    failed: boolean;
+    messages: string[];
+  }[],
+  what: string,
+): void {
+  const errored = runs.filter((r) =>
+    r.failed && !r.effect && !r.unclassifiedOnly
+  );
+  const effects = runs.filter((r) => r.effect).length;
+  o.facts.call_errored = runs.some((r) => r.failed);
+  if (runs.some((r) => r.failed)) {
+    o.details.push(...runs.flatMap((r) => r.messages));
+  }
+  if (effects === runs.length && runs.length > 0) {
+    o.behaviour = "fails";
+    o.details.push(`${what} in ${effects}/${runs.length} runs`);
+    if (runs.some((r) => r.failed)) {
+      o.details.push("judged on state: the failing call still had an effect");
+    }
+    return;
+  }
+  if (errored.length > 0) {
+    o.behaviour = "unknown";
+    o.blockers.unshift("CALL_ERROR");
+    o.details.push(
+      `the call failed with no state change in ${errored.length}/${runs.length} runs`,
+    );
+    return;
+  }
+  if (effects > 0) {
+    o.behaviour = "unknown";
+    o.blockers.unshift("NONDETERMINISTIC");
+    o.details.push(
+      `${what} in ${effects}/${runs.length} runs only (runs ${
+        runs.filter((r) => r.effect).map((r) => r.run).join(", ")
+      })`,
+    );
+    return;
+  }
+  if (runs.some((r) => r.unclassifiedOnly)) {
+    o.behaviour = "unknown";
+    o.blockers.unshift("UNCLASSIFIED_STATE");
+    o.details.push(
+      "the only change is in state the definition did not classify",
+    );
+    return;
+  }
+  o.behaviour = "holds";
+}
+
+export function controlReference(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  o: Observation,
+): string | null {
+  const cols = disagreement(cmp, defn.control, [
+    "business",
+    "append_only",
+    "unclassified",
+  ]);
+  if (cols.length > 0) {
+    markNondeterministic(o, cols, "control sessions disagree on");
+    return null;
+  }
+  return defn.control[0]?.stateDigest ?? null;
+}
+
+/** The comparison read_only and destructive share: control state vs each once state. */
+export function controlVsOnce(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+): { o: Observation; perRun: { s: SessionObservation; d: Delta }[] | null } {
+  const gate = stateGate(defn, [...defn.control, ...t.once]);
+  if (gate) return { o: gate, perRun: null };
+  const o = base();
+  const ref = controlReference(cmp, defn, o);
+  if (ref === null) return { o, perRun: null };
+  const perRun = t.once.map((s) => ({ s, d: cmp.delta(ref, s.stateDigest!) }));
+  o.facts.business_changed = perRun.some(({ d }) => !d.business.empty);
+  o.facts.append_only_changed = perRun.some(({ d }) => !d.append_only.empty);
+  o.evidence.control_vs_once = perRun.map(({ s, d }) => ({
+    run: s.run,
+    from: ref,
+    to: s.stateDigest,
+    delta: summarizeDelta(d),
+  }));
+  return { o, perRun };
+}
+
+export function onceReference(
+  cmp: Comparator,
+  t: ToolObservations,
+  o: Observation,
+): string | null {
+  const cols = disagreement(cmp, t.once, ["business"]);
+  if (cols.length > 0) {
+    markNondeterministic(
+      o,
+      cols,
+      "business state after one call differs between runs in",
+    );
+    return null;
+  }
+  return t.once[0]?.stateDigest ?? null;
+}
+
+export function networkValues(s: SessionObservation): string[] {
+  return (s.network ?? []).filter((p) => p.permission === "net").map((p) =>
+    p.value ?? ""
+  );
+}

@@ -1,0 +1,135 @@
+/**
+ * The `concurrent_idempotence` check: a call declared idempotent, made twice at once, must leave business state as one call leaves it in every attempt. Pure.
+ *
+ * @module
+ */
+import type { Check } from "../check.ts";
+import type {
+  DefinitionObservations,
+  ToolObservations,
+} from "../../history/types.ts";
+import {
+  base,
+  callFailed,
+  type Comparator,
+  type Observation,
+  onceReference,
+  stateGate,
+  summarizeDelta,
+} from "../_observe.ts";
+
+function observeConcurrent(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+): Observation {
+  const o = base();
+  if (t.concurrent === null) {
+    // Not run: the tool makes no idempotence claim (see --observe-concurrent).
+    o.details.push("no concurrent attempts were run");
+    return o;
+  }
+  const gate = stateGate(defn, t.once);
+  if (gate) return gate;
+  const ref = onceReference(cmp, t, o);
+  if (ref === null) return o;
+  const attempts = t.concurrent;
+  const usable = attempts.filter((a) =>
+    a.setupFailure === null && a.stateDigest !== null
+  );
+  const rows = usable.map((a) => {
+    const d = cmp.delta(ref, a.stateDigest!);
+    return { a, d, diverged: !d.business.empty };
+  });
+  const counts: Record<string, Record<string, number>> = {};
+  for (const mode of ["single_connection", "two_process"] as const) {
+    const mine = rows.filter((r) => r.a.mode === mode);
+    counts[mode] = {
+      attempts: attempts.filter((a) => a.mode === mode).length,
+      diverged: mine.filter((r) => r.diverged).length,
+      overlapped: mine.filter((r) => r.a.overlap).length,
+      setup_failed: attempts.filter((a) =>
+        a.mode === mode && a.setupFailure !== null
+      ).length,
+    };
+  }
+  const producedBy = [
+    ...new Set(rows.filter((r) => r.diverged).map((r) => r.a.mode)),
+  ];
+  o.evidence.counts = counts;
+  o.evidence.attempts = rows.map((r) => ({
+    mode: r.a.mode,
+    attempt: r.a.attempt,
+    diverged: r.diverged,
+    overlap: r.a.overlap,
+    overlapDetail: r.a.overlapDetail,
+    calls: r.a.calls.map((c) => c.status),
+    timeline: r.a.timeline,
+    ...(r.diverged ? { delta: summarizeDelta(r.d) } : {}),
+  }));
+  o.evidence.producedBy = producedBy;
+  o.facts.diverged_attempts = rows.filter((r) => r.diverged).length;
+  o.facts.overlapped_attempts = rows.filter((r) => r.a.overlap).length;
+  if (t.twoProcessSkipped) {
+    o.blockers.push("TWO_PROCESS_SKIPPED_STARTUP_WRITES");
+    o.details.push(`two-process attempts skipped: ${t.twoProcessSkipped}`);
+  }
+  if (rows.length === 0) {
+    o.blockers.unshift("SETUP_FAILED");
+    o.details.push("no concurrent attempt could be set up");
+    return o;
+  }
+  const diverged = rows.filter((r) => r.diverged);
+  if (diverged.length > 0) {
+    o.behaviour = "fails";
+    const first = diverged[0]!;
+    o.details.push(
+      `${diverged.length} attempt(s) diverged from one call; first: ${first.a.mode} attempt ${first.a.attempt}`,
+    );
+    return o;
+  }
+  if (rows.some((r) => !r.d.unclassified.empty)) {
+    o.blockers.unshift("UNCLASSIFIED_STATE");
+    o.details.push("attempts differ from one call only in unclassified state");
+    return o;
+  }
+  // Without divergence, only attempts where a call did its work are evidence
+  // that concurrent calls are safe; a call that failed may never have reached
+  // the code that races.
+  if (t.once.every((s) => callFailed(s))) {
+    o.blockers.unshift("CALL_ERROR");
+    o.details.push(
+      "the single call failed in every once session: nothing to compare",
+    );
+    return o;
+  }
+  const informative = rows.filter((r) =>
+    r.a.calls.some((c) => c.status === "ok")
+  );
+  o.facts.informative_attempts = informative.length;
+  if (informative.length === 0) {
+    o.blockers.unshift("CALL_ERROR");
+    o.details.push(
+      "every call failed in every concurrent attempt, and nothing changed",
+    );
+    return o;
+  }
+  if (informative.some((r) => r.a.overlap)) {
+    o.behaviour = "holds";
+    return o;
+  }
+  o.blockers.unshift("NO_OVERLAP_OBSERVED");
+  o.details.push("no attempt diverged and no attempt overlapped");
+  return o;
+}
+
+/** A call declared idempotent, made twice at once, must leave business state as one call leaves it in every attempt. */
+export const concurrentIdempotenceCheck: Check = {
+  test: "concurrent_idempotence",
+  hint: "idempotentHint",
+  claim: "TRUE",
+  property: "idempotent",
+  observes:
+    "once vs two concurrent calls (one connection; two processes): business state, overlap from the timer's stamps",
+  observe: (ctx) => observeConcurrent(ctx.cmp, ctx.defn, ctx.tool),
+};

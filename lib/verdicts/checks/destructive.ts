@@ -1,0 +1,54 @@
+/**
+ * The `destructive` check: a call declared non-destructive must not lose or overwrite a pre-existing business or append-only record. Pure.
+ *
+ * @module
+ */
+import type { Check } from "../check.ts";
+import type {
+  DefinitionObservations,
+  ToolObservations,
+} from "../../history/types.ts";
+import {
+  callFailed,
+  callMessages,
+  type Comparator,
+  controlVsOnce,
+  decideRuns,
+  lossy,
+  type Observation,
+} from "../_observe.ts";
+
+function observeDestructive(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+): Observation {
+  const { o, perRun } = controlVsOnce(cmp, defn, t);
+  if (perRun === null) return o;
+  o.facts.lossy = perRun.some(({ d }) => lossy(d, ["business", "append_only"]));
+  decideRuns(
+    o,
+    perRun.map(({ s, d }) => ({
+      run: s.run,
+      effect: lossy(d, ["business", "append_only"]),
+      unclassifiedOnly: !lossy(d, ["business", "append_only"]) &&
+        d.unclassified.lossy,
+      // A failed call that still added records is not a clean failure.
+      failed: callFailed(s) && d.empty,
+      messages: callMessages(s),
+    })),
+    "a pre-existing business or append-only record was lost or overwritten",
+  );
+  return o;
+}
+
+/** A call declared non-destructive must not lose or overwrite a pre-existing business or append-only record. */
+export const destructiveCheck: Check = {
+  test: "destructive",
+  hint: "destructiveHint",
+  claim: "FALSE",
+  property: "non_destructive",
+  observes:
+    "control vs once: a pre-existing business or append-only record lost or overwritten",
+  observe: (ctx) => observeDestructive(ctx.cmp, ctx.defn, ctx.tool),
+};
