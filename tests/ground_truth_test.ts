@@ -70,6 +70,8 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "cannot-start",
       "dies-every-session",
       "memory-toggle",
+      "unclassified-cache",
+      "unstable-seed",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
 });

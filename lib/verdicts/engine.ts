@@ -217,6 +217,11 @@ export function judge(
     // as evidence, not a crashed run (rules version 4; before, SETUP_FAILED).
     o = checkCrashed(test, e, rules);
   }
+  // An unverified reset is named on every verdict, also where the check
+  // itself never reached the state gate (a concurrent test not run).
+  if (!defn.reset.verified && !o.blockers.includes("RESET_UNVERIFIED")) {
+    o.blockers.push("RESET_UNVERIFIED");
+  }
   const { hint, property } = CHECKS[test];
   const declared = t.hints[hint].state;
   const na = declarationReason(test, t);
