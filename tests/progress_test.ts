@@ -39,6 +39,7 @@ Deno.test("progress: stderr not a terminal: phase lines only, no live line or es
   const r = await run([]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /^verity: reset: verified$/m);
+  // deno-lint-ignore no-control-regex -- the progress line is made of escape codes
   assert.doesNotMatch(r.stderr, /[\r\x1b]/);
   assert.doesNotMatch(r.stderr, /sessions \d+\/\d+/);
 });
@@ -88,6 +89,7 @@ Deno.test({
       const tty = await Deno.readTextFile(log);
       const frames = [
         ...tty.matchAll(
+          // deno-lint-ignore no-control-regex -- the progress line is made of escape codes
           /\r\x1b\[2Kverity: sessions (\d+)\/(\d+) · ([a-z]+)([^\r]*)/g,
         ),
       ];
