@@ -189,3 +189,26 @@ Deno.test("a server that never lists its tools: SETUP_FAILED naming tools/list, 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an HTTP server that dies before listening: the cause has its exit status and error headline, not the last stack frame", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-http-crash-" });
+  try {
+    const r = await verity([
+      "run",
+      join(ROOT, "tests/data/failure/http-crash"),
+      "--audit",
+      "--runs-dir",
+      dir,
+      "--json",
+    ]);
+    assert.equal(r.code, 1, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.match(
+      report.setupFailure,
+      /exited before listening on port \d+ \(exit code 1\); stderr: .*config store unreachable: ECONNREFUSED/,
+    );
+    assert.doesNotMatch(report.setupFailure, /stderr: +at /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -10,6 +10,7 @@
 import type { WireFailure } from "./frames.ts";
 import { HttpClient, type HttpClientOptions } from "./http_client.ts";
 import { ServerProcess } from "./server_process.ts";
+import { deathMessage } from "./stderr_tail.ts";
 import type { SpawnSpec } from "./stdio_client.ts";
 
 /**
@@ -114,13 +115,14 @@ export async function startLocalHttp(
   }
   while (true) {
     if (server.exited !== null) {
-      const tail = server.output().text.trim().split("\n").slice(-1)[0] ?? "";
       return fail({
         reason: "exited",
-        message:
-          `server exited (code ${server.exited.code}) before listening on port ${port}${
-            tail ? ` (output: ${tail.slice(0, 200)})` : ""
-          }`,
+        message: deathMessage(
+          `server exited before listening on port ${port}`,
+          server.exited.code,
+          server.exited.signal,
+          server.output().text,
+        ),
       });
     }
     try {
