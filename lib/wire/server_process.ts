@@ -10,6 +10,7 @@
  */
 import type { ExitInfo, SpawnSpec } from "./stdio_client.ts";
 import { containCommand } from "./contain.ts";
+import { signalGroup, stopGroup } from "./_process_group.ts";
 
 /** Every process started here and not yet closed, for {@linkcode killAllServerProcesses}. */
 const LIVE = new Set<ServerProcess>();
@@ -141,12 +142,7 @@ export class ServerProcess {
   /** SIGKILL the whole process group. */
   kill(): void {
     const pid = this.#child?.pid;
-    if (pid === undefined) return;
-    try {
-      Deno.kill(-pid, "SIGKILL");
-    } catch {
-      // gone
-    }
+    if (pid !== undefined) signalGroup(pid, "SIGKILL");
   }
 
   /** SIGTERM, wait `graceMs`, SIGKILL; then sweep the group. */
@@ -158,29 +154,11 @@ export class ServerProcess {
       this.#exit = { code: null, signal: null, stoppedBy: "self" };
       return this.#exit;
     }
-    const waitFor = async (ms: number): Promise<boolean> => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const r = await Promise.race([
-        status.then(() => true),
-        new Promise<boolean>((
-          res,
-        ) => (timer = setTimeout(() => res(false), ms))),
-      ]);
-      clearTimeout(timer);
-      return r;
-    };
-    let stoppedBy: ExitInfo["stoppedBy"] = "self";
-    if (!(await waitFor(0))) {
-      stoppedBy = "sigterm";
-      try {
-        Deno.kill(-child.pid, "SIGTERM");
-      } catch {
-        // gone
-      }
-      if (!(await waitFor(graceMs))) stoppedBy = "sigkill";
-    }
-    this.kill();
-    const s = await status;
+    const { status: s, stoppedBy } = await stopGroup(
+      child.pid,
+      status,
+      graceMs,
+    );
     try {
       await child.stdin.close();
     } catch {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { signalGroup, stopGroup, type StoppedBy } from "./_process_group.ts";
 import { deathMessage } from "./stderr_tail.ts";
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
@@ -79,7 +80,7 @@ export interface ExitInfo {
   code: number | null;
   signal: string | null;
   /** How it was stopped: it exited by itself, after stdin closed, SIGTERM or SIGKILL. */
-  stoppedBy: "self" | "stdin_close" | "sigterm" | "sigkill";
+  stoppedBy: StoppedBy;
 }
 
 interface Pending {
@@ -589,12 +590,7 @@ export class StdioClient {
   /** SIGKILL the whole process group at once. */
   kill(): void {
     const pid = this.#child?.pid;
-    if (pid === undefined) return;
-    try {
-      Deno.kill(-pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
+    if (pid !== undefined) signalGroup(pid, "SIGKILL");
   }
 
   /**
@@ -609,41 +605,14 @@ export class StdioClient {
       this.#exit = { code: null, signal: null, stoppedBy: "self" };
       return this.#exit;
     }
-    let stoppedBy: ExitInfo["stoppedBy"] = "self";
-    const waitFor = async (ms: number): Promise<boolean> => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const r = await Promise.race([
-        exited.then(() => true),
-        new Promise<boolean>((
-          res,
-        ) => (timer = setTimeout(() => res(false), ms))),
-      ]);
-      clearTimeout(timer);
-      return r;
-    };
-    const alreadyGone = await waitFor(0);
-    if (!alreadyGone) {
-      stoppedBy = "stdin_close";
-      try {
-        await this.#writer?.close();
-      } catch {
-        // pipe already broken
-      }
-      if (!(await waitFor(graceMs))) {
-        stoppedBy = "sigterm";
-        try {
-          Deno.kill(-child.pid, "SIGTERM");
-        } catch {
-          // gone
-        }
-        if (!(await waitFor(graceMs))) {
-          stoppedBy = "sigkill";
-        }
-      }
-    }
-    // Always sweep the group: a grandchild may still hold the pipes.
-    this.kill();
-    const status = await exited;
+    // Always ends with a sweep of the group: a grandchild may still hold
+    // the pipes.
+    const { status, stoppedBy } = await stopGroup(
+      child.pid,
+      exited,
+      graceMs,
+      async () => await this.#writer?.close(),
+    );
     await Promise.race([
       this.#readDone,
       new Promise((r) => setTimeout(r, 500)),
