@@ -150,11 +150,8 @@ async function run(argv: string[]): Promise<number> {
  * are only ever renamed into place whole, so none is half-written.
  */
 async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
-  const { killAllServers } = await import("./lib/wire/stdio_client.ts");
-  const { killAllServerProcesses } = await import(
-    "./lib/wire/server_process.ts"
-  );
-  const n = killAllServers() + killAllServerProcesses();
+  const { killAllGroups } = await import("./lib/wire/_process_group.ts");
+  const n = killAllGroups();
   const { stopAllClusters } = await import("./lib/state_io/postgres_live.ts");
   stopAllClusters();
   console.error(

@@ -61,3 +61,28 @@ export async function stopGroup(
   signalGroup(pid, "SIGKILL");
   return { status: await exited, stoppedBy };
 }
+
+/** Every started process group not yet seen to exit, for {@linkcode killAllGroups}. */
+const LIVE = new Set<{ kill(): void }>();
+
+/** Track `owner` until `exited` settles, so {@linkcode killAllGroups} can reach it. */
+export function trackGroup(
+  owner: { kill(): void },
+  exited: Promise<unknown>,
+): void {
+  LIVE.add(owner);
+  exited.finally(() => LIVE.delete(owner)).catch(() => {});
+}
+
+/**
+ * SIGKILL the process group of every server this process started and has
+ * not yet closed (stdio clients and HTTP server processes alike): what an
+ * interrupted harness does before it exits, so no untrusted server outlives
+ * it. Returns how many groups were signalled.
+ */
+export function killAllGroups(): number {
+  const n = LIVE.size;
+  for (const owner of LIVE) owner.kill();
+  LIVE.clear();
+  return n;
+}

@@ -10,21 +10,7 @@
  */
 import type { ExitInfo, SpawnSpec } from "./stdio_client.ts";
 import { containCommand } from "./contain.ts";
-import { signalGroup, stopGroup } from "./_process_group.ts";
-
-/** Every process started here and not yet closed, for {@linkcode killAllServerProcesses}. */
-const LIVE = new Set<ServerProcess>();
-
-/** SIGKILL every server process group started here and not yet closed. */
-export function killAllServerProcesses(): number {
-  let n = 0;
-  for (const p of LIVE) {
-    p.kill();
-    n++;
-  }
-  LIVE.clear();
-  return n;
-}
+import { signalGroup, stopGroup, trackGroup } from "./_process_group.ts";
 
 /** Options for {@linkcode ServerProcess.start}. */
 export interface ServerProcessOptions {
@@ -84,12 +70,11 @@ export class ServerProcess {
         detached: true,
       }).spawn();
       p.#child = child;
-      LIVE.add(p);
       p.#status = child.status.then((s) => {
         p.#done = s;
-        LIVE.delete(p);
         return s;
       });
+      trackGroup(p, p.#status);
       p.#drain(child.stdout);
       p.#drain(child.stderr);
     } catch (e) {

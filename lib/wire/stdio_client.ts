@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { signalGroup, stopGroup, type StoppedBy } from "./_process_group.ts";
+import {
+  signalGroup,
+  stopGroup,
+  type StoppedBy,
+  trackGroup,
+} from "./_process_group.ts";
 import { deathMessage } from "./stderr_tail.ts";
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
@@ -105,24 +110,6 @@ function programExists(program: string, path: string | undefined): boolean {
   return (path ?? "").split(":").some((d) =>
     d !== "" && isExec(`${d}/${program}`)
   );
-}
-
-/** Every client whose process may still be running, for {@linkcode killAllServers}. */
-const LIVE = new Set<StdioClient>();
-
-/**
- * SIGKILL the process group of every server this process started and has
- * not yet closed: what an interrupted harness does before it exits, so no
- * untrusted server outlives it.
- */
-export function killAllServers(): number {
-  let n = 0;
-  for (const c of LIVE) {
-    c.kill();
-    n++;
-  }
-  LIVE.clear();
-  return n;
 }
 
 /**
@@ -234,8 +221,7 @@ export class StdioClient {
       });
       const child = cmd.spawn();
       c.#child = child;
-      LIVE.add(c);
-      child.status.finally(() => LIVE.delete(c));
+      trackGroup(c, child.status);
       c.#writer = child.stdin.getWriter();
       c.#writer.closed.catch(() => {});
       c.#exited = child.status;
