@@ -72,6 +72,8 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "memory-toggle",
       "unclassified-cache",
       "unstable-seed",
+      "attempts-deno",
+      "attempts-bubblewrap",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
 });

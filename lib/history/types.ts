@@ -56,6 +56,14 @@ export interface SessionObservation {
   calls: CallObservation[];
   /** Network permission checks seen in this session (deno backend), or null when unseen. */
   network: PermissionCheck[] | null;
+  /**
+   * Every permission check the sandbox refused in this session (deno backend:
+   * writes outside the state directory, reads outside the server's files,
+   * undeclared variables, ffi, sys, import), or null when the backend cannot
+   * see attempts (bubblewrap, none). Absent in reports judged before verdict
+   * rules version 5.
+   */
+  attempts?: PermissionCheck[] | null;
   backend: string;
 }
 

@@ -57,6 +57,21 @@ function attemptLine(v: Verdict): string | null {
   }`;
 }
 
+/**
+ * Whether the sandbox saw refused attempts (verdict rules version 5 on):
+ * null for reports that do not record them.
+ */
+function attemptsLine(
+  control: readonly { attempts?: unknown }[],
+): string | null {
+  if (control.length === 0 || control.some((c) => c.attempts === undefined)) {
+    return null;
+  }
+  return control.every((c) => Array.isArray(c.attempts))
+    ? "seen (the deno permission log: writes, reads, env, net, ffi, sys; not subprocesses)"
+    : "UNSEEN (this backend records no attempts: a refused write, read or lookup leaves no trace; read_only is judged on state only)";
+}
+
 /** Render the seed-style text summary. */
 export function renderText(r: Report): string {
   const d = r.observations.definition;
@@ -77,6 +92,8 @@ export function renderText(r: Report): string {
       allowanceLine(r.sandbox.allow) ?? "none (default sandbox)"
     }`,
   );
+  const seen = attemptsLine(d.control);
+  if (seen !== null) lines.push(`  attempts: ${seen}`);
   lines.push(
     `  reset: ${
       d.reset.verified ? "verified" : `NOT verified (${d.reset.problem})`

@@ -138,7 +138,7 @@ interface SessionLike {
   run: number;
   backend: string;
   callResponses: (string | null)[];
-  sandbox: { backend?: unknown; network?: unknown } | null;
+  sandbox: { backend?: unknown; network?: unknown; attempts?: unknown } | null;
   /** How the server stopped: "self ..." when it exited by itself. */
   exit?: string;
 }
@@ -483,6 +483,20 @@ class Verifier {
         ? net.map((value) => ({ permission: "net", value }))
         : null,
     );
+    // The refused attempts the read_only check reads (rules version 5 on).
+    if (o.attempts !== undefined || this.#engine >= 5) {
+      const att = isObject(s.sandbox) ? s.sandbox.attempts : null;
+      this.expect(
+        `${where}.attempts`,
+        o.attempts,
+        Array.isArray(att)
+          ? att.map((a) => ({
+            permission: isObject(a) ? a.permission : undefined,
+            value: isObject(a) ? a.value : undefined,
+          }))
+          : null,
+      );
+    }
     this.#calls(
       where,
       o.calls,

@@ -37,7 +37,7 @@ import type {
   SessionObservation,
   SessionRecord,
 } from "../history/types.ts";
-import { MAX_HTTP_EXCHANGES } from "../history/types.ts";
+import { MAX_HTTP_EXCHANGES, type PermissionCheck } from "../history/types.ts";
 import { classifyAnswer } from "../history/call_outcome.ts";
 import {
   planConcurrent,
@@ -233,6 +233,11 @@ function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
   return ev.network.map((value) => ({ permission: "net", value }));
 }
 
+function refusedChecks(ev: SandboxEvidence): PermissionCheck[] | null {
+  if (ev.attempts === null) return null;
+  return ev.attempts.map((a) => ({ permission: a.permission, value: a.value }));
+}
+
 function newRecord(
   ctx: Ctx,
   id: string,
@@ -281,6 +286,7 @@ async function runSequentialSession(
     setupFailure: null,
     calls: [],
     network: null,
+    attempts: null,
     backend: ctx.opts.launcher.backend,
   };
   const record = newRecord(ctx, p.id, p.kind, tool, p.run);
@@ -364,6 +370,7 @@ async function runSequentialSession(
     }
     record.sandbox = await collectEvidence(launch);
     obs.network = networkChecks(record.sandbox);
+    obs.attempts = refusedChecks(record.sandbox);
     if (obs.setupFailure === null || p.kind !== "control") {
       obs.stateDigest = await observeState(ctx, dirs.state);
     }

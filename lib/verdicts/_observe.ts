@@ -29,6 +29,11 @@ export interface Observation {
   details: string[];
   facts: Record<string, string | boolean | number>;
   evidence: Record<string, unknown>;
+  /**
+   * Why a `fails` behaviour is a VIOLATION when it is not a state change
+   * (`ATTEMPTED_WRITE`: the sandbox refused a write the call attempted).
+   */
+  violationReason?: Reason;
 }
 
 /** Compact, bounded form of a delta for a report. */
@@ -305,4 +310,44 @@ export function networkValues(s: SessionObservation): string[] {
   return (s.network ?? []).filter((p) => p.permission === "net").map((p) =>
     p.value ?? ""
   );
+}
+
+/**
+ * The values of the refused checks of one kind in a session (deno backend),
+ * null when the backend cannot see attempts, undefined when the evidence
+ * predates their recording (verdict rules version 5).
+ */
+export function refusedValues(
+  s: SessionObservation,
+  permission: string,
+): string[] | null | undefined {
+  if (s.attempts === undefined || s.attempts === null) return s.attempts;
+  return s.attempts.filter((p) => p.permission === permission).map((p) =>
+    p.value ?? "*"
+  );
+}
+
+/**
+ * Refused checks of one kind that the once sessions made and no control
+ * session did, per run: what the call attempted, not the server's start or
+ * stop. Null when a backend could not see attempts; undefined when the
+ * evidence does not record them (reports before rules version 5).
+ */
+export function refusedBeyondControl(
+  defn: DefinitionObservations,
+  once: readonly SessionObservation[],
+  permission: string,
+): { run: number; values: string[] }[] | null | undefined {
+  const sessions = [...defn.control, ...once];
+  if (sessions.some((s) => s.attempts === undefined)) return undefined;
+  if (sessions.some((s) => s.attempts === null)) return null;
+  const baseline = new Set(
+    defn.control.flatMap((c) => refusedValues(c, permission) ?? []),
+  );
+  return once.map((s) => ({
+    run: s.run,
+    values: [...new Set(refusedValues(s, permission) ?? [])].filter((x) =>
+      !baseline.has(x)
+    ).sort(),
+  }));
 }

@@ -33,7 +33,7 @@ export {
  * would give a different verdict, so `verity report verify` can tell a
  * tampered report from one judged under older rules.
  */
-export const ENGINE_VERSION = 4;
+export const ENGINE_VERSION = 5;
 
 /** The observation of a check that threw: unknown, with the error as evidence. */
 function checkCrashed(test: TestName, e: unknown, rules: number): Observation {
@@ -238,7 +238,8 @@ export function judge(
     reason = "RESET_UNVERIFIED";
   } else if (o.behaviour === "fails") {
     kind = "VIOLATION";
-    reason = null;
+    // A VIOLATION that is not a state change names its evidence (rules 5).
+    reason = o.violationReason ?? null;
   } else if (o.behaviour === "holds") {
     const blocker = o.blockers.find((b) => UNSEEN.includes(b)) ?? null;
     kind = blocker ? "INCONCLUSIVE" : "PASS";
@@ -290,14 +291,14 @@ export interface JudgeOptions {
   /**
    * The verdict rules version to apply: the current one for a new run, the
    * one a saved report was judged under when `report verify` re-derives it
-   * (2 or 3; see docs/methodology.md).
+   * (2 to 5; see docs/methodology.md).
    * @default {ENGINE_VERSION}
    */
   rules?: number;
 }
 
 /** Rules versions this engine can apply (a report judged under another is re-derived under the current one). */
-export const SUPPORTED_RULES: readonly number[] = [2, 3, 4];
+export const SUPPORTED_RULES: readonly number[] = [2, 3, 4, 5];
 
 /** Judge every test for one tool, in report order. */
 export function judgeTool(

@@ -494,3 +494,56 @@ Deno.test("a check that throws is INCONCLUSIVE:CHECK_FAILED with the error as ev
     "INCONCLUSIVE:SETUP_FAILED",
   );
 });
+
+Deno.test("read only: a refused write attempt is a VIOLATION of its own reason (rules 5); unseen attempts are said; rules 4 ignores them", () => {
+  const withAttempts = (
+    once: SessionObservation["attempts"][],
+    control: SessionObservation["attempts"] = [],
+  ) => {
+    const d = defn();
+    for (const c of d.control) c.attempts = control;
+    const t = tool({ readOnlyHint: "TRUE" }, ["seed", "seed", "seed"], []);
+    t.once.forEach((s, i) => (s.attempts = once[i] ?? []));
+    return { d, t };
+  };
+  const w = { permission: "write", value: "/srv/app/cache.json" };
+  // A write attempt in every run, state unchanged.
+  let { d, t } = withAttempts([[w], [w], [w]]);
+  let v = judge("read_only", d, t, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.equal(v.reason, "ATTEMPTED_WRITE");
+  assert.equal(v.facts.write_attempted, true);
+  assert.equal(v.facts.business_changed, false);
+  assert.match(v.details[0] ?? "", /\/srv\/app\/cache\.json/);
+  // The same write made by the control sessions too is the server's start, not the call.
+  ({ d, t } = withAttempts([[w], [w], [w]], [w]));
+  assert.equal(judge("read_only", d, t, STORE).outcome, "PASS");
+  // In some runs only: NONDETERMINISTIC, never PASS.
+  ({ d, t } = withAttempts([[w], [], []]));
+  assert.equal(
+    judge("read_only", d, t, STORE).outcome,
+    "INCONCLUSIVE:NONDETERMINISTIC",
+  );
+  // A refused read is not a write: PASS, with the read as a fact.
+  const r = { permission: "read", value: "/root/.ssh/id_rsa" };
+  ({ d, t } = withAttempts([[r], [r], [r]]));
+  v = judge("read_only", d, t, STORE);
+  assert.equal(v.outcome, "PASS");
+  assert.equal(v.facts.read_refused, true);
+  assert.equal(v.facts.write_attempted, false);
+  // State change and an attempt: a plain (state) VIOLATION.
+  ({ d, t } = withAttempts([[w], [w], [w]]));
+  for (const s of t.once) s.stateDigest = "logged";
+  v = judge("read_only", d, t, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.equal(v.reason, null);
+  // A backend that sees no attempts: judged on state, and it says so.
+  ({ d, t } = withAttempts([null, null, null], null));
+  v = judge("read_only", d, t, STORE);
+  assert.equal(v.outcome, "PASS");
+  assert.equal(v.facts.attempts_observed, false);
+  assert.match(v.details.join(" "), /attempts unseen/);
+  // Rules version 4 judged on state only.
+  ({ d, t } = withAttempts([[w], [w], [w]]));
+  assert.equal(judge("read_only", d, t, STORE, { rules: 4 }).outcome, "PASS");
+});

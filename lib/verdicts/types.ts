@@ -24,7 +24,8 @@ export type Reason =
   | "TWO_PROCESS_SKIPPED_STARTUP_WRITES"
   | "NO_NETWORK_OBSERVATION"
   | "UNOBSERVED_STATE"
-  | "CHECK_FAILED";
+  | "CHECK_FAILED"
+  | "ATTEMPTED_WRITE";
 
 /** Outcome kinds. */
 export type OutcomeKind =

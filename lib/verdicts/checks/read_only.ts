@@ -1,5 +1,7 @@
 /**
- * The `read_only` check: a call declared read-only must leave business and append-only state as a control session leaves it. Pure.
+ * The `read_only` check: a call declared read-only must leave business and
+ * append-only state as a control session leaves it and (verdict rules
+ * version 5) must not attempt a write the sandbox refused. Pure.
  *
  * @module
  */
@@ -16,37 +18,89 @@ import {
   controlVsOnce,
   decideRuns,
   type Observation,
+  refusedBeyondControl,
 } from "../_observe.ts";
+
+/** What bubblewrap (and no sandbox) cannot tell, said on every verdict it judges. */
+export const ATTEMPTS_UNSEEN =
+  "attempts unseen: this sandbox backend records no attempts (a write outside the state directory fails inside the sandbox and leaves no trace), so only the state was judged";
 
 function observeReadOnly(
   cmp: Comparator,
   defn: DefinitionObservations,
   t: ToolObservations,
+  rules: number,
 ): Observation {
   const { o, perRun } = controlVsOnce(cmp, defn, t);
   if (perRun === null) return o;
   o.facts.unclassified_changed = perRun.some(({ d }) => !d.unclassified.empty);
+  // Rules version 5: refused writes (and reads) the call attempted, beyond
+  // what the control sessions attempt on their own.
+  const recorded = rules >= 5;
+  const writes = recorded
+    ? refusedBeyondControl(defn, t.once, "write") ?? null
+    : null;
+  const reads = recorded
+    ? refusedBeyondControl(defn, t.once, "read") ?? null
+    : null;
+  if (recorded && refusedBeyondControl(defn, t.once, "write") !== undefined) {
+    o.facts.attempts_observed = writes !== null;
+    if (writes === null) o.details.push(ATTEMPTS_UNSEEN);
+  }
+  const attempted = (run: number) =>
+    (writes?.find((w) => w.run === run)?.values.length ?? 0) > 0;
+  if (writes !== null) {
+    o.facts.write_attempted = writes.some((w) => w.values.length > 0);
+    o.evidence.attempted_writes = writes;
+  }
+  if (reads !== null) {
+    o.facts.read_refused = reads.some((r) => r.values.length > 0);
+    if (o.facts.read_refused) {
+      o.evidence.refused_reads = reads;
+      o.details.push(
+        `reads refused by the sandbox (not a write: readOnlyHint allows reads): ${
+          [...new Set(reads.flatMap((r) => r.values))].join(", ")
+        }`,
+      );
+    }
+  }
   decideRuns(
     o,
     perRun.map(({ s, d }) => ({
       run: s.run,
-      effect: any(d, ["business", "append_only"]),
+      effect: any(d, ["business", "append_only"]) || attempted(s.run),
       unclassifiedOnly: !any(d, ["business", "append_only"]) &&
-        !d.unclassified.empty,
+        !attempted(s.run) && !d.unclassified.empty,
       failed: callFailed(s),
       messages: callMessages(s),
     })),
-    "state changed between control and once",
+    writes !== null && o.facts.write_attempted
+      ? "state changed or a write was attempted between control and once"
+      : "state changed between control and once",
   );
+  if (
+    o.behaviour === "fails" && writes !== null &&
+    perRun.every(({ d }) => !any(d, ["business", "append_only"]))
+  ) {
+    o.violationReason = "ATTEMPTED_WRITE";
+    o.details.unshift(
+      `attempted to write outside its state directory (refused by the sandbox) in ${
+        writes.filter((w) => w.values.length > 0).length
+      }/${writes.length} runs: ${
+        [...new Set(writes.flatMap((w) => w.values))].join(", ")
+      }`,
+    );
+  }
   return o;
 }
 
-/** A call declared read-only must leave business and append-only state as a control session leaves it. */
+/** A call declared read-only must leave business and append-only state as a control session leaves it, and attempt no write. */
 export const readOnlyCheck: Check = {
   test: "read_only",
   hint: "readOnlyHint",
   claim: "TRUE",
   property: "read_only",
-  observes: "control vs once: any business or append-only state differs",
-  observe: (ctx) => observeReadOnly(ctx.cmp, ctx.defn, ctx.tool),
+  observes:
+    "control vs once: any business or append-only state differs, or (deno) a write the sandbox refused",
+  observe: (ctx) => observeReadOnly(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
 };
