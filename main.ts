@@ -70,6 +70,11 @@ const COMMANDS: Record<string, Command> = {
       "fetch an audit target's pinned package, verify it, cache it offline",
     load: () => import("./lib/cli/prepare_cmd.ts"),
   },
+  census: {
+    summary:
+      "audit many published servers from a list, in shards; merge the shards",
+    load: () => import("./lib/cli/census_cmd.ts"),
+  },
   init: {
     summary:
       "start a server, list its tools, write a starting target.toml with TODOs",

@@ -298,6 +298,48 @@ Options:
 
 Exit codes: 0 verified; 1 not verified (the differing records are named);
 2 invalid definition or arguments.`,
+  "census":
+    `verity census <list.toml> [--out DIR] [--shard k/N] [--jobs J] [--prepare]
+verity census prepare <list.toml> [--shard k/N] [--jobs J]
+verity census merge <shard-dir>... --out DIR
+
+Audit many published MCP servers from one list (a TOML file: name, then one
+[[servers]] table each with package, exact version and optional bin, args,
+env, backend, allow, timeout; see docs/census.md). For each server, sandboxed
+and offline: the four hints of every tool read from the raw bytes (present,
+absent or malformed, with the malformed kind), a recipe-3 capture manifest,
+and a reality check on scratch state (score, checked/total). A server that
+needs credentials, crashes, times out or cannot be listed is a result, never
+an abort.
+
+  census prepare   the only networked step: pin each package's registry
+                   integrity, fetch and verify it as verity prepare does,
+                   into the census cache (.verity/census/<list name>/)
+  census           run the census (of one shard with --shard) into --out:
+                   census.json, census.html, ledger.json, servers/<id>/
+  census merge     combine every shard's directory into the directory the
+                   unsharded census would have written (equal apart from
+                   timing fields), carrying each shard's ledger head
+
+Options:
+  --out DIR            output directory, new or empty (default
+                       runs/census-<list name>, or ...-shard-<k>-of-<N>)
+  --shard k/N          only the servers of shard k of N (1 <= k <= N): a
+                       partition by SHA-256 of each server's id, so it does
+                       not depend on the list's order
+  --jobs J             servers audited (or prepared) at once (default 1)
+  --prepare            run census prepare first (needs the network)
+  --cache DIR          the census cache (default .verity/census/<list name>)
+  --seed N             reality argument seed (default 1)
+  --include-destructive
+                       reality-check write tools too (each on a fresh server
+                       and fresh scratch state); default: read-only tools
+  -h, --help           show this help
+
+Exit codes: 0 the census was written (whatever the servers did); 2 invalid
+list, shard spec or arguments, a non-empty --out, or shards that cannot be
+merged (different lists or verity versions, missing or repeated shards) --
+one line naming the file, key or value.`,
   "prepare": `verity prepare <target> [--update-lock]
 
 Fetch an audit target's pinned npm package (the only step that needs the

@@ -7,7 +7,7 @@
  * @module
  */
 import { ServerError } from "../errors.ts";
-import { openSession } from "../wire/session.ts";
+import { type OpenedSession, openSession } from "../wire/session.ts";
 import { listedPageTexts } from "../wire/list_tools.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { McpClient } from "../wire/client.ts";
@@ -69,6 +69,27 @@ export async function captureManifest(
       `verity capture: ${shown.join(" ")}: ${s.failure.message}`,
     );
   }
+  return manifestOfSession(s, {
+    command: shown,
+    capturedAt,
+    recipe: options.recipe,
+  });
+}
+
+/**
+ * The manifest of a session already opened (and listed) without failure:
+ * its `tools/list` pages, `serverInfo` and protocol version.
+ *
+ * @example
+ * ```ts ignore
+ * const s = await openSession(spec);
+ * const m = manifestOfSession(s, { command: ["x"], capturedAt: "2026-01-01T00:00:00Z", recipe: "3" });
+ * ```
+ */
+export function manifestOfSession(
+  s: Pick<OpenedSession, "client" | "initializeFrame" | "serverInfo" | "pages">,
+  options: { command: readonly string[]; capturedAt: string; recipe: Recipe },
+): Manifest {
   let protocolVersion: string | null = null;
   const initText = s.initializeFrame === null
     ? undefined
@@ -85,8 +106,8 @@ export async function captureManifest(
     pageTexts: listedPageTexts(s),
     serverInfo: s.serverInfo,
     protocolVersion,
-    command: shown,
-    capturedAt,
+    command: options.command,
+    capturedAt: options.capturedAt,
     recipe: options.recipe,
   });
 }

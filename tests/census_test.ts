@@ -1,0 +1,375 @@
+/**
+ * `verity census` end to end on a list of local fixture servers (no
+ * network): the whole census and the same list in three shards run as
+ * parallel processes then merged give the same directory apart from timing
+ * fields; merge refuses shards of different lists or verity versions; bad
+ * lists and shard specs are one line, exit 2.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { shardOf } from "../lib/census/shard.ts";
+import { type CensusDocument, withoutTiming } from "../lib/census/result.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const DATA = new URL("./data/census/", import.meta.url).pathname;
+const LIST = `${DATA}local.toml`;
+const dec = new TextDecoder();
+
+async function verity(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+async function files(dir: string, base = ""): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(join(dir, base))) {
+    const rel = base ? `${base}/${e.name}` : e.name;
+    if (e.isDirectory) out.push(...await files(dir, rel));
+    else out.push(rel);
+  }
+  return out.sort();
+}
+
+async function readDoc(dir: string): Promise<CensusDocument> {
+  return JSON.parse(await Deno.readTextFile(join(dir, "census.json")));
+}
+
+/** An artifact with its timing fields (manifest `captured_at`, reality `ms`) masked. */
+function maskTiming(text: string): string {
+  return JSON.stringify(
+    JSON.parse(text, (k, v) => k === "captured_at" || k === "ms" ? 0 : v),
+  );
+}
+
+const IDS = [
+  "malformed-hints",
+  "reality",
+  "honest-readonly",
+  "cannot-start",
+  "never-lists",
+];
+
+Deno.test("census: three shards run in parallel and merged equal the unsharded census apart from timing", async () => {
+  // The test is only meaningful if the shards split the list.
+  const spread = new Set(IDS.map((id) => shardOf(id, 3)));
+  assert.equal(spread.size, 3, "every shard of 3 holds a server");
+  const tmp = await Deno.makeTempDir({ prefix: "verity-census-test-" });
+  try {
+    const whole = join(tmp, "whole");
+    const [w, ...shards] = await Promise.all([
+      verity(["census", LIST, "--out", whole, "--jobs", "2"]),
+      ...[1, 2, 3].map((k) =>
+        verity([
+          "census",
+          LIST,
+          "--shard",
+          `${k}/3`,
+          "--out",
+          join(tmp, `s${k}`),
+        ])
+      ),
+    ]);
+    assert.equal(w!.code, 0, w!.stderr);
+    for (const s of shards) assert.equal(s.code, 0, s.stderr);
+    assert.match(w!.stdout, /5 servers: 3 audited, 0 listed only, 2 failed/);
+
+    const doc = await readDoc(whole);
+    const by = new Map(doc.servers.map((s) => [s.id, s]));
+    // What the fixtures are known to be (ground truth from their sources).
+    assert.equal(by.get("cannot-start")!.outcome, "failed");
+    assert.equal(by.get("cannot-start")!.failure!.kind, "needs_configuration");
+    assert.match(
+      by.get("cannot-start")!.failure!.message,
+      /NOTES_DB_URL is not set/,
+    );
+    assert.equal(by.get("never-lists")!.failure!.kind, "timed_out");
+    const mh = by.get("malformed-hints")!;
+    assert.equal(mh.hints.tools, 6);
+    assert.deepEqual(
+      mh.malformed.map((m) => `${m.tool}.${m.hint}:${m.kind}`).sort(),
+      [
+        "duplicate_hint.readOnlyHint:duplicate_key",
+        "list_hint.openWorldHint:list",
+        "null_hint.destructiveHint:null",
+        "number_hint.idempotentHint:number",
+        "string_hint.readOnlyHint:string",
+      ],
+    );
+    assert.equal(mh.hints.toolsComplete, 1);
+    assert.deepEqual(doc.summary.malformedKinds, {
+      duplicate_key: 1,
+      list: 1,
+      null: 1,
+      number: 1,
+      string: 1,
+    });
+    assert.equal(by.get("reality")!.outcome, "audited");
+    assert.ok(
+      by.get("reality")!.reality!.flagged > 0,
+      "the reality fixture's liars are flagged",
+    );
+    assert.deepEqual(doc.servers.map((s) => s.id), [...IDS].sort());
+
+    const merged = join(tmp, "merged");
+    const m = await verity([
+      "census",
+      "merge",
+      join(tmp, "s2"),
+      join(tmp, "s1"),
+      join(tmp, "s3"),
+      "--out",
+      merged,
+    ]);
+    assert.equal(m.code, 0, m.stderr);
+
+    // census.json: identical without `run` and each server's `timing`.
+    const mdoc = await readDoc(merged);
+    assert.equal(
+      JSON.stringify(withoutTiming(mdoc), null, 2),
+      JSON.stringify(withoutTiming(doc), null, 2),
+    );
+    // The merged run carries each shard's ledger head, in shard order.
+    const heads = await Promise.all(
+      [1, 2, 3].map(async (k) =>
+        (await readDoc(join(tmp, `s${k}`))).run.ledgerHead
+      ),
+    );
+    assert.deepEqual(mdoc.run.shards.map((s) => s.shard), [
+      "1/3",
+      "2/3",
+      "3/3",
+    ]);
+    assert.deepEqual(mdoc.run.shards.map((s) => s.ledgerHead), heads);
+    // The same files; the HTML byte-identical; artifacts identical once
+    // their timing fields are masked.
+    assert.deepEqual(await files(merged), await files(whole));
+    assert.equal(
+      await Deno.readTextFile(join(merged, "census.html")),
+      await Deno.readTextFile(join(whole, "census.html")),
+    );
+    for (const f of await files(whole)) {
+      if (!f.startsWith("servers/")) continue;
+      assert.equal(
+        maskTiming(await Deno.readTextFile(join(merged, f))),
+        maskTiming(await Deno.readTextFile(join(whole, f))),
+        f,
+      );
+    }
+    // Both ledgers chain the same artifacts in the same order, and verify.
+    const blocks = async (dir: string) =>
+      (JSON.parse(await Deno.readTextFile(join(dir, "ledger.json"))) as {
+        blocks: { type: string; record: { file: string } }[];
+      }).blocks.map((b) => `${b.type} ${b.record.file}`);
+    assert.deepEqual(await blocks(merged), await blocks(whole));
+    assert.equal((await blocks(whole)).length, 6);
+    const v = await verity([
+      "ledger",
+      "verify",
+      "--ledger",
+      join(merged, "ledger.json"),
+      "--expected-head",
+      mdoc.run.ledgerHead,
+    ]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+
+    // Merge refusals: one line, exit 2.
+    const oneLine = (r: { code: number; stderr: string }, re: RegExp) => {
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assert.match(r.stderr, re);
+    };
+    oneLine(
+      await verity([
+        "census",
+        "merge",
+        join(tmp, "s1"),
+        join(tmp, "s2"),
+        "--out",
+        join(tmp, "m2"),
+      ]),
+      /shard 3\/3 is missing/,
+    );
+    oneLine(
+      await verity([
+        "census",
+        "merge",
+        join(tmp, "s1"),
+        join(tmp, "s1"),
+        join(tmp, "s3"),
+        "--out",
+        join(tmp, "m3"),
+      ]),
+      /are both shard 1\/3/,
+    );
+    // A shard written by another verity version.
+    const old = join(tmp, "s1-old");
+    await Deno.mkdir(old);
+    for (const f of await files(join(tmp, "s1"))) {
+      await Deno.mkdir(join(old, f, ".."), { recursive: true });
+      await Deno.copyFile(join(tmp, "s1", f), join(old, f));
+    }
+    const od = await readDoc(old);
+    await Deno.writeTextFile(
+      join(old, "census.json"),
+      JSON.stringify({ ...od, verity: "0.0.9" }, null, 2) + "\n",
+    );
+    oneLine(
+      await verity([
+        "census",
+        "merge",
+        old,
+        join(tmp, "s2"),
+        join(tmp, "s3"),
+        "--out",
+        join(tmp, "m4"),
+      ]),
+      /written by verity 0\.0\.9, this is verity .*one verity version/,
+    );
+    // A shard of a different list (the same servers, another list file).
+    const other = join(tmp, "other.toml");
+    await Deno.writeTextFile(
+      other,
+      (await Deno.readTextFile(LIST)).replace(
+        'name = "local-fixtures"',
+        'name = "other-list"',
+      ).replaceAll('dir = "../', `dir = "${DATA}../`),
+    );
+    const o3 = await verity([
+      "census",
+      other,
+      "--shard",
+      "3/3",
+      "--out",
+      join(tmp, "o3"),
+    ]);
+    assert.equal(o3.code, 0, o3.stderr);
+    oneLine(
+      await verity([
+        "census",
+        "merge",
+        join(tmp, "s1"),
+        join(tmp, "s2"),
+        join(tmp, "o3"),
+        "--out",
+        join(tmp, "m5"),
+      ]),
+      /is a census of list other-list .*merge shards of one list/,
+    );
+    // A tampered artifact no longer matches its shard's ledger.
+    const f = (await files(old)).find((x) => x.endsWith("manifest.json"))!;
+    await Deno.writeTextFile(
+      join(old, "census.json"),
+      JSON.stringify(od, null, 2) + "\n",
+    );
+    await Deno.writeTextFile(
+      join(old, f),
+      (await Deno.readTextFile(join(old, f))) + " ",
+    );
+    oneLine(
+      await verity([
+        "census",
+        "merge",
+        old,
+        join(tmp, "s2"),
+        join(tmp, "s3"),
+        "--out",
+        join(tmp, "m6"),
+      ]),
+      /does not match the digest its ledger records/,
+    );
+    // A non-empty --out is refused, never mixed.
+    oneLine(
+      await verity(["census", LIST, "--shard", "1/3", "--out", whole]),
+      /is not empty/,
+    );
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("census: bad lists and shard specs are one line naming file, key and value, exit 2", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "verity-census-bad-" });
+  try {
+    const cases: [string, string[], RegExp][] = [
+      [
+        'name = "x"\n[[servers]]\npackage = "a"\nversion = "^1.2.0"\n',
+        [],
+        /bad\.toml: servers\[0\]\.version: must be an exact version, not a range or tag: "\^1\.2\.0"/,
+      ],
+      [
+        'name = "x"\n[[servers]]\npackage = "a"\nversion = "1.0.0"\nbackend = "python"\n',
+        [],
+        /bad\.toml: servers\[0\]\.backend: expected "deno" or "node", got "python"/,
+      ],
+      [
+        'name = "x"\n[[servers]]\npackage = "a"\nversion = "1.0.0"\n[[servers]]\npackage = "a"\nversion = "1.0.0"\n',
+        [],
+        /bad\.toml: servers\[1\]: a@1\.0\.0 is listed twice/,
+      ],
+      [
+        'name = "x"\n[[servers]]\npackage = "a"\nversion = "1.0.0"\nallow = { sys = ["everything"] }\n',
+        [],
+        /servers\[0\]\.allow\.sys\[0\]: unknown name "everything"/,
+      ],
+      [
+        'name = "x"\n[[servers]]\npackage = "a"\nversion = "1.0.0"\n',
+        ["--shard", "0/4"],
+        /--shard "0\/4": expected k\/N with 1 <= k <= N/,
+      ],
+      [
+        'name = "x"\n[[servers]]\npackage = "a"\nversion = "1.0.0"\n',
+        ["--shard", "5/4"],
+        /--shard "5\/4": shard 5 of 4 does not exist/,
+      ],
+      [
+        'name = "x"\nservers = []\n',
+        [],
+        /bad\.toml: servers: missing or empty/,
+      ],
+    ];
+    for (const [text, extra, re] of cases) {
+      const file = join(tmp, "bad.toml");
+      await Deno.writeTextFile(file, text);
+      const out = join(tmp, "out");
+      const r = await verity(["census", file, "--out", out, ...extra]);
+      assert.equal(r.code, 2, `${text}: ${r.stderr}`);
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assert.match(r.stderr, re);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("census: an empty shard writes an empty census", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "verity-census-empty-" });
+  try {
+    // With 4 shards every fixture id falls in shard 3 (see shardOf).
+    assert.ok(IDS.every((id) => shardOf(id, 4) === 3));
+    const r = await verity([
+      "census",
+      LIST,
+      "--shard",
+      "1/4",
+      "--out",
+      tmp + "/o",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const d = await readDoc(tmp + "/o");
+    assert.equal(d.servers.length, 0);
+    assert.equal(d.shard, "1/4");
+    assert.equal(d.list.servers, 5);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
