@@ -138,7 +138,7 @@ export async function main(argv: string[]): Promise<number> {
     cache: { type: "string" },
     seed: { type: "string" },
     prepare: { type: "boolean" },
-    "include-destructive": { type: "boolean" },
+    "read-only": { type: "boolean" },
   });
   if (p.values.help) {
     console.log(HELP);
@@ -174,7 +174,7 @@ export async function main(argv: string[]): Promise<number> {
     settings: {
       recipe: "3",
       seed,
-      includeDestructive: p.values["include-destructive"] === true,
+      includeDestructive: p.values["read-only"] !== true,
     },
     say,
   });

@@ -331,9 +331,10 @@ Options:
   --prepare            run census prepare first (needs the network)
   --cache DIR          the census cache (default .verity/census/<list name>)
   --seed N             reality argument seed (default 1)
-  --include-destructive
-                       reality-check write tools too (each on a fresh server
-                       and fresh scratch state); default: read-only tools
+  --read-only          reality-check only tools declared readOnlyHint: true
+                       (default: every tool; each one not declared read-only
+                       on a fresh server and fresh scratch state, sandboxed
+                       and offline)
   -h, --help           show this help
 
 Exit codes: 0 the census was written (whatever the servers did); 2 invalid
