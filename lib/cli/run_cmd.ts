@@ -21,6 +21,7 @@ import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
+import { definitionGitState, targetProvenance } from "./_provenance.ts";
 import {
   cleanScratch,
   markOwner,
@@ -152,6 +153,8 @@ export async function main(argv: string[]): Promise<number> {
       }); see verity ledger recover`,
     );
   }
+  // The definition as it is when the run starts (commit, uncommitted edits).
+  const definitionGit = await definitionGitState(def.file);
   const started = new Date();
   const id = runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
@@ -183,6 +186,8 @@ export async function main(argv: string[]): Promise<number> {
     definition: def,
     exercised: tools,
     audit,
+    definitionGit,
+    target: targetProvenance(def, launcher.prepared),
     harness: { version: VERSION, ...(await harnessGitState()) },
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),

@@ -15,7 +15,11 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { type CacheOptions, resolvePreparedRun } from "../audit/local.ts";
+import {
+  type CacheOptions,
+  type PreparedRun,
+  resolvePreparedRun,
+} from "../audit/local.ts";
 import {
   chooseBackend,
   prepareLaunch,
@@ -97,12 +101,22 @@ export class DefinitionLauncher {
   readonly definition: LaunchableDefinition;
   /** The facts every launch is built from. */
   readonly setup: LaunchSetup;
+  /**
+   * What `verity prepare` verified for a target with a `[source]` (its
+   * servers run only from that cache), or null for a local command.
+   */
+  readonly prepared: PreparedRun | null;
   #postgres: PostgresCluster | null = null;
 
   /** Use {@linkcode openLauncher}; this constructor takes facts already gathered. */
-  constructor(definition: LaunchableDefinition, setup: LaunchSetup) {
+  constructor(
+    definition: LaunchableDefinition,
+    setup: LaunchSetup,
+    prepared: PreparedRun | null = null,
+  ) {
     this.definition = definition;
     this.setup = setup;
+    this.prepared = prepared;
   }
 
   /** The sandbox backend of every launch. */
@@ -288,5 +302,5 @@ export async function openLauncher(
     ...facts,
     backend: choice.backend,
     why: choice.why,
-  });
+  }, prepared);
 }

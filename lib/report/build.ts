@@ -10,7 +10,14 @@ import type { RunHistory } from "../history/types.ts";
 import { ENGINE_VERSION, serverFailure } from "../verdicts/engine.ts";
 import { TEST_NAMES } from "../definition/types.ts";
 import { checkExpectations, type ExpectedVerdict } from "./expectations.ts";
-import { deriveVerdicts, type Report, REPORT_SCHEMA } from "./report.ts";
+import {
+  type DefinitionGit,
+  deriveVerdicts,
+  type Report,
+  REPORT_SCHEMA,
+  type TargetProvenance,
+} from "./report.ts";
+import { deriveStateEffects } from "./effects.ts";
 
 /** Expectations of a definition as a flat list (fixtures only; targets have none). */
 export function expectationsOf(
@@ -38,6 +45,10 @@ export interface RunReportInput {
   exercised: readonly { name: string; variant: string | null }[];
   /** Audit mode: no expectations are checked. */
   audit: boolean;
+  /** The git state of the definition's directory (found at the edge). */
+  definitionGit: DefinitionGit;
+  /** The audited server's pin and whether it ran from the prepared cache. */
+  target: TargetProvenance;
   /** The harness: verity's version and git state. */
   harness: { version: string; commit: string | null; dirty: boolean | null };
   /** The Deno version that ran it. */
@@ -89,7 +100,9 @@ export function buildRunReport(
         kind: def.kind,
         file: def.file,
         digest: def.digest,
+        git: input.definitionGit,
       },
+      target: input.target,
       harness: input.harness,
       deno: input.deno,
       sdk: "@modelcontextprotocol/sdk 1.32.2 (fixtures and SDK pin test only)",
@@ -124,5 +137,6 @@ export function buildRunReport(
     expectations: checkExpectations(expected, verdicts),
     audit: input.audit,
     setupFailure: serverFailure(history.definition, history.tools),
+    stateEffects: deriveStateEffects(history, history.snapshots),
   };
 }

@@ -22,7 +22,11 @@
  *   `startupWrites`, `seesNetwork`, `runs`);
  * - every verdict, whole, with the verdict engine; the expectation check,
  *   whole; the run id from the definition name and capture time; the
- *   audit flag and backend claims against each other.
+ *   audit flag and backend claims against each other;
+ * - the state effects (`stateEffects`: the control sessions' delta against
+ *   the seed, the state after every errored call) from the observations
+ *   and snapshots, whole; a pinned target's package against every
+ *   session's command.
  *
  * Everything else (provenance, commands, environment, timings, stderr,
  * the raw frames and snapshots themselves, the expected list) is primary
@@ -61,6 +65,7 @@ import {
   classifyResultText,
 } from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
+import { deriveStateEffects } from "./effects.ts";
 
 /** One difference found by {@linkcode verifyReport}. */
 export interface ReportProblem {
@@ -88,7 +93,10 @@ export const REPORT_KEYS: readonly string[] = [
 ];
 
 /** Top-level keys a report may carry (absent in reports before verdict rules version 3). */
-export const OPTIONAL_REPORT_KEYS: readonly string[] = ["setupFailure"];
+export const OPTIONAL_REPORT_KEYS: readonly string[] = [
+  "setupFailure",
+  "stateEffects",
+];
 
 /**
  * Fields that no re-derivation can check: primary evidence (raw frames,
@@ -96,7 +104,7 @@ export const OPTIONAL_REPORT_KEYS: readonly string[] = ["setupFailure"];
  * digest, bound to a ledger head or a signature, covers them.
  */
 export const DIGEST_ONLY: readonly string[] = [
-  "provenance (definition name, file and digest, harness version and git state, Deno and SDK versions, capture time, options)",
+  "provenance (definition name, file, digest and git state, the target's pin and what verity prepare verified, harness version and git state, Deno and SDK versions, capture time, options; only a pinned target's package in each session's command is re-derived)",
   "protocol.initialize and protocol.toolsList (the raw frames themselves)",
   "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses",
   "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests",
@@ -133,6 +141,7 @@ export function callStatusOfResult(
 
 interface SessionLike {
   id: string;
+  command?: unknown;
   kind: string;
   tool: string | null;
   run: number;
@@ -206,6 +215,8 @@ class Verifier {
       this.#tools();
       this.#unusedSessions();
       this.#verdicts();
+      this.#target();
+      this.#stateEffects();
     } catch (e) {
       this.bad("report", `cannot re-derive: ${(e as Error).message}`);
     }
@@ -552,6 +563,79 @@ class Verifier {
         this.#attempt(`${where}.concurrent[${k}]`, o, t)
       );
     });
+  }
+
+  /** A pinned target: every session's command runs the pinned package. */
+  #target(): void {
+    const p = this.r.provenance as Record<string, unknown>;
+    if (!Object.hasOwn(p, "target")) return; // reports before 2026-12-01
+    const t = p.target;
+    if (!isObject(t) || typeof t.pinned !== "boolean") {
+      this.bad("provenance.target", "expected { pinned: true|false, ... }");
+      return;
+    }
+    if (t.pinned !== true) return; // a local command: nothing to re-derive
+    if (
+      typeof t.package !== "string" || typeof t.version !== "string" ||
+      (t.runtime !== "deno" && t.runtime !== "node")
+    ) {
+      this.bad(
+        "provenance.target",
+        "a pinned target needs package, version and runtime",
+      );
+      return;
+    }
+    const spec = `npm:${t.package}@${t.version}`;
+    const runs = (command: string[]) =>
+      t.runtime === "node"
+        ? command.some((a) => a.includes(`/node_modules/${t.package}/`))
+        : command.some((a) => a === spec || a.startsWith(`${spec}/`));
+    (this.r.sessions as SessionLike[]).forEach((s, i) => {
+      const command = isObject(s) && Array.isArray(s.command)
+        ? (s.command as unknown[]).filter((a) => typeof a === "string")
+        : [];
+      if (command.length > 0 && !runs(command as string[])) {
+        this.bad(
+          `sessions[${i}].command`,
+          `does not run the pinned ${
+            t.runtime === "node" ? `node_modules/${t.package}` : spec
+          } that provenance.target names`,
+        );
+      }
+    });
+  }
+
+  /** The state effects, re-derived whole from observations and snapshots. */
+  #stateEffects(): void {
+    if (!Object.hasOwn(this.r, "stateEffects")) return; // before 2026-12-01
+    const claimed = this.r.stateEffects;
+    if (
+      !isObject(claimed) ||
+      Object.keys(claimed).sort().join() !== "control,erroredCalls" ||
+      !Array.isArray(claimed.control) || !Array.isArray(claimed.erroredCalls)
+    ) {
+      this.bad(
+        "stateEffects",
+        "expected exactly { control: [], erroredCalls: [] }",
+      );
+      return;
+    }
+    const derived = deriveStateEffects(
+      this.r.observations as Parameters<typeof deriveStateEffects>[0],
+      this.r.snapshots as Record<string, Snapshot>,
+    );
+    for (const k of ["control", "erroredCalls"] as const) {
+      const a = claimed[k] as unknown[];
+      const b = derived[k] as unknown[];
+      if (a.length !== b.length) {
+        this.bad(
+          `stateEffects.${k}`,
+          `report says ${a.length} entr(ies), evidence gives ${b.length}`,
+        );
+        continue;
+      }
+      a.forEach((x, i) => this.expect(`stateEffects.${k}[${i}]`, x, b[i]));
+    }
   }
 
   #verdicts(): void {
