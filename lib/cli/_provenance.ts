@@ -142,7 +142,7 @@ export function targetProvenance(
       pinned: false,
       detail: `a local command (${
         def.kind === "fixture" ? "a fixture" : "the target has no [source]"
-      }): no pin, run as found on disk`,
+      }), run as found on disk`,
     };
   }
   const pin = parseSourcePin(def.source, def.file);

@@ -75,7 +75,7 @@ function renderCategoryDelta(name: string, cd: Json): string {
 }
 
 /** A summarized delta (per category) as HTML; empty is "no change". */
-function renderDelta(delta: unknown): string {
+export function renderDelta(delta: unknown): string {
   const d = obj(delta);
   const parts = ["business", "append_only", "unclassified"].filter((c) =>
     d[c] !== undefined

@@ -20,7 +20,22 @@ import {
   obj,
   show,
 } from "./_html_parts.ts";
-import { attemptSummary, expectationCell } from "./_html_evidence.ts";
+import {
+  attemptSummary,
+  expectationCell,
+  renderDelta,
+} from "./_html_evidence.ts";
+import {
+  definitionGitText,
+  erroredSessions,
+  erroredSummary,
+  stateEffectsOf,
+  targetText,
+} from "./_provenance_text.ts";
+import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
+
+/** Most errored sessions listed in the state section. */
+const ERRORED_ROWS = 50;
 
 /** The key that pairs a verdict with its expectation. */
 export function verdictKey(
@@ -80,6 +95,24 @@ export function provenanceSection(report: Report): string {
     [
       "definition digest",
       `<span class="mono">${h(p.definition.digest)}</span>`,
+    ],
+    [
+      "definition git",
+      `<span class="mono">${h(definitionGitText(p.definition.git))}</span>${
+        p.definition.git?.dirty === true
+          ? ` <span class="badge warn">dirty</span>`
+          : ""
+      }`,
+    ],
+    [
+      "target",
+      `${
+        p.target?.pinned === true
+          ? `<span class="badge ok">pinned</span> `
+          : p.target?.pinned === false
+          ? `<span class="badge warn">no pin</span> `
+          : ""
+      }<span class="mono">${h(targetText(p.target))}</span>`,
     ],
     [
       "harness",
@@ -159,6 +192,8 @@ export function stateSection(report: Report): string {
           : ""
       }`,
     ],
+    ["control effect", controlEffectHtml(report)],
+    ["errored calls", erroredCallsHtml(report)],
     ["runs", h(String(d.runs))],
     [
       "network observation",
@@ -168,6 +203,64 @@ export function stateSection(report: Report): string {
     ],
     ["sessions recorded", h(String(report.sessions.length))],
   ]);
+}
+
+/** The control sessions' delta against the seed (runs with the same delta together). */
+function controlEffectHtml(report: Report): string {
+  const e = stateEffectsOf(report);
+  if (e === null || e.control.length === 0) {
+    return `<span class="muted">unknown (no control session)</span>`;
+  }
+  const groups = new Map<string, { runs: number[]; c: typeof e.control[0] }>();
+  for (const c of e.control) {
+    const key = `${c.changed}|${c.deltaDigest}`;
+    const g = groups.get(key) ?? { runs: [], c };
+    g.runs.push(c.run);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map(({ runs, c }) =>
+    `<div>${groups.size > 1 ? `run ${h(runs.join(", "))}: ` : ""}${
+      c.changed === null
+        ? `<span class="badge warn">unknown</span> no seed or no state observed`
+        : c.changed
+        ? `<span class="badge warn">changed the seed</span> <span class="mono">${
+          h(String(c.deltaDigest))
+        }</span>${renderDelta(c.delta)}`
+        : `<span class="badge ok">no change to the seed</span>`
+    }</div>`
+  ).join("");
+}
+
+/** Every session with an errored call: whether it changed the state. */
+function erroredCallsHtml(report: Report): string {
+  const e = stateEffectsOf(report);
+  const sessions = erroredSessions(e);
+  const rows = sessions.slice(0, ERRORED_ROWS).map(({ first, calls }) =>
+    `<tr><td class="mono">${h(erroredCallLabel(first))}${
+      calls > 1 ? ` <span class="muted">(+${calls - 1})</span>` : ""
+    }</td><td>${h(first.status)}${
+      first.ended ? ` <span class="muted">(${h(first.ended)})</span>` : ""
+    }</td><td>${
+      first.stateChanged === true
+        ? `<span class="badge bad">state changed</span> `
+        : ""
+    }<span class="mono wrap">${h(erroredCallStateText(first))}</span></td></tr>`
+  ).join("");
+  return `${h(erroredSummary(e))}${
+    rows
+      ? `<details${
+        sessions.some((s) => s.first.stateChanged === true)
+          ? " open"
+          : ""
+      }><summary>sessions</summary><table><tr><th>call</th><th>status</th><th>state</th></tr>${rows}</table>${
+        sessions.length > ERRORED_ROWS
+          ? `<div class="note">… ${
+            sessions.length - ERRORED_ROWS
+          } more in stateEffects.erroredCalls</div>`
+          : ""
+      }</details>`
+      : ""
+  }`;
 }
 
 /** One row per verdict, with its expectation when not an audit. */

@@ -20,6 +20,14 @@ import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
+import {
+  controlEffectText,
+  definitionGitText,
+  erroredSummary,
+  NOT_RECORDED,
+  stateEffectsOf,
+  targetText,
+} from "./_provenance_text.ts";
 
 interface Case {
   classname: string;
@@ -131,6 +139,7 @@ export function renderJunit(report: Report): string {
   const p = report.provenance;
   const d = report.observations.definition;
   const cases = buildCases(report);
+  const effects = stateEffectsOf(report);
   const setup = report.setupFailure ?? null;
   const failures = cases.filter((c) => c.failure !== null).length;
   const skipped = cases.filter((c) => c.skipped !== null).length;
@@ -146,6 +155,28 @@ export function renderJunit(report: Report): string {
     ["verity.definition.kind", p.definition.kind],
     ["verity.definition.file", p.definition.file],
     ["verity.definition.digest", p.definition.digest],
+    ["verity.definition.git", definitionGitText(p.definition.git)],
+    [
+      "verity.definition.git.commit",
+      p.definition.git ? p.definition.git.commit ?? "unknown" : NOT_RECORDED,
+    ],
+    [
+      "verity.definition.git.dirty",
+      p.definition.git
+        ? p.definition.git.dirty === null
+          ? "unknown"
+          : String(p.definition.git.dirty)
+        : NOT_RECORDED,
+    ],
+    ["verity.target", targetText(p.target)],
+    ...(p.target?.pinned === true
+      ? [
+        ["verity.target.package", p.target.package],
+        ["verity.target.version", p.target.version],
+        ["verity.target.integrity", p.target.integrity],
+        ["verity.target.preparedCache", "true"],
+      ] as [string, string][]
+      : []),
     ["verity.version", p.harness.version],
     ["verity.commit", p.harness.commit ?? "unknown"],
     ["verity.sandbox", report.sandbox.backend],
@@ -157,6 +188,8 @@ export function renderJunit(report: Report): string {
     ["verity.runs", String(d.runs)],
     ["verity.reset", d.reset.verified ? "verified" : "NOT verified"],
     ["verity.coverage", coverageWord(d.coverage)],
+    ["verity.control.effect", controlEffectText(effects)],
+    ["verity.erroredCalls", erroredSummary(effects)],
   ];
   if (!report.audit) {
     properties.push([

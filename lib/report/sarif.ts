@@ -18,6 +18,13 @@ import type { Verdict } from "../verdicts/types.ts";
 import type { TestName } from "../definition/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
+import {
+  controlEffectText,
+  definitionGitText,
+  erroredSummary,
+  NOT_RECORDED,
+  stateEffectsOf,
+} from "./_provenance_text.ts";
 
 /** The SARIF schema URI written into `$schema`. */
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -386,6 +393,34 @@ export function renderSarif(
     }
   }
   const d = report.observations.definition;
+  const prov = report.provenance;
+  const git = def.git;
+  const effects = stateEffectsOf(report);
+  // Where the definition and the audited package come from, when known.
+  const vcs: Record<string, unknown>[] = [];
+  const defRepo = git?.repository ??
+    (root !== null ? `file://${encodePath(asDirectory(root))}` : null);
+  if (git !== undefined && git.commit !== null && defRepo !== null) {
+    vcs.push({
+      repositoryUri: defRepo,
+      revisionId: git.commit,
+      ...(root !== null ? { mappedTo: { uriBaseId: "%SRCROOT%" } } : {}),
+      properties: { role: "definition", dirty: git.dirty, detail: git.detail },
+    });
+  }
+  const target = prov.target;
+  if (target?.pinned === true && target.git !== null) {
+    vcs.push({
+      repositoryUri: target.git,
+      ...(target.commit !== null ? { revisionId: target.commit } : {}),
+      properties: {
+        role: "target",
+        package: target.package,
+        version: target.version,
+        integrity: target.integrity,
+      },
+    });
+  }
   const log = {
     $schema: SARIF_SCHEMA,
     version: "2.1.0",
@@ -406,6 +441,7 @@ export function renderSarif(
           },
         }
         : {}),
+      ...(vcs.length ? { versionControlProvenance: vcs } : {}),
       invocations: [{
         executionSuccessful: setup === null,
         startTimeUtc: report.provenance.capturedAt,
@@ -422,6 +458,31 @@ export function renderSarif(
         definition: def,
         mode: report.audit ? "audit" : "fixture",
         harness: report.provenance.harness,
+        definitionGit: definitionGitText(git),
+        target: target ?? NOT_RECORDED,
+        controlEffect: {
+          summary: controlEffectText(effects),
+          runs: effects?.control.map((c) => ({
+            run: c.run,
+            changed: c.changed,
+            deltaDigest: c.deltaDigest,
+          })) ?? null,
+        },
+        erroredCalls: {
+          summary: erroredSummary(effects),
+          changedState: effects?.erroredCalls.filter((e) =>
+            e.stateChanged === true
+          ).map((e) => ({
+            tool: e.tool,
+            variant: e.variant,
+            session: e.session,
+            run: e.run,
+            call: e.call,
+            status: e.status,
+            beyondControl: e.beyondControl,
+            deltaDigest: e.deltaDigest,
+          })) ?? null,
+        },
         sandbox: report.sandbox.backend,
         sandboxAllowances: allowanceLine(report.sandbox.allow) ??
           "none (default sandbox)",
@@ -435,7 +496,9 @@ export function renderSarif(
           : "partial",
         setupFailure: setup,
         verdicts: report.verdicts.length,
-        violations: report.verdicts.filter((v) => v.kind === "VIOLATION")
+        violations: report.verdicts.filter((v) =>
+          v.kind === "VIOLATION"
+        )
           .length,
         overDeclarations: overDeclarations(report.verdicts).map(
           overDeclarationText,

@@ -6,6 +6,18 @@
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
+import {
+  controlEffectText,
+  definitionGitText,
+  erroredSessions,
+  erroredSummary,
+  stateEffectsOf,
+  targetText,
+} from "./_provenance_text.ts";
+import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
+
+/** Most errored sessions that changed state listed one per line in the text summary. */
+const ERRORED_LINES = 10;
 
 /** What the observed cell adds: over-declared, or a repeated call that errored. */
 export function observedNote(v: Verdict): string {
@@ -87,6 +99,13 @@ export function renderText(r: Report): string {
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
   );
+  const p = r.provenance;
+  lines.push(
+    `  definition: ${p.definition.file} ${p.definition.digest} (git: ${
+      definitionGitText(p.definition.git)
+    })`,
+    `  target: ${targetText(p.target)}`,
+  );
   lines.push(
     `  sandbox allowances: ${
       allowanceLine(r.sandbox.allow) ?? "none (default sandbox)"
@@ -125,6 +144,27 @@ export function renderText(r: Report): string {
         : "UNSTABLE"
     }${d.startupWrites ? "; the server writes state on start or stop" : ""}`,
   );
+  const effects = stateEffectsOf(r);
+  lines.push(`  control effect: ${controlEffectText(effects)}`);
+  lines.push(`  errored calls: ${erroredSummary(effects)}`);
+  // A tool that errors yet changes state is worth a line each.
+  const changed = erroredSessions(effects).filter((s) =>
+    s.first.stateChanged === true
+  );
+  for (const s of changed.slice(0, ERRORED_LINES)) {
+    lines.push(
+      `    ${erroredCallLabel(s.first)} ${s.first.status}${
+        s.calls > 1 ? ` (and ${s.calls - 1} more call(s) in the session)` : ""
+      }: ${erroredCallStateText(s.first)}`,
+    );
+  }
+  if (changed.length > ERRORED_LINES) {
+    lines.push(
+      `    … and ${
+        changed.length - ERRORED_LINES
+      } more session(s) (stateEffects.erroredCalls in the report)`,
+    );
+  }
   lines.push("");
   const exp = new Map(
     r.expectations.results.map((e) => [`${e.tool}|${e.variant}|${e.test}`, e]),
