@@ -12,11 +12,12 @@ import type { PreparedRun } from "../audit/local.ts";
 import type { Definition } from "../definition/types.ts";
 import { parseSourcePin } from "../audit/source.ts";
 
-async function git(
+async function runGit(
+  program: string,
   dir: string,
   args: string[],
 ): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command("git", {
+  const r = await new Deno.Command(program, {
     args: ["-C", dir, ...args],
     stdout: "piped",
     stderr: "piped",
@@ -43,7 +44,7 @@ export function withoutCredentials(url: string): string {
  * (`git status` lists anything under it, tracked or untracked, or the file
  * itself is not tracked). Never throws: without git, or outside a
  * checkout, commit and dirty are null and `detail` says why. Requires
- * `--allow-run=git`.
+ * `--allow-run=git`. `options.git` names another git program (tests).
  *
  * @example
  * ```ts ignore
@@ -51,8 +52,13 @@ export function withoutCredentials(url: string): string {
  * // { commit: "e45e836…", dirty: false, repository: null, detail: null }
  * ```
  */
-export async function definitionGitState(file: string): Promise<DefinitionGit> {
+export async function definitionGitState(
+  file: string,
+  options: { git?: string } = {},
+): Promise<DefinitionGit> {
   const dir = dirname(file);
+  const git = (d: string, args: string[]) =>
+    runGit(options.git ?? "git", d, args);
   const unknown = (detail: string): DefinitionGit => ({
     commit: null,
     dirty: null,
