@@ -252,13 +252,28 @@ export const TAMPERS: Tamper[] = [
       void r.sessions.splice(r.sessions.findIndex((s) => s.kind === "once"), 1),
   },
   {
-    name: "a concurrent attempt's overlap flipped",
+    name: "a concurrent attempt's stored (history version 1) overlap flipped",
     layer: "rederive",
     report: (r) => {
       const a = r.observations.tools.flatMap((t) => t.concurrent ?? []).find((
         a,
       ) => a.mode === "single_connection")!;
-      a.overlap = !a.overlap;
+      a.overlap = !(a.overlap ?? false);
+    },
+  },
+  {
+    name: "a concurrent attempt's receive stamps swapped (its overlap flips)",
+    layer: "rederive",
+    report: (r) => {
+      const a = r.observations.tools.flatMap((t) => t.concurrent ?? []).find((
+        a,
+      ) =>
+        a.mode === "single_connection" &&
+        a.timeline.some((e) => e.event === "receive call 2")
+      )!;
+      const r1 = a.timeline.find((e) => e.event === "receive call 1")!;
+      const r2 = a.timeline.find((e) => e.event === "receive call 2")!;
+      [r1.t, r2.t] = [r2.t, r1.t];
     },
   },
   {

@@ -144,6 +144,23 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
     bad2.stdout,
     new RegExp(`snapshots\\.${digest.replace(/[:]/g, ".")}`),
   );
+  // History version 2 stores the timer's stamps only; the concurrent check
+  // decides overlap from them, and a decision written into the history is refused.
+  const report3 = JSON.parse(await Deno.readTextFile(path));
+  assert.equal(report3.provenance.history, 2);
+  const attempts = report3.observations.tools.flatMap((
+    t: { concurrent: Record<string, unknown>[] | null },
+  ) => t.concurrent ?? []);
+  assert.ok(attempts.length > 0);
+  for (const a of attempts) {
+    assert.equal("overlap" in a, false);
+    assert.ok(Array.isArray(a.timeline));
+  }
+  attempts[0].overlap = true;
+  await Deno.writeTextFile(edited, JSON.stringify(report3));
+  const bad3 = await verity(["report", "verify", edited]);
+  assert.equal(bad3.code, 1);
+  assert.match(bad3.stdout, /history version 2 stores no overlap decision/);
   // Every run appended its report to the runs directory's ledger: each
   // report binds to its block under the ledger's head; the edited copy does not.
   const ledger = join(runsDir, "ledger.json");

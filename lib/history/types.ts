@@ -13,6 +13,13 @@ import type { SandboxEvidence } from "../sandbox/audit_log.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
 import type { HttpExchange } from "../wire/http_client.ts";
 
+/**
+ * The version of the history's shape, written to a report's
+ * `provenance.history` (absent: version 1). Version 2: attempts store only
+ * the timer's raw stamps, no overlap decision.
+ */
+export const HISTORY_VERSION = 2;
+
 /** A declared hint as stored in evidence. */
 export interface DeclaredHint {
   state: HintState;
@@ -74,11 +81,23 @@ export interface AttemptObservation {
   stateDigest: string | null;
   setupFailure: string | null;
   calls: CallObservation[];
-  /** Whether the overlap timer saw the two calls overlap, and why. */
-  overlap: boolean;
-  overlapDetail: string;
-  /** Timeline from the overlap timer, ms on its own monotonic clock. */
+  /**
+   * Raw stamps from the overlap timer, ms on its own monotonic clock:
+   * `send call N` / `receive call N`, and for two processes every
+   * `ping I send` / `ping I receive`. Whether the calls overlapped is not
+   * stored: the concurrent check decides it from these stamps
+   * (`lib/verdicts/overlap.ts`), so `verity report verify` re-derives it.
+   */
   timeline: { event: string; t: number }[];
+  /**
+   * History version 1 only (reports without `provenance.history`): the
+   * timer's own overlap decision. The check reads it only when the
+   * timeline lacks the stamps to decide (two-process attempts recorded
+   * before ping stamps were stored).
+   */
+  overlap?: boolean;
+  /** History version 1 only: the words behind {@linkcode overlap}. */
+  overlapDetail?: string;
 }
 
 /** Everything observed for one (tool, variant). */

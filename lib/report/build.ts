@@ -6,7 +6,7 @@
  * @module
  */
 import type { Definition } from "../definition/types.ts";
-import type { RunHistory } from "../history/types.ts";
+import { HISTORY_VERSION, type RunHistory } from "../history/types.ts";
 import { ENGINE_VERSION, serverFailure } from "../verdicts/engine.ts";
 import { TEST_NAMES } from "../definition/types.ts";
 import { checkExpectations, type ExpectedVerdict } from "./expectations.ts";
@@ -107,6 +107,7 @@ export function buildRunReport(
       deno: input.deno,
       sdk: "@modelcontextprotocol/sdk 1.32.2 (fixtures and SDK pin test only)",
       engine: ENGINE_VERSION,
+      history: HISTORY_VERSION,
       capturedAt: input.capturedAt,
       options: {
         runs: input.options.runs,

@@ -82,6 +82,11 @@ export interface Provenance {
   harness: { version: string; commit: string | null; dirty: boolean | null };
   /** Version of the verdict rules that judged this report (see ENGINE_VERSION). */
   engine: number;
+  /**
+   * Version of the history's shape (see HISTORY_VERSION); absent in reports
+   * of history version 1, whose attempts store the timer's overlap decision.
+   */
+  history?: number;
   deno: string;
   sdk: string;
   capturedAt: string;

@@ -164,10 +164,15 @@ class Verifier {
   #digests = new Set<string>();
 
   #engine = 0;
+  /** The history's shape version (provenance.history; absent: 1). */
+  #history = 1;
 
   constructor(readonly r: Record<string, unknown>) {
     const p = r.provenance;
     this.#engine = isObject(p) && typeof p.engine === "number" ? p.engine : 0;
+    this.#history = isObject(p) && typeof p.history === "number"
+      ? p.history
+      : 1;
   }
 
   bad(where: string, message: string): void {
@@ -530,6 +535,19 @@ class Verifier {
       o.calls,
       (s.callResponses ?? []).map((f) => callStatusOfResult(f)),
     );
+    if (this.#history >= 2) {
+      // Stamps only: the concurrent check decides overlap, and its verdict
+      // (evidence.attempts[].overlap) is re-derived with the others.
+      if (o.overlap !== undefined || o.overlapDetail !== undefined) {
+        this.bad(
+          `${where}.overlap`,
+          `history version ${this.#history} stores no overlap decision (the concurrent check decides it from the stamps)`,
+        );
+      }
+      return;
+    }
+    // History version 1: the timer's stored decision must be the one its
+    // stamps give.
     const d = o.setupFailure === null
       ? overlapFromTimeline(o.mode, o.timeline)
       : null;

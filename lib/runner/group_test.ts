@@ -39,8 +39,6 @@ function attempt(p: PlannedSession): AttemptObservation {
     stateDigest: `sha256:${p.id}`,
     setupFailure: null,
     calls: [],
-    overlap: false,
-    overlapDetail: "",
     timeline: [],
   };
 }

@@ -5,7 +5,9 @@
  * process(es), opens each session, measures ping round trips, releases both
  * `tools/call` requests in the same tick, and stamps every send and receive
  * on its own monotonic clock. The harness's event loop (snapshots, parallel
- * sessions, GC) therefore cannot fake or hide an overlap.
+ * sessions, GC) therefore cannot fake or hide an overlap. It records only
+ * stamps: whether the calls overlapped is decided by the concurrent check
+ * (`lib/verdicts/overlap.ts`), from the stamps stored in the report.
  *
  * Reads an {@linkcode OverlapSpec} as JSON on stdin; writes an
  * {@linkcode OverlapResult} as JSON on stdout. Requires `--allow-run`.
@@ -22,9 +24,7 @@ import {
 import type { McpClient } from "../wire/client.ts";
 import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
-import { decideOverlap, medianRtt, pingEvents } from "../verdicts/overlap.ts";
-
-export { decideOverlap };
+import { pingEvents } from "../verdicts/overlap.ts";
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -62,10 +62,7 @@ export interface OverlapResult {
   mode: OverlapSpec["mode"];
   setupFailure: string | null;
   calls: TimedCall[];
-  /** Median ping round trip per instance, ms (each ping's stamps are in `timeline`). */
-  rtt: number[];
-  overlap: boolean;
-  overlapDetail: string;
+  /** Every send and receive (calls and pings), ms on the timer's clock. */
   timeline: { event: string; t: number }[];
   stderr: string[];
   /** From the first spawn to the last server exit, ms: the servers' lifetime span. */
@@ -90,9 +87,6 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     mode: spec.mode,
     setupFailure: null,
     calls: [],
-    rtt: [],
-    overlap: false,
-    overlapDetail: "",
     timeline,
     stderr: [],
     serverSpanMs: 0,
@@ -135,7 +129,6 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     timeline.push({ event: "opened", t: now() });
     if (spec.mode === "two_process") {
       for (const [i, c] of clients.entries()) {
-        const samples: number[] = [];
         for (let k = 0; k < (spec.pings ?? 3); k++) {
           const s = now();
           const p = await c.request("ping", {}, spec.startTimeoutMs);
@@ -144,12 +137,10 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
             return result;
           }
           const r = now();
-          // Raw stamps in the timeline: report verify re-derives the decision.
+          // Raw stamps only: the concurrent check decides from them.
           const ev = pingEvents(i + 1);
           timeline.push({ event: ev.send, t: s }, { event: ev.receive, t: r });
-          samples.push(r - s);
         }
-        result.rtt.push(medianRtt(samples));
       }
     }
     const targets = spec.mode === "two_process" || spec.http !== undefined
@@ -175,9 +166,6 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
         timeline.push({ event: `receive call ${i + 1}`, t: c.recvT });
       }
     });
-    const d = decideOverlap(spec.mode, result.calls, result.rtt);
-    result.overlap = d.overlap;
-    result.overlapDetail = d.detail;
     return result;
   } finally {
     if (spec.http !== undefined && spec.mode === "single_connection") {

@@ -397,8 +397,6 @@ async function runAttemptSession(
     stateDigest: null,
     setupFailure: null,
     calls: [],
-    overlap: false,
-    overlapDetail: "",
     timeline: [],
   };
   const record = newRecord(ctx, p.id, `attempt:${p.mode}`, tool, p.attempt);
@@ -453,8 +451,6 @@ async function runAttemptSession(
     }));
     record.callResponses = res.calls.map((c) => c.response);
     record.stderrTail = res.stderr.join("\n---\n").slice(-2000);
-    obs.overlap = res.overlap;
-    obs.overlapDetail = res.overlapDetail;
     obs.timeline = res.timeline;
     if (res.setupFailure === null) {
       obs.stateDigest = await observeState(ctx, dirs.state);

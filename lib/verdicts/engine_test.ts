@@ -369,6 +369,31 @@ Deno.test("open world: a network attempt absent from control sessions is a viola
   );
 });
 
+/** Timer stamps of two calls that overlapped or not (ping round trips 1 ms). */
+function stamps(
+  mode: "single_connection" | "two_process",
+  overlap: boolean,
+): { event: string; t: number }[] {
+  const pings = mode === "two_process"
+    ? [1, 2].flatMap((i) => [
+      { event: `ping ${i} send`, t: i },
+      { event: `ping ${i} receive`, t: i + 1 },
+    ])
+    : [];
+  // One connection: overlap when the second call is answered first; two
+  // processes: both in flight 8 ms (overlap) or 0.5 ms (none).
+  const second = mode === "single_connection"
+    ? (overlap ? 15 : 25)
+    : (overlap ? 30 : 20.5);
+  return [
+    ...pings,
+    { event: "send call 1", t: 10 },
+    { event: "send call 2", t: 12 },
+    { event: "receive call 1", t: overlap ? 20 : 12.5 },
+    { event: "receive call 2", t: second },
+  ];
+}
+
 Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap", () => {
   const attempt = (
     mode: "single_connection" | "two_process",
@@ -384,9 +409,7 @@ Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap",
       { status: "ok" as const, frameIndex: null, ms: 1, message: null },
       { status: "ok" as const, frameIndex: null, ms: 1, message: null },
     ],
-    overlap,
-    overlapDetail: "",
-    timeline: [],
+    timeline: stamps(mode, overlap),
   });
   const t = tool({ idempotentHint: "TRUE" }, ["added", "added", "added"], [
     "added2",
@@ -401,8 +424,16 @@ Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap",
     outcome("concurrent_idempotence", t),
     "INCONCLUSIVE:NO_OVERLAP_OBSERVED",
   );
-  t.concurrent[1]!.overlap = true;
+  t.concurrent[1]!.timeline = stamps("two_process", true);
   assert.equal(outcome("concurrent_idempotence", t), "PASS");
+  // The overlap is the check's decision from the stamps, with its numbers.
+  const attempts = judge("concurrent_idempotence", defn(), t, STORE).evidence
+    .attempts as { overlap: boolean; overlapDetail: string }[];
+  assert.deepEqual(attempts.map((a) => a.overlap), [false, true]);
+  assert.equal(
+    attempts[1]!.overlapDetail,
+    "both in flight 8.0 ms; ping round trips combined 2.0 ms",
+  );
   t.concurrent.push(attempt("two_process", 2, "twoRows", true));
   const v = judge("concurrent_idempotence", defn(), t, STORE);
   assert.equal(v.outcome, "VIOLATION");
@@ -433,9 +464,7 @@ Deno.test("concurrent: attempts whose calls all failed are no evidence of idempo
         message: "no such entity",
       },
     ],
-    overlap: true,
-    overlapDetail: "",
-    timeline: [],
+    timeline: stamps(mode, true),
   });
   const t = tool({ idempotentHint: "FALSE" }, ["added", "added", "added"], [
     "added",

@@ -1,11 +1,12 @@
 /**
  * The overlap decision of a concurrent attempt, made from the overlap
- * timer's raw stamps. Pure: the timer applies it when it reports, and
- * `verity report verify` applies it again to the stamps stored in the
- * report's timeline.
+ * timer's raw stamps. Pure. The timer stores only the stamps; the
+ * concurrent check decides here ({@linkcode attemptOverlap}), so
+ * `verity report verify` decides again from the same stored timeline.
  *
  * @module
  */
+import type { AttemptObservation } from "../history/types.ts";
 
 /** A call's send and receive stamps (ms on the timer's clock; receive null when unanswered). */
 export interface CallStamps {
@@ -108,4 +109,43 @@ export function overlapFromTimeline(
     }
   }
   return decideOverlap(mode, calls, rtt);
+}
+
+/**
+ * Whether an attempt's two calls overlapped, decided from its stored
+ * stamps. A history version 1 attempt whose timeline lacks the stamps (a
+ * two-process attempt recorded before ping stamps were stored) keeps the
+ * timer's own decision; with neither, no overlap.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const d = attemptOverlap({
+ *   mode: "single_connection",
+ *   timeline: [
+ *     { event: "send call 1", t: 0 },
+ *     { event: "send call 2", t: 1 },
+ *     { event: "receive call 2", t: 5 },
+ *     { event: "receive call 1", t: 9 },
+ *   ],
+ * });
+ * assert.equal(d.overlap, true);
+ * ```
+ */
+export function attemptOverlap(
+  a: Pick<
+    AttemptObservation,
+    "mode" | "timeline" | "overlap" | "overlapDetail"
+  >,
+): OverlapDecision {
+  const d = overlapFromTimeline(a.mode, a.timeline);
+  if (d !== null) return d;
+  if (a.overlap !== undefined) {
+    return { overlap: a.overlap, detail: a.overlapDetail ?? "" };
+  }
+  return {
+    overlap: false,
+    detail:
+      "the timeline lacks the stamps to decide (overlap is never assumed)",
+  };
 }

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { decideOverlap, overlapFromTimeline, pingEvents } from "./overlap.ts";
+import {
+  attemptOverlap,
+  decideOverlap,
+  overlapFromTimeline,
+  pingEvents,
+} from "./overlap.ts";
 
 Deno.test("one connection: overlap only when the second call is answered first", () => {
   assert.equal(
@@ -70,4 +75,42 @@ Deno.test("the decision re-derives from the stamps in a stored timeline", () => 
     overlapFromTimeline("single_connection", [])?.overlap,
     undefined,
   );
+});
+
+Deno.test("attemptOverlap: decided from the stamps; a version 1 decision only where stamps are missing", () => {
+  const calls = [
+    { event: "send call 1", t: 0 },
+    { event: "send call 2", t: 1 },
+    { event: "receive call 2", t: 5 },
+    { event: "receive call 1", t: 9 },
+  ];
+  // Stamps decide, whatever a (version 1) stored decision says.
+  assert.deepEqual(
+    attemptOverlap({
+      mode: "single_connection",
+      timeline: calls,
+      overlap: false,
+      overlapDetail: "stored",
+    }),
+    { overlap: true, detail: "second call answered 4.0 ms before the first" },
+  );
+  // A version 1 two-process attempt without ping stamps keeps the timer's decision.
+  assert.deepEqual(
+    attemptOverlap({
+      mode: "two_process",
+      timeline: calls,
+      overlap: true,
+      overlapDetail: "both in flight 4.0 ms; ping round trips combined 1.0 ms",
+    }),
+    {
+      overlap: true,
+      detail: "both in flight 4.0 ms; ping round trips combined 1.0 ms",
+    },
+  );
+  // Version 2 without the stamps: no overlap, never assumed.
+  assert.deepEqual(attemptOverlap({ mode: "two_process", timeline: calls }), {
+    overlap: false,
+    detail:
+      "the timeline lacks the stamps to decide (overlap is never assumed)",
+  });
 });

@@ -17,6 +17,7 @@ import {
   stateGate,
   summarizeDelta,
 } from "../_observe.ts";
+import { attemptOverlap } from "../overlap.ts";
 
 function observeConcurrent(
   cmp: Comparator,
@@ -39,7 +40,7 @@ function observeConcurrent(
   );
   const rows = usable.map((a) => {
     const d = cmp.delta(ref, a.stateDigest!);
-    return { a, d, diverged: !d.business.empty };
+    return { a, d, diverged: !d.business.empty, ov: attemptOverlap(a) };
   });
   const counts: Record<string, Record<string, number>> = {};
   for (const mode of ["single_connection", "two_process"] as const) {
@@ -47,7 +48,7 @@ function observeConcurrent(
     counts[mode] = {
       attempts: attempts.filter((a) => a.mode === mode).length,
       diverged: mine.filter((r) => r.diverged).length,
-      overlapped: mine.filter((r) => r.a.overlap).length,
+      overlapped: mine.filter((r) => r.ov.overlap).length,
       setup_failed: attempts.filter((a) =>
         a.mode === mode && a.setupFailure !== null
       ).length,
@@ -61,15 +62,15 @@ function observeConcurrent(
     mode: r.a.mode,
     attempt: r.a.attempt,
     diverged: r.diverged,
-    overlap: r.a.overlap,
-    overlapDetail: r.a.overlapDetail,
+    overlap: r.ov.overlap,
+    overlapDetail: r.ov.detail,
     calls: r.a.calls.map((c) => c.status),
     timeline: r.a.timeline,
     ...(r.diverged ? { delta: summarizeDelta(r.d) } : {}),
   }));
   o.evidence.producedBy = producedBy;
   o.facts.diverged_attempts = rows.filter((r) => r.diverged).length;
-  o.facts.overlapped_attempts = rows.filter((r) => r.a.overlap).length;
+  o.facts.overlapped_attempts = rows.filter((r) => r.ov.overlap).length;
   if (t.twoProcessSkipped) {
     o.blockers.push("TWO_PROCESS_SKIPPED_STARTUP_WRITES");
     o.details.push(`two-process attempts skipped: ${t.twoProcessSkipped}`);
@@ -114,7 +115,7 @@ function observeConcurrent(
     );
     return o;
   }
-  if (informative.some((r) => r.a.overlap)) {
+  if (informative.some((r) => r.ov.overlap)) {
     o.behaviour = "holds";
     return o;
   }
