@@ -7,6 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { shardOf } from "../lib/census/shard.ts";
 import { type CensusDocument, withoutTiming } from "../lib/census/result.ts";
 
@@ -41,6 +43,22 @@ async function files(dir: string, base = ""): Promise<string[]> {
 
 async function readDoc(dir: string): Promise<CensusDocument> {
   return JSON.parse(await Deno.readTextFile(join(dir, "census.json")));
+}
+
+/** census.json's validator, from docs/schema/census.schema.json. */
+async function schemaValidator(): Promise<(doc: unknown) => string | null> {
+  const schema = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../docs/schema/census.schema.json", import.meta.url),
+    ),
+  );
+  // deno-lint-ignore no-explicit-any
+  const ajv = new (Ajv2020 as any)({ allErrors: true, strict: true });
+  // deno-lint-ignore no-explicit-any
+  (addFormats as any)(ajv);
+  const validate = ajv.compile(schema);
+  return (doc) =>
+    validate(doc) ? null : JSON.stringify(validate.errors.slice(0, 3));
 }
 
 /** An artifact with its timing fields (manifest `captured_at`, reality `ms`) masked. */
@@ -119,6 +137,15 @@ Deno.test("census: three shards run in parallel and merged equal the unsharded c
     );
     assert.deepEqual(doc.servers.map((s) => s.id), [...IDS].sort());
 
+    // Both documents follow the published schema; a broken one does not.
+    const check = await schemaValidator();
+    assert.equal(check(doc), null);
+    assert.equal(check(await readDoc(join(tmp, "s2"))), null);
+    assert.notEqual(
+      check({ ...doc, servers: [{ ...doc.servers[0], outcome: "fine" }] }),
+      null,
+    );
+
     const merged = join(tmp, "merged");
     const m = await verity([
       "census",
@@ -133,6 +160,7 @@ Deno.test("census: three shards run in parallel and merged equal the unsharded c
 
     // census.json: identical without `run` and each server's `timing`.
     const mdoc = await readDoc(merged);
+    assert.equal(check(mdoc), null);
     assert.equal(
       JSON.stringify(withoutTiming(mdoc), null, 2),
       JSON.stringify(withoutTiming(doc), null, 2),

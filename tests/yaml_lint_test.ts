@@ -19,7 +19,7 @@ async function validate(path: string): Promise<{ code: number; out: string }> {
   return { code: r.code, out: dec.decode(r.stdout) + dec.decode(r.stderr) };
 }
 
-Deno.test("action.yml and the release workflow validate", async () => {
+Deno.test("action.yml, the release and census workflows validate", async () => {
   const dir = await Deno.makeTempDir();
   try {
     // 0.6.0's workflow schema predates the `attestations` permission that
@@ -31,7 +31,13 @@ Deno.test("action.yml and the release workflow validate", async () => {
     const without = lines.filter((l) => l.trim() !== "attestations: write");
     assert.equal(without.length, lines.length - 1, "one attestations: write");
     await Deno.writeTextFile(`${dir}/release.yml`, without.join("\n"));
-    for (const f of [`${ROOT}action.yml`, `${dir}/release.yml`]) {
+    for (
+      const f of [
+        `${ROOT}action.yml`,
+        `${dir}/release.yml`,
+        `${ROOT}.github/workflows/census.yml`,
+      ]
+    ) {
       const r = await validate(f);
       assert.equal(r.code, 0, `${f}: ${r.out}`);
     }

@@ -102,23 +102,9 @@ function message(e: unknown): string {
     .replace(/^verity( census)?: /, "").split("\n")[0]!.slice(0, 2000);
 }
 
-/** Options of {@linkcode auditServer}. */
-export interface AuditServerOptions {
-  cacheRoot: string;
-  settings: CensusSettings;
-}
-
-/**
- * Audit one server. Never throws for anything the server does: a failure
- * to prepare, launch, list or reality-check is in the returned entry.
- */
-export async function auditServer(
-  list: CensusList,
-  entry: CensusEntry,
-  options: AuditServerOptions,
-): Promise<AuditedServer> {
-  const t0 = performance.now();
-  const server: CensusServer = {
+/** A server entry before anything is known: outcome `failed`, no tools. */
+export function blankServer(entry: CensusEntry): CensusServer {
+  return {
     id: entry.id,
     package: entry.package,
     version: entry.version,
@@ -135,6 +121,25 @@ export async function auditServer(
     reality: null,
     timing: { seconds: 0 },
   };
+}
+
+/** Options of {@linkcode auditServer}. */
+export interface AuditServerOptions {
+  cacheRoot: string;
+  settings: CensusSettings;
+}
+
+/**
+ * Audit one server. Never throws for anything the server does: a failure
+ * to prepare, launch, list or reality-check is in the returned entry.
+ */
+export async function auditServer(
+  list: CensusList,
+  entry: CensusEntry,
+  options: AuditServerOptions,
+): Promise<AuditedServer> {
+  const t0 = performance.now();
+  const server = blankServer(entry);
   const artifacts: AuditedServer["artifacts"] = [];
   const done = (failure: CensusFailure | null): AuditedServer => {
     server.failure = failure;

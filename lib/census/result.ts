@@ -29,7 +29,8 @@ export type CensusFailureKind =
   | "crashed"
   | "timed_out"
   | "cannot_list"
-  | "reality_failed";
+  | "reality_failed"
+  | "internal_error";
 
 /** Every failure kind, in report order. */
 export const FAILURE_KINDS: readonly CensusFailureKind[] = [
@@ -41,11 +42,12 @@ export const FAILURE_KINDS: readonly CensusFailureKind[] = [
   "timed_out",
   "cannot_list",
   "reality_failed",
+  "internal_error",
 ];
 
 /** A failure, with the step it happened in and the evidence in words. */
 export interface CensusFailure {
-  stage: "prepare" | "launch" | "list" | "reality";
+  stage: "prepare" | "launch" | "list" | "reality" | "verity";
   kind: CensusFailureKind;
   message: string;
 }

@@ -11,7 +11,7 @@
 import { VERSION } from "../version.ts";
 import type { CensusList } from "./list.ts";
 import { inShard, type ShardSpec, shardText } from "./shard.ts";
-import { auditServer } from "./audit.ts";
+import { type AuditedServer, auditServer, blankServer } from "./audit.ts";
 import { pool } from "./pool.ts";
 import {
   buildDocument,
@@ -50,6 +50,15 @@ export async function runCensus(
     const r = await auditServer(list, entry, {
       cacheRoot: options.cacheRoot,
       settings: options.settings,
+    }).catch((e): AuditedServer => {
+      // A fault of verity's own is this server's result, not the census's end.
+      const server = blankServer(entry);
+      server.failure = {
+        stage: "verity",
+        kind: "internal_error",
+        message: String(e instanceof Error ? e.message : e).slice(0, 2000),
+      };
+      return { server, artifacts: [] };
     });
     for (const a of r.artifacts) {
       await writeArtifact(options.out, a.file, a.text);
