@@ -1,5 +1,6 @@
 /**
- * The battery: the five named checks, by test. Pure.
+ * The battery: the five named checks, by test, and the rules every check's
+ * observation is then subject to, in order. Pure.
  *
  * @module
  */
@@ -10,6 +11,9 @@ import { destructiveCheck } from "./checks/destructive.ts";
 import { openWorldCheck } from "./checks/open_world.ts";
 import { readOnlyCheck } from "./checks/read_only.ts";
 import { sequentialIdempotenceCheck } from "./checks/sequential_idempotence.ts";
+import type { Rule } from "./rule.ts";
+import { coverageRule, coverageRuleV2 } from "./rules/coverage.ts";
+import { processMemoryRule } from "./rules/process_memory.ts";
 
 /** Every check, by the test it runs. */
 export const CHECKS: Readonly<Record<TestName, Check>> = {
@@ -19,3 +23,10 @@ export const CHECKS: Readonly<Record<TestName, Check>> = {
   destructive: destructiveCheck,
   open_world: openWorldCheck,
 };
+
+/** The rules applied after each check, in order (each says which tests and rules versions it covers). */
+export const RULES: readonly Rule[] = [
+  coverageRuleV2,
+  coverageRule,
+  processMemoryRule,
+];

@@ -82,5 +82,10 @@ export const sequentialIdempotenceCheck: Check = {
   claim: "TRUE",
   property: "idempotent",
   observes: "once vs twice, separate runs from a clean reset: business state",
-  observe: (ctx) => observeSequential(ctx.cmp, ctx.defn, ctx.tool),
+  observe(ctx) {
+    const o = observeSequential(ctx.cmp, ctx.defn, ctx.tool);
+    // Rules version 2 did not record an errored repeat.
+    if (ctx.rules < 3) delete o.facts.repeat_errored;
+    return o;
+  },
 };
