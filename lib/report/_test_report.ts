@@ -335,3 +335,60 @@ export function syntheticReport(options: SyntheticReportOptions = {}): Report {
     audit,
   };
 }
+
+/** The synthetic audit report with the provenance of 2026-12-01: definition git, a pinned target, state effects. */
+export function syntheticReportWithProvenance(): Report {
+  const r = syntheticReport({ audit: true });
+  r.provenance.definition.git = {
+    commit: "c".repeat(40),
+    dirty: true,
+    repository: "https://example.org/defs.git",
+    detail:
+      "1 path(s) under its directory differ from the commit (target.toml)",
+  };
+  r.provenance.target = {
+    pinned: true,
+    package: "@example/server",
+    version: "1.2.3",
+    integrity: "sha512-abc",
+    git: "https://example.org/server.git",
+    commit: "e".repeat(40),
+    preparedCache: true,
+    runtime: "deno",
+    lockIntegrity: "sha512-abc",
+    tarball: { integrity: "sha512-abc", sha256: "sha256:00" },
+    preparedAt: "2026-12-01T00:00:00.000Z",
+  };
+  r.stateEffects = {
+    control: [{
+      run: 1,
+      from: `sha256:${"a".repeat(64)}`,
+      to: `sha256:${"b".repeat(64)}`,
+      changed: true,
+      delta: {
+        append_only: {
+          lossy: false,
+          added: [{ region: "state.db:boot_log", key: "[1]" }],
+          removed: [],
+          changed: [],
+        },
+      },
+      deltaDigest: `sha256:${"1".repeat(64)}`,
+    }],
+    erroredCalls: [{
+      tool: EVIL_TOOL,
+      variant: null,
+      session: "once",
+      run: 1,
+      call: 1,
+      status: "tool_error",
+      message: "<b>no</b>",
+      from: `sha256:${"a".repeat(64)}`,
+      to: `sha256:${"c".repeat(64)}`,
+      stateChanged: true,
+      beyondControl: true,
+      deltaDigest: `sha256:${"2".repeat(64)}`,
+    }],
+  };
+  return r;
+}

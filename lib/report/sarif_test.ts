@@ -9,7 +9,11 @@ import {
   renderSarif,
   SARIF_FINGERPRINT,
 } from "./sarif.ts";
-import { EVIL_TOOL, syntheticReport } from "./_test_report.ts";
+import {
+  EVIL_TOOL,
+  syntheticReport,
+  syntheticReportWithProvenance,
+} from "./_test_report.ts";
 import type { Report } from "./report.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -260,4 +264,35 @@ Deno.test("sarif: the schema check itself rejects a broken log", () => {
   const paths = validate.errors.map((e: Any) => e.instancePath);
   assert.ok(paths.includes("/runs/0/results/0/level"), paths.join(" "));
   assert.ok(paths.includes("/runs/0/tool/driver"), paths.join(" "));
+});
+
+Deno.test("sarif: provenance is valid SARIF: versionControlProvenance for the definition and the pinned target, run properties", () => {
+  const log = assertValidSarif(
+    renderSarif(syntheticReportWithProvenance(), { root: "/repo" }),
+  );
+  const run = log.runs[0];
+  assert.deepEqual(
+    run.versionControlProvenance.map((v: Any) => [
+      v.properties.role,
+      v.repositoryUri,
+      v.revisionId,
+      v.properties.dirty ?? null,
+    ]),
+    [
+      ["definition", "https://example.org/defs.git", "c".repeat(40), true],
+      ["target", "https://example.org/server.git", "e".repeat(40), null],
+    ],
+  );
+  assert.equal(run.properties.target.package, "@example/server");
+  assert.equal(run.properties.definition.git.dirty, true);
+  assert.equal(run.properties.erroredCalls.changedState[0].tool, EVIL_TOOL);
+  assert.match(
+    run.properties.controlEffect.summary,
+    /^changed the seed: append-only \+1/,
+  );
+  // A report without the fields (every published one): no provenance entries.
+  const old = assertValidSarif(
+    renderSarif(syntheticReport(), { root: "/repo" }),
+  );
+  assert.equal(old.runs[0].versionControlProvenance, undefined);
 });
