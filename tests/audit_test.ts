@@ -807,12 +807,18 @@ Deno.test({
         "an audit exits 0 whatever the verdicts: " + audit.stderr,
       );
       const report = JSON.parse(audit.stdout) as {
+        provenance: { target: { pinned: boolean; detail?: string } };
         audit: boolean;
         expected: unknown[];
         sandbox: { backend: string };
         verdicts: { tool: string; test: string; outcome: string }[];
       };
       assert.equal(report.audit, true);
+      assert.deepEqual(report.provenance.target, {
+        pinned: false,
+        detail:
+          "a local command (the target has no [source]), run as found on disk",
+      });
       assert.deepEqual(report.expected, []);
       assert.equal(report.sandbox.backend, "deno");
       const v = (tool: string, test: string) =>
@@ -875,6 +881,48 @@ Deno.test({
         prepared.targets.memory?.tarball?.integrity,
         MEMORY_INTEGRITY,
       );
+
+      // The report names the pin and the prepared cache it ran from, and
+      // report verify finds the pinned package in every session's command.
+      const runsDir = join(cwd, "runs");
+      const one = await verity([
+        "run",
+        "memory",
+        "--audit",
+        "--tool",
+        "read_graph",
+        "--concurrent-attempts",
+        "1",
+        "--runs-dir",
+        runsDir,
+        "--json",
+      ], cwd);
+      assert.equal(one.code, 0, one.stderr);
+      const report = JSON.parse(one.stdout);
+      assert.deepEqual(
+        {
+          pinned: report.provenance.target.pinned,
+          package: report.provenance.target.package,
+          version: report.provenance.target.version,
+          integrity: report.provenance.target.integrity,
+          preparedCache: report.provenance.target.preparedCache,
+          lockIntegrity: report.provenance.target.lockIntegrity,
+        },
+        {
+          pinned: true,
+          package: "@modelcontextprotocol/server-memory",
+          version: "2026.8.31",
+          integrity: MEMORY_INTEGRITY,
+          preparedCache: true,
+          lockIntegrity: MEMORY_INTEGRITY,
+        },
+      );
+      const verified = await verity([
+        "report",
+        "verify",
+        join(runsDir, report.runId, "report.json"),
+      ], cwd);
+      assert.equal(verified.code, 0, verified.stdout + verified.stderr);
 
       const toml = await Deno.readTextFile(join(target, "target.toml"));
       const wrong = MEMORY_INTEGRITY.replace("ljj/", "AAAA");
