@@ -53,28 +53,43 @@ export function imagePageSize(image: Uint8Array): number | null {
   return v === 1 ? 65536 : v;
 }
 
+/** Where each committed page of a WAL is: what {@linkcode walIndex} returns. */
+export interface WalIndex {
+  /** Page size of the WAL (0 when the WAL is ignored). */
+  pageSize: number;
+  /** Page number -> byte offset (in the WAL) of its last committed frame. */
+  frames: Map<number, number>;
+  /** The database size in pages after the last commit (0: no commit). */
+  dbPages: number;
+  /** Frames up to the last valid commit. */
+  framesApplied: number;
+  /** Valid frames after the last commit (an open or torn transaction), ignored. */
+  framesUncommitted: number;
+  /** Why the WAL (or its tail) was not used, if it was not. */
+  problems: string[];
+}
+
 /**
- * Apply the committed frames of `wal` to `image` (neither is modified).
- *
- * @example
- * ```ts
- * const { image } = mergeWal(await Deno.readFile("state.db"), await Deno.readFile("state.db-wal"));
- * ```
+ * Index the committed frames of `wal` for a database whose page size is
+ * `dbPageSize` (null when the database file is empty or missing): the
+ * rules of {@linkcode mergeWal}, without building the image.
  */
-export function mergeWal(image: Uint8Array, wal: Uint8Array): WalMerge {
+export function walIndex(dbPageSize: number | null, wal: Uint8Array): WalIndex {
   const problems: string[] = [];
-  const result = (img: Uint8Array, applied = 0, uncommitted = 0): WalMerge => ({
-    image: markRollback(img),
-    framesApplied: applied,
+  const none = (uncommitted = 0): WalIndex => ({
+    pageSize: 0,
+    frames: new Map(),
+    dbPages: 0,
+    framesApplied: 0,
     framesUncommitted: uncommitted,
     problems,
   });
-  if (wal.length === 0) return result(image);
+  if (wal.length === 0) return none();
   if (wal.length < WAL_HEADER) {
     problems.push(
       `-wal is ${wal.length} bytes, shorter than a WAL header: ignored`,
     );
-    return result(image);
+    return none();
   }
   const dv = new DataView(wal.buffer, wal.byteOffset, wal.byteLength);
   const magic = dv.getUint32(0);
@@ -82,27 +97,26 @@ export function mergeWal(image: Uint8Array, wal: Uint8Array): WalMerge {
     problems.push(
       `-wal has no WAL magic number (0x${magic.toString(16)}): ignored`,
     );
-    return result(image);
+    return none();
   }
   const bigEndian = (magic & 1) === 1;
   const pageSize = dv.getUint32(8);
   if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) {
     problems.push(`-wal header has an invalid page size ${pageSize}: ignored`);
-    return result(image);
+    return none();
   }
   const salt1 = dv.getUint32(16);
   const salt2 = dv.getUint32(20);
   let sum = checksum(wal.subarray(0, 24), bigEndian, [0, 0]);
   if (sum[0] !== dv.getUint32(24) || sum[1] !== dv.getUint32(28)) {
     problems.push("-wal header checksum does not verify: ignored");
-    return result(image);
+    return none();
   }
-  const imgPage = imagePageSize(image);
-  if (image.length > 0 && imgPage !== null && imgPage !== pageSize) {
+  if (dbPageSize !== null && dbPageSize !== pageSize) {
     problems.push(
-      `-wal page size ${pageSize} differs from the database's ${imgPage}: ignored`,
+      `-wal page size ${pageSize} differs from the database's ${dbPageSize}: ignored`,
     );
-    return result(image);
+    return none();
   }
   // Walk frames; remember the last commit.
   const frames: { pgno: number; offset: number }[] = [];
@@ -133,18 +147,46 @@ export function mergeWal(image: Uint8Array, wal: Uint8Array): WalMerge {
     }
     off += frameSize;
   }
-  if (committed === 0) return result(image, 0, frames.length);
-  const out = new Uint8Array(dbPages * pageSize);
-  out.set(image.subarray(0, Math.min(image.length, out.length)));
+  if (committed === 0) return none(frames.length);
+  const map = new Map<number, number>();
   for (let k = 0; k < committed; k++) {
     const f = frames[k]!;
-    if (f.pgno > dbPages) continue;
-    out.set(
-      wal.subarray(f.offset, f.offset + pageSize),
-      (f.pgno - 1) * pageSize,
-    );
+    if (f.pgno <= dbPages) map.set(f.pgno, f.offset);
   }
-  return result(out, committed, frames.length - committed);
+  return {
+    pageSize,
+    frames: map,
+    dbPages,
+    framesApplied: committed,
+    framesUncommitted: frames.length - committed,
+    problems,
+  };
+}
+
+/**
+ * Apply the committed frames of `wal` to `image` (neither is modified).
+ *
+ * @example
+ * ```ts
+ * const { image } = mergeWal(await Deno.readFile("state.db"), await Deno.readFile("state.db-wal"));
+ * ```
+ */
+export function mergeWal(image: Uint8Array, wal: Uint8Array): WalMerge {
+  const ix = walIndex(image.length > 0 ? imagePageSize(image) : null, wal);
+  const result = (img: Uint8Array): WalMerge => ({
+    image: markRollback(img),
+    framesApplied: ix.framesApplied,
+    framesUncommitted: ix.framesUncommitted,
+    problems: ix.problems,
+  });
+  if (ix.dbPages === 0) return result(image);
+  const pageSize = ix.pageSize;
+  const out = new Uint8Array(ix.dbPages * pageSize);
+  out.set(image.subarray(0, Math.min(image.length, out.length)));
+  for (const [pgno, offset] of ix.frames) {
+    out.set(wal.subarray(offset, offset + pageSize), (pgno - 1) * pageSize);
+  }
+  return result(out);
 }
 
 /** Copy-on-write: mark a WAL-mode header (bytes 18-19 = 2) as rollback mode (1). */

@@ -108,24 +108,89 @@ function emptyCategory(): CategoryDelta {
  * ```
  */
 export function computeDelta(before: Snapshot, after: Snapshot): Delta {
+  return assembleDelta(regionDiffs(before, after));
+}
+
+/**
+ * The changes of every region between two snapshots (both normalized), one
+ * {@linkcode RegionDiff} per region on either side.
+ */
+export function regionDiffs(before: Snapshot, after: Snapshot): RegionDiff[] {
+  const beforeById = new Map<string, Region>();
+  for (const r of before.regions) beforeById.set(regionId(r), r);
+  const afterById = new Map<string, Region>();
+  for (const r of after.regions) afterById.set(regionId(r), r);
+  const ids = [...new Set([...beforeById.keys(), ...afterById.keys()])];
+  const parts: RegionDiff[] = [];
+  for (const id of ids) {
+    const b = beforeById.get(id);
+    const a = afterById.get(id);
+    const part = emptyRegionDiff(id, (a ?? b)!.category);
+    diffRegion(id, b?.records ?? [], a?.records ?? [], part);
+    part.structure = structureChange(
+      id,
+      b?.columns ?? null,
+      a?.columns ?? null,
+    );
+    parts.push(part);
+  }
+  return parts;
+}
+
+/**
+ * The changes of one region, found by whatever means (a merge of two
+ * snapshots' records, or a reader comparing two databases page by page):
+ * what {@linkcode assembleDelta} puts together.
+ */
+export interface RegionDiff {
+  /** `"<adapter>:<name>"`. */
+  region: string;
+  category: Category;
+  /** In key order. */
+  added: { region: string; key: string }[];
+  /** In key order. */
+  removed: { region: string; key: string }[];
+  /** In key order. */
+  changed: RecordChange[];
+  structure: StructureChange | null;
+}
+
+/** A region diff with nothing in it yet. */
+export function emptyRegionDiff(
+  region: string,
+  category: Category,
+): RegionDiff {
+  return {
+    region,
+    category,
+    added: [],
+    removed: [],
+    changed: [],
+    structure: null,
+  };
+}
+
+/**
+ * Put region diffs together into a delta: regions in the order of their
+ * ids (as {@linkcode computeDelta} visits them), each category's lists
+ * concatenated, `lossy` and `empty` derived.
+ */
+export function assembleDelta(parts: readonly RegionDiff[]): Delta {
   const out: Delta = {
     business: emptyCategory(),
     append_only: emptyCategory(),
     unclassified: emptyCategory(),
     empty: true,
   };
-  const beforeById = new Map<string, Region>();
-  for (const r of before.regions) beforeById.set(regionId(r), r);
-  const afterById = new Map<string, Region>();
-  for (const r of after.regions) afterById.set(regionId(r), r);
-  const ids = [...new Set([...beforeById.keys(), ...afterById.keys()])].sort();
-  for (const id of ids) {
-    const b = beforeById.get(id);
-    const a = afterById.get(id);
-    const category: Category = (a ?? b)!.category;
-    diffRegion(id, b?.records ?? [], a?.records ?? [], out[category]);
-    const sc = structureChange(id, b, a);
-    if (sc !== null) out[category].structure.push(sc);
+  const sorted = [...parts].sort((x, y) =>
+    x.region < y.region ? -1 : x.region > y.region ? 1 : 0
+  );
+  for (const p of sorted) {
+    const d = out[p.category];
+    for (const x of p.added) d.added.push(x);
+    for (const x of p.removed) d.removed.push(x);
+    for (const x of p.changed) d.changed.push(x);
+    if (p.structure !== null) d.structure.push(p.structure);
   }
   for (const c of ["business", "append_only", "unclassified"] as const) {
     const d = out[c];
@@ -139,26 +204,36 @@ export function computeDelta(before: Snapshot, after: Snapshot): Delta {
 }
 
 /** The structure change of one table, or null (none, or not a table). */
-function structureChange(
+export function structureChange(
   region: string,
-  before: Region | undefined,
-  after: Region | undefined,
+  b: readonly string[] | null,
+  a: readonly string[] | null,
 ): StructureChange | null {
-  const b = before?.columns ?? null;
-  const a = after?.columns ?? null;
-  if (b === null && a === null) return null;
   if (b === null) {
-    return { region, change: "created", before: null, after: a, lossy: false };
+    if (a === null) return null;
+    return {
+      region,
+      change: "created",
+      before: null,
+      after: [...a],
+      lossy: false,
+    };
   }
   if (a === null) {
-    return { region, change: "dropped", before: b, after: null, lossy: true };
+    return {
+      region,
+      change: "dropped",
+      before: [...b],
+      after: null,
+      lossy: true,
+    };
   }
   if (b.length === a.length && b.every((c, i) => c === a[i])) return null;
   return {
     region,
     change: "columns",
-    before: b,
-    after: a,
+    before: [...b],
+    after: [...a],
     lossy: b.some((c) => !a.includes(c)),
   };
 }
@@ -168,7 +243,7 @@ function diffRegion(
   region: string,
   before: StateRecord[],
   after: StateRecord[],
-  into: CategoryDelta,
+  into: RegionDiff,
 ): void {
   let i = 0;
   let j = 0;

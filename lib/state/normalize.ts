@@ -59,22 +59,37 @@ export function normalize(
   return { regions, problems: snap.problems };
 }
 
+/**
+ * Mask one flat row (a sqlite or postgres record's value): each rule's
+ * column, when present and not null, becomes its placeholder. Returns the
+ * same object when nothing changes, else a copy.
+ */
+export function maskRow(
+  value: Record<string, unknown>,
+  rules: readonly MaskRule[],
+): Record<string, unknown> {
+  for (const m of rules) {
+    const ph = maskPlaceholder(m.kind);
+    if (
+      Object.hasOwn(value, m.column) && value[m.column] !== null &&
+      value[m.column] !== ph
+    ) {
+      value = { ...value, [m.column]: ph };
+    }
+  }
+  return value;
+}
+
 function maskRecord(
   rec: StateRecord,
   rules: readonly MaskRule[],
   flat: boolean,
 ): StateRecord {
   let value: Record<string, unknown> = rec.value;
-  for (const m of rules) {
-    const ph = maskPlaceholder(m.kind);
-    if (flat) {
-      if (
-        Object.hasOwn(value, m.column) && value[m.column] !== null &&
-        value[m.column] !== ph
-      ) {
-        value = { ...value, [m.column]: ph };
-      }
-    } else {
+  if (flat) value = maskRow(value, rules);
+  else {
+    for (const m of rules) {
+      const ph = maskPlaceholder(m.kind);
       value = replacePath(
         value,
         pathSegments(m.column),

@@ -1,0 +1,779 @@
+/**
+ * Compare two SQLite databases page by page and row by row, without
+ * building either snapshot: the sqlite half of a state delta in bounded
+ * memory. Pure over two {@linkcode PageSource}s (random access to pages).
+ *
+ * For every table read in rowid order (an `INTEGER PRIMARY KEY`, or no
+ * primary key), both b-trees are walked through their interior pages only,
+ * giving each table's leaf pages in key order. A leaf page that is a leaf
+ * of the same table on both sides, at the same page number, with the same
+ * bytes (the caller says which pages differ) holds the same rows on both
+ * sides: it is skipped without being decoded. The remaining leaves are
+ * streamed in rowid order on both sides and merge-compared: rows with the
+ * same rowid and the same record bytes are equal without decoding; only
+ * rows that differ are decoded (with the same record decoder as the
+ * snapshot reader) and compared field by field after masking. Memory holds
+ * the pages being read, the list of leaf page numbers and the differences
+ * (the evidence), never all rows.
+ *
+ * Anything this reader does not handle (a table keyed otherwise, `WITHOUT
+ * ROWID`, generated columns, a short record whose missing column has a
+ * default, a non-UTF-8 database, a malformed tree) throws
+ * {@linkcode PageWalkError}; the caller then compares full snapshots.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { bytesToBase64 } from "../lib/state/keys.ts";
+import {
+  diffFields,
+  emptyRegionDiff,
+  type RegionDiff,
+  structureChange,
+} from "../lib/state/delta.ts";
+import { maskRow } from "../lib/state/normalize.ts";
+import type { Category } from "../lib/state/types.ts";
+import type { MaskRule } from "../lib/definition/types.ts";
+import type { SqlEngine } from "./sql_engine.ts";
+import { PageWalkError, planTable, type TablePlan } from "./_sqlite_table.ts";
+
+/** Random access to the pages of one database (WAL already applied). */
+export interface PageSource {
+  readonly pageSize: number;
+  /** Pages in the database. */
+  readonly pageCount: number;
+  /**
+   * Page `pgno` (1-based), `pageSize` bytes. The bytes must stay valid
+   * (unchanged) for as long as the caller keeps the array.
+   */
+  page(pgno: number): Uint8Array;
+}
+
+/** A page source over a database image in memory. */
+export function imagePageSource(image: Uint8Array): PageSource {
+  const pageSize = image.length >= 100
+    ? (((image[16]! << 8) | image[17]!) === 1
+      ? 65536
+      : (image[16]! << 8) | image[17]!)
+    : 4096;
+  if (pageSize < 512 || image.length % pageSize !== 0) {
+    throw new PageWalkError("unexpected image size");
+  }
+  return {
+    pageSize,
+    pageCount: image.length / pageSize,
+    page(pgno: number): Uint8Array {
+      if (pgno < 1 || pgno > this.pageCount) {
+        throw new PageWalkError(`bad page ${pgno}`);
+      }
+      return image.subarray((pgno - 1) * pageSize, pgno * pageSize);
+    },
+  };
+}
+
+/** One row of `sqlite_schema`. */
+export interface SchemaRow {
+  type: string;
+  name: string;
+  rootpage: number;
+  sql: string;
+}
+
+let varintEnd = 0;
+function varint(b: Uint8Array, at: number): number {
+  let v = 0;
+  for (let i = 0; i < 8; i++) {
+    const x = b[at + i];
+    if (x === undefined) throw new PageWalkError("varint past the page end");
+    v = v * 128 + (x & 0x7f);
+    if (x < 0x80) {
+      varintEnd = at + i + 1;
+      return v;
+    }
+  }
+  const last = b[at + 8];
+  if (last === undefined) throw new PageWalkError("varint past the page end");
+  varintEnd = at + 9;
+  return v * 256 + last;
+}
+
+const u16 = (b: Uint8Array, o: number) => (b[o]! << 8) | b[o + 1]!;
+const u32 = (b: Uint8Array, o: number) =>
+  ((b[o]! << 24) >>> 0) + (b[o + 1]! << 16) + (b[o + 2]! << 8) + b[o + 3]!;
+
+/** Geometry shared by every page of one database. */
+interface Geometry {
+  usable: number;
+  maxLocal: number;
+  minLocal: number;
+}
+
+function geometry(src: PageSource): Geometry {
+  const p1 = src.page(1);
+  if (p1[56] !== 0 || p1[57] !== 0 || p1[58] !== 0 || (p1[59] !== 1)) {
+    throw new PageWalkError("text encoding is not UTF-8");
+  }
+  const usable = src.pageSize - p1[20]!;
+  if (usable < 480) throw new PageWalkError("unusable page size");
+  return {
+    usable,
+    maxLocal: usable - 35,
+    minLocal: Math.floor(((usable - 12) * 32) / 255) - 23,
+  };
+}
+
+/** Local bytes of a table-leaf payload of `size` bytes. */
+function localSize(g: Geometry, size: number): number {
+  if (size <= g.maxLocal) return size;
+  const k = g.minLocal + ((size - g.minLocal) % (g.usable - 4));
+  return k <= g.maxLocal ? k : g.minLocal;
+}
+
+/** The whole payload of a cell whose local part starts at `at` in `page`. */
+function assemble(
+  src: PageSource,
+  g: Geometry,
+  page: Uint8Array,
+  at: number,
+  size: number,
+  local: number,
+): Uint8Array {
+  const out = new Uint8Array(size);
+  out.set(page.subarray(at, at + local));
+  let next = u32(page, at + local);
+  let done = local;
+  let hops = 0;
+  while (done < size) {
+    if (next === 0 || ++hops > src.pageCount) {
+      throw new PageWalkError("broken overflow chain");
+    }
+    const p = src.page(next);
+    const n = Math.min(g.usable - 4, size - done);
+    out.set(p.subarray(4, 4 + n), done);
+    done += n;
+    next = u32(p, 0);
+  }
+  return out;
+}
+
+/** Header offset of page `pgno` (page 1 has the 100-byte file header). */
+const hdrOf = (pgno: number) => (pgno === 1 ? 100 : 0);
+
+/**
+ * Walk a table b-tree through its interior pages: its leaf page numbers in
+ * key order (`leaves`), every page of the tree marked in `mark` with `tag`.
+ */
+function tableLeaves(
+  src: PageSource,
+  root: number,
+  mark: Int32Array,
+  tag: number,
+): number[] {
+  const leaves: number[] = [];
+  const visit = (pgno: number, depth: number): void => {
+    if (pgno < 1 || pgno > src.pageCount || depth > 64 || mark[pgno] !== 0) {
+      throw new PageWalkError(`bad page ${pgno}`);
+    }
+    mark[pgno] = tag;
+    const page = src.page(pgno);
+    const h = hdrOf(pgno);
+    const type = page[h];
+    if (type === 0x0d) {
+      leaves.push(pgno);
+      return;
+    }
+    if (type !== 0x05) {
+      throw new PageWalkError(`page ${pgno} is not a table b-tree page`);
+    }
+    const cells = u16(page, h + 3);
+    const kids: number[] = new Array(cells + 1);
+    for (let i = 0; i < cells; i++) {
+      kids[i] = u32(page, u16(page, h + 12 + 2 * i));
+    }
+    kids[cells] = u32(page, h + 8);
+    for (const k of kids) visit(k, depth + 1);
+  };
+  visit(root, 0);
+  return leaves;
+}
+
+/** Mark the pages of an index b-tree (interior pages read, leaves only marked). */
+function markIndex(
+  src: PageSource,
+  root: number,
+  mark: Int32Array,
+): void {
+  const visit = (pgno: number, depth: number): void => {
+    if (pgno < 1 || pgno > src.pageCount || depth > 64 || mark[pgno] !== 0) {
+      throw new PageWalkError(`bad index page ${pgno}`);
+    }
+    mark[pgno] = -1;
+    const page = src.page(pgno);
+    const h = hdrOf(pgno);
+    const type = page[h];
+    if (type === 0x0a) return;
+    if (type !== 0x02) {
+      throw new PageWalkError(`page ${pgno} is not an index b-tree page`);
+    }
+    const cells = u16(page, h + 3);
+    for (let i = 0; i < cells; i++) {
+      visit(u32(page, u16(page, h + 12 + 2 * i)), depth + 1);
+    }
+    visit(u32(page, h + 8), depth + 1);
+  };
+  visit(root, 0);
+}
+
+/** Mark the freelist's trunk and leaf pages. */
+function markFreelist(src: PageSource, mark: Int32Array): void {
+  const p1 = src.page(1);
+  let trunk = u32(p1, 32);
+  let hops = 0;
+  while (trunk !== 0) {
+    if (trunk > src.pageCount || ++hops > src.pageCount) {
+      throw new PageWalkError("broken freelist");
+    }
+    if (mark[trunk] === 0) mark[trunk] = -2;
+    const t = src.page(trunk);
+    const n = u32(t, 4);
+    if (n > (src.pageSize >> 2) - 2) throw new PageWalkError("broken freelist");
+    for (let i = 0; i < n; i++) {
+      const leaf = u32(t, 8 + 4 * i);
+      if (leaf >= 1 && leaf <= src.pageCount && mark[leaf] === 0) {
+        mark[leaf] = -2;
+      }
+    }
+    trunk = u32(t, 0);
+  }
+}
+
+/**
+ * Decode a record (the SQLite record format) from `buf[at .. at+size)`
+ * into `fields`; returns the number of fields, or -1 when the record holds
+ * something only SQL should interpret (reserved serial types, a body
+ * shorter than its header says, more fields than `max`).
+ */
+function decodeRecord(
+  buf: Uint8Array,
+  at: number,
+  size: number,
+  max: number,
+  fields: unknown[],
+): number {
+  const end = at + size;
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let q = at;
+  let headerSize = buf[q]!;
+  if (headerSize < 0x80) q++;
+  else {
+    headerSize = varint(buf, q);
+    q = varintEnd;
+  }
+  const headerEnd = at + headerSize;
+  if (headerEnd > end) return -1;
+  let body = headerEnd;
+  let i = 0;
+  while (q < headerEnd) {
+    let t = buf[q]!;
+    if (t < 0x80) q++;
+    else {
+      t = varint(buf, q);
+      q = varintEnd;
+    }
+    if (i >= max) return -1;
+    let v: unknown;
+    switch (t) {
+      case 0:
+        v = null;
+        break;
+      case 1:
+        v = view.getInt8(body);
+        body += 1;
+        break;
+      case 2:
+        v = view.getInt16(body);
+        body += 2;
+        break;
+      case 3:
+        v = (view.getInt8(body) << 16) | view.getUint16(body + 1);
+        body += 3;
+        break;
+      case 4:
+        v = view.getInt32(body);
+        body += 4;
+        break;
+      case 5:
+        v = view.getInt16(body) * 4294967296 + view.getUint32(body + 2);
+        body += 6;
+        break;
+      case 6: {
+        const x = view.getInt32(body) * 4294967296 + view.getUint32(body + 4);
+        v = Number.isSafeInteger(x)
+          ? x
+          : { $int: view.getBigInt64(body).toString() };
+        body += 8;
+        break;
+      }
+      case 7: {
+        const x = view.getFloat64(body);
+        v = Number.isFinite(x) ? x : { $real: String(x) };
+        body += 8;
+        break;
+      }
+      case 8:
+        v = 0;
+        break;
+      case 9:
+        v = 1;
+        break;
+      case 10:
+      case 11:
+        return -1;
+      default: {
+        const len = (t - (t & 1 ? 13 : 12)) / 2;
+        if (body + len > end) return -1;
+        if (t & 1) {
+          let ascii = true;
+          for (let k = body; k < body + len; k++) {
+            if (buf[k]! > 0x7f) {
+              ascii = false;
+              break;
+            }
+          }
+          v = ascii
+            ? latin1(buf, body, body + len)
+            : utf8.decode(buf.subarray(body, body + len));
+        } else v = { $bytes: bytesToBase64(buf.subarray(body, body + len)) };
+        body += len;
+      }
+    }
+    fields[i++] = v;
+  }
+  if (body > end) return -1;
+  return i;
+}
+
+const utf8 = new TextDecoder();
+function latin1(b: Uint8Array, start: number, end: number): string {
+  if (end - start < 24) {
+    let s = "";
+    for (let k = start; k < end; k++) s += String.fromCharCode(b[k]!);
+    return s;
+  }
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString(
+    "latin1",
+    start,
+    end,
+  );
+}
+
+/** Read `sqlite_schema` (the table b-tree rooted at page 1). */
+export function readSchema(src: PageSource): SchemaRow[] {
+  const g = geometry(src);
+  const mark = new Int32Array(src.pageCount + 1);
+  const rows: SchemaRow[] = [];
+  const fields: unknown[] = new Array(5);
+  for (const pgno of tableLeaves(src, 1, mark, 1)) {
+    const page = src.page(pgno);
+    const h = hdrOf(pgno);
+    const cells = u16(page, h + 3);
+    for (let c = 0; c < cells; c++) {
+      let p = u16(page, h + 8 + 2 * c);
+      const size = varint(page, p);
+      varint(page, varintEnd);
+      p = varintEnd;
+      const local = localSize(g, size);
+      const buf = local === size
+        ? page.subarray(p, p + size)
+        : assemble(src, g, page, p, size, local);
+      fields.fill(null);
+      if (decodeRecord(buf, 0, size, 5, fields) < 0) {
+        throw new PageWalkError("unreadable sqlite_schema row");
+      }
+      rows.push({
+        type: String(fields[0]),
+        name: String(fields[1]),
+        rootpage: typeof fields[3] === "number" ? fields[3] : 0,
+        sql: typeof fields[4] === "string" ? fields[4] : "",
+      });
+    }
+  }
+  return rows;
+}
+
+/** The tables a snapshot observes, in the snapshot reader's order, with their plans. */
+export interface PlannedTable {
+  name: string;
+  rootpage: number;
+  plan: TablePlan;
+}
+
+/**
+ * Plan every observed table of a schema with the SQL engine on an empty
+ * database holding only the schema's tables (the rows are never given to
+ * SQL). Throws PageWalkError when a table needs SQL to be read (an
+ * internal table asked for, keys not in rowid order, generated columns).
+ */
+export function planSchema(
+  SQL: SqlEngine,
+  schema: readonly SchemaRow[],
+  include: readonly string[],
+): PlannedTable[] {
+  const inc = new Set(include);
+  const tables = schema.filter((r) => r.type === "table").sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+  );
+  const db = new SQL.Database();
+  try {
+    const out: PlannedTable[] = [];
+    for (const t of tables) {
+      if (t.name.startsWith("sqlite_")) {
+        if (inc.has(t.name)) {
+          throw new PageWalkError(`internal table ${t.name} asked for`);
+        }
+        continue;
+      }
+      if (/^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(t.sql)) continue;
+      try {
+        db.exec(t.sql);
+      } catch (e) {
+        throw new PageWalkError(
+          `schema of ${t.name} not replayable: ${(e as Error).message}`,
+        );
+      }
+      const plan = planTable(db, t.name, t.sql);
+      if (plan.rowidName === null || !plan.decodable || t.rootpage < 1) {
+        throw new PageWalkError(`table ${t.name} is not read in rowid order`);
+      }
+      out.push({ name: t.name, rootpage: t.rootpage, plan });
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** One side of a comparison: a database and its planned tables. */
+export interface DiffSide {
+  src: PageSource;
+  /** Its sqlite_schema (from {@linkcode readSchema}). */
+  schema: SchemaRow[];
+  /** Its tables (from {@linkcode planSchema}). */
+  tables: PlannedTable[];
+}
+
+/** Options of {@linkcode diffSqlitePair}. */
+export interface SqliteDiffOptions {
+  /** The adapter's label (region ids are `label:table`). */
+  label: string;
+  /** A table's category. */
+  categoryOf: (table: string) => Category;
+  /** Masks by table name. */
+  masks: ReadonlyMap<string, readonly MaskRule[]>;
+  /**
+   * Pages whose bytes differ between the two sides (index = page number,
+   * non-zero = differs; pages beyond the array differ); null: treat every
+   * page as different (nothing is skipped).
+   */
+  changed: Uint8Array | null;
+}
+
+/** What {@linkcode diffSqlitePair} did, for benchmarks and tests. */
+export interface SqliteDiffStats {
+  /** Leaf pages skipped because they are identical on both sides. */
+  leavesSkipped: number;
+  /** Leaf pages read (on either side). */
+  leavesRead: number;
+  /** Rows decoded (they differ, or could not be compared as bytes). */
+  rowsDecoded: number;
+}
+
+/** Iterates the cells of a table's leaf pages in rowid order, skipping some leaves. */
+class LeafCursor {
+  #src: PageSource;
+  #g: Geometry;
+  #leaves: number[];
+  #skip: (pgno: number) => boolean;
+  #li = -1;
+  #cells = 0;
+  #ci = 0;
+  #h = 0;
+  page: Uint8Array = new Uint8Array();
+  rowid = 0;
+  /** Start of the payload in `page`. */
+  at = 0;
+  size = 0;
+  local = 0;
+  #last = -Infinity;
+  leavesRead = 0;
+
+  constructor(
+    src: PageSource,
+    g: Geometry,
+    leaves: number[],
+    skip: (pgno: number) => boolean,
+  ) {
+    this.#src = src;
+    this.#g = g;
+    this.#leaves = leaves;
+    this.#skip = skip;
+  }
+
+  next(): boolean {
+    while (this.#ci >= this.#cells) {
+      if (++this.#li >= this.#leaves.length) return false;
+      const pgno = this.#leaves[this.#li]!;
+      if (this.#skip(pgno)) {
+        this.#cells = 0;
+        continue;
+      }
+      this.page = this.#src.page(pgno);
+      this.leavesRead++;
+      this.#h = hdrOf(pgno);
+      this.#cells = u16(this.page, this.#h + 3);
+      this.#ci = 0;
+    }
+    const page = this.page;
+    let p = u16(page, this.#h + 8 + 2 * this.#ci++);
+    let size = page[p]!;
+    if (size < 0x80) p++;
+    else {
+      size = varint(page, p);
+      p = varintEnd;
+    }
+    let rowid = page[p]!;
+    if (rowid < 0x80) p++;
+    else {
+      rowid = varint(page, p);
+      p = varintEnd;
+    }
+    if (!Number.isSafeInteger(rowid) || rowid <= this.#last) {
+      throw new PageWalkError("rowids not in order or beyond 2^53");
+    }
+    this.#last = rowid;
+    this.rowid = rowid;
+    this.at = p;
+    this.size = size;
+    this.local = size <= this.#g.maxLocal ? size : localSize(this.#g, size);
+    if (p + this.local > page.length) {
+      throw new PageWalkError("cell past the page end");
+    }
+    return true;
+  }
+
+  /** The current row's whole payload (a view into the page when it does not overflow). */
+  payload(): Uint8Array {
+    return this.local === this.size
+      ? this.page.subarray(this.at, this.at + this.size)
+      : assemble(this.#src, this.#g, this.page, this.at, this.size, this.local);
+  }
+}
+
+/** A row's value object, as the snapshot reader builds it (masks applied). */
+function rowValue(
+  payload: Uint8Array,
+  rowid: number,
+  plan: TablePlan,
+  masks: readonly MaskRule[] | undefined,
+): Record<string, unknown> {
+  const n = plan.columns.length;
+  const fields: unknown[] = new Array(n);
+  let i = decodeRecord(payload, 0, payload.length, n, fields);
+  if (i < 0) throw new PageWalkError("record needs SQL");
+  for (; i < n; i++) {
+    if (plan.hasDefault[i]) {
+      throw new PageWalkError("short record with default");
+    }
+    fields[i] = null;
+  }
+  if (plan.aliasIdx !== -1) {
+    if (fields[plan.aliasIdx] !== null) {
+      throw new PageWalkError("stored INTEGER PRIMARY KEY value");
+    }
+    fields[plan.aliasIdx] = rowid;
+  }
+  const value = plan.make(fields);
+  return masks ? maskRow(value, masks) : value;
+}
+
+function sameBytes(
+  a: Uint8Array,
+  ai: number,
+  b: Uint8Array,
+  bi: number,
+  n: number,
+): boolean {
+  for (let k = 0; k < n; k++) if (a[ai + k] !== b[bi + k]) return false;
+  return true;
+}
+
+/** Whether a table leaf page has a cell spilling to overflow pages. */
+function leafOverflows(page: Uint8Array, pgno: number, g: Geometry): boolean {
+  const h = hdrOf(pgno);
+  const cells = u16(page, h + 3);
+  for (let c = 0; c < cells; c++) {
+    if (varint(page, u16(page, h + 8 + 2 * c)) > g.maxLocal) return true;
+  }
+  return false;
+}
+
+/**
+ * The sqlite regions of a delta between two databases (`before` may be
+ * the seed), one {@linkcode RegionDiff} per table on either side, equal to
+ * what `computeDelta` finds between the two normalized snapshots. Throws
+ * {@linkcode PageWalkError} when full snapshots must be compared instead.
+ */
+export function diffSqlitePair(
+  before: DiffSide | null,
+  after: DiffSide | null,
+  options: SqliteDiffOptions,
+): { regions: RegionDiff[]; stats: SqliteDiffStats } {
+  const stats: SqliteDiffStats = {
+    leavesSkipped: 0,
+    leavesRead: 0,
+    rowsDecoded: 0,
+  };
+  const gB = before ? geometry(before.src) : null;
+  const gA = after ? geometry(after.src) : null;
+  // Walk every tree on both sides: table leaves in key order; every page
+  // that belongs to a table, an index or the freelist is marked.
+  const walk = (side: DiffSide | null) => {
+    if (side === null) return null;
+    const mark = new Int32Array(side.src.pageCount + 1);
+    tableLeaves(side.src, 1, mark, -3); // sqlite_schema
+    const leaves = new Map<string, number[]>();
+    side.tables.forEach((t, i) =>
+      leaves.set(t.name, tableLeaves(side.src, t.rootpage, mark, i + 1))
+    );
+    for (const r of side.schema) {
+      if (r.rootpage < 1 || mark[r.rootpage] !== 0) continue;
+      if (r.type === "index") markIndex(side.src, r.rootpage, mark);
+      else if (r.type === "table") {
+        // A table not observed (internal or virtual): its pages are known too.
+        tableLeaves(side.src, r.rootpage, mark, -4);
+      }
+    }
+    markFreelist(side.src, mark);
+    return { mark, leaves };
+  };
+  const wb = walk(before);
+  const wa = walk(after);
+  const changed = options.changed;
+  const differs = (pgno: number) =>
+    changed === null || pgno >= changed.length || changed[pgno] !== 0;
+  // A changed page that is no table, index or freelist page on either
+  // side may be an overflow page of an unchanged leaf: then leaves with
+  // overflow cells are never skipped.
+  let suspect = changed === null;
+  if (!suspect && wb && wa) {
+    const n = Math.max(wb.mark.length, wa.mark.length);
+    for (let p = 1; p < n && !suspect; p++) {
+      if (!differs(p)) continue;
+      if ((wb.mark[p] ?? 0) === 0 && (wa.mark[p] ?? 0) === 0) suspect = true;
+    }
+  }
+  const regions: RegionDiff[] = [];
+  const byName = (side: DiffSide | null) =>
+    new Map((side?.tables ?? []).map((t, i) => [t.name, { t, i }]));
+  const tb = byName(before);
+  const ta = byName(after);
+  const names = [...new Set([...tb.keys(), ...ta.keys()])];
+  for (const name of names) {
+    const id = `${options.label}:${name}`;
+    const part = emptyRegionDiff(id, options.categoryOf(name));
+    const xb = tb.get(name);
+    const xa = ta.get(name);
+    part.structure = structureChange(
+      id,
+      xb?.t.plan.columns ?? null,
+      xa?.t.plan.columns ?? null,
+    );
+    const masks = options.masks.get(name);
+    const leavesB = xb ? wb!.leaves.get(name)! : [];
+    const leavesA = xa ? wa!.leaves.get(name)! : [];
+    const planB = xb?.t.plan;
+    const planA = xa?.t.plan;
+    const samePlan = planB !== undefined && planA !== undefined &&
+      planB.sql === planA.sql && planB.select === planA.select;
+    // Leaves identical on both sides, of this table on both sides.
+    let common: (pgno: number) => boolean = () => false;
+    if (samePlan && changed !== null) {
+      const tagB = xb!.i + 1;
+      const tagA = xa!.i + 1;
+      const markB = wb!.mark;
+      const markA = wa!.mark;
+      const srcA = after!.src;
+      const verdict = new Map<number, boolean>();
+      common = (pgno) => {
+        if (markB[pgno] !== tagB || markA[pgno] !== tagA || differs(pgno)) {
+          return false;
+        }
+        if (!suspect) return true;
+        let v = verdict.get(pgno);
+        if (v === undefined) {
+          v = !leafOverflows(srcA.page(pgno), pgno, gA!);
+          verdict.set(pgno, v);
+        }
+        return v;
+      };
+      for (const p of leavesA) if (common(p)) stats.leavesSkipped++;
+    }
+    const cb = new LeafCursor(before?.src ?? emptySource, gB!, leavesB, common);
+    const ca = new LeafCursor(after?.src ?? emptySource, gA!, leavesA, common);
+    let hb = cb.next();
+    let ha = ca.next();
+    while (hb && ha) {
+      if (cb.rowid === ca.rowid) {
+        let equal = false;
+        if (samePlan && cb.size === ca.size) {
+          if (cb.local === cb.size) {
+            equal = sameBytes(cb.page, cb.at, ca.page, ca.at, cb.size);
+          } else {
+            const pb = cb.payload();
+            const pa = ca.payload();
+            equal = sameBytes(pb, 0, pa, 0, pb.length);
+          }
+        }
+        if (!equal) {
+          stats.rowsDecoded += 2;
+          const vb = rowValue(cb.payload(), cb.rowid, planB!, masks);
+          const va = rowValue(ca.payload(), ca.rowid, planA!, masks);
+          const fields = diffFields(vb, va);
+          if (fields.length > 0) {
+            part.changed.push({
+              region: id,
+              key: "[" + cb.rowid + "]",
+              fields,
+              lossy: fields.some((f) => f.lossy),
+            });
+          }
+        }
+        hb = cb.next();
+        ha = ca.next();
+      } else if (cb.rowid < ca.rowid) {
+        part.removed.push({ region: id, key: "[" + cb.rowid + "]" });
+        hb = cb.next();
+      } else {
+        part.added.push({ region: id, key: "[" + ca.rowid + "]" });
+        ha = ca.next();
+      }
+    }
+    for (; hb; hb = cb.next()) {
+      part.removed.push({ region: id, key: "[" + cb.rowid + "]" });
+    }
+    for (; ha; ha = ca.next()) {
+      part.added.push({ region: id, key: "[" + ca.rowid + "]" });
+    }
+    stats.leavesRead += cb.leavesRead + ca.leavesRead;
+    regions.push(part);
+  }
+  return { regions, stats };
+}
+
+const emptySource: PageSource = {
+  pageSize: 4096,
+  pageCount: 0,
+  page(pgno: number): Uint8Array {
+    throw new PageWalkError(`bad page ${pgno}`);
+  },
+};

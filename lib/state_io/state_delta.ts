@@ -1,0 +1,392 @@
+/**
+ * The delta between two state directories without building their
+ * snapshots: sqlite databases are compared page by page and row by row in
+ * bounded memory (`adapters/sqlite_diff.ts`); everything else (fs, json,
+ * postgres, and any table the page reader leaves alone) goes through
+ * snapshots. The result equals `computeDelta` of the two normalized
+ * snapshots.
+ *
+ * When `before` is the state a session started from (its seed), the pages
+ * the session did not touch are byte-identical and their rows are never
+ * decoded: the cost follows the change, not the database.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
+import { normalizeLabel } from "../common/paths.ts";
+import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
+import {
+  type DiffSide,
+  diffSqlitePair,
+  type PageSource,
+  planSchema,
+  readSchema,
+  type SqliteDiffStats,
+} from "../../adapters/sqlite_diff.ts";
+import { PageWalkError } from "../../adapters/_sqlite_table.ts";
+import { imagePageSize, walIndex } from "../../adapters/wal.ts";
+import {
+  assembleDelta,
+  type Delta,
+  type RegionDiff,
+  regionDiffs,
+} from "../state/delta.ts";
+import { normalize } from "../state/normalize.ts";
+import type { Category } from "../state/types.ts";
+import { checkStateBudget } from "./budget.ts";
+import { type SnapshotOptions, takeSnapshot } from "./snapshot.ts";
+
+/** How one adapter's part of the delta was found. */
+export interface AdapterMethod {
+  label: string;
+  /** `pages`: compared page by page; `snapshots`: two full snapshots. */
+  method: "pages" | "snapshots";
+  /** Why snapshots were used for a sqlite adapter. */
+  why?: string;
+  stats?: SqliteDiffStats & { pagesChanged: number; pages: number };
+}
+
+/** What {@linkcode stateDelta} returns. */
+export interface StateDeltaResult {
+  delta: Delta;
+  /** Problems seen on either side (as a snapshot would list them). */
+  problems: { before: string[]; after: string[] };
+  methods: AdapterMethod[];
+}
+
+/** Chunk of a database file read at once (pages are cut from it). */
+const CHUNK_PAGES = 64;
+/** Chunks kept per file (least recently used dropped). */
+const CHUNKS_KEPT = 64;
+
+/** The pages of a database file (and its WAL) read through a read-only handle. */
+class FilePages implements PageSource {
+  readonly pageSize: number;
+  readonly pageCount: number;
+  readonly filePages: number;
+  readonly wal: Uint8Array;
+  readonly walFrames: Map<number, number>;
+  #fd: number;
+  #chunks = new Map<number, Uint8Array>();
+  #zero: Uint8Array;
+
+  constructor(
+    fd: number,
+    fileSize: number,
+    pageSize: number,
+    wal: Uint8Array,
+    frames: Map<number, number>,
+    dbPages: number,
+  ) {
+    this.#fd = fd;
+    this.pageSize = pageSize;
+    this.filePages = Math.floor(fileSize / pageSize);
+    this.pageCount = dbPages > 0 ? dbPages : this.filePages;
+    this.wal = wal;
+    this.walFrames = frames;
+    this.#zero = new Uint8Array(pageSize);
+  }
+
+  page(pgno: number): Uint8Array {
+    if (!(pgno >= 1 && pgno <= this.pageCount)) {
+      throw new PageWalkError(`bad page ${pgno}`);
+    }
+    const w = this.walFrames.get(pgno);
+    if (w !== undefined) return this.wal.subarray(w, w + this.pageSize);
+    if (pgno > this.filePages) return this.#zero;
+    const c = Math.floor((pgno - 1) / CHUNK_PAGES);
+    let chunk = this.#chunks.get(c);
+    if (chunk === undefined) {
+      const first = c * CHUNK_PAGES + 1;
+      const n = Math.min(CHUNK_PAGES, this.filePages - first + 1);
+      chunk = new Uint8Array(n * this.pageSize);
+      readFully(this.#fd, chunk, (first - 1) * this.pageSize);
+      if (this.#chunks.size >= CHUNKS_KEPT) {
+        this.#chunks.delete(this.#chunks.keys().next().value!);
+      }
+    } else this.#chunks.delete(c);
+    this.#chunks.set(c, chunk);
+    const o = ((pgno - 1) % CHUNK_PAGES) * this.pageSize;
+    return chunk.subarray(o, o + this.pageSize);
+  }
+
+  /** Read raw file pages [first, first+n) into `into` (for bulk comparison). */
+  readRaw(first: number, n: number, into: Uint8Array): Uint8Array {
+    const view = into.subarray(0, n * this.pageSize);
+    readFully(this.#fd, view, (first - 1) * this.pageSize);
+    return view;
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+}
+
+function readFully(fd: number, into: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < into.length) {
+    const n = readSync(fd, into, done, into.length - done, position + done);
+    if (n <= 0) throw new PageWalkError("database file shorter than expected");
+    done += n;
+  }
+}
+
+/** Whether `path` lies inside `root` once links are resolved; a regular file. */
+async function regularInside(
+  root: string,
+  path: string,
+): Promise<"absent" | "ok"> {
+  let real: string;
+  try {
+    real = await Deno.realPath(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return "absent";
+    throw new PageWalkError(`${path}: cannot resolve`);
+  }
+  if (real !== root && !real.startsWith(root + "/")) {
+    throw new PageWalkError(`${path} leads outside the state directory`);
+  }
+  const info = await Deno.stat(real);
+  if (!info.isFile) throw new PageWalkError(`${path} is not a regular file`);
+  return "ok";
+}
+
+/** Open one side's database (with its WAL) read-only, or null when it has none. */
+async function openSide(
+  stateDir: string,
+  label: string,
+  problems: string[],
+): Promise<FilePages | null> {
+  const abs = label === "." ? stateDir : `${stateDir}/${label}`;
+  const dbState = await regularInside(stateDir, abs);
+  const walState = await regularInside(stateDir, `${abs}-wal`);
+  if (dbState === "absent" && walState === "absent") return null;
+  if (dbState === "absent") throw new PageWalkError("WAL without database");
+  const wal = walState === "ok"
+    ? await Deno.readFile(`${abs}-wal`)
+    : new Uint8Array();
+  const fd = openSync(abs, "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0 && wal.length === 0) {
+      closeSync(fd);
+      return null;
+    }
+    const head = new Uint8Array(Math.min(size, 100));
+    readFully(fd, head, 0);
+    const ps = head.length === 100 ? imagePageSize(head) : null;
+    const ix = walIndex(ps, wal);
+    for (const p of ix.problems) problems.push(`${label}: ${p}`);
+    if (ix.framesUncommitted > 0) {
+      problems.push(
+        `${label}: ${ix.framesUncommitted} WAL frame(s) after the last commit ignored (uncommitted transaction)`,
+      );
+    }
+    const pageSize = ps ?? (ix.pageSize || 0);
+    if (pageSize < 512) throw new PageWalkError("no page size");
+    if (ix.dbPages === 0 && size % pageSize !== 0) {
+      throw new PageWalkError("unexpected image size");
+    }
+    return new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+/**
+ * Which pages differ between two databases (1 = differs), comparing the
+ * files in large chunks and the WAL pages one by one.
+ */
+function changedPages(a: FilePages, b: FilePages): Uint8Array {
+  const n = Math.max(a.pageCount, b.pageCount);
+  const common = Math.min(a.pageCount, b.pageCount);
+  const out = new Uint8Array(n + 1);
+  out.fill(1, common + 1);
+  if (a.pageSize !== b.pageSize) return out.fill(1);
+  const ps = a.pageSize;
+  const raw = Math.min(common, a.filePages, b.filePages);
+  const per = Math.max(1, Math.floor((4 << 20) / ps));
+  const ba = Buffer.alloc(per * ps);
+  const bb = Buffer.alloc(per * ps);
+  for (let first = 1; first <= raw; first += per) {
+    const k = Math.min(per, raw - first + 1);
+    const x = a.readRaw(first, k, ba);
+    const y = b.readRaw(first, k, bb);
+    const bx = Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    const by = Buffer.from(y.buffer, y.byteOffset, y.byteLength);
+    if (bx.equals(by)) continue;
+    for (let i = 0; i < k; i++) {
+      const s = i * ps;
+      if (bx.compare(by, s, s + ps, s, s + ps) !== 0) out[first + i] = 1;
+    }
+  }
+  const single = new Set<number>([
+    ...a.walFrames.keys(),
+    ...b.walFrames.keys(),
+  ]);
+  for (let p = raw + 1; p <= common; p++) single.add(p);
+  for (const p of single) {
+    if (p > common) continue;
+    const x = a.page(p);
+    const y = b.page(p);
+    out[p] = Buffer.from(x.buffer, x.byteOffset, x.byteLength).compare(
+        Buffer.from(y.buffer, y.byteOffset, y.byteLength),
+      ) === 0
+      ? 0
+      : 1;
+  }
+  return out;
+}
+
+function categoryOf(a: AdapterDef, name: string): Category {
+  if (a.business.includes(name)) return "business";
+  if (a.append_only.includes(name)) return "append_only";
+  return "unclassified";
+}
+
+/** Schemas already planned, by their tables' CREATE statements. */
+const planCache = new Map<string, DiffSide["tables"]>();
+
+function sideOf(
+  SQL: SqlEngine,
+  src: FilePages | null,
+  include: readonly string[],
+): DiffSide | null {
+  if (src === null) return null;
+  const schema = readSchema(src);
+  const key = JSON.stringify([
+    include,
+    schema.filter((r) => r.type === "table").map((r) => [
+      r.name,
+      r.rootpage,
+      r.sql,
+    ]),
+  ]);
+  let tables = planCache.get(key);
+  if (tables === undefined) {
+    tables = planSchema(SQL, schema, include);
+    if (planCache.size > 64) planCache.clear();
+    planCache.set(key, tables);
+  }
+  return { src, schema, tables };
+}
+
+/** The sqlite part of the delta by pages, or why it cannot be. */
+async function sqliteByPages(
+  a: AdapterDef,
+  beforeDir: string,
+  afterDir: string,
+  SQL: SqlEngine,
+  problems: { before: string[]; after: string[] },
+): Promise<{ regions: RegionDiff[]; method: AdapterMethod }> {
+  const label = normalizeLabel(a.label);
+  const pb: string[] = [];
+  const pa: string[] = [];
+  let sb: FilePages | null = null;
+  let sa: FilePages | null = null;
+  try {
+    sb = await openSide(beforeDir, label, pb);
+    sa = await openSide(afterDir, label, pa);
+    const include = [...a.business, ...a.append_only];
+    const before = sideOf(SQL, sb, include);
+    const after = sideOf(SQL, sa, include);
+    const changed = sb && sa ? changedPages(sb, sa) : null;
+    const masks = new Map<string, MaskRule[]>();
+    for (const m of a.mask) {
+      masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
+    }
+    const r = diffSqlitePair(before, after, {
+      label,
+      categoryOf: (t) => categoryOf(a, t),
+      masks,
+      changed,
+    });
+    problems.before.push(...pb);
+    problems.after.push(...pa);
+    let pagesChanged = 0;
+    if (changed) {
+      for (let i = 1; i < changed.length; i++) pagesChanged += changed[i]!;
+    }
+    return {
+      regions: r.regions,
+      method: {
+        label,
+        method: "pages",
+        stats: {
+          ...r.stats,
+          pagesChanged,
+          pages: Math.max(sb?.pageCount ?? 0, sa?.pageCount ?? 0),
+        },
+      },
+    };
+  } finally {
+    sb?.close();
+    sa?.close();
+  }
+}
+
+/**
+ * The delta from `beforeDir` to `afterDir` as `def`'s adapters see them,
+ * masks applied: equal to
+ * `computeDelta(normalize(takeSnapshot(before)), normalize(takeSnapshot(after)))`.
+ *
+ * @example
+ * ```ts ignore
+ * const { delta } = await stateDelta(def, seedDir, sessionDir);
+ * if (delta.business.lossy) console.log("the session lost business state");
+ * ```
+ */
+export async function stateDelta(
+  def: Definition,
+  beforeDir: string,
+  afterDir: string,
+  options: SnapshotOptions = {},
+): Promise<StateDeltaResult> {
+  const bd = await Deno.realPath(beforeDir);
+  const ad = await Deno.realPath(afterDir);
+  await checkStateBudget(bd, options.budget ?? {});
+  await checkStateBudget(ad, options.budget ?? {});
+  const problems = { before: [] as string[], after: [] as string[] };
+  const methods: AdapterMethod[] = [];
+  const parts: RegionDiff[] = [];
+  const bySnapshot: AdapterDef[] = [];
+  const SQL = def.adapters.some((a) => a.kind === "sqlite")
+    ? await loadSqlEngine()
+    : null;
+  for (const a of def.adapters) {
+    if (a.kind !== "sqlite") {
+      bySnapshot.push(a);
+      continue;
+    }
+    try {
+      const r = await sqliteByPages(a, bd, ad, SQL!, problems);
+      parts.push(...r.regions);
+      methods.push(r.method);
+    } catch (e) {
+      if (!(e instanceof PageWalkError)) throw e;
+      bySnapshot.push(a);
+      methods.push({
+        label: normalizeLabel(a.label),
+        method: "snapshots",
+        why: e.message,
+      });
+    }
+  }
+  if (bySnapshot.length > 0) {
+    const sub: Definition = { ...def, adapters: bySnapshot };
+    const sb = normalize(await takeSnapshot(sub, bd, options), sub);
+    const sa = normalize(await takeSnapshot(sub, ad, options), sub);
+    parts.push(...regionDiffs(sb, sa));
+    // A sqlite adapter read by pages reports its problems itself.
+    problems.before.push(...sb.problems);
+    problems.after.push(...sa.problems);
+    for (const a of bySnapshot) {
+      if (a.kind === "sqlite") continue;
+      methods.push({ label: normalizeLabel(a.label), method: "snapshots" });
+    }
+  }
+  return { delta: assembleDelta(parts), problems, methods };
+}
