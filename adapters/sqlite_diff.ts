@@ -23,14 +23,15 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import { bytesToBase64 } from "../lib/state/keys.ts";
 import {
   diffFields,
   emptyRegionDiff,
+  type RecordFieldChange,
   type RegionDiff,
   structureChange,
 } from "../lib/state/delta.ts";
+import { valuesEqual } from "../lib/state/keys.ts";
 import { maskRow } from "../lib/state/normalize.ts";
 import type { Category } from "../lib/state/types.ts";
 import type { MaskRule } from "../lib/definition/types.ts";
@@ -248,20 +249,21 @@ function markFreelist(src: PageSource, mark: Int32Array): void {
 }
 
 /**
- * Decode a record (the SQLite record format) from `buf[at .. at+size)`
- * into `fields`; returns the number of fields, or -1 when the record holds
- * something only SQL should interpret (reserved serial types, a body
- * shorter than its header says, more fields than `max`).
+ * Parse a record header (the SQLite record format) at `buf[at .. at+size)`:
+ * each field's serial type into `types` and its body offset into `offs`
+ * (`offs[count]` is the end of the body). Returns the number of fields, or
+ * -1 when the record holds something only SQL should interpret (reserved
+ * serial types, a body longer than the record, more fields than `max`).
  */
-function decodeRecord(
+function parseHeader(
   buf: Uint8Array,
   at: number,
   size: number,
   max: number,
-  fields: unknown[],
+  types: Int32Array,
+  offs: Int32Array,
 ): number {
   const end = at + size;
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let q = at;
   let headerSize = buf[q]!;
   if (headerSize < 0x80) q++;
@@ -281,90 +283,89 @@ function decodeRecord(
       q = varintEnd;
     }
     if (i >= max) return -1;
-    let v: unknown;
-    switch (t) {
-      case 0:
-        v = null;
-        break;
-      case 1:
-        v = view.getInt8(body);
-        body += 1;
-        break;
-      case 2:
-        v = view.getInt16(body);
-        body += 2;
-        break;
-      case 3:
-        v = (view.getInt8(body) << 16) | view.getUint16(body + 1);
-        body += 3;
-        break;
-      case 4:
-        v = view.getInt32(body);
-        body += 4;
-        break;
-      case 5:
-        v = view.getInt16(body) * 4294967296 + view.getUint32(body + 2);
-        body += 6;
-        break;
-      case 6: {
-        const x = view.getInt32(body) * 4294967296 + view.getUint32(body + 4);
-        v = Number.isSafeInteger(x)
-          ? x
-          : { $int: view.getBigInt64(body).toString() };
-        body += 8;
-        break;
-      }
-      case 7: {
-        const x = view.getFloat64(body);
-        v = Number.isFinite(x) ? x : { $real: String(x) };
-        body += 8;
-        break;
-      }
-      case 8:
-        v = 0;
-        break;
-      case 9:
-        v = 1;
-        break;
-      case 10:
-      case 11:
-        return -1;
-      default: {
-        const len = (t - (t & 1 ? 13 : 12)) / 2;
-        if (body + len > end) return -1;
-        if (t & 1) {
-          let ascii = true;
-          for (let k = body; k < body + len; k++) {
-            if (buf[k]! > 0x7f) {
-              ascii = false;
-              break;
-            }
-          }
-          v = ascii
-            ? latin1(buf, body, body + len)
-            : utf8.decode(buf.subarray(body, body + len));
-        } else v = { $bytes: bytesToBase64(buf.subarray(body, body + len)) };
-        body += len;
-      }
-    }
-    fields[i++] = v;
+    let len: number;
+    if (t < 12) {
+      len = SERIAL_LEN[t]!;
+      if (len < 0) return -1;
+    } else len = (t - (t & 1 ? 13 : 12)) / 2;
+    types[i] = t;
+    offs[i] = body;
+    body += len;
+    i++;
   }
   if (body > end) return -1;
+  offs[i] = body;
   return i;
 }
 
-const utf8 = new TextDecoder();
-function latin1(b: Uint8Array, start: number, end: number): string {
-  if (end - start < 24) {
-    let s = "";
-    for (let k = start; k < end; k++) s += String.fromCharCode(b[k]!);
-    return s;
+/** Body length of serial types 0-11 (-1: reserved, left to SQL). */
+const SERIAL_LEN = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1];
+
+/** The value of one field (serial type `t` at `off`), as the snapshot reader gives it. */
+function valueAt(buf: Uint8Array, view: DataView, t: number, off: number) {
+  switch (t) {
+    case 0:
+      return null;
+    case 1:
+      return view.getInt8(off);
+    case 2:
+      return view.getInt16(off);
+    case 3:
+      return (view.getInt8(off) << 16) | view.getUint16(off + 1);
+    case 4:
+      return view.getInt32(off);
+    case 5:
+      return view.getInt16(off) * 4294967296 + view.getUint32(off + 2);
+    case 6: {
+      const x = view.getInt32(off) * 4294967296 + view.getUint32(off + 4);
+      return Number.isSafeInteger(x)
+        ? x
+        : { $int: view.getBigInt64(off).toString() };
+    }
+    case 7: {
+      const x = view.getFloat64(off);
+      return Number.isFinite(x) ? x : { $real: String(x) };
+    }
+    case 8:
+      return 0;
+    case 9:
+      return 1;
   }
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString(
-    "latin1",
-    start,
-    end,
-  );
+  const len = (t - (t & 1 ? 13 : 12)) / 2;
+  if (t & 1) {
+    if (len < 32) {
+      let s = "";
+      for (let k = off; k < off + len; k++) {
+        const c = buf[k]!;
+        if (c > 0x7f) return utf8.decode(buf.subarray(off, off + len));
+        s += String.fromCharCode(c);
+      }
+      return s;
+    }
+    return utf8.decode(buf.subarray(off, off + len));
+  }
+  return { $bytes: bytesToBase64(buf.subarray(off, off + len)) };
+}
+
+const utf8 = new TextDecoder();
+
+/** Decode a whole record into `fields`; returns the field count or -1 (see {@linkcode parseHeader}). */
+function decodeRecord(
+  buf: Uint8Array,
+  at: number,
+  size: number,
+  max: number,
+  fields: unknown[],
+): number {
+  const types = new Int32Array(max + 1);
+  const offs = new Int32Array(max + 1);
+  const n = parseHeader(buf, at, size, max, types, offs);
+  if (n < 0) return -1;
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  for (let i = 0; i < n; i++) {
+    fields[i] = valueAt(buf, view, types[i]!, offs[i]!);
+  }
+  return n;
 }
 
 /** Read `sqlite_schema` (the table b-tree rooted at page 1). */
@@ -596,6 +597,110 @@ function rowValue(
   return masks ? maskRow(value, masks) : value;
 }
 
+/** Whether `for … in` over a row object visits its columns in declaration order. */
+function flatOrder(columns: readonly string[]): boolean {
+  return !columns.some((c) =>
+    c === "__proto__" ||
+    (/^(0|[1-9][0-9]*)$/.test(c) && Number(c) < 2 ** 32 - 1)
+  ) && columns.length <= 200;
+}
+
+/**
+ * Compares two versions of a row of one table (same schema) field by
+ * field from their record bytes: a field whose serial type and bytes are
+ * equal is equal without being decoded; the others are decoded, masked and
+ * compared as values. Gives the same field changes as `diffFields` of the
+ * two row objects.
+ */
+class RowComparer {
+  #plan: TablePlan;
+  #ph: (string | null)[];
+  #tb: Int32Array;
+  #ob: Int32Array;
+  #ta: Int32Array;
+  #oa: Int32Array;
+  constructor(plan: TablePlan, masks: readonly MaskRule[] | undefined) {
+    this.#plan = plan;
+    const n = plan.columns.length;
+    this.#ph = plan.columns.map((c) => {
+      let ph: string | null = null;
+      for (const m of masks ?? []) if (m.column === c) ph = `<${m.kind}>`;
+      return ph;
+    });
+    this.#tb = new Int32Array(n + 1);
+    this.#ob = new Int32Array(n + 1);
+    this.#ta = new Int32Array(n + 1);
+    this.#oa = new Int32Array(n + 1);
+  }
+
+  #value(
+    buf: Uint8Array,
+    view: DataView,
+    i: number,
+    count: number,
+    types: Int32Array,
+    offs: Int32Array,
+    rowid: number,
+  ): unknown {
+    const plan = this.#plan;
+    let v: unknown;
+    if (i === plan.aliasIdx) {
+      if (i < count && types[i] !== 0) {
+        throw new PageWalkError("stored INTEGER PRIMARY KEY value");
+      }
+      v = rowid;
+    } else if (i >= count) {
+      if (plan.hasDefault[i]) {
+        throw new PageWalkError("short record with default");
+      }
+      v = null;
+    } else v = valueAt(buf, view, types[i]!, offs[i]!);
+    const ph = this.#ph[i];
+    return ph != null && v !== null ? ph : v;
+  }
+
+  /** The field changes between the two records (empty when equal). */
+  compare(
+    pb: Uint8Array,
+    atB: number,
+    sizeB: number,
+    pa: Uint8Array,
+    atA: number,
+    sizeA: number,
+    rowid: number,
+  ): RecordFieldChange[] {
+    const plan = this.#plan;
+    const n = plan.columns.length;
+    const tb = this.#tb, ob = this.#ob, ta = this.#ta, oa = this.#oa;
+    const cb = parseHeader(pb, atB, sizeB, n, tb, ob);
+    const ca = parseHeader(pa, atA, sizeA, n, ta, oa);
+    if (cb < 0 || ca < 0) throw new PageWalkError("record needs SQL");
+    let out: RecordFieldChange[] | null = null;
+    let vb: DataView | null = null;
+    let va: DataView | null = null;
+    for (let i = 0; i < n; i++) {
+      if (i < cb && i < ca && tb[i] === ta[i] && i !== plan.aliasIdx) {
+        const s = ob[i]!, e = ob[i + 1]!, s2 = oa[i]!;
+        if (sameBytes(pb, s, pa, s2, e - s)) continue;
+      } else if (i >= cb && i >= ca && i !== plan.aliasIdx) continue;
+      vb ??= new DataView(pb.buffer, pb.byteOffset, pb.byteLength);
+      va ??= new DataView(pa.buffer, pa.byteOffset, pa.byteLength);
+      const x = this.#value(pb, vb, i, cb, tb, ob, rowid);
+      const y = this.#value(pa, va, i, ca, ta, oa, rowid);
+      if (x === y || valuesEqual(x, y)) continue;
+      (out ??= []).push({
+        field: plan.columns[i]!,
+        before: x,
+        after: y,
+        lossy: x !== null,
+      });
+    }
+    return out ?? NO_CHANGES;
+  }
+}
+
+const NO_CHANGES: RecordFieldChange[] = [];
+
 function sameBytes(
   a: Uint8Array,
   ai: number,
@@ -718,35 +823,63 @@ export function diffSqlitePair(
       };
       for (const p of leavesA) if (common(p)) stats.leavesSkipped++;
     }
+    const comparer = samePlan && flatOrder(planB!.columns)
+      ? new RowComparer(planB!, masks)
+      : null;
     const cb = new LeafCursor(before?.src ?? emptySource, gB!, leavesB, common);
     const ca = new LeafCursor(after?.src ?? emptySource, gA!, leavesA, common);
     let hb = cb.next();
     let ha = ca.next();
     while (hb && ha) {
       if (cb.rowid === ca.rowid) {
-        let equal = false;
-        if (samePlan && cb.size === ca.size) {
-          if (cb.local === cb.size) {
-            equal = sameBytes(cb.page, cb.at, ca.page, ca.at, cb.size);
+        let fields: RecordFieldChange[];
+        if (comparer !== null) {
+          if (
+            cb.size === ca.size && cb.local === cb.size &&
+            sameBytes(cb.page, cb.at, ca.page, ca.at, cb.size)
+          ) {
+            fields = NO_CHANGES;
+          } else if (cb.local === cb.size && ca.local === ca.size) {
+            stats.rowsDecoded += 2;
+            fields = comparer.compare(
+              cb.page,
+              cb.at,
+              cb.size,
+              ca.page,
+              ca.at,
+              ca.size,
+              cb.rowid,
+            );
           } else {
             const pb = cb.payload();
             const pa = ca.payload();
-            equal = sameBytes(pb, 0, pa, 0, pb.length);
+            fields =
+              pb.length === pa.length && sameBytes(pb, 0, pa, 0, pb.length)
+                ? NO_CHANGES
+                : comparer.compare(
+                  pb,
+                  0,
+                  pb.length,
+                  pa,
+                  0,
+                  pa.length,
+                  cb.rowid,
+                );
+            if (fields !== NO_CHANGES) stats.rowsDecoded += 2;
           }
-        }
-        if (!equal) {
+        } else {
           stats.rowsDecoded += 2;
           const vb = rowValue(cb.payload(), cb.rowid, planB!, masks);
           const va = rowValue(ca.payload(), ca.rowid, planA!, masks);
-          const fields = diffFields(vb, va);
-          if (fields.length > 0) {
-            part.changed.push({
-              region: id,
-              key: "[" + cb.rowid + "]",
-              fields,
-              lossy: fields.some((f) => f.lossy),
-            });
-          }
+          fields = diffFields(vb, va);
+        }
+        if (fields.length > 0) {
+          part.changed.push({
+            region: id,
+            key: "[" + cb.rowid + "]",
+            fields,
+            lossy: fields.some((f) => f.lossy),
+          });
         }
         hb = cb.next();
         ha = ca.next();

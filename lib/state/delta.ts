@@ -300,9 +300,10 @@ function isNestedRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function joinPath(prefix: string, key: string): string {
-  const simple = /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key);
   if (prefix === "") return key;
-  return simple ? `${prefix}.${key}` : `${prefix}[${JSON.stringify(key)}]`;
+  return /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key)
+    ? `${prefix}.${key}`
+    : `${prefix}[${JSON.stringify(key)}]`;
 }
 
 function diffObject(

@@ -1,0 +1,347 @@
+/**
+ * Benchmark: the page-by-page state delta (`stateDelta`) against native
+ * `sqldiff` on the same SQLite pairs, side by side, and against the full
+ * snapshot path (`takeSnapshot` x2 + `computeDelta`, what verity did
+ * before).
+ *
+ * Pairs (built with the `sqlite3` CLI under the system temp directory;
+ * tables `items` and `events`, half the rows each, like
+ * scripts/bench_snapshot.ts):
+ *   - one-row:  the copy changes one row (a session that changed one row
+ *               of its seed: the incremental case);
+ *   - spread:   1% of the rows changed, spread over the whole table;
+ *   - every:    every row of both tables changed;
+ *   - vacuum:   a few rows changed, deleted and inserted, then VACUUM
+ *               (every page moved).
+ * Each round runs verity in a fresh process (first pass: cold, loads the
+ * engine; second pass: warm, what a long `verity run` pays per session)
+ * and `sqldiff` under /usr/bin/time, interleaved; it prints medians of CPU
+ * and wall time, the ratios and the peak memory (VmHWM) of both.
+ *
+ * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
+ *        [--pairs one-row,spread,every,vacuum] [--old]
+ *
+ * `--old` also times the full snapshot path in each child (skip it for
+ * 10M rows: it needs several GiB). Before timing, every pair's delta is
+ * checked against sqldiff's count of changed rows.
+ *
+ * @module
+ */
+import process from "node:process";
+import { parseArgs } from "node:util";
+import type { Definition } from "../lib/definition/types.ts";
+import { stateDelta } from "../lib/state_io/state_delta.ts";
+import { takeSnapshot } from "../lib/state_io/snapshot.ts";
+import { normalize } from "../lib/state/normalize.ts";
+import { computeDelta, type Delta } from "../lib/state/delta.ts";
+import { pageCache } from "../adapters/sqlite_page_cache.ts";
+
+const { values, positionals } = parseArgs({
+  args: Deno.args,
+  options: {
+    rounds: { type: "string", default: "3" },
+    rows: { type: "string", default: "1000000" },
+    pairs: { type: "string", default: "one-row,spread,every,vacuum" },
+    sqldiff: { type: "string", default: "/usr/bin/sqldiff" },
+    old: { type: "boolean", default: false },
+    child: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+  },
+  strict: true,
+  allowPositionals: true,
+});
+
+function benchDefinition(dir: string): Definition {
+  return {
+    kind: "fixture",
+    file: `${dir}/fixture.toml`,
+    dir,
+    digest: "",
+    name: "bench",
+    command: ["true"],
+    env: {},
+    timeouts: { start_s: 30, call_s: 30 },
+    sandbox: null,
+    read: [],
+    cwd: null,
+    allow: { sys: [], run: [] },
+    locations: ["sqlite:state.db"],
+    adapters: [{
+      kind: "sqlite",
+      label: "state.db",
+      seed: null,
+      business: ["items"],
+      append_only: ["events"],
+      mask: [],
+      key: {},
+    }],
+    tools: [],
+    source: null,
+  } as Definition;
+}
+
+function peakMiB(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(
+    Deno.readTextFileSync("/proc/self/status"),
+  );
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function resetPeak(): void {
+  try {
+    Deno.writeTextFileSync("/proc/self/clear_refs", "5");
+  } catch {
+    // Not Linux: the next peak includes this pass.
+  }
+}
+
+function count(d: Delta): number {
+  let n = 0;
+  for (const c of ["business", "append_only", "unclassified"] as const) {
+    n += d[c].added.length + d[c].removed.length + d[c].changed.length;
+  }
+  return n;
+}
+
+interface Pass {
+  wall: number;
+  cpu: number;
+  peakMiB: number;
+  changes: number;
+}
+
+/** One child: two passes of stateDelta (and of the old path with --old). */
+async function child(a: string, b: string, old: boolean): Promise<void> {
+  const def = benchDefinition(a);
+  const out: Record<string, Pass[]> = { new: [] };
+  if (old) out.old = [];
+  for (let pass = 0; pass < 2; pass++) {
+    resetPeak();
+    let cpu0 = process.cpuUsage();
+    let t = performance.now();
+    const r = await stateDelta(def, a, b);
+    let cpu = process.cpuUsage(cpu0);
+    out.new!.push({
+      wall: performance.now() - t,
+      cpu: (cpu.user + cpu.system) / 1000,
+      peakMiB: peakMiB(),
+      changes: count(r.delta),
+    });
+    if (r.methods[0]?.method !== "pages") {
+      throw new Error(`snapshots used: ${r.methods[0]?.why}`);
+    }
+    if (old) {
+      pageCache.clear();
+      resetPeak();
+      cpu0 = process.cpuUsage();
+      t = performance.now();
+      const d = computeDelta(
+        normalize(await takeSnapshot(def, a), def),
+        normalize(await takeSnapshot(def, b), def),
+      );
+      cpu = process.cpuUsage(cpu0);
+      out.old!.push({
+        wall: performance.now() - t,
+        cpu: (cpu.user + cpu.system) / 1000,
+        peakMiB: peakMiB(),
+        changes: count(d),
+      });
+      if (JSON.stringify(d) !== JSON.stringify(r.delta)) {
+        throw new Error("the two paths found different deltas");
+      }
+      pageCache.clear();
+    }
+  }
+  console.log(JSON.stringify(out));
+}
+
+if (values.child) {
+  await child(positionals[0]!, positionals[1]!, values.old);
+  Deno.exit(0);
+}
+
+const rows = Number(values.rows);
+const rounds = Number(values.rounds);
+const half = Math.floor(rows / 2);
+
+async function sqlite3(db: string, sql: string): Promise<void> {
+  const out = await new Deno.Command("sqlite3", {
+    args: [db],
+    stdin: "piped",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const w = out.stdin.getWriter();
+  await w.write(new TextEncoder().encode(sql));
+  await w.close();
+  const r = await out.output();
+  if (!r.success) {
+    throw new Error(`sqlite3 failed: ${new TextDecoder().decode(r.stderr)}`);
+  }
+}
+
+const BUILD = `
+PRAGMA page_size = 4096;
+CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER NOT NULL, price REAL, updated_at TEXT);
+CREATE TABLE events (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL, kind TEXT NOT NULL, at TEXT NOT NULL);
+BEGIN;
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${half})
+INSERT INTO items SELECT i, 'item-' || i, i % 97, (i % 1000) / 4.0,
+  '2026-01-' || printf('%02d', 1 + i % 28) || 'T10:00:00Z' FROM c;
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${half})
+INSERT INTO events SELECT i, 1 + i % 5000, CASE i % 5 WHEN 0 THEN 'create' WHEN 1 THEN 'update' WHEN 2 THEN 'view' WHEN 3 THEN 'delete' ELSE 'share' END,
+  '2026-02-' || printf('%02d', 1 + i % 28) || 'T12:00:00Z' FROM c;
+COMMIT;
+`;
+
+const MUTATE: Record<string, string> = {
+  "one-row": `UPDATE items SET qty = qty + 1 WHERE id = ${
+    Math.floor(half / 2)
+  };`,
+  spread:
+    `UPDATE items SET qty = qty + 1 WHERE id % 100 = 7; UPDATE events SET kind = 'x' WHERE id % 100 = 7;`,
+  every: `UPDATE items SET qty = qty + 1; UPDATE events SET kind = kind || '!';`,
+  vacuum: `
+UPDATE items SET name = name || '-renamed' WHERE id IN (17, 4242, ${
+    Math.floor(half / 2)
+  });
+DELETE FROM items WHERE id IN (3, 77, ${half - 1});
+DELETE FROM events WHERE id % 1000 = 1;
+INSERT INTO items (name, qty, price, updated_at) VALUES ('new-a', 1, 1.5, 'x');
+VACUUM;`,
+};
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const tmp = await Deno.makeTempDir({ prefix: "verity-bench-delta-" });
+const config = new URL("../deno.json", import.meta.url).pathname;
+try {
+  await Deno.mkdir(`${tmp}/seed`);
+  let t0 = performance.now();
+  await sqlite3(`${tmp}/seed/state.db`, BUILD);
+  const size = (await Deno.stat(`${tmp}/seed/state.db`)).size;
+  console.log(
+    `seed: ${rows} rows (${(size / 1048576).toFixed(1)} MiB) built in ${
+      ((performance.now() - t0) / 1000).toFixed(1)
+    } s`,
+  );
+  const summary: string[] = [];
+  for (const pair of values.pairs.split(",")) {
+    const mut = MUTATE[pair];
+    if (mut === undefined) throw new Error(`unknown pair ${pair}`);
+    const dir = `${tmp}/${pair}`;
+    await Deno.mkdir(dir);
+    t0 = performance.now();
+    await Deno.copyFile(`${tmp}/seed/state.db`, `${dir}/state.db`);
+    await sqlite3(`${dir}/state.db`, mut);
+    console.log(
+      `\n== ${pair} (copy edited in ${
+        ((performance.now() - t0) / 1000).toFixed(1)
+      } s)`,
+    );
+    const m: Record<string, number[]> = {};
+    const push = (k: string, v: number) => (m[k] ??= []).push(v);
+    let changes = 0;
+    let sqldiffLines = 0;
+    for (let r = 0; r < rounds; r++) {
+      const c = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          "--config",
+          config,
+          import.meta.filename!,
+          "--child",
+          ...(values.old ? ["--old"] : []),
+          `${tmp}/seed`,
+          dir,
+        ],
+        stdout: "piped",
+        stderr: "inherit",
+      }).output();
+      if (!c.success) throw new Error("the verity child failed");
+      const res = JSON.parse(
+        new TextDecoder().decode(c.stdout).trim().split("\n").at(-1)!,
+      ) as Record<string, Pass[]>;
+      for (const [k, passes] of Object.entries(res)) {
+        push(`${k} cold cpu`, passes[0]!.cpu);
+        push(`${k} warm cpu`, passes[1]!.cpu);
+        push(`${k} cold wall`, passes[0]!.wall);
+        push(`${k} warm wall`, passes[1]!.wall);
+        push(`${k} peak`, Math.max(passes[0]!.peakMiB, passes[1]!.peakMiB));
+        changes = passes[1]!.changes;
+      }
+      const t = performance.now();
+      const o = await new Deno.Command("/usr/bin/time", {
+        args: [
+          "-f",
+          "%U %S %M",
+          values.sqldiff,
+          `${tmp}/seed/state.db`,
+          `${dir}/state.db`,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      push("sqldiff wall", performance.now() - t);
+      if (!o.success) throw new Error("sqldiff failed");
+      const [u, s, kb] = new TextDecoder().decode(o.stderr).trim().split("\n")
+        .at(-1)!.split(" ").map(Number);
+      push("sqldiff cpu", ((u ?? NaN) + (s ?? NaN)) * 1000);
+      push("sqldiff peak", (kb ?? NaN) / 1024);
+      sqldiffLines = new TextDecoder().decode(o.stdout).trim().split("\n")
+        .filter((l) => l !== "").length;
+      console.log(
+        `round ${r + 1}: verity warm cpu ${
+          m["new warm cpu"]!.at(-1)!.toFixed(0)
+        } ms, cold ${m["new cold cpu"]!.at(-1)!.toFixed(0)} ms${
+          values.old
+            ? `; old path warm ${m["old warm cpu"]!.at(-1)!.toFixed(0)} ms`
+            : ""
+        }; sqldiff cpu ${m["sqldiff cpu"]!.at(-1)!.toFixed(0)} ms`,
+      );
+    }
+    const md = (k: string) => median(m[k]!);
+    const sd = md("sqldiff cpu");
+    console.log(
+      `verity found ${changes} changed records; sqldiff printed ${sqldiffLines} statements`,
+    );
+    const line = (k: string) =>
+      `${k.padEnd(10)} cpu warm ${md(`${k} warm cpu`).toFixed(0)} ms (${
+        (md(`${k} warm cpu`) / sd).toFixed(3)
+      }x sqldiff), cold ${md(`${k} cold cpu`).toFixed(0)} ms (${
+        (md(`${k} cold cpu`) / sd).toFixed(3)
+      }x); wall warm ${md(`${k} warm wall`).toFixed(0)} ms (${
+        (md(`${k} warm wall`) / md("sqldiff wall")).toFixed(3)
+      }x); peak ${Math.max(...m[`${k} peak`]!).toFixed(0)} MiB`;
+    console.log(
+      `sqldiff    cpu ${sd.toFixed(0)} ms, wall ${
+        md("sqldiff wall").toFixed(0)
+      } ms, peak ${Math.max(...m["sqldiff peak"]!).toFixed(0)} MiB`,
+    );
+    console.log(line("new"));
+    if (values.old) console.log(line("old"));
+    summary.push(
+      `${pair.padEnd(8)} ${rows} rows: verity/sqldiff cpu warm ${
+        (md("new warm cpu") / sd).toFixed(3)
+      }x, cold ${(md("new cold cpu") / sd).toFixed(3)}x; peak ${
+        Math.max(...m["new peak"]!).toFixed(0)
+      } MiB (sqldiff ${Math.max(...m["sqldiff peak"]!).toFixed(0)} MiB)${
+        values.old
+          ? `; before (full snapshots) warm ${
+            (md("old warm cpu") / sd).toFixed(2)
+          }x, peak ${Math.max(...m["old peak"]!).toFixed(0)} MiB`
+          : ""
+      }`,
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+  console.log("\nsummary (medians of " + rounds + " rounds):");
+  for (const s of summary) console.log(s);
+} finally {
+  if (!values.keep) await Deno.remove(tmp, { recursive: true });
+}
