@@ -200,7 +200,8 @@ const MUTATE: Record<string, string> = {
   };`,
   spread:
     `UPDATE items SET qty = qty + 1 WHERE id % 100 = 7; UPDATE events SET kind = 'x' WHERE id % 100 = 7;`,
-  every: `UPDATE items SET qty = qty + 1; UPDATE events SET kind = kind || '!';`,
+  every:
+    `UPDATE items SET qty = qty + 1; UPDATE events SET kind = kind || '!';`,
   vacuum: `
 UPDATE items SET name = name || '-renamed' WHERE id IN (17, 4242, ${
     Math.floor(half / 2)

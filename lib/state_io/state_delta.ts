@@ -56,10 +56,12 @@ export interface StateDeltaResult {
   methods: AdapterMethod[];
 }
 
-/** Chunk of a database file read at once (pages are cut from it). */
-const CHUNK_PAGES = 64;
+/** Pages read at once when a file is read in page order. */
+const CHUNK_PAGES = 32;
 /** Chunks kept per file (least recently used dropped). */
-const CHUNKS_KEPT = 64;
+const CHUNKS_KEPT = 128;
+/** Lone pages (read out of order) kept per file. */
+const SINGLES_KEPT = 4096;
 
 /** The pages of a database file (and its WAL) read through a read-only handle. */
 class FilePages implements PageSource {
@@ -70,6 +72,8 @@ class FilePages implements PageSource {
   readonly walFrames: Map<number, number>;
   #fd: number;
   #chunks = new Map<number, Uint8Array>();
+  #singles = new Map<number, Uint8Array>();
+  #last = -1;
   #zero: Uint8Array;
 
   constructor(
@@ -96,17 +100,36 @@ class FilePages implements PageSource {
     const w = this.walFrames.get(pgno);
     if (w !== undefined) return this.wal.subarray(w, w + this.pageSize);
     if (pgno > this.filePages) return this.#zero;
+    const sequential = pgno === this.#last + 1;
+    this.#last = pgno;
     const c = Math.floor((pgno - 1) / CHUNK_PAGES);
     let chunk = this.#chunks.get(c);
-    if (chunk === undefined) {
-      const first = c * CHUNK_PAGES + 1;
-      const n = Math.min(CHUNK_PAGES, this.filePages - first + 1);
-      chunk = new Uint8Array(n * this.pageSize);
-      readFully(this.#fd, chunk, (first - 1) * this.pageSize);
-      if (this.#chunks.size >= CHUNKS_KEPT) {
-        this.#chunks.delete(this.#chunks.keys().next().value!);
+    if (chunk !== undefined) {
+      this.#chunks.delete(c);
+      this.#chunks.set(c, chunk);
+      const o = ((pgno - 1) % CHUNK_PAGES) * this.pageSize;
+      return chunk.subarray(o, o + this.pageSize);
+    }
+    let one = this.#singles.get(pgno);
+    if (one !== undefined) return one;
+    if (!sequential) {
+      // A lone page (an interior page of a walk): read it alone.
+      one = Buffer.allocUnsafe(this.pageSize);
+      readFully(this.#fd, one, (pgno - 1) * this.pageSize);
+      if (this.#singles.size >= SINGLES_KEPT) {
+        this.#singles.delete(this.#singles.keys().next().value!);
       }
-    } else this.#chunks.delete(c);
+      this.#singles.set(pgno, one);
+      return one;
+    }
+    // Reading on in page order: read ahead a chunk.
+    const first = c * CHUNK_PAGES + 1;
+    const n = Math.min(CHUNK_PAGES, this.filePages - first + 1);
+    chunk = Buffer.allocUnsafe(n * this.pageSize);
+    readFully(this.#fd, chunk, (first - 1) * this.pageSize);
+    if (this.#chunks.size >= CHUNKS_KEPT) {
+      this.#chunks.delete(this.#chunks.keys().next().value!);
+    }
     this.#chunks.set(c, chunk);
     const o = ((pgno - 1) % CHUNK_PAGES) * this.pageSize;
     return chunk.subarray(o, o + this.pageSize);
@@ -196,6 +219,10 @@ async function openSide(
   }
 }
 
+/** Bytes of each file compared at once. */
+const COMPARE_BYTES = 256 << 10;
+let compareBuffers: [Buffer, Buffer] | null = null;
+
 /**
  * Which pages differ between two databases (1 = differs), comparing the
  * files in large chunks and the WAL pages one by one.
@@ -208,9 +235,12 @@ function changedPages(a: FilePages, b: FilePages): Uint8Array {
   if (a.pageSize !== b.pageSize) return out.fill(1);
   const ps = a.pageSize;
   const raw = Math.min(common, a.filePages, b.filePages);
-  const per = Math.max(1, Math.floor((4 << 20) / ps));
-  const ba = Buffer.alloc(per * ps);
-  const bb = Buffer.alloc(per * ps);
+  const per = Math.max(1, Math.floor(COMPARE_BYTES / ps));
+  compareBuffers ??= [
+    Buffer.allocUnsafe(COMPARE_BYTES),
+    Buffer.allocUnsafe(COMPARE_BYTES),
+  ];
+  const [ba, bb] = compareBuffers;
   for (let first = 1; first <= raw; first += per) {
     const k = Math.min(per, raw - first + 1);
     const x = a.readRaw(first, k, ba);
