@@ -27,6 +27,7 @@ const ROOT = new URL("../", import.meta.url);
 
 /** Pure modules: folders (ending in `/`) or single files. */
 const PURE = [
+  "lib/audit/provenance.ts",
   "lib/common/is_plain_object.ts",
   "lib/common/paths.ts",
   "lib/census/html.ts",

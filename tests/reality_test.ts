@@ -245,6 +245,18 @@ Deno.test("reality <target>: sandboxed, and every write tool runs on its own fre
   assert.equal(report.server.sandbox, "deno");
   assert.equal(report.server.scratchState, true);
   assert.equal(report.server.definition?.name, "reality");
+  // Provenance: the definition's git state (this checkout, or why unknown) and no pin.
+  const git = report.server.definition?.git;
+  assert.ok(
+    (/^[0-9a-f]{40}$/.test(git?.commit ?? "") &&
+      typeof git?.dirty === "boolean") ||
+      git?.detail === "unknown: not a git checkout",
+    JSON.stringify(git),
+  );
+  assert.deepEqual(report.server.pin, {
+    pinned: false,
+    detail: "a local command (a fixture), run as found on disk",
+  });
   const save = report.tools.find((t) => t.name === "save_note")!;
   const text =
     (save.observation as { result: { content: { text: string }[] } }).result

@@ -21,7 +21,8 @@ import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
 import { harnessGitState, writeFileAtomic } from "./_io.ts";
 import { appendReportToLedger } from "./_ledger.ts";
-import { definitionGitState, targetProvenance } from "./_provenance.ts";
+import { definitionGitState } from "../audit/definition_git.ts";
+import { targetProvenance } from "../audit/provenance.ts";
 import {
   cleanScratch,
   markOwner,
@@ -187,7 +188,7 @@ export async function main(argv: string[]): Promise<number> {
     exercised: tools,
     audit,
     definitionGit,
-    target: targetProvenance(def, launcher.prepared),
+    target: targetProvenance(def, launcher.prepared?.entry ?? null),
     harness: { version: VERSION, ...(await harnessGitState()) },
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),

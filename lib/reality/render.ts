@@ -4,6 +4,7 @@
  * @module
  */
 import { scoreLine } from "./score.ts";
+import { definitionGitText, targetText } from "../audit/provenance.ts";
 import type { RealityReport } from "./report.ts";
 
 function clip(s: string, n: number): string {
@@ -42,6 +43,15 @@ export function renderRealityText(r: RealityReport): string {
       serverLabel(r)
     } (${r.tools.length} tools, ${scope}, seed ${r.options.seed}${where})`,
   );
+  const def = r.server.definition;
+  if (def !== undefined && r.server.target !== null) {
+    lines.push(
+      `definition: ${r.server.target} ${def.digest} (git: ${
+        definitionGitText(def.git)
+      })`,
+      `target: ${targetText(r.server.pin)}`,
+    );
+  }
   lines.push("");
   const width = Math.min(40, Math.max(4, ...r.tools.map((t) => t.name.length)));
   for (const t of r.tools) {

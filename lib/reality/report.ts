@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
 import type { HintState } from "../contracts/contracts.ts";
 import type { ArgumentSource } from "./generate.ts";
 import type { RealityPlannedTool, SkipReason } from "./plan.ts";
@@ -47,8 +48,21 @@ export interface RealityServer {
   command: string[] | null;
   /** The definition path (`<target>` form). */
   target: string | null;
-  /** The loaded definition's name, kind and digest (`<target>` form). */
-  definition?: { name: string; kind: string; digest: string };
+  /**
+   * The loaded definition's name, kind and digest (`<target>` form), and
+   * the git state of its directory (absent before 2026-12-01).
+   */
+  definition?: {
+    name: string;
+    kind: string;
+    digest: string;
+    git?: DefinitionGit;
+  };
+  /**
+   * `<target>` form: the target's pin and the prepared cache it ran from,
+   * or no pin for a local command (absent before 2026-12-01).
+   */
+  pin?: TargetProvenance;
   serverInfo: unknown;
   /** The sandbox backend ("none" with --no-sandbox). */
   sandbox: string;

@@ -10,6 +10,8 @@
  * @module
  */
 import { loadDefinition } from "../definition/load.ts";
+import { definitionGitState } from "../audit/definition_git.ts";
+import { targetProvenance } from "../audit/provenance.ts";
 import { checkSeededState } from "../definition/seeded.ts";
 import { type DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import type { RealityReport } from "./report.ts";
@@ -85,6 +87,7 @@ export async function runTargetReality(
 ): Promise<RealityReport> {
   const def = await loadDefinition(target);
   await checkSeededState(def);
+  const definitionGit = await definitionGitState(def.file);
   const defLauncher = await openLauncher(def, {
     noSandbox: options.noSandbox === true,
     commandName: "verity reality",
@@ -110,7 +113,13 @@ export async function runTargetReality(
       server: {
         command: def.command,
         target: def.file,
-        definition: { name: def.name, kind: def.kind, digest: def.digest },
+        definition: {
+          name: def.name,
+          kind: def.kind,
+          digest: def.digest,
+          git: definitionGit,
+        },
+        pin: targetProvenance(def, defLauncher.prepared?.entry ?? null),
         sandbox: backend,
         scratchState: true,
       },

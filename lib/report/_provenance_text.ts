@@ -6,40 +6,18 @@
  *
  * @module
  */
-import type { DefinitionGit, Report, TargetProvenance } from "./report.ts";
+import type { Report } from "./report.ts";
+export {
+  definitionGitText,
+  NOT_RECORDED,
+  targetText,
+} from "../audit/provenance.ts";
 import {
   deltaCountsText,
   deriveStateEffects,
   type ErroredCall,
   type StateEffects,
 } from "./effects.ts";
-
-/** What older reports say for a field they do not carry. */
-export const NOT_RECORDED = "not recorded (report written before 2026-12-01)";
-
-/** `commit e45e836dd0f0, clean` / `…, DIRTY (why)` / `unknown: not a git checkout`. */
-export function definitionGitText(g: DefinitionGit | undefined): string {
-  if (g === undefined) return NOT_RECORDED;
-  if (g.commit === null && g.dirty === null) return g.detail ?? "unknown";
-  const commit = g.commit === null ? "no commit" : `commit ${g.commit}`;
-  const state = g.dirty === null
-    ? `dirty unknown${g.detail ? ` (${g.detail})` : ""}`
-    : g.dirty
-    ? `DIRTY${g.detail ? ` (${g.detail})` : ""}`
-    : "clean";
-  return `${commit}, ${state}${g.repository ? `, ${g.repository}` : ""}`;
-}
-
-/** `pkg@1.2.3 sha512-…, run from the prepared, integrity-checked cache` or `no pin: …`. */
-export function targetText(t: TargetProvenance | undefined): string {
-  if (t === undefined) return NOT_RECORDED;
-  if (!t.pinned) return `no pin: ${t.detail}`;
-  return `${t.package}@${t.version} ${t.integrity}, run from the prepared, integrity-checked ${
-    t.runtime === "node" ? "npm install" : "Deno cache"
-  } (prepared ${t.preparedAt})${
-    t.git ? `; source ${t.git}${t.commit ? ` at ${t.commit}` : ""}` : ""
-  }`;
-}
 
 /**
  * The report's state effects: as recorded, or derived from its evidence

@@ -15,57 +15,12 @@ import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
 import type { StateEffects } from "./effects.ts";
+import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
+
+export type { DefinitionGit, TargetProvenance };
 
 /** The schema identifier of reports this version writes. */
 export const REPORT_SCHEMA = "verity.report/1";
-
-/**
- * The git state of the directory holding the definition, as `verity run`
- * found it: the commit checked out and whether anything under the
- * directory differs from it (uncommitted or untracked files, or the
- * definition file itself not tracked). Unknown (both null) when git is not
- * installed or the directory is not a checkout; `detail` says which.
- */
-export interface DefinitionGit {
-  /** The checked-out commit (40 hex digits), or null. */
-  commit: string | null;
-  /** Whether the definition's directory differs from that commit, or null. */
-  dirty: boolean | null;
-  /** The `origin` remote's URL (credentials removed), or null. */
-  repository: string | null;
-  /** Why commit or dirty is unknown, or what made it dirty; null when clean and known. */
-  detail: string | null;
-}
-
-/**
- * What the audited server is: a pinned npm package, run only from the
- * cache `verity prepare` fetched and checked against its integrity, or a
- * local command with no pin.
- */
-export type TargetProvenance =
-  | {
-    pinned: true;
-    package: string;
-    version: string;
-    /** The `[source]` integrity (`sha512-…`), the registry's `dist.integrity`. */
-    integrity: string;
-    /** The `[source]` repository and commit (provenance only, not checked). */
-    git: string | null;
-    commit: string | null;
-    /** Every session ran from the prepared, integrity-checked cache (the launcher refuses otherwise). */
-    preparedCache: true;
-    /** How it ran: `deno` from the prepared Deno cache, `node` from its npm install. */
-    runtime: "deno" | "node";
-    /** What `verity prepare` checked: the lockfile's integrity for the package, the tarball it hashed. */
-    lockIntegrity: string;
-    tarball: { integrity: string; sha256: string } | null;
-    preparedAt: string;
-  }
-  | {
-    pinned: false;
-    /** Why there is no pin (a local command: fixture or target without `[source]`). */
-    detail: string;
-  };
 
 /** Provenance of a run. */
 export interface Provenance {

@@ -1,16 +1,11 @@
 /**
- * Provenance facts a report records about what was audited, gathered at
- * the edge: the git state of the definition's directory (by running `git`)
- * and the target's pin with what `verity prepare` verified. Effectful
- * (`definitionGitState` runs git; `targetProvenance` is pure).
+ * The git state of a definition's directory, found by running `git`: the
+ * provenance every report records about the definition. Effectful.
  *
  * @module
  */
 import { basename, dirname } from "node:path";
-import type { DefinitionGit, TargetProvenance } from "../report/report.ts";
-import type { PreparedRun } from "../audit/local.ts";
-import type { Definition } from "../definition/types.ts";
-import { parseSourcePin } from "../audit/source.ts";
+import type { DefinitionGit } from "./provenance.ts";
 
 async function runGit(
   program: string,
@@ -131,41 +126,5 @@ export async function definitionGitState(
     dirty: details.length > 0,
     repository,
     detail: details.length ? details.join("; ") : null,
-  };
-}
-
-/**
- * The target's pin as the report records it: the `[source]` pin and what
- * `verity prepare` verified (the run used that cache: the launcher refuses
- * a pinned target otherwise), or no pin for a local command. Pure.
- */
-export function targetProvenance(
-  def: Pick<Definition, "source" | "file" | "kind">,
-  prepared: PreparedRun | null,
-): TargetProvenance {
-  if (def.source === null || prepared === null) {
-    return {
-      pinned: false,
-      detail: `a local command (${
-        def.kind === "fixture" ? "a fixture" : "the target has no [source]"
-      }), run as found on disk`,
-    };
-  }
-  const pin = parseSourcePin(def.source, def.file);
-  const e = prepared.entry;
-  return {
-    pinned: true,
-    package: pin.package,
-    version: pin.version,
-    integrity: pin.integrity,
-    git: pin.git,
-    commit: pin.commit,
-    preparedCache: true,
-    runtime: e.runtime ?? "deno",
-    lockIntegrity: e.lockIntegrity,
-    tarball: e.tarball
-      ? { integrity: e.tarball.integrity, sha256: e.tarball.sha256 }
-      : null,
-    preparedAt: e.preparedAt,
   };
 }

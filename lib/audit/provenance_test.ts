@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { definitionGitState, withoutCredentials } from "./definition_git.ts";
 import {
-  definitionGitState,
+  definitionGitText,
   targetProvenance,
-  withoutCredentials,
-} from "./_provenance.ts";
-import type { PreparedRun } from "../audit/local.ts";
+  targetText,
+} from "./provenance.ts";
+import type { PreparedTarget } from "./prepared.ts";
 
 async function git(dir: string, ...args: string[]): Promise<string> {
   const r = await new Deno.Command("git", {
@@ -153,21 +154,17 @@ Deno.test("target provenance: a pinned target names its pin and the prepared cac
     git: "https://github.com/modelcontextprotocol/servers",
   };
   const prepared = {
-    source: "/c/.verity/sources/memory/package",
-    denoDir: "/c/.verity/deno_dir",
-    nodeModules: null,
-    entry: {
-      lockIntegrity: source.integrity,
-      tarball: { file: "t.tgz", integrity: source.integrity, sha256: "ab" },
-      preparedAt: "2026-11-30T00:00:00.000Z",
-    },
-  } as unknown as PreparedRun;
+    lockIntegrity: source.integrity,
+    tarball: { file: "t.tgz", integrity: source.integrity, sha256: "ab" },
+    preparedAt: "2026-11-30T00:00:00.000Z",
+  } as unknown as PreparedTarget;
   const def = {
     source,
     file: "targets/memory/target.toml",
     kind: "target" as const,
   };
-  assert.deepEqual(targetProvenance(def, prepared), {
+  const pinned = targetProvenance(def, prepared);
+  assert.deepEqual(pinned, {
     pinned: true,
     package: source.package,
     version: source.version,
@@ -180,11 +177,54 @@ Deno.test("target provenance: a pinned target names its pin and the prepared cac
     tarball: { integrity: source.integrity, sha256: "ab" },
     preparedAt: "2026-11-30T00:00:00.000Z",
   });
-  assert.deepEqual(
-    targetProvenance({ source: null, file: "f.toml", kind: "fixture" }, null),
-    {
-      pinned: false,
-      detail: "a local command (a fixture), run as found on disk",
-    },
+  assert.equal(
+    targetText(pinned),
+    `@modelcontextprotocol/server-memory@2026.8.31 ${source.integrity}, run from the prepared, integrity-checked Deno cache (prepared 2026-11-30T00:00:00.000Z); source https://github.com/modelcontextprotocol/servers`,
+  );
+  const local = targetProvenance({ source: null, kind: "fixture" }, null);
+  assert.deepEqual(local, {
+    pinned: false,
+    detail: "a local command (a fixture), run as found on disk",
+  });
+  assert.equal(
+    targetText(local),
+    "no pin: a local command (a fixture), run as found on disk",
+  );
+  // A [source] whose prepared entry is missing never claims a pin.
+  assert.equal(targetProvenance(def, null).pinned, false);
+});
+
+Deno.test("definition git text: clean, dirty with why, unknown, not recorded", () => {
+  const c = "c".repeat(40);
+  assert.equal(
+    definitionGitText({
+      commit: c,
+      dirty: false,
+      repository: null,
+      detail: null,
+    }),
+    `commit ${c}, clean`,
+  );
+  assert.equal(
+    definitionGitText({
+      commit: c,
+      dirty: true,
+      repository: "https://example.org/r.git",
+      detail: "the definition file is not tracked",
+    }),
+    `commit ${c}, DIRTY (the definition file is not tracked), https://example.org/r.git`,
+  );
+  assert.equal(
+    definitionGitText({
+      commit: null,
+      dirty: null,
+      repository: null,
+      detail: "unknown: git not installed",
+    }),
+    "unknown: git not installed",
+  );
+  assert.equal(
+    definitionGitText(undefined),
+    "not recorded (report written before 2026-12-01)",
   );
 });
