@@ -249,3 +249,75 @@ name = "t"
     await Deno.remove(runs, { recursive: true });
   }
 });
+
+Deno.test("overlap deadline: a timer killed at its limit is named timed out (never 'answered garbage') and takes its servers with it", async () => {
+  const { OverlapTimerPool } = await import("../lib/runner/overlap_pool.ts");
+  const dir = await Deno.makeTempDir({ prefix: "verity-overlap-kill-" });
+  const marker = `${dir}/never-answers.sh`;
+  await Deno.copyFile(`${HERE}silent.sh`, marker);
+  const pool = new OverlapTimerPool();
+  try {
+    const started = performance.now();
+    const r = await pool.run({
+      mode: "single_connection",
+      launches: [{ command: ["sh", marker], env: { PATH: "/usr/bin:/bin" } }],
+      // The timer itself would wait 20 s for initialize: the pool's limit
+      // (1.5 s) is reached first and the timer is killed.
+      startTimeoutMs: 20_000,
+      callTimeoutMs: 1_000,
+      call: { name: "x", arguments: {} },
+    }, 1_500);
+    assert.equal(typeof r, "string");
+    assert.match(
+      r as string,
+      /^timed out: the overlap timer gave no answer within 1\.5 s and was killed with its servers$/,
+    );
+    assert.ok(performance.now() - started < 10_000);
+    // The server started inside the killed timer's PID namespace is gone.
+    let left: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      left = await survivors(marker);
+      if (left.length === 0) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.deepEqual(left, [], "no server outlives its killed timer");
+  } finally {
+    await pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("overlap deadline: a server slow only inside concurrent attempts is INCONCLUSIVE:TIMED_OUT with the deadline named, never PASS, and leaves no process", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "verity-bounds-runs-" });
+  try {
+    const r = await verity([
+      "run",
+      new URL("./hostile/overlap-slow", import.meta.url).pathname,
+      "--concurrent-attempts",
+      "1",
+      "--runs-dir",
+      runs,
+    ]);
+    // Exit 0 only because the fixture expects the named timeout: the old
+    // PASS (or any other verdict) fails its expectation with exit 1.
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      r.stdout,
+      /set_flag +concurrent_idempotence +true +INCONCLUSIVE:TIMED_OUT/,
+    );
+    assert.match(
+      r.stdout,
+      /two_process: 0\/1 diverged, overlap 0, 1 timed out/,
+    );
+    // The deadline (6 pings of 3.5 s > 19 s); on a loaded machine a ping
+    // may pass its own 4 s timeout first, which is named as well.
+    assert.match(
+      r.stdout,
+      /timed out: (the attempt did not finish within its deadline of 19\.0 s \(while pinging instance \d\); its servers were stopped|instance \d did not answer ping: no answer to ping within 4\.0 s)/,
+    );
+    assert.doesNotMatch(r.stdout + r.stderr, /garbage|failed to start/);
+    assert.deepEqual(await survivors("overlap-slow/server.ts"), []);
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});

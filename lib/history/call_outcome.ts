@@ -142,3 +142,29 @@ export function classifyResultText(
   }
   return classifyResult(r, limit);
 }
+
+/**
+ * How a concurrent attempt's setup failure or call message starts when it
+ * ran out of time (a per-answer timeout or the attempt's deadline), so the
+ * verdict can name the timeout instead of reading it as a failure to start.
+ */
+export const TIMED_OUT_PREFIX = "timed out: ";
+
+/**
+ * Whether a concurrent attempt ran out of time: its setup failed on a
+ * timeout or deadline, or one of its calls got no answer in time.
+ *
+ * @example
+ * ```ts
+ * import { deepStrictEqual as assertEquals } from "node:assert/strict";
+ * assertEquals(attemptTimedOut({ setupFailure: "timed out: deadline", calls: [] }), true);
+ * assertEquals(attemptTimedOut({ setupFailure: null, calls: [{ message: null }] }), false);
+ * ```
+ */
+export function attemptTimedOut(a: {
+  setupFailure: string | null;
+  calls: readonly { message: string | null }[];
+}): boolean {
+  return (a.setupFailure?.startsWith(TIMED_OUT_PREFIX) ?? false) ||
+    a.calls.some((c) => c.message?.startsWith(TIMED_OUT_PREFIX) ?? false);
+}

@@ -219,7 +219,7 @@ export function attemptSummary(v: Verdict): string | null {
         Number(c.setup_failed ?? 0) > 0
           ? `, ${str(c.setup_failed)} failed to start`
           : ""
-      }`
+      }${Number(c.timed_out ?? 0) > 0 ? `, ${str(c.timed_out)} timed out` : ""}`
     );
   return parts.length ? `attempts: ${parts.join("; ")}` : null;
 }

@@ -126,7 +126,7 @@ function ruleHelp(id: typeof RULE_ORDER[number]): string {
   if (id === "expectation") {
     return `${r.full}\n\nThe result names the expected and the actual verdict and every failed assertion. See docs/fixtures.md.`;
   }
-  return `${r.full}\n\nLevel error: a VIOLATION, behaviour contradicting the explicit declaration, with its evidence (deltas per run, attempts, permission checks) in the verity report. Level note: INCONCLUSIVE, no judgement was possible; properties.reason says why (for example PARTIAL_COVERAGE, NONDETERMINISTIC, CALL_ERROR, NO_OVERLAP_OBSERVED). PASS and NOT_APPLICABLE verdicts produce no result. Re-check any verdict with \`verity report verify <report.json>\`. See docs/methodology.md.`;
+  return `${r.full}\n\nLevel error: a VIOLATION, behaviour contradicting the explicit declaration, with its evidence (deltas per run, attempts, permission checks) in the verity report. Level note: INCONCLUSIVE, no judgement was possible; properties.reason says why (for example PARTIAL_COVERAGE, NONDETERMINISTIC, CALL_ERROR, NO_OVERLAP_OBSERVED, TIMED_OUT). PASS and NOT_APPLICABLE verdicts produce no result. Re-check any verdict with \`verity report verify <report.json>\`. See docs/methodology.md.`;
 }
 
 function declaredPhrase(v: Verdict): string {

@@ -60,7 +60,7 @@ function attemptLine(v: Verdict): string | null {
     .map(([mode, c]) =>
       `${mode}: ${c.diverged}/${c.attempts} diverged, overlap ${c.overlapped}${
         c.setup_failed ? `, ${c.setup_failed} failed to start` : ""
-      }`
+      }${c.timed_out ? `, ${c.timed_out} timed out` : ""}`
     );
   const produced = (v.evidence.producedBy as string[] | undefined) ?? [];
   if (parts.length === 0) return null;

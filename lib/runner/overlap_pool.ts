@@ -10,6 +10,7 @@
 import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
 import { selfCommand } from "./self.ts";
 import { containCommand } from "../wire/contain.ts";
+import { TIMED_OUT_PREFIX } from "../history/call_outcome.ts";
 
 class TimerProcess {
   #child: Deno.ChildProcess;
@@ -57,14 +58,18 @@ class TimerProcess {
       new TextEncoder().encode(JSON.stringify(spec) + "\n"),
     );
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<string>((res) => {
-      timer = setTimeout(
-        () => res(`overlap timer gave no answer within ${limitMs} ms`),
-        limitMs,
-      );
+    const late = Symbol("late");
+    const timeout = new Promise<typeof late>((res) => {
+      timer = setTimeout(() => res(late), limitMs);
     });
     const answer = await Promise.race([this.#line(), timeout]);
     clearTimeout(timer);
+    // The timer's own silence is named as such, never parsed as its answer.
+    if (answer === late) {
+      return `${TIMED_OUT_PREFIX}the overlap timer gave no answer within ${
+        (limitMs / 1000).toFixed(1)
+      } s and was killed with its servers`;
+    }
     if (answer === null) {
       const err = (await this.#stderr).trim().split("\n").pop() ?? "";
       return `overlap timer exited: ${err}`;
@@ -82,16 +87,17 @@ class TimerProcess {
       this.#child.status.then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
     ]);
-    if (!done) this.kill();
-    await this.#child.status.catch(() => {});
+    if (!done) await this.kill();
   }
 
-  kill(): void {
+  /** Kill the timer (its PID namespace, servers included, goes with it) and wait for it. */
+  async kill(): Promise<void> {
     try {
       this.#child.kill("SIGKILL");
     } catch {
       // gone
     }
+    await this.#child.status.catch(() => {});
   }
 }
 
@@ -109,8 +115,8 @@ export class OverlapTimerPool {
     this.#all.add(t);
     const r = await t.run(spec, limitMs);
     if (typeof r === "string") {
-      // A timer that failed is not reused.
-      t.kill();
+      // A timer that failed is not reused; it is gone before the attempt ends.
+      await t.kill();
       this.#all.delete(t);
     } else this.#idle.push(t);
     return r;

@@ -20,7 +20,9 @@ import { openSession } from "../wire/session.ts";
 import {
   ATTEMPT_MESSAGE_LIMIT,
   classifyAnswer,
+  TIMED_OUT_PREFIX,
 } from "../history/call_outcome.ts";
+import type { WireFailure } from "../wire/frames.ts";
 import type { McpClient } from "../wire/client.ts";
 import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
@@ -46,6 +48,29 @@ export interface OverlapSpec {
    * @default {3}
    */
   pings?: number;
+  /**
+   * Milliseconds the whole attempt may take (start, opening, pings, the
+   * calls); past it the servers are stopped and the attempt's setup
+   * failure says so, starting with {@linkcode TIMED_OUT_PREFIX}.
+   * @default {2 * startTimeoutMs + callTimeoutMs + 10000}
+   */
+  deadlineMs?: number;
+}
+
+/** The default attempt deadline of a spec ({@linkcode OverlapSpec.deadlineMs}). */
+export function attemptDeadlineMs(
+  spec: Pick<OverlapSpec, "startTimeoutMs" | "callTimeoutMs" | "deadlineMs">,
+): number {
+  return spec.deadlineMs ??
+    2 * spec.startTimeoutMs + spec.callTimeoutMs + 10_000;
+}
+
+class DeadlinePassed extends Error {}
+
+/** A wire failure as an attempt's message: a timeout or deadline is named as such. */
+function failureText(prefix: string, f: WireFailure): string {
+  const timedOut = f.reason === "timeout" || f.reason === "deadline";
+  return `${timedOut ? TIMED_OUT_PREFIX : ""}${prefix}${f.message}`;
 }
 
 /** One call as the timer saw it. */
@@ -72,8 +97,14 @@ export interface OverlapResult {
 function callStatus(
   o: Awaited<ReturnType<StdioClient["request"]>>,
 ): Omit<TimedCall, "sendT" | "recvT"> {
+  const c = classifyAnswer(o, ATTEMPT_MESSAGE_LIMIT);
   return {
-    ...classifyAnswer(o, ATTEMPT_MESSAGE_LIMIT),
+    ...c,
+    // A call that got no answer in time is named as timed out.
+    message: o.status === "unknown" &&
+        (o.failure.reason === "timeout" || o.failure.reason === "deadline")
+      ? TIMED_OUT_PREFIX + (c.message ?? "")
+      : c.message,
     response: o.status === "ok" ? JSON.stringify(o.result) : null,
   };
 }
@@ -92,48 +123,87 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     serverSpanMs: 0,
   };
   const spawnT = now();
-  const targets0: (SpawnSpec | McpClient)[] = spec.http === undefined
-    ? spec.launches
-    : await Promise.all(
-      spec.launches.map((l, i) =>
-        startLocalHttp(
-          l,
-          spec.http![i]!.url,
-          spec.http![i]!.port,
-          spec.startTimeoutMs,
-          spec.http![i]!.relayDir !== undefined
-            ? { relayDir: spec.http![i]!.relayDir! }
-            : {},
+  const deadlineMs = attemptDeadlineMs(spec);
+  let phase = "starting the server";
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    deadlineTimer = setTimeout(
+      () => reject(new DeadlinePassed()),
+      deadlineMs,
+    );
+  });
+  deadline.catch(() => {});
+  /** `p`, unless the attempt's deadline passes first. */
+  const within = <T>(p: Promise<T>): Promise<T> => Promise.race([p, deadline]);
+  // Every client started, even one that arrives after the deadline, is closed.
+  const clients: McpClient[] = [];
+  const late: Promise<unknown>[] = [];
+  const track = <T extends McpClient>(p: Promise<T>): Promise<T> => {
+    const q = p.then((c) => {
+      if (!clients.includes(c)) clients.push(c);
+      return c;
+    });
+    late.push(q.catch(() => {}));
+    return q;
+  };
+  try {
+    const targets0: (SpawnSpec | McpClient)[] = spec.http === undefined
+      ? spec.launches
+      : await within(Promise.all(
+        spec.launches.map((l, i) =>
+          track(startLocalHttp(
+            l,
+            spec.http![i]!.url,
+            spec.http![i]!.port,
+            spec.startTimeoutMs,
+            spec.http![i]!.relayDir !== undefined
+              ? { relayDir: spec.http![i]!.relayDir! }
+              : {},
+          ))
+        ),
+      ));
+    if (spec.http !== undefined && spec.mode === "single_connection") {
+      // A second session on the same server instance.
+      targets0.push(new HttpClient(spec.http[0]!.url));
+    }
+    phase = "opening the sessions";
+    const opened = await within(Promise.all(
+      targets0.map((l) =>
+        track(
+          openSession(l, {
+            timeoutMs: spec.startTimeoutMs,
+            // The client's own deadline is a backstop behind the attempt's.
+            deadlineMs: deadlineMs + 5_000,
+          }).then((o) => {
+            if (o.failure !== null) {
+              throw new OpeningFailed(failureText("", o.failure), o.client);
+            }
+            return o.client;
+          }).catch((e) => {
+            if (e instanceof OpeningFailed && !clients.includes(e.client)) {
+              clients.push(e.client);
+            }
+            throw e;
+          }),
         )
       ),
-    );
-  if (spec.http !== undefined && spec.mode === "single_connection") {
-    // A second session on the same server instance.
-    targets0.push(new HttpClient(spec.http[0]!.url));
-  }
-  const opened = await Promise.all(
-    targets0.map((l) =>
-      openSession(l, {
-        timeoutMs: spec.startTimeoutMs,
-        deadlineMs: 2 * spec.startTimeoutMs + spec.callTimeoutMs + 10_000,
-      })
-    ),
-  );
-  const clients = opened.map((o) => o.client);
-  try {
-    const bad = opened.find((o) => o.failure !== null);
-    if (bad) {
-      result.setupFailure = `session opening failed: ${bad.failure!.message}`;
-      return result;
-    }
+    ));
     timeline.push({ event: "opened", t: now() });
     if (spec.mode === "two_process") {
-      for (const [i, c] of clients.entries()) {
+      for (const [i, c] of opened.entries()) {
+        phase = `pinging instance ${i + 1}`;
         for (let k = 0; k < (spec.pings ?? 3); k++) {
           const s = now();
-          const p = await c.request("ping", {}, spec.startTimeoutMs);
+          const p = await within(c.request("ping", {}, spec.startTimeoutMs));
           if (p.status !== "ok") {
-            result.setupFailure = `instance ${i} did not answer ping`;
+            result.setupFailure = p.status === "unknown"
+              ? failureText(
+                `instance ${i + 1} did not answer ping: `,
+                p.failure,
+              )
+              : `instance ${i + 1} answered ping with an error: ${
+                JSON.stringify(p.error).slice(0, 200)
+              }`;
             return result;
           }
           const r = now();
@@ -144,9 +214,10 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
       }
     }
     const targets = spec.mode === "two_process" || spec.http !== undefined
-      ? [clients[0]!, clients[1]!]
-      : [clients[0]!, clients[0]!];
+      ? [opened[0]!, opened[1]!]
+      : [opened[0]!, opened[0]!];
     const params = { name: spec.call.name, arguments: spec.call.arguments };
+    phase = "waiting for the two calls";
     // Release both calls in the same tick.
     const sendT = [0, 0];
     const pending = targets.map((c, i) => {
@@ -160,23 +231,57 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
       event: "send call 2",
       t: sendT[1]!,
     });
-    result.calls = await Promise.all(pending);
+    result.calls = await within(Promise.all(pending));
     result.calls.forEach((c, i) => {
       if (c.recvT !== null) {
         timeline.push({ event: `receive call ${i + 1}`, t: c.recvT });
       }
     });
     return result;
+  } catch (e) {
+    if (e instanceof DeadlinePassed) {
+      result.setupFailure =
+        `${TIMED_OUT_PREFIX}the attempt did not finish within its deadline of ${
+          (deadlineMs / 1000).toFixed(1)
+        } s (while ${phase}); its servers were stopped`;
+      timeline.push({ event: "deadline", t: now() });
+    } else if (e instanceof OpeningFailed) {
+      result.setupFailure = e.message.startsWith(TIMED_OUT_PREFIX)
+        ? `${TIMED_OUT_PREFIX}session opening failed: ${
+          e.message.slice(TIMED_OUT_PREFIX.length)
+        }`
+        : `session opening failed: ${e.message}`;
+    } else {
+      result.setupFailure = `attempt failed: ${(e as Error).message}`;
+    }
+    result.calls = [];
+    return result;
   } finally {
-    if (spec.http !== undefined && spec.mode === "single_connection") {
+    clearTimeout(deadlineTimer);
+    const closed: McpClient[] = [];
+    const closeAll = async () => {
+      const batch = clients.splice(0);
+      closed.push(...batch);
       // The second session of one HTTP instance closes before the instance.
-      await clients[1]?.close(1000);
-      await clients[0]?.close(1000);
-    } else await Promise.all(clients.map((c) => c.close(1000)));
+      if (spec.http !== undefined && spec.mode === "single_connection") {
+        for (const c of batch.reverse()) await c.close(1000);
+      } else await Promise.all(batch.map((c) => c.close(1000)));
+    };
+    await closeAll();
+    // What was still starting when the attempt ended is closed when it is
+    // there (bounded: every start and opening has its own timeouts).
+    await Promise.all(late);
+    await closeAll();
     timeline.push({ event: "closed", t: now() });
     result.serverSpanMs = now() - spawnT;
-    result.stderr = clients.map((c) => c.stderr().text.slice(-2000));
+    result.stderr = closed.map((c) => c.stderr().text.slice(-2000));
     timeline.sort((x, y) => x.t - y.t);
+  }
+}
+
+class OpeningFailed extends Error {
+  constructor(message: string, readonly client: McpClient) {
+    super(message);
   }
 }
 
@@ -192,7 +297,13 @@ export async function main(_argv: string[]): Promise<number> {
   const handle = async (line: string) => {
     if (line.trim() === "") return;
     const result = await runAttempt(JSON.parse(line) as OverlapSpec);
-    await Deno.stdout.write(enc.encode(JSON.stringify(result) + "\n"));
+    // The whole line, however the pipe splits it (a short write would
+    // leave half a line for the next attempt to be read after).
+    const bytes = enc.encode(JSON.stringify(result) + "\n");
+    let off = 0;
+    while (off < bytes.length) {
+      off += await Deno.stdout.write(bytes.subarray(off));
+    }
   };
   for await (const chunk of Deno.stdin.readable) {
     buf += dec.decode(chunk, { stream: true });

@@ -47,7 +47,7 @@ import {
   planSequential,
   wantsConcurrent,
 } from "./plan.ts";
-import type { OverlapSpec } from "./overlap_timer.ts";
+import { attemptDeadlineMs, type OverlapSpec } from "./overlap_timer.ts";
 import { groupObservations } from "./group.ts";
 import { OverlapTimerPool } from "./overlap_pool.ts";
 
@@ -434,9 +434,10 @@ async function runAttemptSession(
       callTimeoutMs: ctx.def.timeouts.call_s * 1000,
       call: { name: tool.name, arguments: args },
     };
-    const limit = (ctx.def.timeouts.start_s + ctx.def.timeouts.call_s) * 1000 +
-      15_000;
-    const res = await ctx.timers.run(spec, limit);
+    // The timer stops the attempt at its deadline and says so; killing the
+    // timer (with its servers) is the backstop when it cannot answer.
+    spec.deadlineMs = attemptDeadlineMs(spec);
+    const res = await ctx.timers.run(spec, spec.deadlineMs + 15_000);
     if (typeof res === "string") {
       obs.setupFailure = res;
       return obs;

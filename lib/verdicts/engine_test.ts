@@ -441,6 +441,83 @@ Deno.test("concurrent: one diverging attempt is conclusive; PASS needs overlap",
   assert.equal(v.facts.diverged_attempts, 1);
 });
 
+Deno.test("concurrent: an attempt that ran out of time is TIMED_OUT, never a PASS beside it (rules 6); rules 5 kept its PASS", () => {
+  const attempt = (
+    mode: "single_connection" | "two_process",
+    n: number,
+    setupFailure: string | null,
+    callMessage: string | null = null,
+  ) => ({
+    mode,
+    attempt: n,
+    stateDigest: setupFailure === null ? "added" : null,
+    setupFailure,
+    calls: setupFailure === null
+      ? [
+        { status: "ok" as const, frameIndex: null, ms: 1, message: null },
+        callMessage === null
+          ? { status: "ok" as const, frameIndex: null, ms: 1, message: null }
+          : {
+            status: "unknown" as const,
+            frameIndex: null,
+            ms: 0,
+            message: callMessage,
+          },
+      ]
+      : [],
+    timeline: stamps(mode, setupFailure === null && callMessage === null),
+  });
+  const t = tool({ idempotentHint: "TRUE" }, ["added", "added", "added"], [
+    "added",
+    "added",
+    "added",
+  ]);
+  const killed =
+    "timed out: the overlap timer gave no answer within 30.0 s and was killed with its servers";
+  t.concurrent = [
+    attempt("single_connection", 1, null),
+    attempt("two_process", 1, killed),
+  ];
+  const v = judge("concurrent_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "INCONCLUSIVE:TIMED_OUT");
+  assert.equal(v.facts.timed_out_attempts, 1);
+  assert.match(
+    v.details.join("\n"),
+    /1\/2 attempt\(s\) ran out of time; first: two_process attempt 1: timed out: the overlap timer/,
+  );
+  // The same evidence judged under rules 5 (reports before the reason).
+  assert.equal(
+    judge("concurrent_idempotence", defn(), t, STORE, { rules: 5 }).outcome,
+    "PASS",
+  );
+  // Every attempt out of time: named, not SETUP_FAILED.
+  t.concurrent = [attempt("two_process", 1, killed)];
+  assert.equal(outcome("concurrent_idempotence", t), "INCONCLUSIVE:TIMED_OUT");
+  // A call unanswered on one connection while the other was answered.
+  t.concurrent = [
+    attempt("single_connection", 1, null),
+    attempt(
+      "single_connection",
+      2,
+      null,
+      "timed out: no answer to tools/call within 1.0 s",
+    ),
+  ];
+  assert.equal(outcome("concurrent_idempotence", t), "INCONCLUSIVE:TIMED_OUT");
+  // A failure to start that is not a timeout stays what it was.
+  t.concurrent = [
+    attempt("single_connection", 1, null),
+    attempt("two_process", 1, "session opening failed: server exited"),
+  ];
+  assert.equal(outcome("concurrent_idempotence", t), "PASS");
+  // Divergence seen in an attempt that finished is still a VIOLATION.
+  t.concurrent = [
+    { ...attempt("single_connection", 1, null), stateDigest: "twoRows" },
+    attempt("two_process", 1, killed),
+  ];
+  assert.equal(outcome("concurrent_idempotence", t), "VIOLATION");
+});
+
 Deno.test("concurrent: attempts whose calls all failed are no evidence of idempotence", () => {
   const failedAttempt = (
     mode: "single_connection" | "two_process",

@@ -25,7 +25,8 @@ export type Reason =
   | "NO_NETWORK_OBSERVATION"
   | "UNOBSERVED_STATE"
   | "CHECK_FAILED"
-  | "ATTEMPTED_WRITE";
+  | "ATTEMPTED_WRITE"
+  | "TIMED_OUT";
 
 /** Outcome kinds. */
 export type OutcomeKind =

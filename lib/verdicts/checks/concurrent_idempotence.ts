@@ -18,11 +18,13 @@ import {
   summarizeDelta,
 } from "../_observe.ts";
 import { attemptOverlap } from "../overlap.ts";
+import { attemptTimedOut } from "../../history/call_outcome.ts";
 
 function observeConcurrent(
   cmp: Comparator,
   defn: DefinitionObservations,
   t: ToolObservations,
+  rules: number,
 ): Observation {
   const o = base();
   if (t.concurrent === null) {
@@ -49,11 +51,32 @@ function observeConcurrent(
       attempts: attempts.filter((a) => a.mode === mode).length,
       diverged: mine.filter((r) => r.diverged).length,
       overlapped: mine.filter((r) => r.ov.overlap).length,
+      // Rules 6: an attempt that ran out of time is counted as timed out only.
       setup_failed: attempts.filter((a) =>
-        a.mode === mode && a.setupFailure !== null
+        a.mode === mode && a.setupFailure !== null &&
+        (rules < 6 || !attemptTimedOut(a))
       ).length,
+      ...(rules >= 6
+        ? {
+          timed_out: attempts.filter((a) =>
+            a.mode === mode && attemptTimedOut(a)
+          ).length,
+        }
+        : {}),
     };
   }
+  // Rules version 6: an attempt that ran out of time (a call unanswered,
+  // the attempt's deadline passed, its timer killed) is named, and no PASS
+  // is given beside it: a server that hangs only when calls overlap must
+  // not read as safe under concurrency.
+  const timedOut = rules >= 6 ? attempts.filter(attemptTimedOut) : [];
+  const timedOutDetail = () => {
+    const a = timedOut[0]!;
+    const why = a.setupFailure ??
+      a.calls.find((c) => c.message !== null)?.message ?? "";
+    return `${timedOut.length}/${attempts.length} attempt(s) ran out of time; first: ${a.mode} attempt ${a.attempt}: ${why}`;
+  };
+  if (timedOut.length > 0) o.facts.timed_out_attempts = timedOut.length;
   const producedBy = [
     ...new Set(rows.filter((r) => r.diverged).map((r) => r.a.mode)),
   ];
@@ -75,6 +98,11 @@ function observeConcurrent(
     o.blockers.push("TWO_PROCESS_SKIPPED_STARTUP_WRITES");
     o.details.push(`two-process attempts skipped: ${t.twoProcessSkipped}`);
   }
+  if (rows.length === 0 && timedOut.length > 0) {
+    o.blockers.unshift("TIMED_OUT");
+    o.details.push(timedOutDetail());
+    return o;
+  }
   if (rows.length === 0) {
     o.blockers.unshift("SETUP_FAILED");
     o.details.push("no concurrent attempt could be set up");
@@ -87,6 +115,11 @@ function observeConcurrent(
     o.details.push(
       `${diverged.length} attempt(s) diverged from one call; first: ${first.a.mode} attempt ${first.a.attempt}`,
     );
+    return o;
+  }
+  if (timedOut.length > 0) {
+    o.blockers.unshift("TIMED_OUT");
+    o.details.push(timedOutDetail());
     return o;
   }
   if (rows.some((r) => !r.d.unclassified.empty)) {
@@ -132,5 +165,5 @@ export const concurrentIdempotenceCheck: Check = {
   property: "idempotent",
   observes:
     "once vs two concurrent calls (one connection; two processes): business state, overlap from the timer's stamps",
-  observe: (ctx) => observeConcurrent(ctx.cmp, ctx.defn, ctx.tool),
+  observe: (ctx) => observeConcurrent(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
 };
