@@ -152,6 +152,10 @@ Options:
   --html FILE                 also write the report as one self-contained HTML page
   --sarif FILE                also write it as SARIF 2.1.0 (GitHub code scanning)
   --junit FILE                also write it as JUnit XML (CI test reporters)
+  --observed-out FILE         also write the observed records of every call (mcp-evidence-validator's
+                              format: tool, arguments, contract hash, outcome, privilege use) for
+                              verity ledger validate --observed FILE
+  --recipe N                  contract recipe of those records: 1, 2 or 3 (default 3)
   -h, --help                  show this help
 
 Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation

@@ -31,6 +31,7 @@ import {
   WRITER_MARKER,
 } from "./_recover.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
+import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 
 export const HELP: string = COMMAND_HELP["run"];
@@ -78,6 +79,8 @@ export async function main(argv: string[]): Promise<number> {
     html: { type: "string" },
     sarif: { type: "string" },
     junit: { type: "string" },
+    "observed-out": { type: "string" },
+    recipe: { type: "string" },
     url: { type: "string" },
     header: { type: "string", multiple: true },
     "header-env": { type: "string", multiple: true },
@@ -115,6 +118,7 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError("verity run: --fail-on-violation needs --audit");
   }
   const outputs = await reportOutputs("run", p.values);
+  const observed = observedOptions("run", p.values);
   const def = await loadDefinition(p.positionals[0]!);
   await checkSeededState(def);
   if (audit && def.kind !== "target") {
@@ -209,6 +213,16 @@ export async function main(argv: string[]): Promise<number> {
   await Deno.remove(join(dir, WRITER_MARKER)).catch(() => {});
   for (const written of await writeReportOutputs(report, outputs)) {
     console.error(`verity: wrote ${written}`);
+  }
+  if (observed !== null) {
+    await writeObserved(observed, {
+      runId: report.runId,
+      definition: def.name,
+      backend: report.sandbox.backend,
+      protocol: report.protocol,
+      tools: report.observations.tools,
+      sessions: report.sessions,
+    });
   }
   if (p.values.json) console.log(text.trimEnd());
   else {

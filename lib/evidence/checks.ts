@@ -4,7 +4,7 @@
  * | check | severity | when |
  * |---|---|---|
  * | `unknown_tool` | high | an observed tool the declaration does not carry |
- * | `scope_violation` | high | argument names outside the declared input schema's `properties` |
+ * | `scope_violation` | high | argument names outside the declared input schema's `properties`; or observed privilege use (verity's observed records) outside what the declared permissions, else the hints, permit |
  * | `recipe_mismatch` | high | the observed hash was made under another recipe (an observation with a hash and no recipe is read as recipe 1): comparison refused |
  * | `contract_mutated` | medium | same recipe, the observed contract hash differs from the declared one |
  * | `unbound_annotation` | low | the contract is unchanged but no annotation binds it |
@@ -19,6 +19,12 @@ import { isDigest } from "./canonical.ts";
 import type { Declaration, DeclaredTool } from "./manifest.ts";
 import { type Recipe, recipeAt } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import {
+  type ObservedPrivilege,
+  outsideScope,
+  privilegeScope,
+  readPrivilege,
+} from "./privilege_scope.ts";
 
 /** The checks, in report order. */
 export const CHECKS = [
@@ -58,6 +64,8 @@ export interface Observation {
   /** Where the recipe came from. */
   recipeSource: "observation" | "file" | "legacy_default" | null;
   keyPath: string;
+  /** The privilege use the sandbox saw during the call (verity's observed records); null when not recorded. */
+  privilege: ObservedPrivilege | null;
 }
 
 /** A batch of observations read from a file. */
@@ -83,6 +91,10 @@ export interface Finding {
   contract_recipe?: Recipe;
   arguments?: string[];
   bindings?: string[];
+  /** Observed accesses outside the declared privilege scope, one line each. */
+  privileges?: string[];
+  /** Where that scope came from: the tool's declared `permissions` or its hints. */
+  scope_source?: "permissions" | "hints";
 }
 
 /** Counts over one validation. */
@@ -186,6 +198,7 @@ export function readObservations(doc: unknown, file: string): ObservationBatch {
       recipe,
       recipeSource,
       keyPath: kp,
+      privilege: readPrivilege(o.privilege, file, `${kp}.privilege`),
     };
   });
   return {
@@ -301,6 +314,24 @@ export function validateObservations(
             extra.map((e) => JSON.stringify(e)).join(", ")
           }`,
           arguments: extra,
+        });
+      }
+    }
+    if (obs.privilege !== null) {
+      const scope = privilegeScope(decl.tool);
+      const outside = outsideScope(scope, obs.privilege);
+      if (outside.length > 0 && scope.source !== "none") {
+        findings.push({
+          ...at,
+          check: "scope_violation",
+          severity: SEVERITY.scope_violation,
+          detail: `privilege use outside the declared scope (${
+            scope.source === "permissions"
+              ? "declared permissions"
+              : "hints: readOnlyHint true permits no write, openWorldHint false no network"
+          }): ${outside.join(", ")}`,
+          privileges: outside,
+          scope_source: scope.source,
         });
       }
     }

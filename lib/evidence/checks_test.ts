@@ -142,3 +142,92 @@ Deno.test("bad observations are refused with the file and key path, even for und
     );
   }
 });
+
+Deno.test("scope_violation on privilege use: declared permissions first, hints otherwise, unseen never judged", () => {
+  const declared = readDeclaration({
+    server: "s",
+    tools: [
+      {
+        name: "stated",
+        description: "",
+        input_schema: { type: "object", properties: {} },
+        permissions: ["read:state", "write:state", "net"],
+      },
+      {
+        name: "hinted",
+        description: "",
+        input_schema: { type: "object", properties: {} },
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      {
+        name: "silent",
+        description: "",
+        input_schema: { type: "object", properties: {} },
+        permissions: ["read:notes"],
+      },
+      { name: "open", description: "", input_schema: { type: "object" } },
+    ],
+  }, "declared.json");
+  const use = {
+    seen: true,
+    reads: [
+      { path: "{state}/a.json", in_state: true, allowed: true },
+      { path: "/srv/code/package.json", in_state: false, allowed: true },
+      { path: "/root/.ssh/id_rsa", in_state: false, allowed: false },
+    ],
+    writes: [
+      { path: "{state}/a.json", in_state: true, allowed: true },
+      { path: "/etc/x", in_state: false, allowed: false },
+    ],
+    env: [{ value: "HOME", allowed: true }],
+    net: [{ value: "example.com", allowed: false }],
+    other: [],
+  };
+  const obs = (tool: string, privilege: unknown) => ({ tool, privilege });
+  const r = validateObservations(
+    declared,
+    readObservations({
+      observations: [
+        obs("stated", use),
+        obs("hinted", use),
+        obs("silent", use),
+        obs("open", use),
+        obs("hinted", { ...use, seen: false }),
+      ],
+    }, "observed.json"),
+  );
+  const scope = r.findings.filter((f) => f.check === "scope_violation");
+  assert.deepEqual(scope.map((f) => [f.tool, f.scope_source, f.privileges]), [
+    // read:state permits the state and what the sandbox grants (own code),
+    // not a refused read elsewhere; write:state no write outside; no env.
+    ["stated", "permissions", [
+      "read /root/.ssh/id_rsa (refused by the sandbox)",
+      "write /etc/x (refused by the sandbox)",
+      "env HOME (allowed by the sandbox)",
+    ]],
+    // readOnlyHint: no write at all; openWorldHint false: no network; reads
+    // and variables are not judged by any hint.
+    ["hinted", "hints", [
+      "write {state}/a.json (allowed by the sandbox)",
+      "write /etc/x (refused by the sandbox)",
+      "net example.com (refused by the sandbox)",
+    ]],
+    // "read:notes" is a read permission: writes, env and net are outside it.
+    ["silent", "permissions", [
+      "write {state}/a.json (allowed by the sandbox)",
+      "write /etc/x (refused by the sandbox)",
+      "env HOME (allowed by the sandbox)",
+      "net example.com (refused by the sandbox)",
+    ]],
+  ]);
+  assert.throws(
+    () =>
+      readObservations(
+        { observations: [obs("open", { seen: true, writes: [{ path: 1 }] })] },
+        "observed.json",
+      ),
+    (e: unknown) =>
+      e instanceof DefinitionError &&
+      /observations\[0\]\.privilege\.writes\[0\]/.test(e.message),
+  );
+});

@@ -10,6 +10,7 @@ import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
 import type { SandboxEvidence } from "../sandbox/audit_log.ts";
+import type { PrivilegeUse } from "../sandbox/privilege.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
 import type { HttpExchange } from "../wire/http_client.ts";
 
@@ -150,6 +151,13 @@ export interface SessionRecord {
   serverMs: number;
   /** What the sandbox recorded: backend, exact command, environment, refused attempts. */
   sandbox: SandboxEvidence | null;
+  /**
+   * Each call's privilege use, in call order: the permission checks made
+   * while it was in flight (the audit log cut by byte offset before the call
+   * was sent and after its answer). `seen: false` when the backend keeps no
+   * log. Absent in control sessions and in reports written before it.
+   */
+  privilege?: PrivilegeUse[];
   /**
    * The tool's arguments as sent in this session, when the definition's
    * arguments hold placeholders (`{state}` differs per session); the raw

@@ -19,6 +19,12 @@ import { snapshotDigest } from "../state/delta.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
 import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
+import {
+  type LogSpan,
+  type PrivilegeUse,
+  privilegeUse,
+  sliceLog,
+} from "../sandbox/privilege.ts";
 import type { Launch } from "../sandbox/types.ts";
 import { openSession } from "../wire/session.ts";
 import type { HttpExchange } from "../wire/http_client.ts";
@@ -233,6 +239,42 @@ function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
   return ev.network.map((value) => ({ permission: "net", value }));
 }
 
+/** The audit log's length in bytes now (0 when there is none yet). */
+async function logLength(path: string | null): Promise<number> {
+  if (path === null) return 0;
+  try {
+    return (await Deno.stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Each call's privilege use, from the slice of the log it was in flight for. */
+async function callPrivileges(
+  launch: Launch,
+  spans: LogSpan[],
+): Promise<PrivilegeUse[]> {
+  const stateDir = launch.policy?.writable[0] ?? null;
+  let bytes: Uint8Array | null = null;
+  if (launch.auditLog !== null) {
+    try {
+      bytes = await Deno.readFile(launch.auditLog);
+    } catch {
+      bytes = null;
+    }
+  }
+  if (bytes === null) {
+    return spans.map(() => {
+      const u = privilegeUse(null, launch, stateDir);
+      if (launch.auditLog !== null) {
+        u.unseen.unshift(`the audit log ${launch.auditLog} is missing`);
+      }
+      return u;
+    });
+  }
+  return sliceLog(bytes, spans).map((t) => privilegeUse(t, launch, stateDir));
+}
+
 function refusedChecks(ev: SandboxEvidence): PermissionCheck[] | null {
   if (ev.attempts === null) return null;
   return ev.attempts.map((a) => ({ permission: a.permission, value: a.value }));
@@ -315,6 +357,7 @@ async function runSequentialSession(
     obs.backend = launch.backend;
     record.backend = launch.backend;
     const callsPlanned = p.kind === "control" ? 0 : p.kind === "once" ? 1 : 2;
+    const spans: LogSpan[] = [];
     const s = await openSession(target, {
       timeoutMs: ctx.def.timeouts.start_s * 1000,
       // The whole session: opening, listing, every call, and a margin.
@@ -338,11 +381,13 @@ async function runSequentialSession(
         record.arguments = args;
       }
       for (let i = 0; i < callsPlanned && tool; i++) {
+        const from = await logLength(launch.auditLog);
         const o = await s.client.request(
           "tools/call",
           { name: tool.name, arguments: args },
           ctx.def.timeouts.call_s * 1000,
         );
+        spans.push({ from, to: await logLength(launch.auditLog) });
         const c = toCall(o);
         obs.calls.push(c);
         record.callResponses.push(
@@ -369,6 +414,9 @@ async function runSequentialSession(
       };
     }
     record.sandbox = await collectEvidence(launch);
+    if (spans.length > 0) {
+      record.privilege = await callPrivileges(launch, spans);
+    }
     obs.network = networkChecks(record.sandbox);
     obs.attempts = refusedChecks(record.sandbox);
     if (obs.setupFailure === null || p.kind !== "control") {

@@ -8,5 +8,6 @@
 export * from "./audit_log.ts";
 export * from "./build_launch.ts";
 export * from "./choose_backend.ts";
+export * from "./privilege.ts";
 export * from "./sandbox.ts";
 export * from "./types.ts";

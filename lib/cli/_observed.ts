@@ -1,0 +1,62 @@
+/**
+ * `--observed-out FILE [--recipe N]` for `verity run` and `verity reality`:
+ * parse the options, write the observed records atomically.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { UsageError } from "../errors.ts";
+import { DEFAULT_RECIPE, isRecipe, type Recipe } from "../evidence/recipes.ts";
+import { observedRecords, type ObservedSource } from "../report/observed.ts";
+import { writeFileAtomic } from "./_io.ts";
+
+/** Where the observed records go and under which recipe. */
+export interface ObservedOptions {
+  file: string;
+  recipe: Recipe;
+}
+
+/** Read `--observed-out` and `--recipe`; null without `--observed-out`. */
+export function observedOptions(
+  command: string,
+  values: Record<string, unknown>,
+): ObservedOptions | null {
+  const out = values["observed-out"];
+  const recipe = values.recipe ?? DEFAULT_RECIPE;
+  if (out === undefined) {
+    if (values.recipe !== undefined) {
+      throw new UsageError(
+        `verity ${command}: --recipe needs --observed-out (it is the recipe of the observed records' contract hashes)`,
+      );
+    }
+    return null;
+  }
+  if (typeof out !== "string" || out === "") {
+    throw new UsageError(
+      `verity ${command}: --observed-out expects a file path`,
+    );
+  }
+  if (!isRecipe(recipe)) {
+    throw new UsageError(
+      `verity ${command}: --recipe: unknown contract recipe ${
+        JSON.stringify(recipe)
+      } (known: 1, 2, 3)`,
+    );
+  }
+  return { file: resolve(out), recipe };
+}
+
+/**
+ * Write the observed records (atomically, replacing the file) and say so
+ * on stderr. Requires `--allow-write`.
+ */
+export async function writeObserved(
+  o: ObservedOptions,
+  src: ObservedSource,
+): Promise<void> {
+  const doc = observedRecords(src, o.recipe);
+  await writeFileAtomic(o.file, JSON.stringify(doc, null, 1) + "\n");
+  console.error(
+    `verity: wrote ${o.file} (${doc.observations.length} observed call(s), recipe ${o.recipe})`,
+  );
+}
