@@ -321,3 +321,50 @@ Deno.test("overlap deadline: a server slow only inside concurrent attempts is IN
     await Deno.remove(runs, { recursive: true });
   }
 });
+
+Deno.test("reality deadline: answers dripped inside the per-answer timeout end at the shared session's deadline, named, exit 1, no survivor", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-reality-deadline-" });
+  try {
+    const out = `${dir}/reality.json`;
+    // 20 read-only tools, each answered after 800 ms (timeout 1 s): 16 s
+    // without a deadline.
+    const r = await verity([
+      "reality",
+      "--timeout",
+      "1",
+      "--session-deadline",
+      "4",
+      "--out",
+      out,
+      "--",
+      Deno.execPath(),
+      "run",
+      SERVER,
+      "slowcalls",
+      "800",
+    ]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.ms < 12_000, `ended at the deadline, took ${r.ms} ms`);
+    assert.match(
+      r.stdout,
+      /ENDED EARLY: deadline: the shared session's deadline of 4\.0 s passed while slow\d+ was called; \d+ tool\(s\) not called/,
+    );
+    assert.match(r.stderr, /verity reality: ended early: deadline:/);
+    const report = JSON.parse(await Deno.readTextFile(out));
+    assert.match(report.ended, /^deadline: /);
+    const failed = report.tools.filter((t: { status: string }) =>
+      t.status === "failed"
+    );
+    assert.ok(failed.length >= 10, `${failed.length} tools not completed`);
+    assert.ok(
+      failed.every((t: { failure: { message: string } }) =>
+        /^(deadline|not called): the shared session's deadline/.test(
+          t.failure.message,
+        )
+      ),
+    );
+    assert.deepEqual(await survivors(`${SERVER} slowcalls`), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

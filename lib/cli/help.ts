@@ -277,6 +277,10 @@ Options:
                          to this ledger and print the head (needs --out)
   --timeout S            seconds to wait for each answer (default 30; a
                          target's timeouts.call)
+  --session-deadline S   seconds the shared session (listing and every
+                         read-only call, restarts included) may take in all
+                         (default 600); past it the remaining tools are not
+                         called, the report says why (ended), exit 1
   --env K=V              environment variable for the server (repeatable;
                          command form only)
   --no-sandbox           run unsandboxed: a <target> still on scratch state,
@@ -284,8 +288,9 @@ Options:
 ${REMOTE_HELP}
   -h, --help             show this help
 
-Exit codes: 0 done; 1 score under --fail-under; 2 bad arguments or
-definition, or the server could not be listed.`,
+Exit codes: 0 done; 1 score under --fail-under, or the run ended early
+(the shared session's deadline passed); 2 bad arguments or definition, or
+the server could not be listed.`,
   "verify-reset": `verity verify-reset <definition> [--json] [--keep]
 
 Reset the definition's state twice into fresh directories, snapshot both

@@ -21,6 +21,7 @@ import { DEFAULT_SEED } from "../reality/prng.ts";
 import { renderRealityText } from "../reality/render.ts";
 import type { RealityReport } from "../reality/report.ts";
 import {
+  DEFAULT_SESSION_DEADLINE_MS,
   type LaunchedServer,
   runReality,
   type ServerLauncher,
@@ -87,6 +88,7 @@ export async function main(argv: string[]): Promise<number> {
     out: { type: "string" },
     ledger: { type: "string" },
     timeout: { type: "string" },
+    "session-deadline": { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
     ...REMOTE_OPTIONS,
@@ -98,6 +100,12 @@ export async function main(argv: string[]): Promise<number> {
   const failUnder = parseFailUnder(p.values["fail-under"]);
   const seed = parseSeed(p.values.seed);
   const timeoutMs = parseSeconds("reality", "timeout", p.values.timeout, 30);
+  const sessionDeadlineMs = parseSeconds(
+    "reality",
+    "session-deadline",
+    p.values["session-deadline"],
+    DEFAULT_SESSION_DEADLINE_MS / 1000,
+  );
   const includeDestructive = p.values["include-destructive"] === true;
   const out = typeof p.values.out === "string" ? p.values.out : null;
   const ledger = typeof p.values.ledger === "string" ? p.values.ledger : null;
@@ -134,6 +142,7 @@ export async function main(argv: string[]): Promise<number> {
       seed,
       includeDestructive,
       timeoutMs,
+      sessionDeadlineMs,
       server: {
         command: [remote.shownUrl],
         target: null,
@@ -180,6 +189,7 @@ export async function main(argv: string[]): Promise<number> {
       seed,
       includeDestructive,
       timeoutMs,
+      sessionDeadlineMs,
       isolateWrites: !noSandbox,
       server: {
         command,
@@ -212,6 +222,7 @@ export async function main(argv: string[]): Promise<number> {
       seed,
       includeDestructive,
       timeoutMs: p.values.timeout === undefined ? null : timeoutMs,
+      sessionDeadlineMs,
       noSandbox: p.values["no-sandbox"] === true,
     }).catch((e) => {
       throw e instanceof UsageError && !e.message.startsWith("verity reality:")
@@ -236,6 +247,11 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   console.log(p.values.json ? json : renderRealityText(report));
+  if (report.ended) {
+    // Some planned calls were never made: never a clean exit.
+    console.error(`verity reality: ended early: ${report.ended}`);
+    return 1;
+  }
   const allowLow = p.values["allow-low-coverage"] === true;
   if (
     failUnder !== null && missesThreshold(report.summary, failUnder, allowLow)

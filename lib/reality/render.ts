@@ -78,6 +78,7 @@ export function renderRealityText(r: RealityReport): string {
     }
   }
   for (const p of r.listingProblems) lines.push(`listing problem: ${p}`);
+  if (r.ended) lines.push(`ENDED EARLY: ${r.ended}`);
   const s = r.summary;
   lines.push("");
   lines.push(`Score: ${scoreLine(s)}`);

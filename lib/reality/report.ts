@@ -80,6 +80,12 @@ export interface RealityReport {
   tools: RealityToolEntry[];
   /** Problems reading the listing itself (not per tool). */
   listingProblems: string[];
+  /**
+   * Why the run ended before every planned call was made, e.g.
+   * "deadline: the shared session's deadline of 600.0 s passed" (absent or
+   * null when it did not).
+   */
+  ended?: string | null;
 }
 
 /** An observed call and the session it ran in. */
@@ -97,6 +103,8 @@ export interface BuildReportInput {
   /** Observations by tool name; a planned call without one failed before it was sent. */
   calls: ReadonlyMap<string, ObservedCall>;
   listingProblems: readonly string[];
+  /** Why the run ended early, if it did. */
+  ended?: string | null;
 }
 
 function entryFor(
@@ -161,6 +169,7 @@ export function buildReport(input: BuildReportInput): RealityReport {
     }))),
     tools,
     listingProblems: [...input.listingProblems],
+    ...(input.ended ? { ended: input.ended } : {}),
   };
 }
 

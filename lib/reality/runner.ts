@@ -67,7 +67,18 @@ export interface RunRealityOptions {
    * @default {3}
    */
   maxRestarts?: number;
+  /**
+   * Milliseconds the shared session (listing and every read-only call,
+   * restarts included) may take in all; past it the call in flight ends
+   * and the remaining shared tools are not called, and the report's
+   * `ended` says so. Each isolated write-tool session has its own deadline.
+   * @default {DEFAULT_SESSION_DEADLINE_MS}
+   */
+  sessionDeadlineMs?: number;
 }
+
+/** The shared session's default deadline (`--session-deadline`), ms. */
+export const DEFAULT_SESSION_DEADLINE_MS = 600_000;
 
 interface Live {
   session: OpenedSession;
@@ -134,11 +145,21 @@ export async function runReality(
 ): Promise<RealityReport> {
   const maxRestarts = options.maxRestarts ?? 3;
   const startMs = options.startTimeoutMs ?? options.timeoutMs;
+  const deadlineMs = options.sessionDeadlineMs ?? DEFAULT_SESSION_DEADLINE_MS;
+  const deadlineAt = performance.now() + deadlineMs;
+  const left = () => deadlineAt - performance.now();
+  const deadlineText = `the shared session's deadline of ${
+    (deadlineMs / 1000).toFixed(1)
+  } s passed`;
+  let ended: string | null = null;
+  // A stdio server is also killed at the deadline by its client (HTTP:
+  // every request's timeout is cut to what is left).
   let shared: Live | null = await open(
     launcher,
     { kind: "shared" },
     "shared-1",
     startMs,
+    deadlineMs,
   );
   let sharedCount = 1;
   const calls = new Map<string, ObservedCall>();
@@ -191,7 +212,14 @@ export async function runReality(
         }
         continue;
       }
-      if (shared === null || shared.session.client.failure !== null) {
+      if (left() <= 0 && ended === null) {
+        ended = `deadline: ${deadlineText}`;
+        sharedGaveUp = `not called: ${deadlineText}`;
+      }
+      if (
+        sharedGaveUp !== null || shared === null ||
+        shared.session.client.failure !== null
+      ) {
         if (sharedGaveUp !== null) {
           calls.set(tool.name, {
             observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
@@ -215,7 +243,8 @@ export async function runReality(
           launcher,
           { kind: "shared" },
           `shared-${sharedCount}`,
-          startMs,
+          Math.min(startMs, Math.max(1, left())),
+          Math.max(1, left()),
         );
         if (shared.session.failure) {
           sharedGaveUp =
@@ -227,13 +256,28 @@ export async function runReality(
           continue;
         }
       }
-      calls.set(tool.name, {
-        observation: await callTool(shared, tool, options.timeoutMs),
-        session: shared.label,
-      });
+      let observation = await callTool(
+        shared,
+        tool,
+        Math.max(1, Math.min(options.timeoutMs, left())),
+      );
+      if (observation.kind === "no_answer" && left() <= 1) {
+        // Cut by the deadline, not by the per-answer timeout: named so.
+        observation = { ...observation, message: `deadline: ${deadlineText}` };
+        ended = `deadline: ${deadlineText} while ${tool.name} was called`;
+        sharedGaveUp = `not called: ${deadlineText}`;
+      }
+      calls.set(tool.name, { observation, session: shared.label });
     }
   } finally {
     await close(shared);
+  }
+  if (ended !== null) {
+    const notCalled = [...calls.values()].filter((c) =>
+      c.observation.kind === "no_answer" &&
+      c.observation.message === `not called: ${deadlineText}`
+    ).length;
+    ended += `; ${notCalled} tool(s) not called`;
   }
   return buildReport({
     verity: VERSION,
@@ -246,5 +290,6 @@ export async function runReality(
     plan,
     calls,
     listingProblems,
+    ended,
   });
 }

@@ -29,6 +29,11 @@ export interface TargetRealityOptions {
   /** Milliseconds per answer; null takes the definition's `timeouts.call`. */
   timeoutMs: number | null;
   /**
+   * Milliseconds the shared session may take in all (`--session-deadline`).
+   * @default {DEFAULT_SESSION_DEADLINE_MS}
+   */
+  sessionDeadlineMs?: number;
+  /**
    * Run without a sandbox (`--no-sandbox`).
    * @default {false}
    */
@@ -108,6 +113,9 @@ export async function runTargetReality(
       seed: options.seed,
       includeDestructive: options.includeDestructive,
       timeoutMs: options.timeoutMs ?? def.timeouts.call_s * 1000,
+      ...(options.sessionDeadlineMs !== undefined
+        ? { sessionDeadlineMs: options.sessionDeadlineMs }
+        : {}),
       startTimeoutMs: def.timeouts.start_s * 1000,
       isolateWrites: true,
       server: {

@@ -13,6 +13,9 @@
  *   a tool whose annotations nest as deep.
  * - `chatty`: 10,000 small notifications before every answer, then a
  *   normal listing of one tool.
+ * - `slowcalls`: lists 20 read-only tools and answers every `tools/call`
+ *   after [arg] ms (default 800): each answer inside a 1 s timeout, the
+ *   session as a whole held for 16 s.
  */
 const mode = Deno.args[0] ?? "";
 const arg = Number(Deno.args[1] ?? "NaN");
@@ -94,6 +97,19 @@ async function answer(msg: { id?: unknown; method?: string }): Promise<void> {
       );
       return;
     }
+    if (mode === "slowcalls") {
+      const tools = Array.from(
+        { length: 20 },
+        (_, i) =>
+          `{"name":"slow${i}","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`,
+      );
+      writeRaw(
+        `{"jsonrpc":"2.0","id":${id},"result":{"tools":[${
+          tools.join(",")
+        }]}}\n`,
+      );
+      return;
+    }
     const ann = mode === "deep"
       ? `,"annotations":{"readOnlyHint":${
         deepValue(Number.isFinite(arg) ? arg : 100_000)
@@ -102,6 +118,15 @@ async function answer(msg: { id?: unknown; method?: string }): Promise<void> {
     writeRaw(
       `{"jsonrpc":"2.0","id":${id},"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}${ann}}]}}\n`,
     );
+    return;
+  }
+  if (mode === "slowcalls" && msg.method === "tools/call") {
+    await new Promise((r) => setTimeout(r, Number.isFinite(arg) ? arg : 800));
+    send({
+      jsonrpc: "2.0",
+      id: msg.id,
+      result: { content: [{ type: "text", text: "slow" }] },
+    });
     return;
   }
   send({ jsonrpc: "2.0", id: msg.id, result: {} });
