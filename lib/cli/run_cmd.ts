@@ -158,8 +158,10 @@ export async function main(argv: string[]): Promise<number> {
       }); see verity ledger recover`,
     );
   }
-  // The definition as it is when the run starts (commit, uncommitted edits).
+  // The definition and verity itself as they are when the run starts
+  // (commit, uncommitted edits): what ran, even if a checkout moves later.
   const definitionGit = await definitionGitState(def.file);
+  const harnessGit = await harnessGitState();
   const started = new Date();
   const id = runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
@@ -193,7 +195,7 @@ export async function main(argv: string[]): Promise<number> {
     audit,
     definitionGit,
     target: targetProvenance(def, launcher.prepared?.entry ?? null),
-    harness: { version: VERSION, ...(await harnessGitState()) },
+    harness: { version: VERSION, ...harnessGit },
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),
     options: { runs, jobs, concurrentAttempts: attempts, tools: selectors },
