@@ -141,6 +141,27 @@ Deno.test("a command that does not exist: SETUP_FAILED with the cause, exit 1 ev
   }
 });
 
+Deno.test("a probe the server does not list: exit 2 before any tool is called, naming file, probe key and closest names", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-unlisted-probe-" });
+  try {
+    const def = join(ROOT, "tests/data/failure/unlisted-tool/probe.toml");
+    const r = await verity(["run", def, "--audit", "--runs-dir", dir]);
+    assert.equal(r.code, 2, r.stderr);
+    const lines = r.stderr.trim().split("\n").filter((l) =>
+      !l.startsWith("verity: ")
+    );
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(
+      lines[0]!,
+      /unlisted-tool\/probe\.toml: tools\[0\]\.probe\.name: the server does not list a tool named "read_grap"; closest listed: read_graph/,
+    );
+    assert.doesNotMatch(r.stderr, /CALLED/);
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a tool the server does not list: exit 2 before any tool is called, naming file, tool and closest names", async () => {
   const dir = await Deno.makeTempDir({ prefix: "verity-unlisted-" });
   try {

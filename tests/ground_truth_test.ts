@@ -70,6 +70,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "cannot-start",
       "dies-every-session",
       "memory-toggle",
+      "memory-counter",
       "unclassified-cache",
       "unstable-seed",
       "attempts-deno",

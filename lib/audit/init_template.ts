@@ -116,7 +116,49 @@ function commentLines(text: string, width = 76): string[] {
   return out;
 }
 
-function toolBlock(t: ListedTool): string[] {
+const READ_VERBS =
+  /^(get|list|read|search|show|describe|fetch|find|query|count|status|view|lookup)/i;
+
+/**
+ * Whether a listed tool looks like a read: it declares readOnlyHint true,
+ * or its name starts with a read verb (`get_`, `list_`, `read_`, ...).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(looksLikeRead({ name: "get_count", description: null, hints: {}, inputSchema: {} }), true);
+ * assert.equal(looksLikeRead({ name: "increment", description: null, hints: {}, inputSchema: {} }), false);
+ * ```
+ */
+export function looksLikeRead(t: ListedTool): boolean {
+  if (t.hints.readOnlyHint === "TRUE") return true;
+  const verb = READ_VERBS.exec(t.name)?.[0];
+  // The verb is a word of its own: get_x, get-x, getX, get (not getaway).
+  const next = verb === undefined ? undefined : t.name[verb.length];
+  return verb !== undefined &&
+    (next === undefined || /[-_.A-Z0-9]/.test(next));
+}
+
+/**
+ * A commented-out `probe` line for a tool that does not look like a read,
+ * naming up to three listed tools that do (to decide by hand), or nothing.
+ */
+function probeSuggestion(t: ListedTool, all: readonly ListedTool[]): string[] {
+  if (looksLikeRead(t)) return [];
+  const reads = all.filter((x) => x.name !== t.name && looksLikeRead(x));
+  if (reads.length === 0) return [];
+  const names = reads.slice(0, 3).map((x) => x.name);
+  return [
+    ...commentLines(
+      `If this tool keeps state that no location shows (process memory), name a read that shows it; verity calls it before and after the tool (docs/definitions.md, Probes). Reads listed: ${
+        names.join(", ")
+      }${reads.length > 3 ? ", ..." : ""}.`,
+    ),
+    `# probe = { name = ${tomlString(names[0]!)}, arguments = {} }`,
+  ];
+}
+
+function toolBlock(t: ListedTool, all: readonly ListedTool[] = []): string[] {
   const out: string[] = [];
   out.push(`# ---- ${t.name} ${"-".repeat(Math.max(3, 70 - t.name.length))}`);
   out.push(
@@ -155,6 +197,7 @@ function toolBlock(t: ListedTool): string[] {
       } }`,
     );
   }
+  out.push(...probeSuggestion(t, all));
   return out;
 }
 
@@ -304,7 +347,7 @@ export function renderTargetTemplate(input: TemplateInput): string {
   );
   for (const t of input.tools) {
     L.push("");
-    L.push(...toolBlock(t));
+    L.push(...toolBlock(t, input.tools));
   }
   return L.join("\n") + "\n";
 }

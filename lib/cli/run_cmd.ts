@@ -45,18 +45,21 @@ function runId(name: string, now: Date): string {
 }
 
 /**
- * Refuse a definition naming a tool the server does not list (exit 2),
- * naming the file, the tool and the closest listed names.
+ * Refuse a definition naming a tool (or a probe) the server does not list
+ * (exit 2), naming the file, the key and the closest listed names.
  */
 export function checkListed(def: Definition, listed: readonly string[]): void {
-  const i = def.tools.findIndex((t) => !listed.includes(t.name));
-  if (i < 0) return;
-  const name = def.tools[i]!.name;
-  const near = closestNames(name, listed);
+  const named = def.tools.flatMap((t, i) => [
+    { key: `tools[${i}].name`, name: t.name },
+    ...(t.probe ? [{ key: `tools[${i}].probe.name`, name: t.probe.name }] : []),
+  ]);
+  const bad = named.find((n) => !listed.includes(n.name));
+  if (bad === undefined) return;
+  const near = closestNames(bad.name, listed);
   throw new DefinitionError(
     def.file,
-    `tools[${i}].name`,
-    `the server does not list a tool named ${JSON.stringify(name)}; ${
+    bad.key,
+    `the server does not list a tool named ${JSON.stringify(bad.name)}; ${
       near.length ? `closest listed: ${near.join(", ")}` : "it lists no tools"
     }`,
   );

@@ -6,6 +6,7 @@
  */
 import {
   type Expectation,
+  type ProbeDef,
   TEST_NAMES,
   type TestName,
   type ToolDef,
@@ -23,7 +24,7 @@ export function parseTool(
   hasSource: boolean,
 ): ToolDef {
   const t = r.table(v, path);
-  r.keys(t, path, ["name", "arguments", "variant", "expected"]);
+  r.keys(t, path, ["name", "arguments", "variant", "probe", "expected"]);
   if (!Object.hasOwn(t, "name")) {
     r.fail(`${path}.name`, "missing (the tool's name as listed by the server)");
   }
@@ -31,16 +32,10 @@ export function parseTool(
   const variant = Object.hasOwn(t, "variant")
     ? r.nonEmptyString(t.variant, `${path}.variant`)
     : null;
-  let args: Record<string, unknown> = {};
-  if (Object.hasOwn(t, "arguments")) {
-    args = plain(r.table(t.arguments, `${path}.arguments`)) as Record<
-      string,
-      unknown
-    >;
-    r.todoDeep(args, `${path}.arguments`);
-    r.finiteDeep(args, `${path}.arguments`);
-    r.placeholdersDeep(args, `${path}.arguments`, hasSource);
-  }
+  const args = parseArguments(r, t, path, hasSource);
+  const probe = Object.hasOwn(t, "probe")
+    ? parseProbe(r, t.probe, `${path}.probe`, hasSource)
+    : null;
   const expected: Partial<Record<TestName, Expectation>> = {};
   if (Object.hasOwn(t, "expected")) {
     if (kind === "target") {
@@ -86,5 +81,48 @@ export function parseTool(
       expected[test as TestName] = exp;
     }
   }
-  return { name, variant, arguments: args, expected };
+  return { name, variant, arguments: args, probe, expected };
+}
+
+/** The `arguments` table of `t` (default `{}`), placeholders kept. */
+function parseArguments(
+  r: Reader,
+  t: Record<string, unknown>,
+  path: string,
+  hasSource: boolean,
+): Record<string, unknown> {
+  if (!Object.hasOwn(t, "arguments")) return {};
+  const args = plain(r.table(t.arguments, `${path}.arguments`)) as Record<
+    string,
+    unknown
+  >;
+  r.todoDeep(args, `${path}.arguments`);
+  r.finiteDeep(args, `${path}.arguments`);
+  r.placeholdersDeep(args, `${path}.arguments`, hasSource);
+  return args;
+}
+
+/** A tool's `probe = { name, arguments }`: a read called around the tool. */
+function parseProbe(
+  r: Reader,
+  v: unknown,
+  path: string,
+  hasSource: boolean,
+): ProbeDef {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    r.fail(
+      path,
+      `expected a table such as { name = "get" }, got ${describe(v)}`,
+    );
+  }
+  const p = r.table(v, path);
+  r.keys(p, path, ["name", "arguments"]);
+  if (!Object.hasOwn(p, "name")) {
+    r.fail(
+      `${path}.name`,
+      'missing (a tool the server lists that reads the state, e.g. "get")',
+    );
+  }
+  const name = r.nonEmptyString(p.name, `${path}.name`);
+  return { name, arguments: parseArguments(r, p, path, hasSource) };
 }

@@ -97,6 +97,7 @@ Deno.test("a valid fixture loads with defaults, a digest and its expectations", 
       name: "put",
       variant: null,
       arguments: { key: "a" },
+      probe: null,
       expected: {
         read_only: { verdict: "NOT_APPLICABLE:PERMISSIVE_DECLARATION" },
       },
@@ -596,5 +597,63 @@ Deno.test('transport = "http": a loopback url with {port}; {port} only for HTTP'
     GOOD.replace('"server.ts"]', '"server.ts", "{port}"]'),
     "fixture.command[3]",
     /\{port\} needs transport = "http"/,
+  );
+});
+
+Deno.test("a tool's probe: read strictly, placeholders kept", async () => {
+  const args = 'arguments = { key = "a" }';
+  const dir = await defDir(
+    GOOD.replace(
+      args,
+      `${args}\nprobe = { name = "get", arguments = { path = "{state}/x" } }`,
+    ),
+  );
+  try {
+    const def = await loadDefinition(dir);
+    assert.deepEqual(def.tools[0]!.probe, {
+      name: "get",
+      arguments: { path: "{state}/x" },
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  const plain = await defDir(GOOD);
+  try {
+    assert.equal((await loadDefinition(plain)).tools[0]!.probe, null);
+  } finally {
+    await Deno.remove(plain, { recursive: true });
+  }
+  await rejects(
+    GOOD.replace(args, `${args}\nprobe = "get"`),
+    "tools[0].probe",
+    /expected a table such as \{ name = "get" \}, got string/,
+  );
+  await rejects(
+    GOOD.replace(args, `${args}\nprobe = { arguments = {} }`),
+    "tools[0].probe.name",
+    /missing \(a tool the server lists that reads the state/,
+  );
+  await rejects(
+    GOOD.replace(args, `${args}\nprobe = { name = "" }`),
+    "tools[0].probe.name",
+    /must not be empty/,
+  );
+  await rejects(
+    GOOD.replace(args, `${args}\nprobe = { nme = "get" }`),
+    "tools[0].probe.nme",
+    /unknown key \(allowed here: name, arguments\)/,
+  );
+  await rejects(
+    GOOD.replace(args, `${args}\nprobe = { name = "get", arguments = [1] }`),
+    "tools[0].probe.arguments",
+    /expected a table/,
+  );
+  await rejects(
+    GOOD.replace(
+      args,
+      `${args}\nprobe = { name = "get", arguments = { k = "{stat}" } }`,
+    ),
+    "tools[0].probe.arguments.k",
+    /unknown placeholder \{stat\}/,
   );
 });

@@ -38,8 +38,20 @@ export interface ToolDef {
   /** Names one of several argument sets of the same tool. */
   variant: string | null;
   arguments: Record<string, unknown>;
+  /**
+   * A read that shows state no adapter sees (`probe = { name, arguments }`):
+   * called before and after the tool in its probed sessions. Null: none.
+   */
+  probe: ProbeDef | null;
   /** Always `{}` for targets. */
   expected: Partial<Record<TestName, Expectation>>;
+}
+
+/** A probe: a tool the server lists, called as a read around a tool's call. */
+export interface ProbeDef {
+  name: string;
+  /** Placeholders kept, as for the tool's arguments. */
+  arguments: Record<string, unknown>;
 }
 
 /** A declared volatile field, masked before comparison. */

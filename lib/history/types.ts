@@ -56,7 +56,11 @@ export interface PermissionCheck {
 
 /** One session's observation: what happened and the state digest after it. */
 export interface SessionObservation {
-  kind: "control" | "once" | "twice";
+  /**
+   * `probed` (a tool with a probe): the calls are the probe, the probe
+   * again, the tool, and the probe once more.
+   */
+  kind: "control" | "once" | "twice" | "probed";
   run: number;
   /** Null when the session could not be set up (then `setupFailure` says why). */
   stateDigest: string | null;
@@ -109,6 +113,13 @@ export interface ToolObservations {
   hints: Record<HintName, DeclaredHint>;
   once: SessionObservation[];
   twice: SessionObservation[];
+  /**
+   * The read called around the tool in its probed sessions (arguments as
+   * written); absent when the definition names no probe.
+   */
+  probe?: { name: string; arguments: Record<string, unknown> };
+  /** Probed sessions, one per run; absent when the definition names no probe. */
+  probed?: SessionObservation[];
   concurrent: AttemptObservation[] | null;
   /** Why no two-process attempts ran, when none did. */
   twoProcessSkipped: string | null;

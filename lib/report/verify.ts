@@ -569,7 +569,7 @@ class Verifier {
       const where = `observations.tools[${i}] (${toolLabel(t)})`;
       if (seen.has(toolLabel(t))) this.bad(where, "observed twice");
       seen.add(toolLabel(t));
-      for (const kind of ["once", "twice"] as const) {
+      for (const kind of ["once", "twice", "probed"] as const) {
         (t[kind] ?? []).forEach((o, k) => {
           if (o.kind !== kind) {
             this.bad(`${where}.${kind}[${k}].kind`, `is ${short(o.kind)}`);

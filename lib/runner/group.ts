@@ -41,8 +41,8 @@ export interface GroupInput {
 }
 
 /**
- * One {@linkcode ToolObservations} per tool: its once, twice and concurrent
- * observations in plan order, its hints, and why two-process attempts were
+ * One {@linkcode ToolObservations} per tool: its once, twice, probed and
+ * concurrent observations in plan order, its hints, and why two-process attempts were
  * skipped. A tool without concurrent attempts has `concurrent: null`.
  *
  * @example
@@ -52,7 +52,7 @@ export interface GroupInput {
  */
 export function groupObservations(input: GroupInput): ToolObservations[] {
   return input.tools.map((t) => {
-    const ofKind = (kind: "once" | "twice") =>
+    const ofKind = (kind: "once" | "twice" | "probed") =>
       input.sequential.filter(({ plan }) =>
         plan.kind === kind && plan.tool === t.index
       ).map(({ observation }) => observation);
@@ -67,6 +67,7 @@ export function groupObservations(input: GroupInput): ToolObservations[] {
       hints: input.hints(t.name),
       once: ofKind("once"),
       twice: ofKind("twice"),
+      ...(t.probe === null ? {} : { probe: t.probe, probed: ofKind("probed") }),
       concurrent: gets ? mine : null,
       twoProcessSkipped: gets && input.startupWrites
         ? STARTUP_WRITES_SKIP

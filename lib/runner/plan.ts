@@ -14,12 +14,19 @@ export interface PlannedTool {
   name: string;
   variant: string | null;
   arguments: Record<string, unknown>;
+  /** The read called around the tool in its probed sessions, or null. */
+  probe: { name: string; arguments: Record<string, unknown> } | null;
 }
 
 /** One unit of work for the runner. */
 export type PlannedSession =
   | { id: string; kind: "control"; run: number }
-  | { id: string; kind: "once" | "twice"; run: number; tool: number }
+  | {
+    id: string;
+    kind: "once" | "twice" | "probed";
+    run: number;
+    tool: number;
+  }
   | {
     id: string;
     kind: "attempt";
@@ -52,6 +59,7 @@ export function selectTools(
     name: string;
     variant: string | null;
     arguments: Record<string, unknown>;
+    probe?: { name: string; arguments: Record<string, unknown> } | null;
   }[],
   selectors: readonly string[],
 ): PlannedTool[] {
@@ -60,6 +68,7 @@ export function selectTools(
     name: t.name,
     variant: t.variant,
     arguments: t.arguments,
+    probe: t.probe ?? null,
   }));
   if (selectors.length === 0) return all;
   const picked = new Set<number>();
@@ -109,14 +118,20 @@ export function planControl(runs: number): PlannedSession[] {
   }));
 }
 
-/** Once and twice sessions for each tool. */
+/**
+ * Once and twice sessions for each tool, and probed sessions (probe, probe,
+ * the tool, probe) for a tool with a probe.
+ */
 export function planSequential(
   tools: readonly PlannedTool[],
   runs: number,
 ): PlannedSession[] {
   const out: PlannedSession[] = [];
   for (const t of tools) {
-    for (const kind of ["once", "twice"] as const) {
+    const kinds = t.probe === null
+      ? ["once", "twice"] as const
+      : ["once", "twice", "probed"] as const;
+    for (const kind of kinds) {
       for (let r = 1; r <= runs; r++) {
         out.push({
           id: `${kind}-${t.index}-${r}`,

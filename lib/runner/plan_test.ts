@@ -120,3 +120,23 @@ Deno.test("planConcurrent: both modes per tool, or single connection only when t
     [],
   );
 });
+
+Deno.test("planSequential: a tool with a probe also gets one probed session per run", () => {
+  const tools = selectTools([
+    { name: "get", variant: null, arguments: {} },
+    {
+      name: "increment",
+      variant: null,
+      arguments: {},
+      probe: { name: "get", arguments: { id: "a" } },
+    },
+  ], []);
+  assert.equal(tools[0]!.probe, null);
+  assert.deepEqual(tools[1]!.probe, { name: "get", arguments: { id: "a" } });
+  const plan = planSequential(tools, 3);
+  assert.deepEqual(
+    plan.filter((p) => p.kind === "probed").map((p) => p.id),
+    ["probed-1-1", "probed-1-2", "probed-1-3"],
+  );
+  assert.equal(plan.length, 3 * 2 + 3 * 3);
+});

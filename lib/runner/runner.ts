@@ -313,9 +313,24 @@ interface OpeningEvidence {
   serverInfo: unknown;
 }
 
+/**
+ * The calls of a sequential session in order: the tool once or twice, or
+ * (probed) the probe, the probe, the tool, the probe.
+ */
+function plannedCalls(
+  kind: SessionObservation["kind"],
+  tool: PlannedTool | null,
+): ("tool" | { name: string; arguments: Record<string, unknown> })[] {
+  if (tool === null || kind === "control") return [];
+  if (kind === "once") return ["tool"];
+  if (kind === "twice") return ["tool", "tool"];
+  const probe = tool.probe!;
+  return [probe, probe, "tool", probe];
+}
+
 async function runSequentialSession(
   ctx: Ctx,
-  p: Extract<PlannedSession, { kind: "control" | "once" | "twice" }>,
+  p: Extract<PlannedSession, { kind: "control" | "once" | "twice" | "probed" }>,
   tool: PlannedTool | null,
   opening: { value: OpeningEvidence | null },
 ): Promise<SessionObservation> {
@@ -356,7 +371,8 @@ async function runSequentialSession(
     record.command = launch.spawn.command;
     obs.backend = launch.backend;
     record.backend = launch.backend;
-    const callsPlanned = p.kind === "control" ? 0 : p.kind === "once" ? 1 : 2;
+    const calls = plannedCalls(p.kind, tool);
+    const callsPlanned = calls.length;
     const spans: LogSpan[] = [];
     const s = await openSession(target, {
       timeoutMs: ctx.def.timeouts.start_s * 1000,
@@ -380,11 +396,15 @@ async function runSequentialSession(
       if (tool && callsPlanned > 0 && hasPlaceholderArgs(tool)) {
         record.arguments = args;
       }
-      for (let i = 0; i < callsPlanned && tool; i++) {
+      const vars = ctx.opts.launcher.placeholders(dirs.state);
+      for (const call of calls) {
         const from = await logLength(launch.auditLog);
         const o = await s.client.request(
           "tools/call",
-          { name: tool.name, arguments: args },
+          call === "tool" ? { name: tool!.name, arguments: args } : {
+            name: call.name,
+            arguments: substituteDeep(call.arguments, vars),
+          },
           ctx.def.timeouts.call_s * 1000,
         );
         spans.push({ from, to: await logLength(launch.auditLog) });

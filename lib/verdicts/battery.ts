@@ -13,7 +13,7 @@ import { readOnlyCheck } from "./checks/read_only.ts";
 import { sequentialIdempotenceCheck } from "./checks/sequential_idempotence.ts";
 import type { Rule } from "./rule.ts";
 import { coverageRule, coverageRuleV2 } from "./rules/coverage.ts";
-import { processMemoryRule } from "./rules/process_memory.ts";
+import { probeRule, processMemoryRule } from "./rules/process_memory.ts";
 
 /** Every check, by the test it runs. */
 export const CHECKS: Readonly<Record<TestName, Check>> = {
@@ -29,4 +29,5 @@ export const RULES: readonly Rule[] = [
   coverageRuleV2,
   coverageRule,
   processMemoryRule,
+  probeRule,
 ];

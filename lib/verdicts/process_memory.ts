@@ -112,3 +112,58 @@ export function processMemoryEvidence(
     second: responsePreview(p.second, 300),
   }));
 }
+
+/** What a probed session's reads said around the call. */
+export interface ProbeReading {
+  run: number;
+  /** The read just before the call (the second of the two reads). */
+  before: string;
+  after: string;
+  /** Whether the read after the call differs (ids and timestamps masked). */
+  changed: boolean;
+}
+
+/** What the probed sessions show: readings where the read was stable, and the sessions where it was not. */
+export interface ProbeEvidence {
+  readings: ProbeReading[];
+  /** Runs whose two reads before the call already differed (an unstable read: no evidence). */
+  unstable: number[];
+  /** Runs where a call of the four did not answer successfully. */
+  incomplete: number[];
+}
+
+/**
+ * The probe's reads in each probed session (probe, probe, the tool, probe):
+ * where the two reads before the call agree, whether the read after it
+ * differs. Masked as {@linkcode maskVolatile} does. Null without probed
+ * sessions.
+ *
+ * @example
+ * ```ts ignore
+ * probeEvidence(tool.probed);
+ * // { readings: [{ run: 1, before: "hits: 0", after: "hits: 1", changed: true }, ...], unstable: [], incomplete: [] }
+ * ```
+ */
+export function probeEvidence(
+  probed: readonly SessionObservation[] | undefined,
+): ProbeEvidence | null {
+  if (probed === undefined || probed.length === 0) return null;
+  const out: ProbeEvidence = { readings: [], unstable: [], incomplete: [] };
+  for (const s of probed) {
+    const [r1, r2, call, r3] = [0, 1, 2, 3].map((i) =>
+      okResponse(s.calls[i]) ?? null
+    );
+    if (r1 === null || r2 === null || call === null || r3 === null) {
+      out.incomplete.push(s.run);
+    } else if (r1 !== r2) out.unstable.push(s.run);
+    else {
+      out.readings.push({
+        run: s.run,
+        before: responsePreview(s.calls[1]!.response!, 300),
+        after: responsePreview(s.calls[3]!.response!, 300),
+        changed: r3 !== r2,
+      });
+    }
+  }
+  return out;
+}

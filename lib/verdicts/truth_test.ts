@@ -295,3 +295,101 @@ Deno.test("rules version 2 is still applied to reports judged under it", () => {
     "INCONCLUSIVE:SETUP_FAILED",
   );
 });
+
+Deno.test("probe: a read after the call that answers differently makes a read-only claim unknown, never PASS", () => {
+  const withProbe = (
+    reads: (run: number) => [string, string, string],
+    digest = "seed",
+  ): ToolObservations => ({
+    ...tool("ok", "ok", { readOnlyHint: "TRUE" }),
+    probe: { name: "get_hits", arguments: {} },
+    probed: [1, 2, 3].map((r) => {
+      const [a, b, after] = reads(r);
+      return {
+        ...session("probed", r, [a, b, "ok", after]),
+        stateDigest: digest,
+      };
+    }),
+  });
+  const d = defn(OBSERVED);
+  // Without a probe, identical "ok" answers and no state change: PASS.
+  assert.equal(
+    judge("read_only", d, tool("ok", "ok", { readOnlyHint: "TRUE" }), STORE)
+      .outcome,
+    "PASS",
+  );
+  // hits: 0, 0 before; hits: 1 after, in every run.
+  const counting = judge(
+    "read_only",
+    d,
+    withProbe(() => ["hits: 0", "hits: 0", "hits: 1"]),
+    STORE,
+  );
+  assert.equal(counting.outcome, "INCONCLUSIVE:UNOBSERVED_STATE");
+  assert.equal(counting.observed, "read_only=unknown");
+  assert.equal(counting.facts.probe_changed, true);
+  assert.match(counting.details[0]!, /"hits: 0" before, "hits: 1" after/);
+  const ev = counting.evidence.probe as {
+    tool: string;
+    readings: { run: number; before: string; after: string }[];
+  };
+  assert.equal(ev.tool, "get_hits");
+  assert.deepEqual(ev.readings.map((r) => [r.before, r.after]), [
+    ["hits: 0", "hits: 1"],
+    ["hits: 0", "hits: 1"],
+    ["hits: 0", "hits: 1"],
+  ]);
+  // An honest read: the same before and after (timestamps masked): PASS.
+  const honest = judge(
+    "read_only",
+    d,
+    withProbe((r) => [
+      `hits: 0 at 2026-11-30T0${r}:00:00Z`,
+      `hits: 0 at 2026-11-30T0${r}:00:01Z`,
+      `hits: 0 at 2026-11-30T0${r}:00:02Z`,
+    ]),
+    STORE,
+  );
+  assert.equal(honest.outcome, "PASS");
+  assert.equal(honest.facts.probe_changed, false);
+  // An unstable read (the two reads before the call differ) is no evidence.
+  const unstable = judge(
+    "read_only",
+    d,
+    withProbe((r) => [`n=${r}`, `n=${r + 1}`, `n=${r + 2}`]),
+    STORE,
+  );
+  assert.equal(unstable.outcome, "PASS");
+  assert.equal(unstable.facts.probe_changed, undefined);
+  assert.match(unstable.details.join("\n"), /unstable read is no evidence/);
+  // A differing read where observed state changed too: judged on that state.
+  const observedToo = judge(
+    "read_only",
+    d,
+    withProbe(() => ["hits: 0", "hits: 0", "hits: 1"], "other"),
+    {
+      ...STORE,
+      other: {
+        regions: [{
+          adapter: "sqlite:state.db",
+          kind: "sqlite",
+          name: "sqlite:items",
+          category: "business",
+          records: [{ key: "[1]", value: { id: 1 } }],
+        }],
+        problems: [],
+      },
+    },
+  );
+  assert.notEqual(observedToo.reason, "UNOBSERVED_STATE");
+  // Open world is judged on the permission log: the probe does not apply.
+  assert.equal(
+    judge(
+      "open_world",
+      d,
+      withProbe(() => ["hits: 0", "hits: 0", "hits: 1"]),
+      STORE,
+    ).facts.probe_changed,
+    undefined,
+  );
+});
