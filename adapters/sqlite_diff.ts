@@ -161,91 +161,181 @@ function assemble(
 const hdrOf = (pgno: number) => (pgno === 1 ? 100 : 0);
 
 /**
- * Walk a table b-tree through its interior pages: its leaf page numbers in
- * key order (`leaves`), every page of the tree marked in `mark` with `tag`.
+ * What walking one database's trees found. Pages whose bytes are equal on
+ * the other side of a comparison have the same kind and children there, so
+ * a walk can take them from here instead of reading them again.
  */
-function tableLeaves(
-  src: PageSource,
-  root: number,
-  mark: Int32Array,
-  tag: number,
-): number[] {
-  const leaves: number[] = [];
-  const visit = (pgno: number, depth: number): void => {
-    if (pgno < 1 || pgno > src.pageCount || depth > 64 || mark[pgno] !== 0) {
-      throw new PageWalkError(`bad page ${pgno}`);
-    }
-    mark[pgno] = tag;
-    const page = src.page(pgno);
-    const h = hdrOf(pgno);
-    const type = page[h];
-    if (type === 0x0d) {
-      leaves.push(pgno);
-      return;
-    }
-    if (type !== 0x05) {
-      throw new PageWalkError(`page ${pgno} is not a table b-tree page`);
-    }
-    const cells = u16(page, h + 3);
-    const kids: number[] = new Array(cells + 1);
-    for (let i = 0; i < cells; i++) {
-      kids[i] = u32(page, u16(page, h + 12 + 2 * i));
-    }
-    kids[cells] = u32(page, h + 8);
-    for (const k of kids) visit(k, depth + 1);
-  };
-  visit(root, 0);
-  return leaves;
+export interface TreeIndex {
+  /**
+   * Per page: the 1-based position of the observed table whose tree holds
+   * it, or -1 index, -2 freelist, -3 sqlite_schema, -4 another table; 0:
+   * none (an overflow page, or unused).
+   */
+  mark: Int32Array;
+  /** Per page: 1 table interior, 2 table leaf, 3 index interior, 4 index leaf; 0 not walked. */
+  kind: Uint8Array;
+  /** Children of interior pages (the right-most last). */
+  kids: Map<number, number[]>;
+  /** Leaf pages of each observed table, in key order. */
+  leaves: Map<string, number[]>;
 }
 
-/** Mark the pages of an index b-tree (interior pages read, leaves only marked). */
-function markIndex(
-  src: PageSource,
-  root: number,
-  mark: Int32Array,
-): void {
-  const visit = (pgno: number, depth: number): void => {
-    if (pgno < 1 || pgno > src.pageCount || depth > 64 || mark[pgno] !== 0) {
-      throw new PageWalkError(`bad index page ${pgno}`);
-    }
-    mark[pgno] = -1;
-    const page = src.page(pgno);
-    const h = hdrOf(pgno);
-    const type = page[h];
-    if (type === 0x0a) return;
-    if (type !== 0x02) {
-      throw new PageWalkError(`page ${pgno} is not an index b-tree page`);
-    }
-    const cells = u16(page, h + 3);
-    for (let i = 0; i < cells; i++) {
-      visit(u32(page, u16(page, h + 12 + 2 * i)), depth + 1);
-    }
-    visit(u32(page, h + 8), depth + 1);
-  };
-  visit(root, 0);
-}
+/** Walks the b-trees of one database, reusing what another walk knows of identical pages. */
+class Walker {
+  #src: PageSource;
+  #reuse: TreeIndex | null;
+  #same: (pgno: number) => boolean;
+  readonly ix: TreeIndex;
+  /** Pages read by this walk. */
+  pagesRead = 0;
 
-/** Mark the freelist's trunk and leaf pages. */
-function markFreelist(src: PageSource, mark: Int32Array): void {
-  const p1 = src.page(1);
-  let trunk = u32(p1, 32);
-  let hops = 0;
-  while (trunk !== 0) {
-    if (trunk > src.pageCount || ++hops > src.pageCount) {
-      throw new PageWalkError("broken freelist");
-    }
-    if (mark[trunk] === 0) mark[trunk] = -2;
-    const t = src.page(trunk);
-    const n = u32(t, 4);
-    if (n > (src.pageSize >> 2) - 2) throw new PageWalkError("broken freelist");
-    for (let i = 0; i < n; i++) {
-      const leaf = u32(t, 8 + 4 * i);
-      if (leaf >= 1 && leaf <= src.pageCount && mark[leaf] === 0) {
-        mark[leaf] = -2;
-      }
-    }
-    trunk = u32(t, 0);
+  constructor(
+    src: PageSource,
+    reuse: TreeIndex | null,
+    same: (pgno: number) => boolean,
+  ) {
+    this.#src = src;
+    this.#reuse = reuse;
+    this.#same = same;
+    this.ix = {
+      mark: new Int32Array(src.pageCount + 1),
+      kind: new Uint8Array(src.pageCount + 1),
+      kids: new Map(),
+      leaves: new Map(),
+    };
   }
+
+  /** Kind (and children) of page `pgno` of a table (`table`) or index tree. */
+  #node(pgno: number, table: boolean): number {
+    const ix = this.ix;
+    const r = this.#reuse;
+    if (
+      r !== null && pgno < r.kind.length && r.kind[pgno] !== 0 &&
+      this.#same(pgno)
+    ) {
+      const k = r.kind[pgno]!;
+      if ((k <= 2) !== table) {
+        throw new PageWalkError(`page ${pgno} is in two kinds of tree`);
+      }
+      ix.kind[pgno] = k;
+      const kids = r.kids.get(pgno);
+      if (kids !== undefined) ix.kids.set(pgno, kids);
+      return k;
+    }
+    const page = this.#src.page(pgno);
+    this.pagesRead++;
+    const h = hdrOf(pgno);
+    const type = page[h];
+    let k: number;
+    if (table && type === 0x0d) k = 2;
+    else if (table && type === 0x05) k = 1;
+    else if (!table && type === 0x0a) k = 4;
+    else if (!table && type === 0x02) k = 3;
+    else {
+      throw new PageWalkError(
+        `page ${pgno} is not a${table ? " table" : "n index"} b-tree page`,
+      );
+    }
+    ix.kind[pgno] = k;
+    if (k === 1 || k === 3) {
+      const cells = u16(page, h + 3);
+      const kids: number[] = new Array(cells + 1);
+      for (let i = 0; i < cells; i++) {
+        kids[i] = u32(page, u16(page, h + 12 + 2 * i));
+      }
+      kids[cells] = u32(page, h + 8);
+      ix.kids.set(pgno, kids);
+    }
+    return k;
+  }
+
+  /** Walk a tree from `root`, marking its pages with `tag`; its leaves in key order. */
+  tree(root: number, tag: number, table: boolean): number[] {
+    const leaves: number[] = [];
+    const { mark, kind } = this.ix;
+    const pages = this.#src.pageCount;
+    const visit = (pgno: number, depth: number): void => {
+      if (pgno < 1 || pgno > pages || depth > 64 || mark[pgno] !== 0) {
+        throw new PageWalkError(`bad page ${pgno}`);
+      }
+      mark[pgno] = tag;
+      const k = this.#node(pgno, table);
+      if (k === 2 || k === 4) {
+        leaves.push(pgno);
+        return;
+      }
+      const kids = this.ix.kids.get(pgno)!;
+      visit(kids[0]!, depth + 1);
+      const leaf = kind[kids[0]!] === 2 || kind[kids[0]!] === 4;
+      for (let i = 1; i < kids.length; i++) {
+        const kid = kids[i]!;
+        if (!leaf) {
+          visit(kid, depth + 1);
+          continue;
+        }
+        // A b-tree is balanced: the siblings of a leaf are leaves (checked
+        // when a leaf is read).
+        if (kid < 1 || kid > pages || mark[kid] !== 0) {
+          throw new PageWalkError(`bad page ${kid}`);
+        }
+        mark[kid] = tag;
+        kind[kid] = table ? 2 : 4;
+        leaves.push(kid);
+      }
+    };
+    visit(root, 0);
+    return leaves;
+  }
+
+  /** Mark the freelist's trunk and leaf pages. */
+  freelist(): void {
+    const src = this.#src;
+    const mark = this.ix.mark;
+    let trunk = u32(src.page(1), 32);
+    let hops = 0;
+    while (trunk !== 0) {
+      if (trunk > src.pageCount || ++hops > src.pageCount) {
+        throw new PageWalkError("broken freelist");
+      }
+      if (mark[trunk] === 0) mark[trunk] = -2;
+      const t = src.page(trunk);
+      this.pagesRead++;
+      const n = u32(t, 4);
+      if (n > (src.pageSize >> 2) - 2) {
+        throw new PageWalkError("broken freelist");
+      }
+      for (let i = 0; i < n; i++) {
+        const leaf = u32(t, 8 + 4 * i);
+        if (leaf >= 1 && leaf <= src.pageCount && mark[leaf] === 0) {
+          mark[leaf] = -2;
+        }
+      }
+      trunk = u32(t, 0);
+    }
+  }
+}
+
+/**
+ * Walk every tree of one side: sqlite_schema, each observed table (its
+ * leaves in key order), every other table and index, the freelist.
+ */
+export function walkTrees(
+  side: DiffSide,
+  reuse: TreeIndex | null = null,
+  same: (pgno: number) => boolean = () => false,
+): { index: TreeIndex; pagesRead: number } {
+  const w = new Walker(side.src, reuse, same);
+  w.tree(1, -3, true);
+  side.tables.forEach((t, i) =>
+    w.ix.leaves.set(t.name, w.tree(t.rootpage, i + 1, true))
+  );
+  for (const r of side.schema) {
+    if (r.rootpage < 1 || w.ix.mark[r.rootpage] !== 0) continue;
+    if (r.type === "index") w.tree(r.rootpage, -1, false);
+    else if (r.type === "table") w.tree(r.rootpage, -4, true);
+  }
+  w.freelist();
+  return { index: w.ix, pagesRead: w.pagesRead };
 }
 
 /**
@@ -371,12 +461,14 @@ function decodeRecord(
 /** Read `sqlite_schema` (the table b-tree rooted at page 1). */
 export function readSchema(src: PageSource): SchemaRow[] {
   const g = geometry(src);
-  const mark = new Int32Array(src.pageCount + 1);
   const rows: SchemaRow[] = [];
   const fields: unknown[] = new Array(5);
-  for (const pgno of tableLeaves(src, 1, mark, 1)) {
+  for (const pgno of new Walker(src, null, () => false).tree(1, 1, true)) {
     const page = src.page(pgno);
     const h = hdrOf(pgno);
+    if (page[h] !== 0x0d) {
+      throw new PageWalkError(`page ${pgno} is not a table leaf`);
+    }
     const cells = u16(page, h + 3);
     for (let c = 0; c < cells; c++) {
       let p = u16(page, h + 8 + 2 * c);
@@ -477,6 +569,11 @@ export interface SqliteDiffOptions {
    * page as different (nothing is skipped).
    */
   changed: Uint8Array | null;
+  /**
+   * The before side's trees, walked earlier (the same bytes: a seed
+   * compared with many sessions); walked now when absent.
+   */
+  beforeIndex?: TreeIndex | null;
 }
 
 /** What {@linkcode diffSqlitePair} did, for benchmarks and tests. */
@@ -487,6 +584,8 @@ export interface SqliteDiffStats {
   leavesRead: number;
   /** Rows decoded (they differ, or could not be compared as bytes). */
   rowsDecoded: number;
+  /** Tree pages read to walk the trees (the rest were known from the other side). */
+  treePagesRead: number;
 }
 
 /** Iterates the cells of a table's leaf pages in rowid order, skipping some leaves. */
@@ -531,6 +630,9 @@ class LeafCursor {
       this.page = this.#src.page(pgno);
       this.leavesRead++;
       this.#h = hdrOf(pgno);
+      if (this.page[this.#h] !== 0x0d) {
+        throw new PageWalkError(`page ${pgno} is not a table leaf`);
+      }
       this.#cells = u16(this.page, this.#h + 3);
       this.#ci = 0;
     }
@@ -715,6 +817,7 @@ function sameBytes(
 /** Whether a table leaf page has a cell spilling to overflow pages. */
 function leafOverflows(page: Uint8Array, pgno: number, g: Geometry): boolean {
   const h = hdrOf(pgno);
+  if (page[h] !== 0x0d) return true;
   const cells = u16(page, h + 3);
   for (let c = 0; c < cells; c++) {
     if (varint(page, u16(page, h + 8 + 2 * c)) > g.maxLocal) return true;
@@ -732,40 +835,41 @@ export function diffSqlitePair(
   before: DiffSide | null,
   after: DiffSide | null,
   options: SqliteDiffOptions,
-): { regions: RegionDiff[]; stats: SqliteDiffStats } {
+): {
+  regions: RegionDiff[];
+  stats: SqliteDiffStats;
+  /** The before side's trees, for `beforeIndex` of a later comparison. */
+  beforeIndex: TreeIndex | null;
+} {
   const stats: SqliteDiffStats = {
     leavesSkipped: 0,
     leavesRead: 0,
     rowsDecoded: 0,
+    treePagesRead: 0,
   };
   const gB = before ? geometry(before.src) : null;
   const gA = after ? geometry(after.src) : null;
-  // Walk every tree on both sides: table leaves in key order; every page
-  // that belongs to a table, an index or the freelist is marked.
-  const walk = (side: DiffSide | null) => {
-    if (side === null) return null;
-    const mark = new Int32Array(side.src.pageCount + 1);
-    tableLeaves(side.src, 1, mark, -3); // sqlite_schema
-    const leaves = new Map<string, number[]>();
-    side.tables.forEach((t, i) =>
-      leaves.set(t.name, tableLeaves(side.src, t.rootpage, mark, i + 1))
-    );
-    for (const r of side.schema) {
-      if (r.rootpage < 1 || mark[r.rootpage] !== 0) continue;
-      if (r.type === "index") markIndex(side.src, r.rootpage, mark);
-      else if (r.type === "table") {
-        // A table not observed (internal or virtual): its pages are known too.
-        tableLeaves(side.src, r.rootpage, mark, -4);
-      }
-    }
-    markFreelist(side.src, mark);
-    return { mark, leaves };
-  };
-  const wb = walk(before);
-  const wa = walk(after);
   const changed = options.changed;
   const differs = (pgno: number) =>
     changed === null || pgno >= changed.length || changed[pgno] !== 0;
+  const same = (pgno: number) => !differs(pgno);
+  // Walk every tree on both sides; the after side takes what it can from
+  // the before side (pages with equal bytes have equal kinds and children).
+  let wb: TreeIndex | null = null;
+  if (before) {
+    if (options.beforeIndex) wb = options.beforeIndex;
+    else {
+      const r = walkTrees(before);
+      wb = r.index;
+      stats.treePagesRead += r.pagesRead;
+    }
+  }
+  let wa: TreeIndex | null = null;
+  if (after) {
+    const r = walkTrees(after, wb, same);
+    wa = r.index;
+    stats.treePagesRead += r.pagesRead;
+  }
   // A changed page that is no table, index or freelist page on either
   // side may be an overflow page of an unchanged leaf: then leaves with
   // overflow cells are never skipped.
@@ -900,7 +1004,7 @@ export function diffSqlitePair(
     stats.leavesRead += cb.leavesRead + ca.leavesRead;
     regions.push(part);
   }
-  return { regions, stats };
+  return { regions, stats, beforeIndex: wb };
 }
 
 const emptySource: PageSource = {

@@ -24,6 +24,7 @@ import {
   planSchema,
   readSchema,
   type SqliteDiffStats,
+  type TreeIndex,
 } from "../../adapters/sqlite_diff.ts";
 import { PageWalkError } from "../../adapters/_sqlite_table.ts";
 import { imagePageSize, walIndex } from "../../adapters/wal.ts";
@@ -176,12 +177,34 @@ async function regularInside(
   return "ok";
 }
 
+/**
+ * What identifies a database file's bytes without reading them: device,
+ * inode, size, modification and change times (of the WAL too). The change
+ * time cannot be set by a process; null while it is under a second old (a
+ * write within the same clock tick would not show).
+ */
+async function identityOf(
+  path: string,
+  wal: boolean,
+): Promise<string | null> {
+  const parts: string[] = [];
+  for (const p of wal ? [path, `${path}-wal`] : [path]) {
+    const s = await Deno.stat(p);
+    if (s.ctime === null || s.mtime === null) return null;
+    if (Date.now() - s.ctime.getTime() < 1000) return null;
+    parts.push(
+      `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`,
+    );
+  }
+  return parts.join("/");
+}
+
 /** Open one side's database (with its WAL) read-only, or null when it has none. */
 async function openSide(
   stateDir: string,
   label: string,
   problems: string[],
-): Promise<FilePages | null> {
+): Promise<{ pages: FilePages; identity: string | null } | null> {
   const abs = label === "." ? stateDir : `${stateDir}/${label}`;
   const dbState = await regularInside(stateDir, abs);
   const walState = await regularInside(stateDir, `${abs}-wal`);
@@ -212,7 +235,8 @@ async function openSide(
     if (ix.dbPages === 0 && size % pageSize !== 0) {
       throw new PageWalkError("unexpected image size");
     }
-    return new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
+    const pages = new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
+    return { pages, identity: await identityOf(abs, walState === "ok") };
   } catch (e) {
     closeSync(fd);
     throw e;
@@ -277,6 +301,15 @@ function categoryOf(a: AdapterDef, name: string): Category {
   return "unclassified";
 }
 
+/**
+ * Databases compared before, as the before side (a seed compared with
+ * every session): their schema, plans and trees, by file identity.
+ */
+const seedCache = new Map<
+  string,
+  { schema: DiffSide["schema"]; tables: DiffSide["tables"]; index: TreeIndex }
+>();
+
 /** Schemas already planned, by their tables' CREATE statements. */
 const planCache = new Map<string, DiffSide["tables"]>();
 
@@ -318,10 +351,19 @@ async function sqliteByPages(
   let sb: FilePages | null = null;
   let sa: FilePages | null = null;
   try {
-    sb = await openSide(beforeDir, label, pb);
-    sa = await openSide(afterDir, label, pa);
+    const ob = await openSide(beforeDir, label, pb);
+    sb = ob?.pages ?? null;
+    sa = (await openSide(afterDir, label, pa))?.pages ?? null;
     const include = [...a.business, ...a.append_only];
-    const before = sideOf(SQL, sb, include);
+    const cacheKey = ob?.identity
+      ? `${beforeDir}/${label}\0${ob.identity}\0${JSON.stringify(include)}`
+      : null;
+    const known = cacheKey === null ? undefined : seedCache.get(cacheKey);
+    const before: DiffSide | null = sb === null
+      ? null
+      : known
+      ? { src: sb, schema: known.schema, tables: known.tables }
+      : sideOf(SQL, sb, include);
     const after = sideOf(SQL, sa, include);
     const changed = sb && sa ? changedPages(sb, sa) : null;
     const masks = new Map<string, MaskRule[]>();
@@ -333,7 +375,16 @@ async function sqliteByPages(
       categoryOf: (t) => categoryOf(a, t),
       masks,
       changed,
+      beforeIndex: known?.index ?? null,
     });
+    if (cacheKey !== null && !known && before && r.beforeIndex) {
+      if (seedCache.size >= 8) seedCache.delete(seedCache.keys().next().value!);
+      seedCache.set(cacheKey, {
+        schema: before.schema,
+        tables: before.tables,
+        index: r.beforeIndex,
+      });
+    }
     problems.before.push(...pb);
     problems.after.push(...pa);
     let pagesChanged = 0;
