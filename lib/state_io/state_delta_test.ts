@@ -286,3 +286,40 @@ Deno.test("stateDelta: a database on one side only, tables created and dropped",
     await Deno.remove(work, { recursive: true });
   }
 });
+
+Deno.test("stateDelta: a change only in overflow pages, numeric column names", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    const db = new DatabaseSync(`${work}/a/state.db`);
+    db.exec(
+      `CREATE TABLE items (id INTEGER PRIMARY KEY, body TEXT);
+       CREATE TABLE odd ("10" TEXT, "2" INTEGER, x TEXT);
+       INSERT INTO odd VALUES ('a', 1, 'x'), ('b', 2, 'y');`,
+    );
+    const ins = db.prepare("INSERT INTO items VALUES (?, ?)");
+    for (let i = 1; i <= 50; i++) ins.run(i, "a".repeat(10000));
+    db.close();
+    await Deno.copyFile(`${work}/a/state.db`, `${work}/b/state.db`);
+    const b = new DatabaseSync(`${work}/b/state.db`);
+    // Same length, same local prefix: only the overflow pages change.
+    b.exec(`UPDATE items SET body = '${"a".repeat(9999)}b' WHERE id = 20`);
+    b.exec(`UPDATE odd SET "2" = 5, x = 'z' WHERE "10" = 'b'`);
+    b.close();
+    const d = def(work, { business: ["items", "odd"], mask: [] });
+    await expectSame(d, `${work}/a`, `${work}/b`, "overflow only");
+    const r = await stateDelta(d, `${work}/a`, `${work}/b`);
+    assert.deepEqual(r.delta.business.changed.map((c) => c.key), [
+      "[20]",
+      "[2]",
+    ]);
+    // Field order as computeDelta gives it (integer-like names first).
+    assert.deepEqual(r.delta.business.changed[1]!.fields.map((f) => f.field), [
+      "2",
+      "x",
+    ]);
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
