@@ -44,8 +44,10 @@ export interface PageSource {
   /** Pages in the database. */
   readonly pageCount: number;
   /**
-   * Page `pgno` (1-based), `pageSize` bytes. The bytes must stay valid
-   * (unchanged) for as long as the caller keeps the array.
+   * Page `pgno` (1-based), `pageSize` bytes. A source may reuse memory:
+   * the bytes stay valid for at least the next 64 reads of other pages of
+   * the same source (a reader holds one leaf at a time, and reads it
+   * again after following an overflow chain).
    */
   page(pgno: number): Uint8Array;
 }
@@ -464,7 +466,8 @@ export function readSchema(src: PageSource): SchemaRow[] {
   const rows: SchemaRow[] = [];
   const fields: unknown[] = new Array(5);
   for (const pgno of new Walker(src, null, () => false).tree(1, 1, true)) {
-    const page = src.page(pgno);
+    // A copy: following an overflow chain reads other pages.
+    const page = src.page(pgno).slice();
     const h = hdrOf(pgno);
     if (page[h] !== 0x0d) {
       throw new PageWalkError(`page ${pgno} is not a table leaf`);
@@ -666,9 +669,20 @@ class LeafCursor {
 
   /** The current row's whole payload (a view into the page when it does not overflow). */
   payload(): Uint8Array {
-    return this.local === this.size
-      ? this.page.subarray(this.at, this.at + this.size)
-      : assemble(this.#src, this.#g, this.page, this.at, this.size, this.local);
+    if (this.local === this.size) {
+      return this.page.subarray(this.at, this.at + this.size);
+    }
+    const out = assemble(
+      this.#src,
+      this.#g,
+      this.page,
+      this.at,
+      this.size,
+      this.local,
+    );
+    // A long chain may have pushed the leaf out of the source's memory.
+    this.page = this.#src.page(this.#leaves[this.#li]!);
+    return out;
   }
 }
 

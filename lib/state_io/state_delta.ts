@@ -101,7 +101,8 @@ class FilePages implements PageSource {
     const w = this.walFrames.get(pgno);
     if (w !== undefined) return this.wal.subarray(w, w + this.pageSize);
     if (pgno > this.filePages) return this.#zero;
-    const sequential = pgno === this.#last + 1;
+    // Reading on in page order (leaves skipped in between count too).
+    const sequential = pgno > this.#last && pgno - this.#last <= CHUNK_PAGES;
     this.#last = pgno;
     const c = Math.floor((pgno - 1) / CHUNK_PAGES);
     let chunk = this.#chunks.get(c);
@@ -115,22 +116,30 @@ class FilePages implements PageSource {
     if (one !== undefined) return one;
     if (!sequential) {
       // A lone page (an interior page of a walk): read it alone.
-      one = Buffer.allocUnsafe(this.pageSize);
-      readFully(this.#fd, one, (pgno - 1) * this.pageSize);
+      // The least recently read lone page's buffer is reused.
       if (this.#singles.size >= SINGLES_KEPT) {
-        this.#singles.delete(this.#singles.keys().next().value!);
-      }
+        const [k, buf] = this.#singles.entries().next().value!;
+        this.#singles.delete(k);
+        one = buf;
+      } else one = new Uint8Array(this.pageSize);
+      readFully(this.#fd, one, (pgno - 1) * this.pageSize);
       this.#singles.set(pgno, one);
       return one;
     }
     // Reading on in page order: read ahead a chunk.
     const first = c * CHUNK_PAGES + 1;
     const n = Math.min(CHUNK_PAGES, this.filePages - first + 1);
-    chunk = Buffer.allocUnsafe(n * this.pageSize);
-    readFully(this.#fd, chunk, (first - 1) * this.pageSize);
+    // The least recently used chunk's buffer is reused: reading a large
+    // file then allocates no garbage.
+    let buf: Uint8Array | undefined;
     if (this.#chunks.size >= CHUNKS_KEPT) {
-      this.#chunks.delete(this.#chunks.keys().next().value!);
+      const [k, old] = this.#chunks.entries().next().value!;
+      this.#chunks.delete(k);
+      buf = old.byteLength === CHUNK_PAGES * this.pageSize ? old : undefined;
     }
+    buf ??= new Uint8Array(CHUNK_PAGES * this.pageSize);
+    chunk = buf.subarray(0, n * this.pageSize);
+    readFully(this.#fd, chunk, (first - 1) * this.pageSize);
     this.#chunks.set(c, chunk);
     const o = ((pgno - 1) % CHUNK_PAGES) * this.pageSize;
     return chunk.subarray(o, o + this.pageSize);

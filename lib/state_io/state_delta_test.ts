@@ -323,3 +323,36 @@ Deno.test("stateDelta: a change only in overflow pages, numeric column names", a
     await Deno.remove(work, { recursive: true });
   }
 });
+
+Deno.test("stateDelta: a 20 MiB value read through a chain longer than the page memory", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    const big = new Uint8Array(20 << 20).fill(7);
+    const db = new DatabaseSync(`${work}/a/state.db`);
+    db.exec(
+      "CREATE TABLE items (id INTEGER PRIMARY KEY, body BLOB, n INTEGER)",
+    );
+    const ins = db.prepare("INSERT INTO items VALUES (?, ?, ?)");
+    ins.run(1, "small", 1);
+    ins.run(2, big, 2);
+    ins.run(3, "after", 3);
+    db.close();
+    await Deno.copyFile(`${work}/a/state.db`, `${work}/b/state.db`);
+    const b = new DatabaseSync(`${work}/b/state.db`);
+    big[big.length - 1] = 8;
+    b.prepare("UPDATE items SET body = ? WHERE id = 2").run(big);
+    b.exec("UPDATE items SET n = 30 WHERE id = 3");
+    b.close();
+    const d = def(work, { business: ["items"], mask: [] });
+    await expectSame(d, `${work}/a`, `${work}/b`, "long chain");
+    const r = await stateDelta(d, `${work}/a`, `${work}/b`);
+    assert.deepEqual(r.delta.business.changed.map((c) => c.key), [
+      "[2]",
+      "[3]",
+    ]);
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
