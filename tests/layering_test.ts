@@ -30,6 +30,7 @@ const PURE = [
   "lib/audit/provenance.ts",
   "lib/common/is_plain_object.ts",
   "lib/common/paths.ts",
+  "lib/census/bin.ts",
   "lib/census/html.ts",
   "lib/census/list.ts",
   "lib/census/pool.ts",

@@ -13,6 +13,7 @@ export * from "./shard.ts";
 export * from "./result.ts";
 export * from "./html.ts";
 export * from "./pool.ts";
+export * from "./bin.ts";
 export * from "./prepare.ts";
 export * from "./audit.ts";
 export * from "./output.ts";

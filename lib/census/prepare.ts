@@ -26,6 +26,7 @@ import {
 } from "../audit/fetch.ts";
 import type { CensusEntry, CensusList } from "./list.ts";
 import { pool } from "./pool.ts";
+import { chooseBin } from "./bin.ts";
 
 /** What census prepare recorded for one server (`targets/<slug>/census.json`). */
 export interface PreparedServer {
@@ -55,54 +56,6 @@ export function censusCacheRoot(
 /** The directory of one server's lockfile and record. */
 export function serverDir(cacheRoot: string, entry: CensusEntry): string {
   return join(cacheLayout({ root: cacheRoot }).root, "targets", entry.slug);
-}
-
-function unscoped(pkg: string): string {
-  return pkg.replace(/^@[^/]+\//, "");
-}
-
-/**
- * Which bin to run and its script: the list's `bin`, else the only bin,
- * else the bin named like the package, else the first; no bin at all runs
- * the package's main module. Throws `UsageError` for a named bin that does
- * not exist.
- */
-export function chooseBin(
-  pkgJson: Record<string, unknown>,
-  pkg: string,
-  wanted: string | null,
-): { bin: string | null; script: string } {
-  const raw = pkgJson.bin;
-  const bins: Record<string, string> = {};
-  if (typeof raw === "string") bins[unscoped(pkg)] = raw;
-  else if (raw && typeof raw === "object" && !Array.isArray(raw)) {
-    for (const [k, v] of Object.entries(raw)) {
-      if (typeof v === "string") bins[k] = v;
-    }
-  }
-  const names = Object.keys(bins);
-  const clean = (s: string) => s.replace(/^\.\//, "");
-  if (wanted !== null) {
-    const script = bins[wanted];
-    if (script === undefined) {
-      throw new UsageError(
-        `bin ${JSON.stringify(wanted)} is not a bin of ${pkg} (its bins: ${
-          names.join(", ") || "none"
-        })`,
-      );
-    }
-    return { bin: wanted, script: clean(script) };
-  }
-  if (names.length === 0) {
-    const main = typeof pkgJson.main === "string" ? pkgJson.main : "index.js";
-    return { bin: null, script: clean(main) };
-  }
-  const name = names.length === 1
-    ? names[0]!
-    : names.includes(unscoped(pkg))
-    ? unscoped(pkg)
-    : names[0]!;
-  return { bin: name, script: clean(bins[name]!) };
 }
 
 /** Options of {@linkcode prepareCensus}. */

@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import {
+  type CensusServer,
+  type CensusTool,
+  classifyFailure,
+  countHints,
+  malformedOf,
+  summarize,
+} from "./result.ts";
+
+function tool(name: string, states: [string, string | null][]): CensusTool {
+  const [r, d, i, o] = states;
+  return {
+    name,
+    hints: {
+      readOnlyHint: { state: r![0] as "TRUE", detail: r![1] },
+      destructiveHint: { state: d![0] as "TRUE", detail: d![1] },
+      idempotentHint: { state: i![0] as "TRUE", detail: i![1] },
+      openWorldHint: { state: o![0] as "TRUE", detail: o![1] },
+    },
+  };
+}
+
+const A: [string, null] = ["ABSENT", null];
+const T: [string, null] = ["TRUE", null];
+const F: [string, null] = ["FALSE", null];
+
+Deno.test("countHints and malformedOf: declaring, complete, malformed with its kind", () => {
+  const tools = [
+    tool("none", [A, A, A, A]),
+    tool("all", [T, F, T, F]),
+    tool("bad", [["MALFORMED", 'string: "true"'], A, [
+      "MALFORMED",
+      "duplicate_key: sent 2 times, last true",
+    ], A]),
+  ];
+  const c = countHints(tools);
+  assert.equal(c.tools, 3);
+  assert.equal(c.toolsDeclaring, 2);
+  assert.equal(c.toolsComplete, 1);
+  assert.equal(c.toolsMalformed, 1);
+  assert.deepEqual(c.perHint.readOnlyHint, {
+    TRUE: 1,
+    FALSE: 0,
+    ABSENT: 1,
+    MALFORMED: 1,
+  });
+  assert.deepEqual(
+    malformedOf(tools).map((m) => `${m.tool}.${m.hint}:${m.kind}`),
+    [
+      "bad.readOnlyHint:string",
+      "bad.idempotentHint:duplicate_key",
+    ],
+  );
+});
+
+Deno.test("classifyFailure: timeouts, credentials, configuration, crashes, listing problems", () => {
+  assert.equal(classifyFailure("timeout", "x", ""), "timed_out");
+  assert.equal(
+    classifyFailure("deadline", "tools/list did not finish", ""),
+    "timed_out",
+  );
+  assert.equal(
+    classifyFailure(
+      "exited",
+      "server exited (exit code 1)",
+      "Error: BRAVE_API_KEY environment variable is required",
+    ),
+    "needs_credentials",
+  );
+  assert.equal(
+    classifyFailure("exited", "server exited", "Please provide an API key"),
+    "needs_credentials",
+  );
+  assert.equal(
+    classifyFailure(
+      "exited",
+      "server exited",
+      "Error: DATABASE_URL is not set",
+    ),
+    "needs_configuration",
+  );
+  assert.equal(
+    classifyFailure("exited", "server exited", "Usage: mcp-server <dir>"),
+    "needs_configuration",
+  );
+  assert.equal(
+    classifyFailure("exited", "server exited (signal SIGSEGV)", "segfault"),
+    "crashed",
+  );
+  assert.equal(
+    classifyFailure("invalid_output", "not JSON-RPC", ""),
+    "cannot_list",
+  );
+  assert.equal(
+    classifyFailure("closed", "tools/list failed", ""),
+    "cannot_list",
+  );
+});
+
+Deno.test("summarize: outcomes, failures, grades, malformed kinds sorted; order does not matter", () => {
+  const base = (id: string, over: Partial<CensusServer>): CensusServer => ({
+    id,
+    package: null,
+    version: null,
+    bin: null,
+    backend: "deno",
+    integrity: null,
+    outcome: "audited",
+    failure: null,
+    server: null,
+    manifest: null,
+    tools: [],
+    hints: countHints([]),
+    malformed: [],
+    reality: null,
+    timing: { seconds: 1 },
+    ...over,
+  });
+  const reality = (score: number | null, grade: "A" | null) => ({
+    file: "r",
+    score,
+    grade,
+    checked: 1,
+    total: 1,
+    passed: 1,
+    flagged: 0,
+    failed: 0,
+    skipped: 0,
+    lowCoverage: false,
+  });
+  const bad = [
+    tool("t", [["MALFORMED", "string: x"], ["MALFORMED", "null: null"], A, A]),
+  ];
+  const servers = [
+    base("a", {
+      reality: reality(100, "A"),
+      tools: bad,
+      hints: countHints(bad),
+      malformed: malformedOf(bad),
+    }),
+    base("b", { reality: reality(60, null) }),
+    base("c", { reality: reality(null, null) }),
+    base("d", {
+      outcome: "failed",
+      failure: { stage: "list", kind: "needs_credentials", message: "m" },
+    }),
+  ];
+  const s = summarize(servers);
+  assert.deepEqual(s.outcomes, { audited: 3, partial: 0, failed: 1 });
+  assert.equal(s.failures.needs_credentials, 1);
+  assert.deepEqual(s.grades, {
+    A: 1,
+    B: 0,
+    C: 0,
+    D: 0,
+    F: 0,
+    ungraded: 1,
+    none: 1,
+  });
+  assert.deepEqual(Object.keys(s.malformedKinds), ["null", "string"]);
+  assert.equal(s.serversMalformed, 1);
+  assert.deepEqual(summarize([...servers].reverse()), s);
+});
