@@ -368,3 +368,67 @@ Deno.test("reality deadline: answers dripped inside the per-answer timeout end a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Zombie processes among this test process's descendants. */
+async function zombiesBelowMe(): Promise<number> {
+  const out = await new Deno.Command("ps", {
+    args: ["-eo", "pid=,ppid=,stat="],
+    stdout: "piped",
+  }).output();
+  const rows = dec.decode(out.stdout).trim().split("\n").map((l) =>
+    l.trim().split(/\s+/)
+  );
+  const mine = new Set([String(Deno.pid)]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, ppid] of rows) {
+      if (mine.has(ppid!) && !mine.has(pid!)) {
+        mine.add(pid!);
+        grew = true;
+      }
+    }
+  }
+  return rows.filter(([pid, ppid, stat]) =>
+    mine.has(pid!) && ppid !== String(Deno.pid) && stat!.startsWith("Z")
+  ).length;
+}
+
+Deno.test("overlap timer: orphans it inherits as its PID namespace's first process are reaped while it lives", async () => {
+  const { OverlapTimerPool } = await import("../lib/runner/overlap_pool.ts");
+  const { containment } = await import("../lib/wire/contain.ts");
+  if (containment().reason !== null) return; // no PID namespaces here
+  const pool = new OverlapTimerPool();
+  try {
+    // Not contained itself, so the short-lived background processes its
+    // subshells leave behind are re-parented to the timer's namespace init.
+    const run = pool.run({
+      mode: "single_connection",
+      launches: [{
+        command: [
+          "sh",
+          "-c",
+          "for i in 1 2 3 4 5; do (sleep 0.2 &); done; sleep 3",
+        ],
+        env: { PATH: "/usr/bin:/bin" },
+        contain: false,
+      }],
+      startTimeoutMs: 2_500,
+      callTimeoutMs: 1_000,
+      call: { name: "x", arguments: {} },
+    }, 20_000);
+    let most = 0;
+    const t0 = performance.now();
+    while (performance.now() - t0 < 2_000) {
+      await new Promise((r) => setTimeout(r, 150));
+      if (performance.now() - t0 > 800) {
+        most = Math.max(most, await zombiesBelowMe());
+      }
+    }
+    const r = await run;
+    assert.equal(typeof r, "object");
+    assert.equal(most, 0, `${most} zombie(s) under the overlap timer`);
+  } finally {
+    await pool.close();
+  }
+});

@@ -9,7 +9,7 @@
  */
 import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
 import { selfCommand } from "./self.ts";
-import { containCommand } from "../wire/contain.ts";
+import { containReaping } from "../wire/contain.ts";
 import { TIMED_OUT_PREFIX } from "../history/call_outcome.ts";
 
 class TimerProcess {
@@ -21,8 +21,9 @@ class TimerProcess {
 
   constructor() {
     // Contained like a server: killing the timer (or verity) kills every
-    // server it started, since they share its PID namespace.
-    const [prog, ...args] = containCommand(selfCommand("__overlap"));
+    // server it started, since they share its PID namespace; a shell as
+    // that namespace's first process reaps the orphans the timer inherits.
+    const [prog, ...args] = containReaping(selfCommand("__overlap"));
     this.#child = new Deno.Command(prog!, {
       args,
       stdin: "piped",
