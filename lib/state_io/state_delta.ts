@@ -13,6 +13,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
@@ -35,15 +36,23 @@ import {
   regionDiffs,
 } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
-import type { Category } from "../state/types.ts";
+import type { Category, Snapshot } from "../state/types.ts";
 import { checkStateBudget } from "./budget.ts";
-import { type SnapshotOptions, takeSnapshot } from "./snapshot.ts";
+import {
+  assembleSnapshot,
+  type SnapshotOptions,
+  takeSnapshot,
+} from "./snapshot.ts";
 
 /** How one adapter's part of the delta was found. */
 export interface AdapterMethod {
   label: string;
-  /** `pages`: compared page by page; `snapshots`: two full snapshots. */
-  method: "pages" | "snapshots";
+  /**
+   * `pages`: compared page by page; `digest`: a json file whose bytes have
+   * the before side's SHA-256 is not parsed (the before side is parsed once
+   * and kept); `snapshots`: two full snapshots.
+   */
+  method: "pages" | "digest" | "snapshots";
   /** Why snapshots were used for a sqlite adapter. */
   why?: string;
   stats?: SqliteDiffStats & { pagesChanged: number; pages: number };
@@ -418,6 +427,71 @@ async function sqliteByPages(
   }
 }
 
+/** json files read as the before side, by file identity: their digest and normalized snapshot. */
+const jsonCache = new Map<string, { digest: string; snap: Snapshot }>();
+
+/**
+ * The part of a json adapter: the before side parsed once per file
+ * identity; an after file with the same SHA-256 is the same state and is
+ * not parsed. Throws PageWalkError (snapshots are used) for anything the
+ * snapshot worker reports as a problem (a link out, not a regular file).
+ */
+async function jsonByDigest(
+  def: Definition,
+  a: AdapterDef,
+  beforeDir: string,
+  afterDir: string,
+  problems: { before: string[]; after: string[] },
+): Promise<RegionDiff[]> {
+  const label = normalizeLabel(a.label);
+  const sub: Definition = { ...def, adapters: [a] };
+  const read = async (dir: string) => {
+    const abs = label === "." ? dir : `${dir}/${label}`;
+    if ((await regularInside(dir, abs)) === "absent") {
+      return { abs, bytes: null, digest: "absent" };
+    }
+    const bytes = await Deno.readFile(abs);
+    return {
+      abs,
+      bytes,
+      digest: createHash("sha256").update(bytes).digest("hex"),
+    };
+  };
+  const observe = (bytes: Uint8Array | null): Snapshot =>
+    normalize(
+      assembleSnapshot(sub, [{ kind: "json", label, bytes }], null),
+      sub,
+    );
+  const babs = label === "." ? beforeDir : `${beforeDir}/${label}`;
+  let before: { digest: string; snap: Snapshot } | undefined;
+  if ((await regularInside(beforeDir, babs)) === "ok") {
+    const identity = await identityOf(babs, false);
+    const key = identity === null
+      ? null
+      : `${babs}\0${identity}\0${JSON.stringify(a)}`;
+    before = key === null ? undefined : jsonCache.get(key);
+    if (before === undefined) {
+      const b = await read(beforeDir);
+      before = { digest: b.digest, snap: observe(b.bytes) };
+      if (key !== null) {
+        if (jsonCache.size >= 8) {
+          jsonCache.delete(jsonCache.keys().next().value!);
+        }
+        jsonCache.set(key, before);
+      }
+    }
+  } else before = { digest: "absent", snap: observe(null) };
+  const x = await read(afterDir);
+  problems.before.push(...before.snap.problems);
+  if (x.digest === before.digest) {
+    problems.after.push(...before.snap.problems);
+    return [];
+  }
+  const after = observe(x.bytes);
+  problems.after.push(...after.problems);
+  return regionDiffs(before.snap, after);
+}
+
 /**
  * The delta from `beforeDir` to `afterDir` as `def`'s adapters see them,
  * masks applied: equal to
@@ -447,6 +521,16 @@ export async function stateDelta(
     ? await loadSqlEngine()
     : null;
   for (const a of def.adapters) {
+    if (a.kind === "json") {
+      try {
+        parts.push(...await jsonByDigest(def, a, bd, ad, problems));
+        methods.push({ label: normalizeLabel(a.label), method: "digest" });
+      } catch (e) {
+        if (!(e instanceof PageWalkError)) throw e;
+        bySnapshot.push(a);
+      }
+      continue;
+    }
     if (a.kind !== "sqlite") {
       bySnapshot.push(a);
       continue;
