@@ -185,6 +185,72 @@ Deno.test("pipeline on attempts-deno: per-call privilege use, refused attempts b
   }
 });
 
+Deno.test("verity reality --observed-out on attempts-deno: one record per call, judged the same way", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-observed-test-" });
+  try {
+    const declared = join(dir, "declared.json");
+    const observed = join(dir, "reality-observed.json");
+    const c = await verity(
+      ["capture", "--out", declared, "--", Deno.execPath(), "run", "server.ts"],
+      join(REPO, "fixtures/attempts-deno"),
+    );
+    assert.equal(c.code, 0, c.stderr);
+    const r = await verity([
+      "reality",
+      "attempts-deno",
+      "--observed-out",
+      observed,
+      "--recipe",
+      "3",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = await readJson<ObservedRecords>(observed);
+    assert.deepEqual(
+      doc.observations.map((o) => [o.tool, o.outcome]),
+      [["get_note", "ok"], ["show_config", "ok"], ["lookup_host", "ok"], [
+        "count_notes",
+        "ok",
+      ]],
+    );
+    const v = await verity([
+      "ledger",
+      "validate",
+      "--declared",
+      declared,
+      "--observed",
+      observed,
+      "--out",
+      join(dir, "evidence.json"),
+      "--json",
+    ]);
+    assert.equal(v.code, 0, v.stderr);
+    const report = JSON.parse(v.stdout) as ValidationReport;
+    assert.deepEqual(
+      report.findings.filter((f) => f.check === "scope_violation").map((f) =>
+        f.tool
+      ),
+      ["get_note", "lookup_host"],
+    );
+    // Bad input: one line, exit 2.
+    const bad = await verity(["reality", "attempts-deno", "--recipe", "9"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--recipe needs --observed-out/);
+    const bad2 = await verity([
+      "run",
+      "attempts-deno",
+      "--observed-out",
+      observed,
+      "--recipe",
+      "9",
+    ]);
+    assert.equal(bad2.code, 2);
+    assert.match(bad2.stderr, /--recipe: unknown contract recipe "9"/);
+    assert.equal(bad2.stderr.trim().split("\n").length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("pipeline on attempts-bubblewrap: privilege use unseen, said per call, and never judged", async () => {
   const dir = await Deno.makeTempDir({ prefix: "verity-observed-test-" });
   try {
@@ -285,6 +351,39 @@ Deno.test({
         medium: 0,
         low: 27,
       });
+      // verity reality --observed-out on the same prepared target: the
+      // read-only tools, each read only the graph file.
+      const rObserved = join(cwd, "reality-observed.json");
+      const rr = await verity(
+        ["reality", "memory", "--observed-out", rObserved],
+        cwd,
+      );
+      assert.equal(rr.code, 0, rr.stderr);
+      const rdoc = await readJson<ObservedRecords>(rObserved);
+      assert.deepEqual(
+        rdoc.observations.map((o) => o.tool).sort(),
+        ["open_nodes", "read_graph", "search_nodes"],
+      );
+      for (const o of rdoc.observations) {
+        assert.deepEqual(o.privilege?.writes, [], o.tool);
+        assert.deepEqual(o.privilege?.net, [], o.tool);
+      }
+      const rv = await verity([
+        "ledger",
+        "validate",
+        "--declared",
+        join(cwd, "declared.json"),
+        "--observed",
+        rObserved,
+        "--out",
+        join(cwd, "reality-evidence.json"),
+        "--json",
+      ]);
+      assert.equal(rv.code, 0, rv.stderr);
+      assert.deepEqual(
+        (JSON.parse(rv.stdout) as ValidationReport).summary.by_check,
+        { unbound_annotation: 3 },
+      );
       // The check can fail on this server: a declaration claiming
       // create_entities is read-only makes its real writes scope_violation
       // findings (and its contract moved: contract_mutated).

@@ -7,7 +7,11 @@
 import { resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import { DEFAULT_RECIPE, isRecipe, type Recipe } from "../evidence/recipes.ts";
-import { observedRecords, type ObservedSource } from "../report/observed.ts";
+import {
+  type ObservedRecords,
+  observedRecords,
+  type ObservedSource,
+} from "../report/observed.ts";
 import { writeFileAtomic } from "./_io.ts";
 
 /** Where the observed records go and under which recipe. */
@@ -54,7 +58,14 @@ export async function writeObserved(
   o: ObservedOptions,
   src: ObservedSource,
 ): Promise<void> {
-  const doc = observedRecords(src, o.recipe);
+  await writeObservedDoc(o, observedRecords(src, o.recipe));
+}
+
+/** Write an observed-records document (atomically) and say so on stderr. */
+export async function writeObservedDoc(
+  o: ObservedOptions,
+  doc: ObservedRecords,
+): Promise<void> {
   await writeFileAtomic(o.file, JSON.stringify(doc, null, 1) + "\n");
   console.error(
     `verity: wrote ${o.file} (${doc.observations.length} observed call(s), recipe ${o.recipe})`,

@@ -273,6 +273,10 @@ Options:
   --seed N               seed for argument generation (default 1)
   --json                 print the full report as JSON
   --out FILE             also write the JSON report to FILE (atomically)
+  --observed-out FILE    also write each call's observed record (tool,
+                         arguments, contract hash, outcome, privilege use
+                         the sandbox saw) for verity ledger validate
+  --recipe N             contract recipe of those records (default 3)
   --ledger FILE          append a "reality" block (file name, SHA-256 of --out)
                          to this ledger and print the head (needs --out)
   --timeout S            seconds to wait for each answer (default 30; a

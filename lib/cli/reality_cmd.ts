@@ -23,10 +23,15 @@ import type { RealityReport } from "../reality/report.ts";
 import {
   DEFAULT_SESSION_DEADLINE_MS,
   type LaunchedServer,
+  type RealityCallRecord,
+  type RealityObserver,
   runReality,
   type ServerLauncher,
 } from "../reality/runner.ts";
 import { missesThreshold } from "../reality/score.ts";
+import { type CallToRecord, recordCalls } from "../report/observed.ts";
+import { observedOptions, writeObservedDoc } from "./_observed.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
 import { parseRemote, REMOTE_OPTIONS, remoteClient } from "./remote.ts";
 
@@ -77,6 +82,35 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   }
 }
 
+/** Collects the listing and every call for `--observed-out`. */
+class ObservedCalls implements RealityObserver {
+  pages: string[] = [];
+  serverInfo: unknown = null;
+  calls: CallToRecord[] = [];
+  listing(pageTexts: string[], serverInfo: unknown): void {
+    this.pages = pageTexts;
+    this.serverInfo = serverInfo;
+  }
+  call(r: RealityCallRecord): void {
+    const o = r.observation;
+    this.calls.push({
+      tool: r.tool,
+      args: r.arguments,
+      outcome: o.kind === "rpc_error"
+        ? "protocol_error"
+        : o.kind === "no_answer"
+        ? "unknown"
+        : isPlainObject(o.result) && o.result.isError === true
+        ? "tool_error"
+        : "ok",
+      session: r.session,
+      call: 1,
+      variant: null,
+      privilege: r.privilege,
+    });
+  }
+}
+
 /** Run `verity reality`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("reality", argv, {
@@ -86,6 +120,8 @@ export async function main(argv: string[]): Promise<number> {
     seed: { type: "string" },
     json: { type: "boolean" },
     out: { type: "string" },
+    "observed-out": { type: "string" },
+    recipe: { type: "string" },
     ledger: { type: "string" },
     timeout: { type: "string" },
     "session-deadline": { type: "string" },
@@ -115,6 +151,9 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
 
+  const observedOut = observedOptions("reality", p.values);
+  const seen = observedOut === null ? null : new ObservedCalls();
+  const observer = seen === null ? {} : { observer: seen };
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
@@ -143,6 +182,7 @@ export async function main(argv: string[]): Promise<number> {
       includeDestructive,
       timeoutMs,
       sessionDeadlineMs,
+      ...observer,
       server: {
         command: [remote.shownUrl],
         target: null,
@@ -182,7 +222,11 @@ export async function main(argv: string[]): Promise<number> {
       async launch(): Promise<LaunchedServer> {
         const l = spare ?? await launchCommand(command, env, options);
         spare = null;
-        return { spec: l.spec, dispose: l.dispose };
+        return {
+          spec: l.spec,
+          ...(l.launch ? { launch: l.launch } : {}),
+          dispose: l.dispose,
+        };
       },
     };
     report = await runReality(launcher, {
@@ -191,6 +235,7 @@ export async function main(argv: string[]): Promise<number> {
       timeoutMs,
       sessionDeadlineMs,
       isolateWrites: !noSandbox,
+      ...observer,
       server: {
         command,
         target: null,
@@ -224,6 +269,7 @@ export async function main(argv: string[]): Promise<number> {
       timeoutMs: p.values.timeout === undefined ? null : timeoutMs,
       sessionDeadlineMs,
       noSandbox: p.values["no-sandbox"] === true,
+      ...observer,
     }).catch((e) => {
       throw e instanceof UsageError && !e.message.startsWith("verity reality:")
         ? new UsageError(`verity reality: ${e.message}`)
@@ -245,6 +291,17 @@ export async function main(argv: string[]): Promise<number> {
         `ledger: ${b.path} block ${b.index} records ${out} (${b.digest}), head ${b.head}`,
       );
     }
+  }
+  if (observedOut !== null && seen !== null) {
+    await writeObservedDoc(
+      observedOut,
+      recordCalls(seen.pages, seen.serverInfo, seen.calls, observedOut.recipe, {
+        runId: `reality-seed-${seed}`,
+        definition: report.server.definition?.name ??
+          (report.server.command ?? []).join(" "),
+        backend: report.server.sandbox,
+      }),
+    );
   }
   console.log(p.values.json ? json : renderRealityText(report));
   if (report.ended) {

@@ -22,7 +22,7 @@ import {
   resolveDeno,
 } from "../sandbox/sandbox.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
-import type { SandboxBackend } from "../sandbox/types.ts";
+import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/_errors.ts";
 import { ownerText, selfOwner } from "../common/owner.ts";
@@ -60,6 +60,8 @@ export interface CommandLaunchOptions {
 export interface LaunchedCommand {
   spec: SpawnSpec;
   backend: SandboxBackend;
+  /** The sandboxed launch (audit log, policy); undefined with `noSandbox`. */
+  launch?: Launch;
   /** Remove the scratch directory (after the session is closed). */
   dispose(): Promise<void>;
 }
@@ -142,7 +144,7 @@ export async function launchCommand(
       evidenceDir: join(root, "evidence"),
       label: "server",
     });
-    return { spec: launch.spawn, backend: launch.backend, dispose };
+    return { spec: launch.spawn, backend: launch.backend, launch, dispose };
   } catch (e) {
     await dispose();
     return refine(e);

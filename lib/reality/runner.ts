@@ -7,7 +7,13 @@
  *
  * @module
  */
-import { listTools } from "../wire/list_tools.ts";
+import { listedPageTexts, listTools } from "../wire/list_tools.ts";
+import type { Launch } from "../sandbox/types.ts";
+import {
+  type PrivilegeUse,
+  privilegeUse,
+  sliceLog,
+} from "../sandbox/privilege.ts";
 import { ServerError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { type OpenedSession, openSession } from "../wire/session.ts";
@@ -26,6 +32,12 @@ import type { RealityCallObservation } from "./rules.ts";
 export interface LaunchedServer {
   /** A process to spawn over stdio, or a started client (HTTP). */
   spec: SpawnSpec | McpClient;
+  /**
+   * The sandboxed launch behind `spec` (its permission audit log and
+   * policy), when there is one: each call's privilege use is read from it.
+   * @default {undefined: privilege use not recorded}
+   */
+  launch?: Launch;
   /** Called after the session is closed (e.g. removes a scratch state directory). */
   dispose(): Promise<void>;
 }
@@ -75,6 +87,28 @@ export interface RunRealityOptions {
    * @default {DEFAULT_SESSION_DEADLINE_MS}
    */
   sessionDeadlineMs?: number;
+  /**
+   * Told the listing and every call with the privilege use the sandbox saw
+   * while it was in flight (`verity reality --observed-out`).
+   * @default {undefined}
+   */
+  observer?: RealityObserver;
+}
+
+/** One call as `verity reality --observed-out` records it. */
+export interface RealityCallRecord {
+  tool: string;
+  arguments: Record<string, unknown>;
+  observation: RealityCallObservation;
+  session: string;
+  /** Null when the launch keeps no permission log and none was described (a remote server). */
+  privilege: PrivilegeUse | null;
+}
+
+/** Receives the observed side of a reality check. */
+export interface RealityObserver {
+  listing(pageTexts: string[], serverInfo: unknown): void;
+  call(record: RealityCallRecord): void;
 }
 
 /** The shared session's default deadline (`--session-deadline`), ms. */
@@ -107,7 +141,62 @@ async function close(live: Live | null): Promise<void> {
   }
 }
 
+/** The audit log's length in bytes now (0 when there is none yet). */
+async function logLength(path: string | null): Promise<number> {
+  if (path === null) return 0;
+  try {
+    return (await Deno.stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The privilege use in bytes [from, to) of a launch's audit log. */
+async function privilegeBetween(
+  launch: Launch | undefined,
+  from: number,
+  to: number,
+): Promise<PrivilegeUse | null> {
+  if (launch === undefined) return null;
+  const stateDir = launch.policy?.writable[0] ?? null;
+  if (launch.auditLog === null) return privilegeUse(null, launch, stateDir);
+  try {
+    const bytes = await Deno.readFile(launch.auditLog);
+    return privilegeUse(
+      sliceLog(bytes, [{ from, to }])[0]!,
+      launch,
+      stateDir,
+    );
+  } catch {
+    const u = privilegeUse(null, launch, stateDir);
+    u.unseen.unshift(`the audit log ${launch.auditLog} is missing`);
+    return u;
+  }
+}
+
 async function callTool(
+  live: Live,
+  tool: RealityPlannedTool,
+  timeoutMs: number,
+  observer?: RealityObserver,
+): Promise<RealityCallObservation> {
+  const auditLog = live.launched.launch?.auditLog ?? null;
+  const from = await logLength(auditLog);
+  const observation = await callOnce(live, tool, timeoutMs);
+  if (observer !== undefined) {
+    const to = await logLength(auditLog);
+    observer.call({
+      tool: tool.name,
+      arguments: tool.call?.arguments ?? {},
+      observation,
+      session: live.label,
+      privilege: await privilegeBetween(live.launched.launch, from, to),
+    });
+  }
+  return observation;
+}
+
+async function callOnce(
   live: Live,
   tool: RealityPlannedTool,
   timeoutMs: number,
@@ -172,6 +261,7 @@ export async function runReality(
       throw new ServerError(`cannot list the server's tools: ${f.message}`);
     }
     serverInfo = shared.session.serverInfo;
+    options.observer?.listing(listedPageTexts(shared.session), serverInfo);
     const listing = listTools(shared.session);
     listingProblems = listing.problems;
     if (listing.contracts.length === 0 && listing.problems.length > 0) {
@@ -205,7 +295,7 @@ export async function runReality(
                 `fresh server did not start: ${live.session.failure.message}`,
               ms: 0,
             }
-            : await callTool(live, tool, options.timeoutMs);
+            : await callTool(live, tool, options.timeoutMs, options.observer);
           calls.set(tool.name, { observation, session: live.label });
         } finally {
           await close(live);
@@ -260,6 +350,7 @@ export async function runReality(
         shared,
         tool,
         Math.max(1, Math.min(options.timeoutMs, left())),
+        options.observer,
       );
       if (observation.kind === "no_answer" && left() <= 1) {
         // Cut by the deadline, not by the per-answer timeout: named so.

@@ -18,6 +18,7 @@ import type { RealityReport } from "./report.ts";
 import {
   type LaunchedServer,
   type LaunchPurpose,
+  type RealityObserver,
   runReality,
   type ServerLauncher,
 } from "./runner.ts";
@@ -38,6 +39,11 @@ export interface TargetRealityOptions {
    * @default {false}
    */
   noSandbox?: boolean;
+  /**
+   * Told the listing and each call's privilege use (`--observed-out`).
+   * @default {undefined}
+   */
+  observer?: RealityObserver;
 }
 
 /**
@@ -67,7 +73,7 @@ export function scratchStateLauncher(
         await Deno.mkdir(dirs.evidence, { recursive: true });
         await launcher.reset(dirs.state);
         const started = await launcher.start(dirs, label, startTimeoutMs);
-        return { spec: started.target, dispose };
+        return { spec: started.target, launch: started.launch, dispose };
       } catch (e) {
         await dispose();
         throw e;
@@ -118,6 +124,7 @@ export async function runTargetReality(
         : {}),
       startTimeoutMs: def.timeouts.start_s * 1000,
       isolateWrites: true,
+      ...(options.observer ? { observer: options.observer } : {}),
       server: {
         command: def.command,
         target: def.file,

@@ -68,6 +68,75 @@ export function jsonType(v: unknown): string {
   return typeof v;
 }
 
+/** One call to record, before its contract hash is looked up. */
+export interface CallToRecord {
+  tool: string;
+  args: Record<string, unknown>;
+  outcome: string;
+  session: string;
+  call: number;
+  variant: string | null;
+  privilege: PrivilegeUse | null;
+}
+
+/** What the file says about where the calls come from. */
+export interface ObservedMeta {
+  runId: string;
+  definition: string;
+  backend: string;
+}
+
+/**
+ * Observed records for calls, each bound to the contract hash of its tool
+ * in the listing pages (`tools/list` response texts) under `recipe`.
+ *
+ * @example
+ * ```ts ignore
+ * const doc = recordCalls(pages, serverInfo, calls, "3", { runId, definition, backend });
+ * ```
+ */
+export function recordCalls(
+  pageTexts: readonly string[],
+  serverInfo: unknown,
+  calls: readonly CallToRecord[],
+  recipe: Recipe,
+  meta: ObservedMeta,
+): ObservedRecords {
+  const manifest = buildManifest({
+    pageTexts,
+    serverInfo,
+    protocolVersion: null,
+    command: [],
+    capturedAt: "",
+    recipe,
+  });
+  const hashes = new Map(manifest.tools.map((t) => [t.name, t.contract_hash]));
+  return {
+    format: OBSERVED_FORMAT,
+    version: 1,
+    server: manifest.server.name,
+    contract_recipe: recipe,
+    run_id: meta.runId,
+    definition: meta.definition,
+    backend: meta.backend,
+    observations: calls.map((c, i) => ({
+      index: i + 1,
+      tool: c.tool,
+      args: c.args,
+      argument_shape: Object.fromEntries(
+        Object.entries(c.args).map(([n, v]) => [n, jsonType(v)]),
+      ),
+      contract_hash: hashes.get(c.tool) ?? null,
+      contract_recipe: recipe,
+      outcome: c.outcome,
+      session: c.session,
+      call: c.call,
+      variant: c.variant,
+      privilege: c.privilege,
+    })),
+  };
+}
+
 /**
  * Observed records for every call of a run's once and twice sessions, in
  * tool order, then once before twice, then by run.
@@ -83,16 +152,7 @@ export function observedRecords(
   src: ObservedSource,
   recipe: Recipe,
 ): ObservedRecords {
-  const manifest = buildManifest({
-    pageTexts: src.protocol.toolsList,
-    serverInfo: src.protocol.serverInfo,
-    protocolVersion: null,
-    command: [],
-    capturedAt: "",
-    recipe,
-  });
-  const hashes = new Map(manifest.tools.map((t) => [t.name, t.contract_hash]));
-  const observations: ObservedCall[] = [];
+  const calls: CallToRecord[] = [];
   for (const t of src.tools) {
     const label = t.variant ? `${t.tool}[${t.variant}]` : t.tool;
     for (const s of [...t.once, ...t.twice]) {
@@ -101,15 +161,9 @@ export function observedRecords(
       );
       const args = record?.arguments ?? t.arguments;
       s.calls.forEach((c, k) => {
-        observations.push({
-          index: observations.length + 1,
+        calls.push({
           tool: t.tool,
           args,
-          argument_shape: Object.fromEntries(
-            Object.entries(args).map(([n, v]) => [n, jsonType(v)]),
-          ),
-          contract_hash: hashes.get(t.tool) ?? null,
-          contract_recipe: recipe,
           outcome: c.status,
           session: record?.id ?? `${s.kind}-${s.run}`,
           call: k + 1,
@@ -119,14 +173,15 @@ export function observedRecords(
       });
     }
   }
-  return {
-    format: OBSERVED_FORMAT,
-    version: 1,
-    server: manifest.server.name,
-    contract_recipe: recipe,
-    run_id: src.runId,
-    definition: src.definition,
-    backend: src.backend,
-    observations,
-  };
+  return recordCalls(
+    src.protocol.toolsList,
+    src.protocol.serverInfo,
+    calls,
+    recipe,
+    {
+      runId: src.runId,
+      definition: src.definition,
+      backend: src.backend,
+    },
+  );
 }
