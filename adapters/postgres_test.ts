@@ -192,6 +192,54 @@ Deno.test("postgres: a session role cannot escape its database", async () => {
   }
 });
 
+Deno.test("postgres: listen = \"tcp\": sessions connect to 127.0.0.1 on the cluster's free port with their own password; verity's roles cannot log in over TCP", async () => {
+  const { dir, def } = await definition(
+    "CREATE TABLE t (id int PRIMARY KEY);",
+    'listen = "tcp"\nbusiness = ["public.t"]',
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  const cluster = (await clusterFor(def, `${work}/postgres`))!;
+  try {
+    assert.equal(cluster.tcp, true);
+    assert.notEqual(cluster.port, 5432);
+    const a = def.adapters[0]!;
+    assert.equal(a.listen, "tcp");
+    await resetState(def, `${work}/a/state`, { postgres: cluster });
+    const ca = cluster.connection(`${work}/a/state`, a);
+    assert.equal(ca.host, "127.0.0.1");
+    assert.equal(ca.port, String(cluster.port));
+    assert.equal(ca.socket, null);
+    assert.equal(ca.tcpPort, cluster.port);
+    assert.match(ca.password, /^[0-9a-f]{32}$/);
+    assert.equal(
+      ca.url,
+      `postgresql://${ca.user}:${ca.password}@127.0.0.1:${cluster.port}/${ca.db}`,
+    );
+    const c = client(ca.url);
+    await c.connect();
+    await c.query("INSERT INTO t VALUES (1)");
+    await c.end();
+    // A wrong password, and the superuser (no password), are refused.
+    const wrong = client(ca.url.replace(ca.password, "0".repeat(32)));
+    await assert.rejects(wrong.connect(), /password authentication failed/);
+    const admin = client(
+      `postgresql://verity@127.0.0.1:${cluster.port}/postgres`,
+    );
+    await assert.rejects(admin.connect(), /password|SASL/);
+  } finally {
+    await cluster.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test('postgres: listen accepts only "socket" or "tcp", naming the key', async () => {
+  await assert.rejects(
+    definition("SELECT 1;", 'listen = "udp"'),
+    /adapters\[0\]\.listen: expected "socket" \(the default: a Unix socket\) or "tcp"/,
+  );
+});
+
 Deno.test("postgres: a seeded table without a primary or declared key is refused", async () => {
   const { dir, def } = await definition("CREATE TABLE log (line text);");
   const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
@@ -246,4 +294,33 @@ Deno.test({
     }
     await assert.rejects(Deno.stat(cluster.root), Deno.errors.NotFound);
   },
+});
+
+Deno.test('postgres: listen = "tcp" under a bubblewrap sandbox is refused before anything runs, naming the key (exit 2)', async () => {
+  const { dir } = await definition("SELECT 1;", 'listen = "tcp"');
+  try {
+    const toml = await Deno.readTextFile(`${dir}/fixture.toml`);
+    await Deno.writeTextFile(
+      `${dir}/fixture.toml`,
+      toml.replace('name = "pg"', 'name = "pg"\nsandbox = "bubblewrap"'),
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../main.ts", import.meta.url).pathname,
+        "run",
+        dir,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.match(
+      new TextDecoder().decode(out.stderr),
+      /fixture\.toml: adapters\[0\]\.listen: listen = "tcp" needs the deno sandbox/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

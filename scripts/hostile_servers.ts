@@ -3,7 +3,11 @@
  * never answers), pages (endless 15 MB tools/list pages), drip (pages just
  * inside the per-answer timeout), deep (a 100,000-level serverInfo), orphan
  * (a setsid() grandchild, then verity itself is SIGKILLed) and sparse (a
- * 3 GiB sparse file left in the state directory during an audit battery).
+ * 3 GiB sparse file left in the state directory during an audit battery),
+ * overlap-slow (a server slow only inside concurrent attempts: they pass
+ * their deadline) and reality-drip (`verity reality` on 20 tools each
+ * answered just inside the per-answer timeout: the shared session's
+ * deadline ends it).
  *
  * For each case it prints verity's peak RSS (VmHWM, sampled from /proc),
  * wall time, exit code and the processes left behind. Every figure must be
@@ -146,7 +150,52 @@ rows.push(
     },
   ),
 );
+rows.push(
+  await run(
+    "overlap-slow",
+    [
+      "run",
+      `${ROOT}tests/hostile/overlap-slow`,
+      "--concurrent-attempts",
+      "2",
+      "--runs-dir",
+      runs,
+    ],
+    `${ROOT}tests/hostile/overlap-slow/server.ts`,
+    {
+      note: (out) =>
+        /concurrent_idempotence +true +INCONCLUSIVE:TIMED_OUT/.test(out)
+          ? "attempts past their deadline: INCONCLUSIVE:TIMED_OUT"
+          : "NO TIMEOUT REASON",
+    },
+  ),
+);
 await Deno.remove(runs, { recursive: true });
+rows.push(
+  await run(
+    "reality-drip",
+    [
+      "reality",
+      "--timeout",
+      "1",
+      "--session-deadline",
+      "5",
+      "--",
+      Deno.execPath(),
+      "run",
+      SERVER,
+      "slowcalls",
+      "900",
+    ],
+    `${SERVER} slowcalls`,
+    {
+      note: (out) =>
+        /ENDED EARLY: deadline: /.test(out)
+          ? "shared session ended at its deadline"
+          : "NO DEADLINE REASON",
+    },
+  ),
+);
 
 const header = ["case", "peak RSS MiB", "wall s", "exit", "survivors", "note"];
 const table = [
@@ -169,7 +218,7 @@ for (const row of table) {
 // Bounds: 1 GiB of RSS, 60 s, nobody left behind.
 const bad = rows.filter((r) =>
   r.peakMiB > 1024 || r.wallS > 60 || r.survivors > 0 ||
-  /STACK|NO BUDGET/.test(r.note)
+  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE/.test(r.note)
 );
 if (bad.length > 0) {
   console.error(`unbounded: ${bad.map((r) => r.name).join(", ")}`);

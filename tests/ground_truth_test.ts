@@ -67,6 +67,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "pg-liar-readonly",
       "pg-liar-destructive",
       "pg-liar-concurrent",
+      "pg-tcp",
       "cannot-start",
       "dies-every-session",
       "memory-toggle",

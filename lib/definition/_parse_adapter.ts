@@ -37,7 +37,7 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     kind === "json"
       ? [...common, "key", "format", "region_by", "regions"]
       : kind === "postgres"
-      ? [...common, "key"]
+      ? [...common, "key", "listen"]
       : common,
   );
   if (!Object.hasOwn(t, "label")) {
@@ -167,6 +167,18 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
         out.key[region] = list;
       }
     }
+  }
+  if (kind === "postgres" && Object.hasOwn(t, "listen")) {
+    const l = r.string(t.listen, `${path}.listen`);
+    if (l !== "socket" && l !== "tcp") {
+      r.fail(
+        `${path}.listen`,
+        `expected "socket" (the default: a Unix socket) or "tcp" (also 127.0.0.1 on a free port, for a server that cannot use a socket), got ${
+          JSON.stringify(l)
+        }`,
+      );
+    }
+    out.listen = l;
   }
   if (kind === "json") {
     if (Object.hasOwn(t, "format")) {

@@ -3,7 +3,7 @@
  * arguments: `{deno}`, `{python}`, `{node}`, `{state}`, `{target}`,
  * `{source}`, `{node_modules}` and, with a postgres adapter, the session
  * database's `{postgres_url}`, `{postgres_host}`, `{postgres_port}`,
- * `{postgres_db}` and `{postgres_user}`. Pure.
+ * `{postgres_db}`, `{postgres_user}` and `{postgres_password}`. Pure.
  *
  * @module
  */
@@ -25,6 +25,7 @@ export const PLACEHOLDERS = [
   "postgres_port",
   "postgres_db",
   "postgres_user",
+  "postgres_password",
 ] as const;
 
 /** Stand-in database for substituting a command before any database exists (the backend choice). */
@@ -34,6 +35,7 @@ export const PROBE_POSTGRES: PostgresVars = {
   port: "5432",
   db: "probe",
   user: "probe",
+  password: "",
 };
 /** What a placeholder looks like: `{identifier}`; other braces (JSON) are literal. */
 export const PLACEHOLDER_RE = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -81,6 +81,13 @@ export interface AdapterDef {
   region_by?: string;
   /** json only: region name -> JSON pointer to an array or object of records inside the document. */
   regions?: Record<string, string>;
+  /**
+   * postgres only: how the server connects. "socket" (the default): the
+   * cluster's Unix socket only; "tcp": the cluster also listens on
+   * 127.0.0.1 on a free port, and the `{postgres_…}` placeholders give that
+   * host, port and URL.
+   */
+  listen?: "socket" | "tcp";
 }
 
 /** A loaded, validated definition. */
@@ -165,9 +172,12 @@ export const DEFAULT_TIMEOUTS = { start_s: 30, call_s: 30 } as const;
 
 /** The connection a postgres adapter's placeholders stand for (one session's database). */
 export interface PostgresVars {
-  /** `{postgres_url}`: `postgresql://<role>@localhost/<db>?host=<socket dir>&port=<port>`. */
+  /**
+   * `{postgres_url}`: `postgresql://<role>@localhost/<db>?host=<socket dir>&port=<port>`,
+   * or with `listen = "tcp"` `postgresql://<role>:<password>@127.0.0.1:<port>/<db>`.
+   */
   url: string;
-  /** `{postgres_host}`: the socket directory. */
+  /** `{postgres_host}`: the socket directory, or `127.0.0.1` with `listen = "tcp"`. */
   host: string;
   /** `{postgres_port}`. */
   port: string;
@@ -175,4 +185,9 @@ export interface PostgresVars {
   db: string;
   /** `{postgres_user}`: the session's role. */
   user: string;
+  /**
+   * `{postgres_password}`: the session role's password over TCP
+   * (`listen = "tcp"`); empty over the socket (no password needed).
+   */
+  password: string;
 }

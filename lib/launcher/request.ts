@@ -76,10 +76,12 @@ export interface SessionDirs {
 /** The values of every placeholder for one session (the definition module's type). */
 export type { PlaceholderValues };
 
-/** A session's database: its placeholders and the socket the sandbox must let through. */
+/** A session's database: its placeholders and the socket or port the sandbox must let through. */
 export interface SessionDatabase extends PostgresVars {
-  /** The Unix socket file of the run's private cluster. */
-  socket: string;
+  /** The Unix socket file of the run's private cluster (null: over TCP). */
+  socket: string | null;
+  /** The loopback port of the run's private cluster (`listen = "tcp"`), else null. */
+  tcpPort?: number | null;
 }
 
 /**
@@ -223,7 +225,8 @@ export function launchRequest(
     ],
     ...(def.cwd ? { cwd: substitute(def.cwd, vars) } : {}),
     ...(def.allow ? { allow: { sys: def.allow.sys, run: def.allow.run } } : {}),
-    ...(database ? { sockets: [database.socket] } : {}),
+    ...(database?.socket ? { sockets: [database.socket] } : {}),
+    ...(database?.tcpPort ? { connect: [database.tcpPort] } : {}),
     backend: setup.backend,
     evidenceDir: dirs.evidence,
     label,

@@ -120,6 +120,7 @@ Deno.test("a session database fills {postgres_…} and grants its socket; withou
     port: "5432",
     db: "verity_s_1",
     user: "verity_s_1",
+    password: "",
     socket: "/w/pg/socket/.s.PGSQL.5432",
   };
   const req = launchRequest(
@@ -139,4 +140,25 @@ Deno.test("a session database fills {postgres_…} and grants its socket; withou
       e instanceof UsageError && /no postgres adapter/.test(e.message),
   );
   assert.match(commandForChoice(def, SETUP).at(-1)!, /^postgresql:\/\/probe@/);
+  assert.equal(req.connect, undefined);
+  // listen = "tcp": host, port and password for TCP, the port granted, no socket.
+  const tcp = launchRequest(
+    { ...def, env: { PGPASSWORD: "{postgres_password}" } },
+    SETUP,
+    { state: "/w/state", evidence: "/w/evidence" },
+    "server",
+    {
+      url: "postgresql://verity_s_1:pw@127.0.0.1:40001/verity_s_1",
+      host: "127.0.0.1",
+      port: "40001",
+      db: "verity_s_1",
+      user: "verity_s_1",
+      password: "pw",
+      socket: null,
+      tcpPort: 40001,
+    },
+  );
+  assert.deepEqual(tcp.connect, [40001]);
+  assert.equal(tcp.sockets, undefined);
+  assert.equal(tcp.env.PGPASSWORD, "pw");
 });

@@ -396,8 +396,13 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   for (const p of runPaths) checkListValue("allow.run program", p);
   const listen = listenAddresses(req);
   // Granted destinations: an HTTP server's own listening address, the run's
-  // database socket (connecting to it also needs read and write on the file).
-  const netGrants = [...listen, ...sockets.map((s) => `unix:${s}`)];
+  // database socket (connecting to it also needs read and write on the file)
+  // or its loopback port.
+  const netGrants = [
+    ...listen,
+    ...sockets.map((s) => `unix:${s}`),
+    ...(req.connect ?? []).map((p) => `127.0.0.1:${p}`),
+  ];
   const hasLockFlag = flags.some((f) =>
     /^--(lock|no-lock|frozen)(=|$)/.test(f)
   );
@@ -546,7 +551,8 @@ function bubblewrapArgv(
     // A Deno server that listens (HTTP) or talks over a socket keeps the
     // host's network namespace: Deno's scoped --allow-net is its wall there.
     ...(req.backend === "deno" &&
-        (req.listen !== undefined || (req.sockets ?? []).length > 0)
+        (req.listen !== undefined || (req.sockets ?? []).length > 0 ||
+          (req.connect ?? []).length > 0)
       ? []
       : ["--unshare-net"]),
     "--unshare-uts",
@@ -684,6 +690,11 @@ function bubblewrapArgv(
  * {@linkcode bubblewrapArgv}).
  */
 function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
+  if ((req.connect ?? []).length > 0) {
+    throw new SandboxError(
+      "a bubblewrap server has its own network namespace and cannot reach a loopback port on the host (use the deno sandbox or a Unix socket)",
+    );
+  }
   const env = serverEnv(req, host);
   const cwd = cwdOf(req);
   const { argv } = bubblewrapArgv(

@@ -494,3 +494,24 @@ Deno.test("a granted database socket: deno allows that unix socket only, bubblew
   const i = b.indexOf(sock);
   assert.ok(i > 0 && b[i - 1] === "--bind" && b[i + 1] === sock);
 });
+
+Deno.test('a granted database port (listen = "tcp"): deno allows 127.0.0.1:<port> only, reaching it is not network evidence, another port is; bubblewrap refuses', async () => {
+  const { launchEvidence } = await import("./audit_log.ts");
+  const l = buildLaunch(request({ connect: [40001] }), host());
+  const argv = l.spawn.command;
+  assert.ok(!argv.includes("--deny-net"));
+  assert.equal(flag(argv, "--allow-net"), "127.0.0.1:40001");
+  const ev = launchEvidence(
+    l,
+    [
+      `{"v":1,"permission":"net","value":"127.0.0.1:40001"}`,
+      `{"v":1,"permission":"net","value":"127.0.0.1:40002"}`,
+    ].join("\n"),
+  );
+  assert.deepEqual(ev.network, ["127.0.0.1:40002"]);
+  assert.throws(
+    () =>
+      buildLaunch(request({ connect: [40001], backend: "bubblewrap" }), host()),
+    /own network namespace and cannot reach a loopback port/,
+  );
+});

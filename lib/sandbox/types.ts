@@ -41,6 +41,14 @@ export interface LaunchRequest {
    * @default {[]}
    */
   sockets?: string[];
+  /**
+   * Loopback TCP ports the server may connect to, e.g. the run's private
+   * PostgreSQL on 127.0.0.1 (`listen = "tcp"`): deno grants
+   * `--allow-net=127.0.0.1:<port>` and nothing else; bubblewrap (its own
+   * network namespace) cannot reach the host's loopback and refuses.
+   * @default {[]}
+   */
+  connect?: number[];
   /** Requested backend. */
   backend: SandboxBackend;
   /** Directory where permission audit logs go (absolute, outside the state dir). */

@@ -115,6 +115,22 @@ export function findPostgresBinDir(): string {
 export interface ClusterOptions {
   /** Lines of progress, or null. @default null */
   progress?: ((line: string) => void) | null;
+  /**
+   * Also listen on 127.0.0.1 on a free port (an adapter with
+   * `listen = "tcp"`): connections there need the session role's password
+   * (scram-sha-256); verity's own roles have none, so they cannot log in
+   * over TCP.
+   * @default {false}
+   */
+  tcp?: boolean;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it). */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
 }
 
 async function run(
@@ -156,6 +172,10 @@ export function templateName(label: string): string {
 
 /** Connection details a server gets for one session's database. */
 export interface PgConnection {
+  /** With `listen = "tcp"`: the session role's password (else empty). */
+  password: string;
+  /** With `listen = "tcp"`: the loopback port a sandbox must let the server reach (else null). */
+  tcpPort: number | null;
   /**
    * `postgresql://<role>@localhost/<db>?host=<socket dir>&port=5432`: the
    * `host` parameter (a directory: a Unix socket) overrides the URL's host
@@ -168,8 +188,8 @@ export interface PgConnection {
   port: string;
   db: string;
   user: string;
-  /** The socket file a sandbox must let the server open. */
-  socket: string;
+  /** The socket file a sandbox must let the server open (null over TCP). */
+  socket: string | null;
 }
 
 /** A running private cluster. */
@@ -177,6 +197,12 @@ export class PostgresCluster {
   readonly root: string;
   readonly bin: string;
   readonly socketDir: string;
+  /** The port: 5432 on the socket only, a free one when it also listens on TCP. */
+  readonly port: number;
+  /** Whether it also listens on 127.0.0.1:{@linkcode port}. */
+  readonly tcp: boolean;
+  /** Session passwords are derived from this (never leaves the process). */
+  #secret = crypto.randomUUID();
   #proc: Deno.ChildProcess;
   #admin: PgClient | null = null;
   #adminQueue: Promise<unknown> = Promise.resolve();
@@ -188,9 +214,13 @@ export class PostgresCluster {
     bin: string,
     proc: Deno.ChildProcess,
     asNobody: boolean,
+    port: number,
+    tcp: boolean,
   ) {
     this.root = root;
     this.bin = bin;
+    this.port = port;
+    this.tcp = tcp;
     this.socketDir = `${root}/socket`;
     this.#proc = proc;
     this.asNobody = asNobody;
@@ -259,6 +289,17 @@ export class PostgresCluster {
         `initdb failed: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`,
       );
     }
+    const tcp = options.tcp === true;
+    const port = tcp ? freePort() : PORT;
+    if (tcp) {
+      // The socket stays trusted (verity's own connections; the sandbox
+      // hands a server only its own role); TCP needs a password, which
+      // only session roles have.
+      await Deno.writeTextFile(
+        `${data}/pg_hba.conf`,
+        "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
+      );
+    }
     const proc = new Deno.Command(`${bin}/postgres`, {
       args: [
         "-D",
@@ -266,9 +307,9 @@ export class PostgresCluster {
         "-k",
         socket,
         "-p",
-        String(PORT),
+        String(port),
         "-c",
-        "listen_addresses=",
+        `listen_addresses=${tcp ? "127.0.0.1" : ""}`,
         "-c",
         "unix_socket_permissions=0777",
         "-c",
@@ -287,7 +328,7 @@ export class PostgresCluster {
       stderr: "piped",
       ...(asNobody ? NOBODY : {}),
     }).spawn();
-    const cluster = new PostgresCluster(root, bin, proc, asNobody);
+    const cluster = new PostgresCluster(root, bin, proc, asNobody, port, tcp);
     live.add(cluster);
     const log: string[] = [];
     void (async () => {
@@ -296,7 +337,7 @@ export class PostgresCluster {
         if (log.length < 200) log.push(dec.decode(chunk));
       }
     })().catch(() => {});
-    const sockFile = `${socket}/.s.PGSQL.${PORT}`;
+    const sockFile = `${socket}/.s.PGSQL.${port}`;
     const deadline = performance.now() + 30_000;
     while (true) {
       try {
@@ -323,20 +364,22 @@ export class PostgresCluster {
     say(
       `postgres: private cluster up in ${
         Math.round(performance.now() - t0)
-      } ms (socket ${socket}${asNobody ? ", running as nobody" : ""})`,
+      } ms (socket ${socket}${tcp ? `, and 127.0.0.1:${port}` : ""}${
+        asNobody ? ", running as nobody" : ""
+      })`,
     );
     return cluster;
   }
 
   /** The socket file. */
   get socketFile(): string {
-    return `${this.socketDir}/.s.PGSQL.${PORT}`;
+    return `${this.socketDir}/.s.PGSQL.${this.port}`;
   }
 
   #connect(user: string, database: string): PgClient {
     const c = new Client({
       host: this.socketDir,
-      port: PORT,
+      port: this.port,
       user,
       database,
       types: TEXT_TYPES,
@@ -400,7 +443,7 @@ export class PostgresCluster {
         "-h",
         this.socketDir,
         "-p",
-        String(PORT),
+        String(this.port),
         "-U",
         ADMIN,
         "-d",
@@ -432,8 +475,11 @@ export class PostgresCluster {
   async createSession(stateDir: string, a: AdapterDef): Promise<PgConnection> {
     const label = normalizeLabel(a.label);
     const db = sessionDbName(stateDir, label);
+    const c = this.connection(stateDir, a);
     await this.#adminQuery(
-      `CREATE ROLE ${db} LOGIN IN ROLE ${OWNER}`,
+      `CREATE ROLE ${db} LOGIN IN ROLE ${OWNER}${
+        c.password ? ` PASSWORD ${quoteLiteral(c.password)}` : ""
+      }`,
       // FILE_COPY copies the template's files (one checkpoint, cheap with
       // fsync off); WAL_LOG, the default, rewrites every page into the WAL.
       `CREATE DATABASE ${db} TEMPLATE ${
@@ -442,21 +488,36 @@ export class PostgresCluster {
       `REVOKE ALL ON DATABASE ${db} FROM PUBLIC`,
       `GRANT CONNECT ON DATABASE ${db} TO ${OBSERVER}`,
     );
-    return this.connection(stateDir, a);
+    return c;
   }
 
   /** The connection details of a session's database (it need not exist). */
   connection(stateDir: string, a: AdapterDef): PgConnection {
     const db = sessionDbName(stateDir, normalizeLabel(a.label));
+    if (a.listen === "tcp" && this.tcp) {
+      const password = sha256Hex(`${this.#secret}\0${db}`).slice(0, 32);
+      return {
+        url: `postgresql://${db}:${password}@127.0.0.1:${this.port}/${db}`,
+        host: "127.0.0.1",
+        port: String(this.port),
+        db,
+        user: db,
+        password,
+        socket: null,
+        tcpPort: this.port,
+      };
+    }
     return {
       url: `postgresql://${db}@localhost/${db}?host=${
         encodeURIComponent(this.socketDir)
-      }&port=${PORT}`,
+      }&port=${this.port}`,
       host: this.socketDir,
-      port: String(PORT),
+      port: String(this.port),
       db,
       user: db,
+      password: "",
       socket: this.socketFile,
+      tcpPort: null,
     };
   }
 
@@ -629,7 +690,10 @@ export async function clusterFor(
   options: ClusterOptions = {},
 ): Promise<PostgresCluster | null> {
   if (postgresAdapters(def).length === 0) return null;
-  const cluster = await PostgresCluster.start(root, options);
+  const cluster = await PostgresCluster.start(root, {
+    ...options,
+    tcp: options.tcp ?? postgresAdapters(def).some((a) => a.listen === "tcp"),
+  });
   try {
     for (const [i, a] of def.adapters.entries()) {
       if (a.kind === "postgres") await cluster.seedTemplate(def, i);
