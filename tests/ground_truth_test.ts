@@ -72,6 +72,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "dies-every-session",
       "memory-toggle",
       "memory-counter",
+      "task-required",
       "unclassified-cache",
       "unstable-seed",
       "attempts-deno",
@@ -149,7 +150,7 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   // History version 2 stores the timer's stamps only; the concurrent check
   // decides overlap from them, and a decision written into the history is refused.
   const report3 = JSON.parse(await Deno.readTextFile(path));
-  assert.equal(report3.provenance.history, 2);
+  assert.ok(report3.provenance.history >= 2);
   const attempts = report3.observations.tools.flatMap((
     t: { concurrent: Record<string, unknown>[] | null },
   ) => t.concurrent ?? []);
@@ -162,7 +163,27 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   await Deno.writeTextFile(edited, JSON.stringify(report3));
   const bad3 = await verity(["report", "verify", edited]);
   assert.equal(bad3.code, 1);
-  assert.match(bad3.stdout, /history version 2 stores no overlap decision/);
+  assert.match(bad3.stdout, /history version \d+ stores no overlap decision/);
+  // A tool that needs the task protocol is never called (no session names
+  // it) and says so; a report that drops the reason is refused.
+  const taskPath = reports.get("task-required");
+  assert.ok(taskPath, "task-required report was written");
+  const task = JSON.parse(await Deno.readTextFile(taskPath));
+  assert.equal(
+    task.sessions.filter((x: { tool: string | null }) =>
+      x.tool === "build_report"
+    ).length,
+    0,
+  );
+  const build = task.observations.tools.find((t: { tool: string }) =>
+    t.tool === "build_report"
+  );
+  assert.equal(build.skipped.reason, "task_required");
+  delete build.skipped;
+  await Deno.writeTextFile(edited, JSON.stringify(task));
+  const bad4 = await verity(["report", "verify", edited]);
+  assert.equal(bad4.code, 1);
+  assert.match(bad4.stdout, /\(build_report\)\.skipped/);
   // Every run appended its report to the runs directory's ledger: each
   // report binds to its block under the ledger's head; the edited copy does not.
   const ledger = join(runsDir, "ledger.json");

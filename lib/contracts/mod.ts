@@ -7,3 +7,4 @@
  */
 export * from "./contracts.ts";
 export * from "./json_reader.ts";
+export * from "./task_support.ts";

@@ -17,9 +17,11 @@ import type { HttpExchange } from "../wire/http_client.ts";
 /**
  * The version of the history's shape, written to a report's
  * `provenance.history` (absent: version 1). Version 2: attempts store only
- * the timer's raw stamps, no overlap decision.
+ * the timer's raw stamps, no overlap decision. Version 3: a tool the
+ * listing says needs the task protocol is not called, and says so
+ * (`ToolObservations.skipped`).
  */
-export const HISTORY_VERSION = 2;
+export const HISTORY_VERSION = 3;
 
 /** A declared hint as stored in evidence. */
 export interface DeclaredHint {
@@ -123,6 +125,11 @@ export interface ToolObservations {
   concurrent: AttemptObservation[] | null;
   /** Why no two-process attempts ran, when none did. */
   twoProcessSkipped: string | null;
+  /**
+   * History version 3 on: why the tool was not called at all (its listing
+   * declares `execution.taskSupport: "required"`); absent when it was.
+   */
+  skipped?: { reason: "task_required"; message: string };
 }
 
 /** Observations shared by every tool of a definition. */

@@ -5,6 +5,10 @@
  *
  * @module
  */
+import {
+  requiresTask,
+  TASK_REQUIRED_MESSAGE,
+} from "../contracts/task_support.ts";
 import type { Contract } from "../contracts/contracts.ts";
 import { type ArgumentSource, generateArguments } from "./generate.ts";
 import { DEFAULT_SEED } from "./prng.ts";
@@ -86,10 +90,7 @@ export function planReality(
       };
     }
     seen.add(name);
-    const execution = contract.raw.execution as
-      | { taskSupport?: unknown }
-      | undefined;
-    if (execution?.taskSupport === "required") {
+    if (requiresTask(contract.raw)) {
       // A plain tools/call is refused by such a tool: it would count as a
       // failure of the server, which it is not.
       return {
@@ -97,8 +98,7 @@ export function planReality(
         call: null,
         skip: {
           reason: "task_required",
-          message:
-            "execution.taskSupport is required: the tool answers only through the task protocol, which verity reality does not speak",
+          message: TASK_REQUIRED_MESSAGE,
         },
       };
     }

@@ -39,6 +39,10 @@
  * @module
  */
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import {
+  requiresTask,
+  TASK_REQUIRED_MESSAGE,
+} from "../contracts/task_support.ts";
 import { readJson } from "../contracts/json_reader.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { canonicalStateJson } from "../state/keys.ts";
@@ -350,6 +354,28 @@ class Verifier {
         t.hints,
         hints,
       );
+      // History version 3 on: a tool that needs the task protocol is not
+      // called, and says so; every other tool was called.
+      if (this.#history >= 3) {
+        const needsTask = c !== undefined && requiresTask(c.raw);
+        this.expect(
+          `observations.tools[${i}] (${toolLabel(t)}).skipped`,
+          t.skipped,
+          needsTask
+            ? { reason: "task_required", message: TASK_REQUIRED_MESSAGE }
+            : undefined,
+        );
+        if (
+          needsTask &&
+          [...t.once, ...t.twice, ...(t.probed ?? []), ...(t.concurrent ?? [])]
+              .length > 0
+        ) {
+          this.bad(
+            `observations.tools[${i}] (${toolLabel(t)})`,
+            "a tool that needs the task protocol has sessions (it is never called)",
+          );
+        }
+      }
     });
   }
 

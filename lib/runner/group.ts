@@ -13,6 +13,7 @@ import type {
 } from "../history/types.ts";
 import type { HintName } from "../contracts/contracts.ts";
 import type { PlannedSession, PlannedTool } from "./plan.ts";
+import { TASK_REQUIRED_MESSAGE } from "../contracts/task_support.ts";
 
 /** Why two-process attempts were skipped for a server that writes on start or stop. */
 export const STARTUP_WRITES_SKIP =
@@ -38,6 +39,11 @@ export interface GroupInput {
   hints: (name: string) => Record<HintName, DeclaredHint>;
   /** Whether control sessions showed state written on start or stop. */
   startupWrites: boolean;
+  /**
+   * Indexes of the tools not called because they need the task protocol.
+   * @default {none}
+   */
+  taskRequired?: ReadonlySet<number>;
 }
 
 /**
@@ -72,6 +78,14 @@ export function groupObservations(input: GroupInput): ToolObservations[] {
       twoProcessSkipped: gets && input.startupWrites
         ? STARTUP_WRITES_SKIP
         : null,
+      ...(input.taskRequired?.has(t.index)
+        ? {
+          skipped: {
+            reason: "task_required" as const,
+            message: TASK_REQUIRED_MESSAGE,
+          },
+        }
+        : {}),
     };
   });
 }

@@ -45,6 +45,7 @@ import type {
 } from "../history/types.ts";
 import { MAX_HTTP_EXCHANGES, type PermissionCheck } from "../history/types.ts";
 import { classifyAnswer } from "../history/call_outcome.ts";
+import { requiresTask } from "../contracts/task_support.ts";
 import {
   planConcurrent,
   planControl,
@@ -605,7 +606,8 @@ async function execute(
   );
   const opening = { value: null as OpeningEvidence | null };
   const controlPlan = planControl(opts.runs);
-  const seqPlan = planSequential(tools, opts.runs);
+  const allSeqPlan = planSequential(tools, opts.runs);
+  let seqPlan = allSeqPlan;
   const byTool = new Map(tools.map((t) => [t.index, t]));
   const ticks = { done: 0, total: controlPlan.length + seqPlan.length };
   const tick = (p: PlannedSession, ended: boolean) => {
@@ -646,6 +648,19 @@ async function execute(
   const listing = parseToolPages(opening.value?.toolsList ?? []);
   if (opening.value !== null) {
     opts.checkListing?.(listing.contracts.map((c) => c.name));
+  }
+  // A tool that answers only through the task protocol is not called (its
+  // verdicts say TASK_REQUIRED); its sessions leave the plan.
+  const taskTools = new Set(
+    tools.filter((t) =>
+      listing.contracts.some((c) => c.name === t.name && requiresTask(c.raw))
+    ).map((t) => t.index),
+  );
+  if (taskTools.size > 0) {
+    seqPlan = allSeqPlan.filter((p) =>
+      p.kind === "control" || p.kind === "attempt" || !taskTools.has(p.tool)
+    );
+    ticks.total -= allSeqPlan.length - seqPlan.length;
   }
   const started = control.some((c) => c.setupFailure === null);
   if (!started) {
@@ -690,7 +705,7 @@ async function execute(
     );
   const concurrentTools = !started || diedEverywhere
     ? []
-    : tools.filter((t) => {
+    : tools.filter((t) => !taskTools.has(t.index)).filter((t) => {
       const h = hintsFor(t.name);
       return wantsConcurrent(
         {
@@ -728,6 +743,7 @@ async function execute(
     })),
     concurrent: new Set(concurrentTools.map((t) => t.index)),
     hints: hintsFor,
+    taskRequired: taskTools,
     startupWrites,
   });
   const listed = listing.contracts.map((c) => c.name);

@@ -23,6 +23,7 @@ import { CHECKS, RULES } from "./battery.ts";
 import { checkFailed } from "./rules/check_failed.ts";
 import { declarationReason } from "./rules/declaration.ts";
 import { serverFailedVerdict } from "./rules/server_failure.ts";
+import { taskRequiredVerdict } from "./rules/task_required.ts";
 
 export {
   deltaColumns,
@@ -132,6 +133,9 @@ export function judge(
   const rules = options.rules ?? ENGINE_VERSION;
   const serverFailed = rules >= 3 ? options.serverFailed ?? null : null;
   if (serverFailed !== null) return serverFailedVerdict(test, t, serverFailed);
+  if (t.skipped !== undefined) {
+    return taskRequiredVerdict(test, t, t.skipped.message);
+  }
   const o = observe(test, new Comparator(snapshots), defn, t, rules);
   // An unverified reset is named on every verdict, also where the check
   // itself never reached the state gate (a concurrent test not run).

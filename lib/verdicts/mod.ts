@@ -20,3 +20,4 @@ export * from "./rules/check_failed.ts";
 export { serverFailedVerdict } from "./rules/server_failure.ts";
 export * from "./rules/coverage.ts";
 export * from "./rules/process_memory.ts";
+export * from "./rules/task_required.ts";

@@ -25,6 +25,7 @@ export type Reason =
   | "NO_NETWORK_OBSERVATION"
   | "UNOBSERVED_STATE"
   | "CHECK_FAILED"
+  | "TASK_REQUIRED"
   | "ATTEMPTED_WRITE"
   | "TIMED_OUT";
 
