@@ -137,6 +137,18 @@ Deno.test("census: three shards run in parallel and merged equal the unsharded c
     );
     assert.deepEqual(doc.servers.map((s) => s.id), [...IDS].sort());
 
+    // The page is self-contained: no script, nothing fetched; it charts hint
+    // coverage, malformed kinds, grades and failures.
+    const html = await Deno.readTextFile(join(whole, "census.html"));
+    assert.doesNotMatch(html, /<script|(src|href)="(https?:)?\/\//i);
+    for (
+      const caption of [
+        "Hint coverage over 22 tools",
+        "Malformed hints by kind",
+        "Reality grades",
+        "Failures by kind",
+      ]
+    ) assert.ok(html.includes(caption), caption);
     // Both documents follow the published schema; a broken one does not.
     const check = await schemaValidator();
     assert.equal(check(doc), null);
@@ -397,6 +409,48 @@ Deno.test("census: an empty shard writes an empty census", async () => {
     assert.equal(d.servers.length, 0);
     assert.equal(d.shard, "1/4");
     assert.equal(d.list.servers, 5);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("census of a real published server (server-everything, from the warmed cache): hints as its source declares them", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "verity-census-everything-" });
+  try {
+    const r = await verity([
+      "census",
+      `${DATA}everything.toml`,
+      "--out",
+      join(tmp, "o"),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = await readDoc(join(tmp, "o"));
+    const s = doc.servers[0]!;
+    assert.equal(s.outcome, "audited", JSON.stringify(s.failure));
+    assert.equal(s.server!.name, "mcp-servers/everything");
+    // Every listed tool declares all four hints (dist/tools/*.js); the
+    // read-only ones are exactly those whose source says readOnlyHint: true.
+    assert.equal(s.hints.tools, 13);
+    assert.equal(s.hints.toolsComplete, 13);
+    const readOnly = s.tools.filter((t) =>
+      t.hints.readOnlyHint.state === "TRUE"
+    )
+      .map((t) => t.name).sort();
+    assert.deepEqual(readOnly, [
+      "echo",
+      "get-annotated-message",
+      "get-env",
+      "get-resource-links",
+      "get-resource-reference",
+      "get-structured-content",
+      "get-sum",
+      "get-tiny-image",
+      "trigger-long-running-operation",
+    ]);
+    assert.equal(s.malformed.length, 0);
+    assert.ok(s.reality!.checked > 0 && s.reality!.total === 13);
+    const check = await schemaValidator();
+    assert.equal(check(doc), null);
   } finally {
     await Deno.remove(tmp, { recursive: true });
   }
