@@ -233,3 +233,42 @@ Deno.test("an HTTP server that dies before listening: the cause has its exit sta
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("non-JSON on stdout mid-session: run and reality apply one rule (kept as a problem, the answer after it counts)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-noise-" });
+  try {
+    const run = await verity([
+      "run",
+      "stdout-noise",
+      "--json",
+      "--runs-dir",
+      dir,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const report = JSON.parse(run.stdout);
+    const ro = report.verdicts.find((v: { test: string }) =>
+      v.test === "read_only"
+    );
+    assert.equal(ro.outcome, "PASS");
+    const once = report.sessions.filter((s: { kind: string }) =>
+      s.kind === "once"
+    );
+    assert.ok(once.length >= 3);
+    for (const s of once) {
+      assert.ok(
+        s.problems.some((p: string) => /invalid JSON/.test(p)),
+        JSON.stringify(s.problems),
+      );
+    }
+    const reality = await verity([
+      "reality",
+      join(ROOT, "fixtures/stdout-noise"),
+    ]);
+    assert.equal(reality.code, 0, reality.stdout + reality.stderr);
+    assert.match(reality.stdout, /get_note\s+passed/);
+    assert.match(reality.stdout, /1 of 1 tools checked/);
+    assert.doesNotMatch(reality.stdout, /invalid_output/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

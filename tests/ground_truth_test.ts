@@ -73,6 +73,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "memory-toggle",
       "memory-counter",
       "task-required",
+      "stdout-noise",
       "unclassified-cache",
       "unstable-seed",
       "attempts-deno",

@@ -147,6 +147,10 @@ export class StdioClient {
   #deadlineMs: number | null;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #received = 0;
+  /** Whether the server has answered a request yet (the handshake began). */
+  #answered = false;
+  /** Non-JSON lines tolerated after the first answer (see {@linkcode StdioClient.invalidLines}). */
+  #invalidLines = 0;
   #unsolicited = 0;
   #dropped: { frames: number; bytes: number; marker: Frame | null } = {
     frames: 0,
@@ -302,10 +306,30 @@ export class StdioClient {
   }
 
   /**
-   * Non-JSON on stdout breaks the stdio transport (the spec forbids it):
-   * fail every pending request now, with the first bytes printed, instead
-   * of waiting out the timeout.
+   * Non-JSON lines the server printed on stdout after its first answer:
+   * each is a protocol violation, kept (within the unsolicited budget) as a
+   * frame with its problem, and skipped (docs/reliability.md, "Invalid
+   * stdout lines").
    */
+  get invalidLines(): number {
+    return this.#invalidLines;
+  }
+
+  /**
+   * A non-JSON line on stdout. Before the server's first answer it is not
+   * speaking MCP on stdout at all (a banner, a usage text): fail every
+   * pending request now, with the first bytes printed, instead of waiting
+   * out the timeout. After it, the line is a protocol violation (a logger
+   * writing to stdout) recorded as a problem and skipped: the calls wait
+   * for their answers as usual. One rule for every command that speaks
+   * stdio (`run`, `reality`, `tools`, `capture`, the overlap timer).
+   */
+  #invalidLine(text: string, problem: string | null): void {
+    if (problem !== null) this.#problem(problem);
+    if (this.#answered) this.#invalidLines++;
+    else this.#garbage(text);
+  }
+
   #garbage(text: string): void {
     const first = text.length > 120 ? `${text.slice(0, 120)}…` : text;
     this.#abort({
@@ -454,8 +478,7 @@ export class StdioClient {
     } catch {
       frame.problem = "invalid JSON";
       const i = this.#keepUnsolicited(frame);
-      if (i >= 0) this.#problem(`frame ${i}: invalid JSON`);
-      this.#garbage(text);
+      this.#invalidLine(text, i >= 0 ? `frame ${i}: invalid JSON` : null);
       return;
     }
     if (typeof msg !== "object" || msg === null || Array.isArray(msg)) {
@@ -511,6 +534,7 @@ export class StdioClient {
     this.frames.push(frame);
     if (deep) this.#problem(`frame ${index}: ${frame.problem}`);
     this.#pending.delete(id as number | string);
+    this.#answered = true;
     clearTimeout(p.timer);
     const ms = t - p.sentAt;
     if ("error" in m) {
