@@ -9,7 +9,13 @@
  * neither is observed keyed by its whole row and reported as a problem
  * (a seeded table without one is refused when the template is seeded).
  * A sequence is one record `["sequence"]` with `last_value` and
- * `is_called`. Values are typed from their text form (see `pg_values.ts`);
+ * `is_called`. Each user schema's catalog (its views and materialized
+ * views, functions and procedures, aggregates, and triggers on its tables,
+ * without those an extension owns) is one more region,
+ * `schema.@catalog` ({@linkcode CATALOG_REGION}), one record per object
+ * keyed `[kind, name]` with its `definition` as PostgreSQL prints it, so a
+ * server that creates, replaces or drops a view, function or trigger
+ * changes observed state. Values are typed from their text form (see `pg_values.ts`);
  * the server sorts by the key (`COLLATE "C"` for text, the order
  * `compareKeys` uses), and the order is checked here: anything out of order
  * is re-sorted.
@@ -36,13 +42,18 @@ export type PgQuery = (sql: string) => Promise<(string | null)[][]>;
 export interface PostgresTable {
   /** `schema.table`. */
   name: string;
-  kind: "table" | "sequence";
+  kind: "table" | "sequence" | "catalog";
   /** Column names in declaration order. */
   columns: string[];
   /** Key columns: primary key, declared key, or every column. */
   identity: string[];
   /** Where the identity comes from. */
-  keyedBy: "primary_key" | "declared_key" | "whole_row" | "sequence";
+  keyedBy:
+    | "primary_key"
+    | "declared_key"
+    | "whole_row"
+    | "sequence"
+    | "catalog";
   records: StateRecord[];
 }
 
@@ -59,6 +70,9 @@ export interface ReadPostgresOptions {
   /** Label used in problem messages. @default "database" */
   label?: string;
 }
+
+/** The catalog region's name within a schema: `public.@catalog`. */
+export const CATALOG_REGION = "@catalog";
 
 const SYSTEM_SCHEMAS =
   "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp_%'";
@@ -113,6 +127,53 @@ async function primaryKeys(query: PgQuery): Promise<Map<string, string[]>> {
     out.set(r[0]!, list);
   }
   return out;
+}
+
+/** Objects an extension owns (`pg_depend` deptype `e`) are its, not the server's. */
+const NOT_EXTENSION = (cls: string, oid: string) =>
+  `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${cls}'::regclass AND d.objid = ${oid} AND d.deptype = 'e')`;
+
+/**
+ * Every user schema's catalog region (see the module doc): views,
+ * materialized views, functions, procedures, aggregates and triggers, one
+ * record per object keyed `[kind, name]`, sorted by schema.
+ */
+export async function readCatalog(query: PgQuery): Promise<PostgresTable[]> {
+  const schemas = await query(
+    `SELECT n.nspname FROM pg_namespace n WHERE ${SYSTEM_SCHEMAS} ORDER BY n.nspname COLLATE "C"`,
+  );
+  const rows = [
+    ...await query(
+      `SELECT n.nspname, CASE c.relkind WHEN 'v' THEN 'view' ELSE 'materialized_view' END, c.relname, pg_get_viewdef(c.oid, true) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('v', 'm') AND ${SYSTEM_SCHEMAS} AND ${
+        NOT_EXTENSION("pg_class", "c.oid")
+      }`,
+    ),
+    ...await query(
+      `SELECT n.nspname, CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'f' THEN 'function' WHEN 'a' THEN 'aggregate' ELSE 'window_function' END, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) ELSE 'RETURNS ' || pg_get_function_result(p.oid) END FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${SYSTEM_SCHEMAS} AND ${
+        NOT_EXTENSION("pg_proc", "p.oid")
+      }`,
+    ),
+    ...await query(
+      `SELECT n.nspname, 'trigger', c.relname || '.' || t.tgname, pg_get_triggerdef(t.oid, true) || CASE t.tgenabled WHEN 'D' THEN ' (DISABLED)' ELSE '' END FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND ${SYSTEM_SCHEMAS}`,
+    ),
+  ];
+  const bySchema = new Map<string, StateRecord[]>(
+    schemas.map((r) => [r[0]!, []]),
+  );
+  for (const [schema, kind, name, definition] of rows) {
+    bySchema.get(schema!)?.push({
+      key: makeKey([kind!, name!]),
+      value: { definition: definition ?? null },
+    });
+  }
+  return [...bySchema].map(([schema, records]) => ({
+    name: `${schema}.${CATALOG_REGION}`,
+    kind: "catalog" as const,
+    columns: ["definition"],
+    identity: [],
+    keyedBy: "catalog" as const,
+    records: sortRecords(records),
+  }));
 }
 
 /**
@@ -178,6 +239,15 @@ export async function readPostgres(
     } catch (e) {
       problems.push(`${label}: ${name}: ${(e as Error).message}`);
     }
+  }
+  try {
+    tables.push(...await readCatalog(query));
+  } catch (e) {
+    problems.push(
+      `${label}: the schema catalog (views, functions, triggers) could not be read: ${
+        (e as Error).message
+      }`,
+    );
   }
   return { tables, problems };
 }

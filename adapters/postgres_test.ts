@@ -81,8 +81,10 @@ key = { "public.tags" = ["item", "tag"] }`,
     const snap = await takeSnapshot(def, state, { postgres: cluster });
     const names = snap.regions.map((r) => `${r.name}:${r.category}`);
     assert.deepEqual(names, [
+      "ledger.@catalog:unclassified",
       "ledger.entries:business",
       "ledger.entries_id_seq:unclassified",
+      "public.@catalog:unclassified",
       "public.items:business",
       "public.tags:unclassified",
     ]);
@@ -185,6 +187,23 @@ Deno.test("postgres: a session role cannot escape its database", async () => {
     // Another session's database, with this session's role.
     const other = client(ca.url.replace(`/${ca.db}?`, `/${cb.db}?`));
     await assert.rejects(other.connect(), /permission denied/);
+    // Another role on the same socket: verity's superuser, its observer, or
+    // another session's role with this session's password.
+    for (const role of ["verity", "verity_observer", cb.user]) {
+      const as = client(
+        ca.url.replace(`//${ca.user}:`, `//${role}:`).replace(
+          `/${ca.db}?`,
+          "/postgres?",
+        ),
+      );
+      await assert.rejects(as.connect(), /password authentication failed/);
+    }
+    const bare = client(
+      `postgresql://verity@localhost/postgres?host=${
+        encodeURIComponent(cluster.socketDir)
+      }&port=5432`,
+    );
+    await assert.rejects(bare.connect(), /password|SASL/);
   } finally {
     await cluster.stop();
     await Deno.remove(work, { recursive: true }).catch(() => {});
@@ -219,7 +238,7 @@ Deno.test("postgres: listen = \"tcp\": sessions connect to 127.0.0.1 on the clus
     await c.connect();
     await c.query("INSERT INTO t VALUES (1)");
     await c.end();
-    // A wrong password, and the superuser (no password), are refused.
+    // A wrong password, and the superuser without its password, are refused.
     const wrong = client(ca.url.replace(ca.password, "0".repeat(32)));
     await assert.rejects(wrong.connect(), /password authentication failed/);
     const admin = client(
@@ -238,6 +257,83 @@ Deno.test('postgres: listen accepts only "socket" or "tcp", naming the key', asy
     definition("SELECT 1;", 'listen = "udp"'),
     /adapters\[0\]\.listen: expected "socket" \(the default: a Unix socket\) or "tcp"/,
   );
+});
+
+Deno.test("postgres: the schema catalog is state: creating a view, replacing a function, disabling a trigger or dropping a function changes the catalog region (classifiable like a table)", async () => {
+  const seed = `
+CREATE TABLE t (id int PRIMARY KEY, n int);
+CREATE VIEW big AS SELECT id FROM t WHERE n > 10;
+CREATE FUNCTION bump() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.n := NEW.n + 1; RETURN NEW; END $$;
+CREATE TRIGGER t_bump BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION bump();
+CREATE SCHEMA other;
+CREATE FUNCTION other.twice(x int) RETURNS int LANGUAGE sql AS 'SELECT x * 2';
+`;
+  const { dir, def } = await definition(
+    seed,
+    'business = ["public.t", "public.@catalog"]',
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  const cluster = (await clusterFor(def, `${work}/postgres`))!;
+  try {
+    const a = def.adapters[0]!;
+    const state = `${work}/s/state`;
+    await resetState(def, state, { postgres: cluster });
+    const catalog = async () => {
+      const snap = await takeSnapshot(def, state, { postgres: cluster });
+      return Object.fromEntries(
+        snap.regions.filter((r) => r.name.endsWith(".@catalog")).map((r) => [
+          `${r.name}:${r.category}`,
+          Object.fromEntries(
+            r.records.map((x) => [
+              x.key,
+              String((x.value as { definition: string }).definition),
+            ]),
+          ),
+        ]),
+      );
+    };
+    const before = await catalog();
+    assert.deepEqual(Object.keys(before), [
+      "other.@catalog:unclassified",
+      "public.@catalog:business",
+    ]);
+    assert.deepEqual(Object.keys(before["public.@catalog:business"]!), [
+      '["function","bump()"]',
+      '["trigger","t.t_bump"]',
+      '["view","big"]',
+    ]);
+    assert.match(
+      before["public.@catalog:business"]!['["view","big"]']!,
+      /n > 10/,
+    );
+    assert.deepEqual(Object.keys(before["other.@catalog:unclassified"]!), [
+      '["function","twice(x integer)"]',
+    ]);
+    const c = client(cluster.connection(state, a).url);
+    await c.connect();
+    await c.query("CREATE VIEW small AS SELECT id FROM t WHERE n < 3");
+    await c.query(
+      "CREATE OR REPLACE FUNCTION bump() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.n := 0; RETURN NEW; END $$",
+    );
+    await c.query("ALTER TABLE t DISABLE TRIGGER t_bump");
+    await c.query("DROP FUNCTION other.twice(int)");
+    await c.end();
+    const after = await catalog();
+    const pub = after["public.@catalog:business"]!;
+    assert.deepEqual(Object.keys(pub), [
+      '["function","bump()"]',
+      '["trigger","t.t_bump"]',
+      '["view","big"]',
+      '["view","small"]',
+    ]);
+    assert.match(pub['["function","bump()"]']!, /NEW\.n := 0/);
+    assert.match(pub['["trigger","t.t_bump"]']!, /\(DISABLED\)$/);
+    assert.deepEqual(after["other.@catalog:unclassified"], {});
+  } finally {
+    await cluster.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("postgres: a seeded table without a primary or declared key is refused", async () => {

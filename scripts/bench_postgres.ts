@@ -215,6 +215,7 @@ async function psql(db: string, sql: string): Promise<void> {
       "-c",
       sql,
     ],
+    env: cluster.adminEnv(),
     stdout: "null",
     stderr: "piped",
   }).output();
@@ -234,6 +235,7 @@ async function pgDump(db: string): Promise<void> {
       "-f",
       "/dev/null",
     ],
+    env: cluster.adminEnv(),
     stdout: "null",
     stderr: "piped",
   }).output();

@@ -173,7 +173,7 @@ export const DEFAULT_TIMEOUTS = { start_s: 30, call_s: 30 } as const;
 /** The connection a postgres adapter's placeholders stand for (one session's database). */
 export interface PostgresVars {
   /**
-   * `{postgres_url}`: `postgresql://<role>@localhost/<db>?host=<socket dir>&port=<port>`,
+   * `{postgres_url}`: `postgresql://<role>:<password>@localhost/<db>?host=<socket dir>&port=<port>`,
    * or with `listen = "tcp"` `postgresql://<role>:<password>@127.0.0.1:<port>/<db>`.
    */
   url: string;
@@ -185,9 +185,6 @@ export interface PostgresVars {
   db: string;
   /** `{postgres_user}`: the session's role. */
   user: string;
-  /**
-   * `{postgres_password}`: the session role's password over TCP
-   * (`listen = "tcp"`); empty over the socket (no password needed).
-   */
+  /** `{postgres_password}`: the session role's password (also in the URL). */
   password: string;
 }

@@ -11,12 +11,16 @@
  * connect to that database only; the database and role are dropped after
  * the session's snapshot.
  *
+ * Every role logs in with a password (scram-sha-256, over the socket as
+ * over TCP) derived from a random secret of the run: a server is handed
+ * only its session role's, so it cannot name another role instead.
+ *
  * Roles:
  * - `verity` (superuser): verity's own administration; never handed out.
  * - `verity_owner` (NOLOGIN): owns the seeded objects; every session role
  *   is a member, so a server may change and drop the seeded tables.
  * - one `verity_s_<hash>` role per session (LOGIN, not a superuser): the
- *   role in `{postgres_url}`. It cannot run `COPY … PROGRAM`, read server
+ *   role in `{postgres_url}`, with its password. It cannot run `COPY … PROGRAM`, read server
  *   files, or connect to another session's database.
  * - `verity_observer` (LOGIN, `pg_read_all_data`): snapshots, always in a
  *   read-only transaction.
@@ -117,9 +121,8 @@ export interface ClusterOptions {
   progress?: ((line: string) => void) | null;
   /**
    * Also listen on 127.0.0.1 on a free port (an adapter with
-   * `listen = "tcp"`): connections there need the session role's password
-   * (scram-sha-256); verity's own roles have none, so they cannot log in
-   * over TCP.
+   * `listen = "tcp"`). Every connection, socket or TCP, needs its role's
+   * password (scram-sha-256).
    * @default {false}
    */
   tcp?: boolean;
@@ -160,6 +163,11 @@ async function run(
   };
 }
 
+/** A role's password: derived from the cluster's secret, 32 hex digits. */
+function rolePassword(secret: string, role: string): string {
+  return sha256Hex(`${secret}\0${role}`).slice(0, 32);
+}
+
 /** The name verity gives a session's database and role (≤ 63 bytes). */
 export function sessionDbName(stateDir: string, label: string): string {
   return `verity_s_${sha256Hex(`${stateDir}\0${label}`).slice(0, 24)}`;
@@ -172,12 +180,12 @@ export function templateName(label: string): string {
 
 /** Connection details a server gets for one session's database. */
 export interface PgConnection {
-  /** With `listen = "tcp"`: the session role's password (else empty). */
+  /** The session role's password (the URL carries it too). */
   password: string;
   /** With `listen = "tcp"`: the loopback port a sandbox must let the server reach (else null). */
   tcpPort: number | null;
   /**
-   * `postgresql://<role>@localhost/<db>?host=<socket dir>&port=5432`: the
+   * `postgresql://<role>:<password>@localhost/<db>?host=<socket dir>&port=5432`: the
    * `host` parameter (a directory: a Unix socket) overrides the URL's host
    * name, which is there only because WHATWG URL parsers (used by servers to
    * print the URL) refuse a user name without a host.
@@ -201,8 +209,8 @@ export class PostgresCluster {
   readonly port: number;
   /** Whether it also listens on 127.0.0.1:{@linkcode port}. */
   readonly tcp: boolean;
-  /** Session passwords are derived from this (never leaves the process). */
-  #secret = crypto.randomUUID();
+  /** Every role's password is derived from this (never leaves the process). */
+  readonly #secret: string;
   #proc: Deno.ChildProcess;
   #admin: PgClient | null = null;
   #adminQueue: Promise<unknown> = Promise.resolve();
@@ -216,7 +224,9 @@ export class PostgresCluster {
     asNobody: boolean,
     port: number,
     tcp: boolean,
+    secret: string,
   ) {
+    this.#secret = secret;
     this.root = root;
     this.bin = bin;
     this.port = port;
@@ -272,18 +282,30 @@ export class PostgresCluster {
       await Deno.chown(socket, NOBODY.uid, NOBODY.gid);
     }
     const t0 = performance.now();
+    // Every role logs in with a password derived from a secret of this run
+    // (never written down but for initdb's password file, removed at once):
+    // a server handed the socket cannot name verity's superuser instead of
+    // its session role.
+    const secret = crypto.randomUUID();
+    const pwfile = `${root}/initdb.pw`;
+    await Deno.writeTextFile(pwfile, rolePassword(secret, ADMIN) + "\n", {
+      mode: 0o600,
+    });
+    if (asNobody) await Deno.chown(pwfile, NOBODY.uid, NOBODY.gid);
     const init = await run(`${bin}/initdb`, [
       "-D",
       data,
       "-U",
       ADMIN,
-      "--auth=trust",
+      `--pwfile=${pwfile}`,
+      "--auth=scram-sha-256",
       "-E",
       "UTF8",
       "--locale=C",
       "--no-sync",
       "--no-instructions",
     ], { asNobody });
+    await Deno.remove(pwfile).catch(() => {});
     if (init.code !== 0) {
       throw new Error(
         `initdb failed: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`,
@@ -291,15 +313,11 @@ export class PostgresCluster {
     }
     const tcp = options.tcp === true;
     const port = tcp ? freePort() : PORT;
-    if (tcp) {
-      // The socket stays trusted (verity's own connections; the sandbox
-      // hands a server only its own role); TCP needs a password, which
-      // only session roles have.
-      await Deno.writeTextFile(
-        `${data}/pg_hba.conf`,
-        "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
-      );
-    }
+    await Deno.writeTextFile(
+      `${data}/pg_hba.conf`,
+      "local all all scram-sha-256\n" +
+        (tcp ? "host all all 127.0.0.1/32 scram-sha-256\n" : ""),
+    );
     const proc = new Deno.Command(`${bin}/postgres`, {
       args: [
         "-D",
@@ -328,7 +346,15 @@ export class PostgresCluster {
       stderr: "piped",
       ...(asNobody ? NOBODY : {}),
     }).spawn();
-    const cluster = new PostgresCluster(root, bin, proc, asNobody, port, tcp);
+    const cluster = new PostgresCluster(
+      root,
+      bin,
+      proc,
+      asNobody,
+      port,
+      tcp,
+      secret,
+    );
     live.add(cluster);
     const log: string[] = [];
     void (async () => {
@@ -358,7 +384,9 @@ export class PostgresCluster {
     }
     await cluster.#adminQuery(
       `CREATE ROLE ${OWNER} NOLOGIN`,
-      `CREATE ROLE ${OBSERVER} LOGIN`,
+      `CREATE ROLE ${OBSERVER} LOGIN PASSWORD ${
+        quoteLiteral(rolePassword(secret, OBSERVER))
+      }`,
       `GRANT pg_read_all_data TO ${OBSERVER}`,
     );
     say(
@@ -371,6 +399,14 @@ export class PostgresCluster {
     return cluster;
   }
 
+  /**
+   * The environment for `psql` or `pg_dump` as verity's superuser over the
+   * socket (its password); for verity's own tools and benchmarks only.
+   */
+  adminEnv(): Record<string, string> {
+    return { PGPASSWORD: rolePassword(this.#secret, ADMIN) };
+  }
+
   /** The socket file. */
   get socketFile(): string {
     return `${this.socketDir}/.s.PGSQL.${this.port}`;
@@ -381,6 +417,7 @@ export class PostgresCluster {
       host: this.socketDir,
       port: this.port,
       user,
+      password: rolePassword(this.#secret, user),
       database,
       types: TEXT_TYPES,
     });
@@ -452,7 +489,14 @@ export class PostgresCluster {
         `SET ROLE ${OWNER}`,
         "-f",
         "-",
-      ], { asNobody: false, stdin: sql, env: { PGAPPNAME: "verity-seed" } });
+      ], {
+        asNobody: false,
+        stdin: sql,
+        env: {
+          PGAPPNAME: "verity-seed",
+          PGPASSWORD: rolePassword(this.#secret, ADMIN),
+        },
+      });
       if (r.code !== 0) {
         throw new DefinitionError(
           def.file,
@@ -494,8 +538,8 @@ export class PostgresCluster {
   /** The connection details of a session's database (it need not exist). */
   connection(stateDir: string, a: AdapterDef): PgConnection {
     const db = sessionDbName(stateDir, normalizeLabel(a.label));
+    const password = rolePassword(this.#secret, db);
     if (a.listen === "tcp" && this.tcp) {
-      const password = sha256Hex(`${this.#secret}\0${db}`).slice(0, 32);
       return {
         url: `postgresql://${db}:${password}@127.0.0.1:${this.port}/${db}`,
         host: "127.0.0.1",
@@ -508,14 +552,14 @@ export class PostgresCluster {
       };
     }
     return {
-      url: `postgresql://${db}@localhost/${db}?host=${
+      url: `postgresql://${db}:${password}@localhost/${db}?host=${
         encodeURIComponent(this.socketDir)
       }&port=${this.port}`,
       host: this.socketDir,
       port: String(this.port),
       db,
       user: db,
-      password: "",
+      password,
       socket: this.socketFile,
       tcpPort: null,
     };
