@@ -222,6 +222,35 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+for (const tool of ["sqlite3", values.sqldiff, "/usr/bin/time"]) {
+  const ok = await new Deno.Command("sh", {
+    args: ["-c", 'command -v "$1" >/dev/null', "sh", tool],
+  }).output().then((o) => o.success, () => false);
+  if (!ok) {
+    console.error(
+      `bench_state_delta: ${tool} not found (Debian: apt-get install sqlite3 sqlite3-tools time)`,
+    );
+    Deno.exit(2);
+  }
+}
+for (const [k, v] of [["rows", rows], ["rounds", rounds]] as const) {
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`bench_state_delta: --${k} must be a positive integer`);
+    Deno.exit(2);
+  }
+}
+
+for (const pair of values.pairs.split(",")) {
+  if (!(pair in MUTATE)) {
+    console.error(
+      `bench_state_delta: --pairs: unknown pair ${
+        JSON.stringify(pair)
+      } (one-row, spread, every, vacuum)`,
+    );
+    Deno.exit(2);
+  }
+}
+
 const tmp = await Deno.makeTempDir({ prefix: "verity-bench-delta-" });
 const config = new URL("../deno.json", import.meta.url).pathname;
 try {
