@@ -18,6 +18,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
+import { type FsDigestCache, fsExclusions, walkFs } from "../../adapters/fs.ts";
 import {
   type DiffSide,
   diffSqlitePair,
@@ -56,6 +57,8 @@ export interface AdapterMethod {
   /** Why snapshots were used for a sqlite adapter. */
   why?: string;
   stats?: SqliteDiffStats & { pagesChanged: number; pages: number };
+  /** fs: files whose digest was known (not read again). */
+  filesReused?: number;
 }
 
 /** What {@linkcode stateDelta} returns. */
@@ -427,6 +430,85 @@ async function sqliteByPages(
   }
 }
 
+/**
+ * Digests of files hashed in earlier comparisons, by file identity (path,
+ * device, inode, size, modification and change time; files changed less
+ * than a second ago are not kept): a seed's files are hashed once.
+ */
+class DigestCache implements FsDigestCache {
+  #m = new Map<string, string>();
+  hits = 0;
+  #key(path: string, info: Deno.FileInfo): string | null {
+    if (info.ctime === null || info.mtime === null) return null;
+    if (Date.now() - info.ctime.getTime() < 1000) return null;
+    return `${path}\0${info.dev}:${info.ino}:${info.size}:${info.mtime.getTime()}:${info.ctime.getTime()}`;
+  }
+  get(path: string, info: Deno.FileInfo): string | undefined {
+    const k = this.#key(path, info);
+    const v = k === null ? undefined : this.#m.get(k);
+    if (v !== undefined) this.hits++;
+    return v;
+  }
+  set(path: string, info: Deno.FileInfo, sha256: string): void {
+    const k = this.#key(path, info);
+    if (k === null) return;
+    if (this.#m.size >= 100_000) this.#m.clear();
+    this.#m.set(k, sha256);
+  }
+}
+const fileDigests = new DigestCache();
+
+/**
+ * The part of an fs adapter: both trees walked (without following links)
+ * as the snapshot worker walks them, with file digests reused by identity.
+ * Returns how many files were not read again. Throws PageWalkError (the
+ * snapshot worker is used) when the adapter's root leads outside.
+ */
+async function fsByDigest(
+  def: Definition,
+  a: AdapterDef,
+  beforeDir: string,
+  afterDir: string,
+  problems: { before: string[]; after: string[] },
+  parts: RegionDiff[],
+): Promise<number> {
+  const label = normalizeLabel(a.label);
+  const sub: Definition = { ...def, adapters: [a] };
+  const exclude = fsExclusions(def.adapters, a);
+  const hits0 = fileDigests.hits;
+  const observe = async (dir: string): Promise<Snapshot> => {
+    if (label !== ".") {
+      try {
+        const real = await Deno.realPath(`${dir}/${label}`);
+        if (real !== dir && !real.startsWith(dir + "/")) {
+          throw new PageWalkError(`${label} leads outside`);
+        }
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) {
+          if (e instanceof PageWalkError) throw e;
+          throw new PageWalkError(`${label}: ${(e as Error).message}`);
+        }
+      }
+    }
+    const r = await walkFs(dir, label, exclude, fileDigests);
+    return normalize(
+      assembleSnapshot(
+        sub,
+        [{ kind: "fs", label, entries: r.entries }],
+        null,
+        r.problems,
+      ),
+      sub,
+    );
+  };
+  const before = await observe(beforeDir);
+  const after = await observe(afterDir);
+  problems.before.push(...before.problems);
+  problems.after.push(...after.problems);
+  parts.push(...regionDiffs(before, after));
+  return fileDigests.hits - hits0;
+}
+
 /** json files read as the before side, by file identity: their digest and normalized snapshot. */
 const jsonCache = new Map<string, { digest: string; snap: Snapshot }>();
 
@@ -521,6 +603,20 @@ export async function stateDelta(
     ? await loadSqlEngine()
     : null;
   for (const a of def.adapters) {
+    if (a.kind === "fs") {
+      try {
+        const reused = await fsByDigest(def, a, bd, ad, problems, parts);
+        methods.push({
+          label: normalizeLabel(a.label),
+          method: "digest",
+          filesReused: reused,
+        });
+      } catch (e) {
+        if (!(e instanceof PageWalkError)) throw e;
+        bySnapshot.push(a);
+      }
+      continue;
+    }
     if (a.kind === "json") {
       try {
         parts.push(...await jsonByDigest(def, a, bd, ad, problems));
