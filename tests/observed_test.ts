@@ -56,7 +56,12 @@ async function pipeline(
     env?: Record<string, string>;
   } = {},
 ): Promise<
-  { observed: ObservedRecords; validation: ValidationReport; ledger: string }
+  {
+    observed: ObservedRecords;
+    validation: ValidationReport;
+    ledger: string;
+    text: string;
+  }
 > {
   const declared = join(dir, "declared.json");
   const observed = join(dir, "observed.json");
@@ -100,13 +105,14 @@ async function pipeline(
     observed: await readJson<ObservedRecords>(observed),
     validation: JSON.parse(v.stdout) as ValidationReport,
     ledger,
+    text: r.stdout,
   };
 }
 
 Deno.test("pipeline on attempts-deno: per-call privilege use, refused attempts become scope_violation findings", async () => {
   const dir = await Deno.makeTempDir({ prefix: "verity-observed-test-" });
   try {
-    const { observed, validation } = await pipeline(
+    const { observed, validation, text } = await pipeline(
       dir,
       ["attempts-deno"],
       [Deno.execPath(), "run", "server.ts"],
@@ -115,6 +121,7 @@ Deno.test("pipeline on attempts-deno: per-call privilege use, refused attempts b
     // 4 tools x (3 once + 3 twice x 2 calls) = 36 calls, each recorded.
     assert.equal(observed.observations.length, 36);
     assert.equal(observed.backend, "deno");
+    assert.match(text, /^ {2}attempts: seen \(the deno permission log/m);
     const first = (tool: string) =>
       observed.observations.find((o) => o.tool === tool)!;
     const note = first("get_note");
@@ -254,13 +261,18 @@ Deno.test("verity reality --observed-out on attempts-deno: one record per call, 
 Deno.test("pipeline on attempts-bubblewrap: privilege use unseen, said per call, and never judged", async () => {
   const dir = await Deno.makeTempDir({ prefix: "verity-observed-test-" });
   try {
-    const { observed, validation } = await pipeline(
+    const { observed, validation, text } = await pipeline(
       dir,
       ["attempts-bubblewrap"],
       [Deno.execPath(), "run", "server.ts"],
       { captureCwd: join(REPO, "fixtures/attempts-deno") },
     );
     assert.equal(observed.backend, "bubblewrap");
+    // The run says it once, under its header.
+    assert.match(
+      text,
+      /^ {2}attempts: UNSEEN \(this backend records no attempts/m,
+    );
     assert.equal(observed.observations.length, 36);
     for (const o of observed.observations) {
       assert.equal(o.privilege?.seen, false);
