@@ -444,3 +444,45 @@ Deno.test({
     }
   },
 });
+
+Deno.test("report verify: a report whose refused attempts were dropped from an observation is refused", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-observed-test-" });
+  try {
+    const r = await verity([
+      "run",
+      "attempts-deno",
+      "--tool",
+      "get_note",
+      "--json",
+      "--runs-dir",
+      dir,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    const path = join(dir, report.runId, "report.json");
+    assert.equal((await verity(["report", "verify", path])).code, 0);
+    const once = report.observations.tools[0].once[0];
+    assert.deepEqual(
+      once.attempts.filter((a: { permission: string }) =>
+        a.permission === "write"
+      ).length,
+      1,
+    );
+    once.attempts = [];
+    const edited = join(dir, "edited.json");
+    await Deno.writeTextFile(edited, JSON.stringify(report));
+    const bad = await verity(["report", "verify", edited]);
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.stdout,
+      /observations\.tools\[0\] \(get_note\)\.once\[0\]\.attempts: report says \[\]/,
+    );
+    // and the verdict it carried is no longer what that evidence gives.
+    assert.match(
+      bad.stdout,
+      /get_note read_only reason: report says "ATTEMPTED_WRITE"/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
