@@ -602,6 +602,16 @@ export async function stateDelta(
   const SQL = def.adapters.some((a) => a.kind === "sqlite")
     ? await loadSqlEngine()
     : null;
+  // Anything unexpected (a reader declining, an unreadable file, a
+  // malformed database) is left to the snapshots, which report problems.
+  const declined = (a: AdapterDef, e: unknown) => {
+    bySnapshot.push(a);
+    methods.push({
+      label: normalizeLabel(a.label),
+      method: "snapshots",
+      why: e instanceof Error ? e.message : String(e),
+    });
+  };
   for (const a of def.adapters) {
     if (a.kind === "fs") {
       try {
@@ -612,8 +622,7 @@ export async function stateDelta(
           filesReused: reused,
         });
       } catch (e) {
-        if (!(e instanceof PageWalkError)) throw e;
-        bySnapshot.push(a);
+        declined(a, e);
       }
       continue;
     }
@@ -622,8 +631,7 @@ export async function stateDelta(
         parts.push(...await jsonByDigest(def, a, bd, ad, problems));
         methods.push({ label: normalizeLabel(a.label), method: "digest" });
       } catch (e) {
-        if (!(e instanceof PageWalkError)) throw e;
-        bySnapshot.push(a);
+        declined(a, e);
       }
       continue;
     }
@@ -636,13 +644,7 @@ export async function stateDelta(
       parts.push(...r.regions);
       methods.push(r.method);
     } catch (e) {
-      if (!(e instanceof PageWalkError)) throw e;
-      bySnapshot.push(a);
-      methods.push({
-        label: normalizeLabel(a.label),
-        method: "snapshots",
-        why: e.message,
-      });
+      declined(a, e);
     }
   }
   if (bySnapshot.length > 0) {
@@ -654,7 +656,7 @@ export async function stateDelta(
     problems.before.push(...sb.problems);
     problems.after.push(...sa.problems);
     for (const a of bySnapshot) {
-      if (a.kind === "sqlite") continue;
+      if (methods.some((m) => m.label === normalizeLabel(a.label))) continue;
       methods.push({ label: normalizeLabel(a.label), method: "snapshots" });
     }
   }

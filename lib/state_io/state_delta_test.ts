@@ -442,3 +442,29 @@ Deno.test("stateDelta: json and fs by digest equal the full snapshots' delta", a
     await Deno.remove(work, { recursive: true });
   }
 });
+
+Deno.test("stateDelta: a malformed database is left to the snapshots, same delta", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    seed(`${work}/a/state.db`, 100);
+    const junk = new Uint8Array(8192).fill(0xee);
+    junk.set(new TextEncoder().encode("SQLite format 3\0"));
+    junk[16] = 0x10;
+    junk[17] = 0;
+    await Deno.writeFile(`${work}/b/state.db`, junk);
+    const d = def(work);
+    const full = computeDelta(
+      normalize(await takeSnapshot(d, `${work}/a`), d),
+      normalize(await takeSnapshot(d, `${work}/b`), d),
+    );
+    const fast = await stateDelta(d, `${work}/a`, `${work}/b`);
+    assert.equal(fast.methods[0]?.method, "snapshots");
+    assert.ok((fast.methods[0]?.why ?? "").length > 0);
+    assert.deepEqual(fast.delta, full);
+    assert.ok(fast.problems.after.length > 0, "the snapshot's problem is kept");
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
