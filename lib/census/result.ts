@@ -250,7 +250,7 @@ export function malformedOf(tools: readonly CensusTool[]): CensusMalformed[] {
 }
 
 const CREDENTIALS =
-  /api[ _-]?key|access[ _-]?token|auth[ _-]?token|bearer|credential|secret|password|unauthori[sz]ed|not authenticated|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET|PASSWORD|PAT)\b/i;
+  /api[ _-]?key|access[ _-]?token|auth[ _-]?token|bearer|credential|secret|password|unauthori[sz]ed|not authenticated|\b[A-Z][A-Z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD|PAT)\b/i;
 const CONFIGURATION =
   /is not set|must be set|is required|are required|missing required|required (?:environment|env|argument|option|parameter)|no such file|usage:|environment variable/i;
 

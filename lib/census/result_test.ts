@@ -72,12 +72,26 @@ Deno.test("classifyFailure: timeouts, credentials, configuration, crashes, listi
     classifyFailure("exited", "server exited", "Please provide an API key"),
     "needs_credentials",
   );
+  // A secret's name with more than one underscore segment (server-slack
+  // 2025.4.25, results/census-2026-12-01/REVIEW.md).
+  assert.equal(
+    classifyFailure(
+      "exited",
+      "server exited (exit code 1)",
+      "Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables",
+    ),
+    "needs_credentials",
+  );
   assert.equal(
     classifyFailure(
       "exited",
       "server exited",
       "Error: DATABASE_URL is not set",
     ),
+    "needs_configuration",
+  );
+  assert.equal(
+    classifyFailure("exited", "server exited", "Error: MY_DB_PATH is not set"),
     "needs_configuration",
   );
   assert.equal(
