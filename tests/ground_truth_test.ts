@@ -135,12 +135,16 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
     /register concurrent_idempotence outcome: report says "PASS", evidence gives "VIOLATION"/,
   );
   // Tampering with the state evidence is caught by the snapshot digests.
+  // The seed is stored whole, the other snapshots as patches against it
+  // (verity.report/2): editing either is caught by the rebuilt digests.
   const report2 = JSON.parse(await Deno.readTextFile(path));
-  const [digest, snap] = Object.entries(report2.snapshots)[0] as [
+  assert.equal(report2.schema, "verity.report/2");
+  const entries = Object.entries(report2.snapshots) as [
     string,
-    { regions: { records: unknown[] }[] },
-  ];
-  snap.regions[0]?.records.pop();
+    { base?: string; regions: { records?: unknown[]; put?: unknown[] }[] },
+  ][];
+  const [digest, snap] = entries.find(([, s]) => s.base === undefined)!;
+  snap.regions.find((r) => r.records!.length > 0)!.records!.pop();
   await Deno.writeTextFile(edited, JSON.stringify(report2));
   const bad2 = await verity(["report", "verify", edited]);
   assert.equal(bad2.code, 1);
@@ -164,6 +168,7 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   await Deno.writeTextFile(edited, JSON.stringify(report3));
   const bad3 = await verity(["report", "verify", edited]);
   assert.equal(bad3.code, 1);
+<<<<<<< HEAD
   assert.match(bad3.stdout, /history version \d+ stores no overlap decision/);
   // A tool that needs the task protocol is never called (no session names
   // it) and says so; a report that drops the reason is refused.
@@ -185,6 +190,23 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   const bad4 = await verity(["report", "verify", edited]);
   assert.equal(bad4.code, 1);
   assert.match(bad4.stdout, /\(build_report\)\.skipped/);
+  const report5 = JSON.parse(await Deno.readTextFile(path));
+  const patched = (Object.entries(report5.snapshots) as [
+    string,
+    { base?: string; regions: { put: unknown[]; drop: string[] }[] },
+  ][]).find(([, s]) =>
+    s.base !== undefined && s.regions.some((r) => r.put.length > 0)
+  );
+  assert.ok(patched, "a snapshot stored as a patch that puts a record");
+  const region = patched[1].regions.find((r) => r.put.length > 0)!;
+  region.put.pop();
+  await Deno.writeTextFile(edited, JSON.stringify(report5));
+  const bad5 = await verity(["report", "verify", edited]);
+  assert.equal(bad5.code, 1);
+  assert.match(
+    bad5.stdout,
+    new RegExp(`snapshots\\.${patched[0].replace(/[:]/g, ".")}`),
+  );
   // Every run appended its report to the runs directory's ledger: each
   // report binds to its block under the ledger's head; the edited copy does not.
   const ledger = join(runsDir, "ledger.json");

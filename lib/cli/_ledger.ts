@@ -7,13 +7,18 @@ import { basename, join } from "node:path";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { appendBlock } from "../evidence/ledger.ts";
 
-/** Append a `report` block (run id and the report file's SHA-256) and return the new head. */
+/**
+ * Append a `report` block (run id and the report file's SHA-256, given as
+ * the file's text or as its `sha256:` digest) and return the new head.
+ */
 export async function appendReportToLedger(
   runsDir: string,
   runId: string,
-  reportText: string,
+  report: string | { digest: string },
 ): Promise<{ path: string; index: number; head: string }> {
-  const digest = `sha256:${sha256Hex(reportText)}`;
+  const digest = typeof report === "string"
+    ? `sha256:${sha256Hex(report)}`
+    : report.digest;
   const path = join(runsDir, "ledger.json");
   const r = await appendBlock(path, "report", {
     run_id: runId,

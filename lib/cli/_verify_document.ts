@@ -20,7 +20,7 @@ import {
   type RealityReport,
   rejudgeReport,
 } from "../reality/report.ts";
-import { REPORT_SCHEMA } from "../report/report.ts";
+import { REPORT_SCHEMAS } from "../report/report.ts";
 import { verifyReport } from "../report/verify.ts";
 
 /** Which kind of document a file holds. */
@@ -88,7 +88,7 @@ export async function resolveHead(
 export function documentKind(v: unknown): DocumentKind | null {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return null;
   const o = v as Record<string, unknown>;
-  if (o.schema === REPORT_SCHEMA) return "report";
+  if (REPORT_SCHEMAS.includes(o.schema as string)) return "report";
   if (o.schema === REALITY_REPORT_SCHEMA) return "reality";
   if (o.format === MANIFEST_FORMAT) return "manifest";
   return null;

@@ -9,7 +9,9 @@ import { COMMAND_HELP } from "./help.ts";
 import { join } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { type Report, REPORT_SCHEMA } from "../report/report.ts";
+import { type Report, REPORT_SCHEMAS } from "../report/report.ts";
+import { openReport, reportChunks } from "../report/pack.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 import { verifyDocument } from "./_verify_document.ts";
 import { readEvidenceText } from "../evidence/files.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
@@ -90,10 +92,31 @@ export async function main(argv: string[]): Promise<number> {
   }
   const format = parseReportFormat("report", p.values.format);
   const path = await locate(p.positionals[0]!, runsDir);
-  const r = (await readDocument(path)).value as Report;
-  if (r?.schema !== REPORT_SCHEMA) {
-    throw new UsageError(`${path}: not a ${REPORT_SCHEMA} report`);
+  const stored = (await readDocument(path)).value;
+  if (
+    !isPlainObject(stored) || !REPORT_SCHEMAS.includes(String(stored.schema))
+  ) {
+    throw new UsageError(
+      `${path}: not a verity report (schema ${REPORT_SCHEMAS.join(" or ")})`,
+    );
   }
+  if (format === "json") {
+    // The stored form as it is, streamed: never one giant string.
+    const out = Deno.stdout.writable.getWriter();
+    const enc = new TextEncoder();
+    for (const chunk of reportChunks(stored)) {
+      await out.write(enc.encode(chunk));
+    }
+    out.releaseLock();
+    return 0;
+  }
+  const opened = openReport(stored);
+  if ("problem" in opened) {
+    throw new UsageError(
+      `${path}: cannot rebuild the report: ${opened.problem} (verity report verify names every problem)`,
+    );
+  }
+  const r = opened.report as unknown as Report;
   console.log((await renderReport(r, format)).replace(/\n$/, ""));
   return 0;
 }

@@ -19,7 +19,9 @@ import { selectTools } from "../runner/plan.ts";
 import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
 import { VERSION } from "../version.ts";
-import { harnessGitState, writeFileAtomic } from "./_io.ts";
+import { harnessGitState } from "./_io.ts";
+import { writeChunksAtomic } from "../evidence/atomic_write.ts";
+import { packReport, reportChunks } from "../report/pack.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import { definitionGitState } from "../audit/definition_git.ts";
 import { targetProvenance } from "../audit/provenance.ts";
@@ -208,13 +210,17 @@ export async function main(argv: string[]): Promise<number> {
   await Deno.mkdir(runsDir, { recursive: true });
   // Not recursive: an existing run directory is an error, never reused.
   await Deno.mkdir(dir);
-  const text = JSON.stringify(report, null, 1) + "\n";
+  // The stored form (seed once, snapshots as patches, frames once),
+  // written in pieces and hashed as it goes: never one giant string.
+  const packed = packReport(report);
   const reportPath = join(dir, "report.json");
   // Until the ledger holds it, the report is marked as ours: a crash in
   // between is finished by the next run (or verity ledger recover).
   await markOwner(dir, WRITER_MARKER);
-  await writeFileAtomic(reportPath, text, { overwrite: false });
-  const ledger = await appendReportToLedger(runsDir, id, text);
+  const written = await writeChunksAtomic(reportPath, reportChunks(packed), {
+    overwrite: false,
+  });
+  const ledger = await appendReportToLedger(runsDir, id, written);
   await Deno.remove(join(dir, WRITER_MARKER)).catch(() => {});
   for (const written of await writeReportOutputs(report, outputs)) {
     console.error(`verity: wrote ${written}`);
@@ -229,8 +235,14 @@ export async function main(argv: string[]): Promise<number> {
       sessions: report.sessions,
     });
   }
-  if (p.values.json) console.log(text.trimEnd());
-  else {
+  if (p.values.json) {
+    const out = Deno.stdout.writable.getWriter();
+    const enc = new TextEncoder();
+    for (const chunk of reportChunks(packed)) {
+      await out.write(enc.encode(chunk));
+    }
+    out.releaseLock();
+  } else {
     console.log(renderText(report));
     console.log(`\nreport: ${reportPath}`);
     if (ledger) {

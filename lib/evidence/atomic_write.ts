@@ -8,6 +8,7 @@
  * @module
  */
 import { basename, dirname, join } from "node:path";
+import { createHash } from "node:crypto";
 
 /** Options for {@linkcode writeTextFileAtomic}. */
 export interface AtomicWriteOptions {
@@ -58,4 +59,65 @@ export async function writeTextFileAtomic(
     await Deno.remove(tmp).catch(() => {});
     throw e;
   }
+}
+
+/**
+ * Write text given in pieces to `path` atomically (temp file + fsync +
+ * rename), never holding more than one piece and a 1 MiB buffer, and hash
+ * the bytes as they go. Returns `sha256:` of the file's bytes and its size.
+ *
+ * @example
+ * ```ts ignore
+ * const { digest } = await writeChunksAtomic("runs/x/report.json", reportChunks(packed));
+ * ```
+ */
+export async function writeChunksAtomic(
+  path: string,
+  chunks: Iterable<string>,
+  options: AtomicWriteOptions = {},
+): Promise<{ digest: string; bytes: number }> {
+  const dir = dirname(path);
+  const tmp = join(
+    dir,
+    `.${basename(path)}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`,
+  );
+  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
+  const hash = createHash("sha256");
+  let size = 0;
+  try {
+    const enc = new TextEncoder();
+    let pending: string[] = [];
+    let pendingLength = 0;
+    const flush = async () => {
+      const bytes = enc.encode(pending.join(""));
+      pending = [];
+      pendingLength = 0;
+      hash.update(bytes);
+      size += bytes.length;
+      let off = 0;
+      while (off < bytes.length) off += await f.write(bytes.subarray(off));
+    };
+    for (const c of chunks) {
+      pending.push(c);
+      pendingLength += c.length;
+      if (pendingLength >= 1 << 20) await flush();
+    }
+    await flush();
+    await f.syncData();
+  } catch (e) {
+    f.close();
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+  f.close();
+  try {
+    if (options.overwrite === false) {
+      await Deno.link(tmp, path);
+      await Deno.remove(tmp);
+    } else await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+  return { digest: "sha256:" + hash.digest("hex"), bytes: size };
 }

@@ -19,8 +19,21 @@ import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
 
 export type { DefinitionGit, TargetProvenance };
 
-/** The schema identifier of reports this version writes. */
-export const REPORT_SCHEMA = "verity.report/1";
+/**
+ * The schema identifier of reports this version writes: the stored form
+ * without repetitions (`pack.ts`: the seed state once, every other snapshot
+ * as a patch against it, each raw frame once).
+ */
+export const REPORT_SCHEMA = "verity.report/2";
+
+/** Reports written before the stored form (snapshots whole, frames inline); still read. */
+export const REPORT_SCHEMA_V1 = "verity.report/1";
+
+/** Every report schema this version reads. */
+export const REPORT_SCHEMAS: readonly string[] = [
+  REPORT_SCHEMA_V1,
+  REPORT_SCHEMA,
+];
 
 /** Provenance of a run. */
 export interface Provenance {
@@ -86,9 +99,14 @@ export function allowanceLine(
   return parts.length ? parts.join("; ") : null;
 }
 
-/** A report, as written to `runs/<run-id>/report.json`. */
+/**
+ * A report in memory: what every renderer and the re-derivation read. A
+ * `verity.report/2` file is this with repetitions taken out
+ * (`pack.ts` `packReport`), read back with `unpackReport`; a
+ * `verity.report/1` file is this as it is.
+ */
 export interface Report {
-  schema: typeof REPORT_SCHEMA;
+  schema: typeof REPORT_SCHEMA | typeof REPORT_SCHEMA_V1;
   runId: string;
   provenance: Provenance;
   protocol: {

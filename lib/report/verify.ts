@@ -70,6 +70,7 @@ import {
 } from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
 import { deriveStateEffects } from "./effects.ts";
+import { PACKED_SCHEMA, unpackReport } from "./pack.ts";
 
 /** One difference found by {@linkcode verifyReport}. */
 export interface ReportProblem {
@@ -773,8 +774,21 @@ class Verifier {
  * ```
  */
 export function verifyReport(report: unknown): ReportProblem[] {
-  if (!isObject(report) || report.schema !== "verity.report/1") {
-    return [{ where: "schema", message: "not a verity.report/1 report" }];
+  if (!isObject(report)) {
+    return [{ where: "schema", message: "not a verity report" }];
+  }
+  if (report.schema === PACKED_SCHEMA) {
+    // The stored form: rebuild every snapshot from the seed and its patch
+    // and every frame from its digest, then re-derive as for /1 (each
+    // rebuilt snapshot's digest is re-derived from its content).
+    const { report: unpacked, problems } = unpackReport(report);
+    return [...problems, ...new Verifier(unpacked).run()];
+  }
+  if (report.schema !== "verity.report/1") {
+    return [{
+      where: "schema",
+      message: "not a verity.report/1 or verity.report/2 report",
+    }];
   }
   return new Verifier(report).run();
 }

@@ -1,0 +1,448 @@
+/**
+ * The stored form of a report (`verity.report/2`): the same evidence as
+ * `verity.report/1` without repetitions. Pure.
+ *
+ * - **Snapshots as patches.** The seed state (the snapshot whose digest is
+ *   `observations.definition.seedDigest`) is stored whole, once; every
+ *   other snapshot is stored as a patch against it: per region of the
+ *   snapshot, its category and columns, the records it has that the seed
+ *   lacks or holds with another value (`put`), and the keys of the seed's
+ *   records it no longer has (`drop`). A region the seed lacks is all
+ *   `put`; a seed region the snapshot lacks is simply not listed. A session
+ *   that changed one row of a million-row table is stored as that row.
+ * - **Frames once.** Every distinct raw `tools/call` response text is stored
+ *   once in `frames`, keyed by `sha256:` of its text; a session's
+ *   `callResponses` lists those digests (or null).
+ *
+ * {@linkcode unpackReport} turns the stored form back into the in-memory
+ * report every renderer and the re-derivation read, and checks the
+ * reconstruction: every frame's text must hash to its key; every patch
+ * names a base that is stored whole. The snapshot digests are then
+ * re-derived from the reconstructed snapshots by `verity report verify`, as
+ * for `verity.report/1`, so a patch that does not rebuild its snapshot
+ * exactly is refused.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { canonicalStateJson, compareKeys } from "../state/keys.ts";
+import type { Region, Snapshot, StateRecord } from "../state/types.ts";
+import { isPlainObject as isObject } from "../common/is_plain_object.ts";
+
+/** The schema identifier of packed reports. */
+export const PACKED_SCHEMA = "verity.report/2";
+
+/** One region of a snapshot stored against the base snapshot. */
+export interface RegionPatch {
+  adapter: string;
+  kind: Region["kind"];
+  name: string;
+  category: Region["category"];
+  columns?: string[];
+  /** Records absent from the base's region or different there, by key order. */
+  put: StateRecord[];
+  /** Keys of the base region's records this region no longer has, by key order. */
+  drop: string[];
+}
+
+/** A snapshot stored as a patch against the base (the seed). */
+export interface SnapshotPatch {
+  /** Digest of the whole snapshot the patch applies to. */
+  base: string;
+  problems: string[];
+  /** Every region of the snapshot, in its order. */
+  regions: RegionPatch[];
+}
+
+/** `sha256:<hex>` of a text (how frames are keyed). */
+export function frameDigest(text: string): string {
+  return "sha256:" + createHash("sha256").update(text).digest("hex");
+}
+
+const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
+  `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
+
+function sameValue(a: StateRecord, b: StateRecord): boolean {
+  return a.value === b.value ||
+    canonicalStateJson(a.value) === canonicalStateJson(b.value);
+}
+
+/** The patch that turns `base` into `snap`. Pure. */
+export function diffSnapshot(
+  baseDigest: string,
+  base: Snapshot,
+  snap: Snapshot,
+): SnapshotPatch {
+  const byKey = new Map<string, Region>();
+  for (const r of base.regions) byKey.set(regionKey(r), r);
+  const regions: RegionPatch[] = snap.regions.map((r) => {
+    const b = byKey.get(regionKey(r))?.records ?? [];
+    const put: StateRecord[] = [];
+    const drop: string[] = [];
+    const a = r.records;
+    let i = 0;
+    let j = 0;
+    while (i < b.length && j < a.length) {
+      const x = b[i]!;
+      const y = a[j]!;
+      if (x.key === y.key) {
+        if (!sameValue(x, y)) put.push(y);
+        i++;
+        j++;
+        continue;
+      }
+      if (compareKeys(x.key, y.key) < 0) {
+        drop.push(x.key);
+        i++;
+      } else {
+        put.push(y);
+        j++;
+      }
+    }
+    for (; i < b.length; i++) drop.push(b[i]!.key);
+    for (; j < a.length; j++) put.push(a[j]!);
+    return {
+      adapter: r.adapter,
+      kind: r.kind,
+      name: r.name,
+      category: r.category,
+      ...(r.columns !== undefined ? { columns: r.columns } : {}),
+      put,
+      drop,
+    };
+  });
+  return { base: baseDigest, problems: snap.problems, regions };
+}
+
+/**
+ * Rebuild a snapshot from its base and patch. Records the patch does not
+ * touch are the base's own objects (shared, not copied). Throws
+ * `RangeError` on a malformed patch (unsorted keys, a dropped key the base
+ * lacks).
+ */
+export function applyPatch(base: Snapshot, patch: SnapshotPatch): Snapshot {
+  const byKey = new Map<string, Region>();
+  for (const r of base.regions) byKey.set(regionKey(r), r);
+  const regions: Region[] = patch.regions.map((p, n) => {
+    const where = `regions[${n}]`;
+    if (
+      !isObject(p) || typeof p.adapter !== "string" ||
+      typeof p.name !== "string" || typeof p.kind !== "string" ||
+      typeof p.category !== "string" || !Array.isArray(p.put) ||
+      !Array.isArray(p.drop)
+    ) {
+      throw new RangeError(`${where}: not a region patch`);
+    }
+    const b = byKey.get(regionKey(p))?.records ?? [];
+    const out: StateRecord[] = [];
+    let i = 0;
+    let prev: string | null = null;
+    const ordered = (k: string, what: string) => {
+      if (prev !== null && compareKeys(prev, k) >= 0) {
+        throw new RangeError(`${where}: ${what} keys not in key order`);
+      }
+      prev = k;
+    };
+    // Drops first: a dropped key must be in the base.
+    const drops = new Set<string>();
+    for (const k of p.drop) {
+      if (typeof k !== "string") throw new RangeError(`${where}: bad drop`);
+      ordered(k, "drop");
+      drops.add(k);
+    }
+    prev = null;
+    let found = 0;
+    for (const rec of p.put) {
+      if (
+        !isObject(rec) || typeof rec.key !== "string" || !isObject(rec.value)
+      ) {
+        throw new RangeError(`${where}: bad put record`);
+      }
+      ordered(rec.key, "put");
+      while (i < b.length && compareKeys(b[i]!.key, rec.key) < 0) {
+        if (drops.has(b[i]!.key)) found++;
+        else out.push(b[i]!);
+        i++;
+      }
+      if (i < b.length && b[i]!.key === rec.key) {
+        if (drops.has(rec.key)) {
+          throw new RangeError(`${where}: key both put and dropped`);
+        }
+        i++;
+      }
+      out.push(rec as unknown as StateRecord);
+    }
+    for (; i < b.length; i++) {
+      if (drops.has(b[i]!.key)) found++;
+      else out.push(b[i]!);
+    }
+    if (found !== drops.size) {
+      throw new RangeError(
+        `${where}: drops ${drops.size - found} key(s) the base does not hold`,
+      );
+    }
+    return {
+      adapter: p.adapter,
+      kind: p.kind,
+      name: p.name,
+      category: p.category,
+      records: out,
+      ...(p.columns !== undefined ? { columns: p.columns } : {}),
+    };
+  });
+  return { regions, problems: patch.problems };
+}
+
+/** A session's stored form: `callResponses` as frame digests. */
+type Packed = Record<string, unknown>;
+
+/**
+ * The stored form of a `verity.report/1` report (see the module doc).
+ * Returns a new object; the report's own objects are shared, not copied.
+ * Pure.
+ */
+export function packReport(report: object): Packed {
+  const r = report as Record<string, unknown>;
+  const obs = r.observations as { definition?: { seedDigest?: unknown } };
+  const snaps = r.snapshots as Record<string, Snapshot>;
+  const seed = obs?.definition?.seedDigest;
+  const snapshots: Record<string, unknown> = {};
+  const base = typeof seed === "string" && Object.hasOwn(snaps, seed)
+    ? snaps[seed]!
+    : null;
+  for (const [d, s] of Object.entries(snaps)) {
+    snapshots[d] = base === null || d === seed
+      ? s
+      : diffSnapshot(seed as string, base, s);
+  }
+  const frames: Record<string, string> = {};
+  const sessions = (r.sessions as Record<string, unknown>[]).map((s) => ({
+    ...s,
+    callResponses: (s.callResponses as (string | null)[]).map((t) => {
+      if (t === null) return null;
+      const d = frameDigest(t);
+      frames[d] = t;
+      return d;
+    }),
+  }));
+  const out: Packed = {};
+  for (const [k, v] of Object.entries(r)) {
+    if (k === "schema") out[k] = PACKED_SCHEMA;
+    else if (k === "snapshots") out[k] = snapshots;
+    else if (k === "sessions") {
+      out.frames = frames;
+      out[k] = sessions;
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/** One problem found while unpacking (a path into the stored report). */
+export interface UnpackProblem {
+  where: string;
+  message: string;
+}
+
+/**
+ * The in-memory report (the `verity.report/1` shape, `schema` kept as
+ * stored) from a `verity.report/2` document, and every problem met while
+ * rebuilding it. A snapshot whose patch cannot be applied is left out (the
+ * re-derivation then names every digest that refers to it). Pure.
+ */
+export function unpackReport(
+  stored: Record<string, unknown>,
+): { report: Record<string, unknown>; problems: UnpackProblem[] } {
+  const problems: UnpackProblem[] = [];
+  const bad = (where: string, message: string) =>
+    problems.push({ where, message });
+  const frames = isObject(stored.frames) ? stored.frames : null;
+  if (frames === null) bad("frames", "missing or not an object");
+  else {
+    for (const [d, t] of Object.entries(frames)) {
+      if (typeof t !== "string") bad(`frames.${d}`, "not a string");
+      else if (frameDigest(t) !== d) {
+        bad(`frames.${d}`, `text hashes to ${frameDigest(t)}`);
+      }
+    }
+  }
+  const used = new Set<string>();
+  const sessions = Array.isArray(stored.sessions)
+    ? stored.sessions.map((s, i) => {
+      if (!isObject(s) || !Array.isArray(s.callResponses)) return s;
+      return {
+        ...s,
+        callResponses: s.callResponses.map((d, j) => {
+          if (d === null) return null;
+          if (
+            typeof d !== "string" || frames === null ||
+            !Object.hasOwn(frames, d)
+          ) {
+            bad(
+              `sessions[${i}].callResponses[${j}]`,
+              `names no stored frame: ${String(d).slice(0, 80)}`,
+            );
+            return null;
+          }
+          used.add(d);
+          return frames[d];
+        }),
+      };
+    })
+    : stored.sessions;
+  if (frames !== null) {
+    for (const d of Object.keys(frames)) {
+      if (!used.has(d)) bad(`frames.${d}`, "stored but named by no session");
+    }
+  }
+  let snapshots: unknown = stored.snapshots;
+  if (isObject(stored.snapshots)) {
+    const src = stored.snapshots;
+    const out: Record<string, unknown> = {};
+    for (const [d, s] of Object.entries(src)) {
+      if (!isObject(s) || !Object.hasOwn(s, "base")) {
+        out[d] = s;
+        continue;
+      }
+      const keys = Object.keys(s).sort().join();
+      const b = src[s.base as string];
+      if (keys !== "base,problems,regions") {
+        bad(`snapshots.${d}`, "a patch has exactly base, problems, regions");
+      } else if (
+        typeof s.base !== "string" || !isObject(b) || Object.hasOwn(b, "base")
+      ) {
+        bad(`snapshots.${d}`, "patch base is not a stored whole snapshot");
+      } else if (!Array.isArray(s.regions) || !Array.isArray(s.problems)) {
+        bad(`snapshots.${d}`, "patch regions or problems not a list");
+      } else {
+        try {
+          out[d] = applyPatch(
+            b as unknown as Snapshot,
+            s as unknown as SnapshotPatch,
+          );
+        } catch (e) {
+          bad(`snapshots.${d}`, `cannot apply patch: ${(e as Error).message}`);
+        }
+      }
+    }
+    snapshots = out;
+  }
+  const report: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(stored)) {
+    if (k === "frames") continue;
+    report[k] = k === "sessions" ? sessions : k === "snapshots" ? snapshots : v;
+  }
+  return { report, problems };
+}
+
+/**
+ * The stored report as JSON text in pieces, in key order of the object,
+ * so a report of any size is written without one giant string: each
+ * session, frame, verdict and snapshot record is its own piece (batched
+ * into chunks of about 64 KiB). The concatenation is valid JSON, one line
+ * per session, frame, verdict and record. Pure.
+ */
+export function* reportChunks(packed: Record<string, unknown>): Generator<
+  string
+> {
+  let buf = "";
+  const flush = function* () {
+    if (buf.length > 0) yield buf;
+    buf = "";
+  };
+  buf += "{";
+  let first = true;
+  for (const [k, v] of Object.entries(packed)) {
+    if (v === undefined) continue;
+    buf += (first ? "\n" : ",\n") + JSON.stringify(k) + ":";
+    first = false;
+    if (k === "snapshots" && isObject(v)) {
+      buf += "{";
+      let n = 0;
+      for (const [d, s] of Object.entries(v)) {
+        buf += (n++ ? ",\n" : "\n") + JSON.stringify(d) + ":";
+        for (const piece of snapshotPieces(s as Record<string, unknown>)) {
+          buf += piece;
+          if (buf.length > 1 << 16) yield* flush();
+        }
+      }
+      buf += "\n}";
+    } else if (Array.isArray(v) || isObject(v)) {
+      const arr = Array.isArray(v);
+      buf += arr ? "[" : "{";
+      let n = 0;
+      for (const [ek, ev] of arr ? v.entries() : Object.entries(v)) {
+        if (ev === undefined && !arr) continue;
+        buf += (n++ ? ",\n" : "\n") + (arr ? "" : JSON.stringify(ek) + ":") +
+          (JSON.stringify(ev) ?? "null");
+        if (buf.length > 1 << 16) yield* flush();
+      }
+      buf += n ? (arr ? "\n]" : "\n}") : (arr ? "]" : "}");
+    } else buf += JSON.stringify(v);
+    if (buf.length > 1 << 16) yield* flush();
+  }
+  buf += "\n}\n";
+  yield* flush();
+}
+
+/** A snapshot or patch as JSON pieces: one per record. */
+function* snapshotPieces(s: Record<string, unknown>): Generator<string> {
+  const regions = s.regions;
+  if (!Array.isArray(regions)) {
+    yield JSON.stringify(s);
+    return;
+  }
+  yield "{";
+  let first = true;
+  for (const [k, v] of Object.entries(s)) {
+    if (v === undefined) continue;
+    yield (first ? "" : ",") + JSON.stringify(k) + ":";
+    first = false;
+    if (k !== "regions") {
+      yield JSON.stringify(v);
+      continue;
+    }
+    yield "[";
+    for (let i = 0; i < regions.length; i++) {
+      const r = regions[i] as Record<string, unknown>;
+      yield (i ? ",\n" : "\n") + "{";
+      let rf = true;
+      for (const [rk, rv] of Object.entries(r)) {
+        if (rv === undefined) continue;
+        yield (rf ? "" : ",") + JSON.stringify(rk) + ":";
+        rf = false;
+        if ((rk === "records" || rk === "put") && Array.isArray(rv)) {
+          yield "[";
+          for (let j = 0; j < rv.length; j++) {
+            yield (j ? ",\n" : "\n") + JSON.stringify(rv[j]);
+          }
+          yield rv.length ? "\n]" : "]";
+        } else yield JSON.stringify(rv);
+      }
+      yield "}";
+    }
+    yield regions.length ? "\n]" : "]";
+  }
+  yield "}";
+}
+
+/**
+ * The in-memory report from a parsed report file of either schema
+ * (`verity.report/1` as it is, `verity.report/2` unpacked), or the first
+ * problem met rebuilding it. Pure.
+ */
+export function openReport(
+  stored: unknown,
+): { report: Record<string, unknown> } | { problem: string } {
+  if (!isObject(stored)) return { problem: "not a JSON object" };
+  if (stored.schema !== PACKED_SCHEMA) return { report: stored };
+  const { report, problems } = unpackReport(stored);
+  if (problems.length > 0) {
+    const p = problems[0]!;
+    return {
+      problem: `${p.where}: ${p.message}${
+        problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""
+      }`,
+    };
+  }
+  return { report };
+}
