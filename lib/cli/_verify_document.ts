@@ -12,7 +12,7 @@ import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
-import { bindToLedger } from "../evidence/binding.ts";
+import { bindToLedgerFile } from "../evidence/ledger.ts";
 import { readEvidenceText, readTextDocument } from "../evidence/files.ts";
 import { MANIFEST_FORMAT, readDeclaration } from "../evidence/manifest.ts";
 import {
@@ -156,17 +156,16 @@ export async function verifyDocument(
   const rederived = lines.length === 0;
   let block: DocumentVerification["block"] = null;
   if (options.ledger !== null && head !== null) {
-    const ledgerText = (await readTextDocument(options.ledger)).text;
     const o = value as Record<string, unknown>;
     const expect = kind === "report" ? { run_id: o.runId } : {};
-    let b;
-    try {
-      b = bindToLedger(ledgerText, head, digest, [BLOCK_TYPES[kind]], expect);
-    } catch (e) {
-      throw new UsageError(
-        `${options.ledger}: not valid JSON: ${(e as Error).message}`,
-      );
-    }
+    // Streamed for verity's own layout (a ledger of any size).
+    const b = await bindToLedgerFile(
+      options.ledger,
+      head,
+      digest,
+      [BLOCK_TYPES[kind]],
+      expect,
+    );
     for (const pr of b.problems) lines.push(`LEDGER ${pr}`);
     block = b.block;
     if (b.ok) {

@@ -12,17 +12,14 @@ import { basename } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { isDigest, prettyJson } from "../evidence/canonical.ts";
-import {
-  ledgerRecipesText,
-  verifyLedgerText,
-  walkVerityText,
-} from "../evidence/chain.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
-import { readJsonDocument, readTextDocument } from "../evidence/files.ts";
+import { readJsonDocument } from "../evidence/files.ts";
 import {
   appendBlocks,
   readLedgerFile,
   verifyLedger,
+  verifyLedgerFile,
+  walkLedgerFile,
 } from "../evidence/ledger.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
@@ -208,14 +205,9 @@ async function verify(argv: string[]): Promise<number> {
       } is not "sha256:" and 64 lowercase hex digits`,
     );
   }
-  const { text } = await readTextDocument(path);
-  let v;
-  try {
-    v = verifyLedgerText(text, head);
-  } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
-  const recipes = ledgerRecipesText(text);
+  // verity's own layout is walked as a stream (any size); another layout
+  // is parsed strictly, every problem reported.
+  const { recipes, ...v } = await verifyLedgerFile(path, head);
   if (p.values.json) {
     console.log(
       prettyJson({ ...v, expected_head: head, contract_recipes: recipes }),
@@ -261,8 +253,7 @@ async function head(argv: string[]): Promise<number> {
   }
   noExtra(p, "head");
   const path = str(p, "ledger", "head", true)!;
-  const { text } = await readTextDocument(path);
-  const fast = walkVerityText(text);
+  const fast = await walkLedgerFile(path);
   if (fast !== null) {
     console.log(fast.head);
     return 0;

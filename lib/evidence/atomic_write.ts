@@ -62,9 +62,9 @@ export async function writeTextFileAtomic(
 }
 
 /**
- * Write text given in pieces to `path` atomically (temp file + fsync +
- * rename), never holding more than one piece and a 1 MiB buffer, and hash
- * the bytes as they go. Returns `sha256:` of the file's bytes and its size.
+ * Write text (or bytes) given in pieces to `path` atomically (temp file +
+ * fsync + rename), never holding more than one piece and a 1 MiB buffer,
+ * and hash the bytes as they go. Returns `sha256:` of the file's bytes and its size.
  *
  * @example
  * ```ts ignore
@@ -73,7 +73,7 @@ export async function writeTextFileAtomic(
  */
 export async function writeChunksAtomic(
   path: string,
-  chunks: Iterable<string>,
+  chunks: Iterable<string> | AsyncIterable<string | Uint8Array>,
   options: AtomicWriteOptions = {},
 ): Promise<{ digest: string; bytes: number }> {
   const dir = dirname(path);
@@ -88,16 +88,24 @@ export async function writeChunksAtomic(
     const enc = new TextEncoder();
     let pending: string[] = [];
     let pendingLength = 0;
-    const flush = async () => {
-      const bytes = enc.encode(pending.join(""));
-      pending = [];
-      pendingLength = 0;
+    const put = async (bytes: Uint8Array) => {
       hash.update(bytes);
       size += bytes.length;
       let off = 0;
       while (off < bytes.length) off += await f.write(bytes.subarray(off));
     };
-    for (const c of chunks) {
+    const flush = async () => {
+      const bytes = enc.encode(pending.join(""));
+      pending = [];
+      pendingLength = 0;
+      await put(bytes);
+    };
+    for await (const c of chunks) {
+      if (typeof c !== "string") {
+        await flush();
+        await put(c);
+        continue;
+      }
       pending.push(c);
       pendingLength += c.length;
       if (pendingLength >= 1 << 20) await flush();

@@ -50,13 +50,28 @@ export function bindToLedger(
     typeof b.record === "object" && b.record !== null &&
     (b.record as Record<string, unknown>).digest === digest
   );
-  if (hits.length === 0) {
+  return bindingOf(ledger, hits.at(-1) ?? null, digest, types, expect);
+}
+
+/**
+ * The binding once the chain verified: `hit` is the last block whose
+ * record's `digest` is the document's, or null. Pure.
+ */
+export function bindingOf(
+  ledger: LedgerVerification,
+  hit: { index: number; type: string; record: unknown } | null,
+  digest: string,
+  types: readonly string[],
+  expect: Readonly<Record<string, unknown>> = {},
+): LedgerBinding {
+  const problems: string[] = [];
+  if (hit === null) {
     problems.push(
       `no block of the ledger records ${digest}: the document is not the one the ledger recorded (edited, or never appended)`,
     );
     return { ok: false, ledger, block: null, problems };
   }
-  const b = hits[hits.length - 1]!;
+  const b = hit;
   const record = b.record as Record<string, unknown>;
   if (!types.includes(b.type)) {
     problems.push(

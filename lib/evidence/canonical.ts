@@ -489,6 +489,91 @@ export function needsOwnReader(text: string): boolean {
   return false;
 }
 
+/**
+ * {@linkcode needsOwnReader}'s scan that also counts object keys (strings
+ * followed by a colon): -1 when `JSON.parse` cannot be trusted with the
+ * text, otherwise how many key tokens it holds.
+ */
+function keyTokens(text: string): number {
+  const n = text.length;
+  let i = 0;
+  let keys = 0;
+  let backslash = -2; // the first backslash at or after the current string, -1 when none is left
+  while (i < n) {
+    const q = text.indexOf('"', i);
+    const end = q === -1 ? n : q;
+    for (let j = i; j < end; j++) {
+      const c = text.charCodeAt(j);
+      if ((c >= 48 && c <= 57) || c === 45) {
+        let k = j + 1;
+        while (k < end && isNumberChar(text.charCodeAt(k))) k++;
+        if (k - j > 1 || c === 45) {
+          if (pythonReadsDifferently(text.slice(j, k))) return -1;
+        }
+        j = k - 1;
+      }
+    }
+    if (q === -1) return keys;
+    let p = q + 1;
+    let r: number;
+    let escaped = false;
+    while (true) {
+      r = text.indexOf('"', p);
+      if (r === -1) return keys;
+      let b = r - 1;
+      while (text.charCodeAt(b) === 92) b--;
+      if (b < r - 1) escaped = true;
+      if ((r - 1 - b) % 2 === 0) break;
+      p = r + 1;
+    }
+    if (!escaped && backslash !== -1) {
+      if (backslash < q) backslash = text.indexOf("\\", q);
+      escaped = backslash !== -1 && backslash < r;
+    }
+    i = r + 1;
+    let k = i;
+    while (k < n) {
+      const c = text.charCodeAt(k);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      k++;
+    }
+    if (text.charCodeAt(k) === 0x3a) {
+      if (escaped) return -1;
+      keys++;
+      i = k + 1;
+    }
+  }
+  return keys;
+}
+
+/**
+ * Own keys of every object in a parsed value, or -1 past `limit` keys or
+ * nesting deeper than the reader allows. Iterative (no deep recursion).
+ */
+function ownKeyCount(v: unknown, limit: number): number {
+  let count = 0;
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (typeof x !== "object" || x === null) continue;
+    if (depth > 10_000) return -1;
+    if (Array.isArray(x)) {
+      for (const e of x) {
+        if (typeof e === "object" && e !== null) stack.push([e, depth + 1]);
+      }
+      continue;
+    }
+    const keys = Object.keys(x);
+    count += keys.length;
+    if (count > limit) return -1;
+    for (const k of keys) {
+      const e = (x as Record<string, unknown>)[k];
+      if (typeof e === "object" && e !== null) stack.push([e, depth + 1]);
+    }
+  }
+  return count;
+}
+
 /** A duplicated object key found by the strict reader ({@linkcode parseEvidenceJson}). */
 export class DuplicateKeyError extends SyntaxError {
   /** The duplicated key. */
@@ -757,6 +842,24 @@ export function parseEvidenceJson(
   text: string,
   options: EvidenceJsonOptions = {},
 ): unknown {
+  // Fast path, exactly as strict: when no number reads differently and no
+  // key holds an escape (needsOwnReader), JSON.parse gives the same value;
+  // it keeps the last of duplicated keys silently, so the keys it kept are
+  // counted against the key tokens in the text, and any difference (a
+  // duplicate), invalid JSON or very deep nesting goes to verity's own
+  // reader, which names the problem.
+  if (options.strict ?? true) {
+    const tokens = keyTokens(text);
+    if (tokens >= 0) {
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch {
+        v = undefined;
+      }
+      if (v !== undefined && ownKeyCount(v, tokens) === tokens) return v;
+    }
+  }
   return new Reader(text, {
     strict: options.strict ?? true,
     numbers: options.numbers ?? "javascript",

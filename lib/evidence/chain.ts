@@ -521,3 +521,127 @@ export function ledgerRecipesText(text: string): string[] {
   }
   return [...found].sort();
 }
+
+/** One block as the line walker saw it: its type and the record's canonical text. */
+export interface WalkedBlock {
+  index: number;
+  type: string;
+  /** The record's text as it stands in the file (canonical JSON). */
+  recordText: string;
+}
+
+/**
+ * {@linkcode walkVerityText} one line at a time, for ledgers of any size
+ * read as a stream: feed every line of the file (without its `\n`) to
+ * {@linkcode VerityLineWalker.line}, then call
+ * {@linkcode VerityLineWalker.end}. Any line that is not verity's exact
+ * layout, or a block that does not chain, makes the walk fail (null), and
+ * callers take the general path. Pure.
+ *
+ * @example
+ * ```ts
+ * const w = new VerityLineWalker();
+ * for (const l of '{"ledger":"verity","version":"1","blocks":[]}\n'.split("\n")) w.line(l);
+ * w.end()?.head; // GENESIS
+ * ```
+ */
+export class VerityLineWalker {
+  #state: "header" | "blocks" | "closed" | "done" | "failed" = "header";
+  #prev = GENESIS;
+  #index = 0;
+  #types: Record<string, number> = {};
+  #lastHadComma = true;
+  /** Called for each block that chains (the record text is canonical). */
+  onBlock: ((b: WalkedBlock) => void) | null = null;
+
+  /** Feed the next line; false once the walk has failed. */
+  line(l: string): boolean {
+    switch (this.#state) {
+      case "failed":
+        return false;
+      case "header":
+        if (l === EMPTY.slice(0, -1)) this.#state = "closed";
+        else if (l === HEADER) this.#state = "blocks";
+        else return this.#fail();
+        return true;
+      case "blocks":
+        if (l === "]}") {
+          if (this.#index === 0 || this.#lastHadComma) return this.#fail();
+          this.#state = "closed";
+          return true;
+        }
+        if (!this.#lastHadComma) return this.#fail();
+        return this.#block(l);
+      case "closed":
+        // The file ends with "\n": the last line is empty.
+        if (l !== "") return this.#fail();
+        this.#state = "done";
+        return true;
+      case "done":
+        return this.#fail();
+    }
+  }
+
+  /** The walk's result: null when the file is not verity's layout or does not chain. */
+  end(): Omit<TextWalk, "end"> | null {
+    if (this.#state !== "done") return null;
+    return { blocks: this.#index, head: this.#prev, types: this.#types };
+  }
+
+  #fail(): false {
+    this.#state = "failed";
+    return false;
+  }
+
+  #block(l: string): boolean {
+    // {"index":N,"prev_hash":"<prev>","type":T,"record":R,"hash":"sha256:<hex>"}[,]
+    const comma = l.charCodeAt(l.length - 1) === 0x2c;
+    this.#lastHadComma = comma;
+    const stop = comma ? l.length - 1 : l.length;
+    const prev = this.#prev;
+    if (!l.startsWith('{"index":')) return this.#fail();
+    const digits = String(this.#index);
+    if (!l.startsWith(digits, 9)) return this.#fail();
+    const p = 9 + digits.length;
+    if (!l.startsWith(',"prev_hash":"', p) || !l.startsWith(prev, p + 14)) {
+      return this.#fail();
+    }
+    if (!l.startsWith('","type":', p + 85)) return this.#fail();
+    const typeStart = p + 94;
+    if (l.charCodeAt(typeStart) !== 0x22) return this.#fail();
+    const typeEnd = canonicalValueEnd(l, typeStart);
+    if (typeEnd < 0 || !l.startsWith(',"record":', typeEnd)) {
+      return this.#fail();
+    }
+    const recStart = typeEnd + 10;
+    const recEnd = canonicalValueEnd(l, recStart);
+    if (recEnd < 0 || !l.startsWith(',"hash":"sha256:', recEnd)) {
+      return this.#fail();
+    }
+    const hexStart = recEnd + 16;
+    if (hexStart + 66 !== stop || !l.startsWith('"}', hexStart + 64)) {
+      return this.#fail();
+    }
+    const hex = l.slice(hexStart, hexStart + 64);
+    const typeText = l.slice(typeStart, typeEnd);
+    const recordText = l.slice(recStart, recEnd);
+    const h = createHash("sha256").update(
+      prev + '{"record":' + recordText + ',"type":' + typeText + "}",
+    ).digest("hex");
+    if (h !== hex) return this.#fail();
+    const type = typeText.includes("\\")
+      ? JSON.parse(typeText) as string
+      : typeText.slice(1, -1);
+    this.#types[type] = (this.#types[type] ?? 0) + 1;
+    this.onBlock?.({ index: this.#index, type, recordText });
+    this.#prev = "sha256:" + hex;
+    this.#index++;
+    return true;
+  }
+}
+
+/** Recipes a record's text states (see {@linkcode ledgerRecipesText}), added to `into`. */
+export function recordRecipes(recordText: string, into: Set<string>): void {
+  if (!recordText.includes('"contract_recipe')) return;
+  for (const r of ledgerRecipesText(recordText)) into.add(r);
+}

@@ -24,12 +24,16 @@ import {
   GENESIS,
   LEDGER_NAME,
   LEDGER_VERSION,
+  ledgerRecipesText,
   ledgerText,
+  recordRecipes,
   verifyLedger,
   verifyLedgerText,
-  walkVerityText,
+  VerityLineWalker,
+  type WalkedBlock,
 } from "./chain.ts";
-import { writeTextFileAtomic } from "./atomic_write.ts";
+import { writeChunksAtomic } from "./atomic_write.ts";
+import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 
 export { GENESIS, verifyLedger, verifyLedgerText };
 export type { Block, Entry };
@@ -53,19 +57,102 @@ export async function readLedgerFile(path: string): Promise<unknown> {
   return (await readJsonDocument(path)).value;
 }
 
+/** The lines of a UTF-8 text file, read as a stream (each without its `\n`). */
+async function* fileLines(path: string): AsyncGenerator<string> {
+  let f: Deno.FsFile;
+  try {
+    f = await Deno.open(path, { read: true });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new UsageError(`${path}: no such file`);
+    }
+    throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+  }
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const buf = new Uint8Array(1 << 22);
+  let rest = "";
+  try {
+    while (true) {
+      const n = await f.read(buf);
+      let text: string;
+      try {
+        text = decoder.decode(n === null ? undefined : buf.subarray(0, n), {
+          stream: n !== null,
+        });
+      } catch {
+        throw new UsageError(`${path}: not valid UTF-8`);
+      }
+      const lines = (rest + text).split("\n");
+      rest = lines.pop()!;
+      for (const l of lines) yield l;
+      if (n === null) break;
+    }
+  } finally {
+    f.close();
+  }
+  yield rest;
+}
+
+/** What {@linkcode walkLedgerFile} found in a ledger in verity's own layout. */
+export interface FileWalk {
+  blocks: number;
+  head: string;
+  types: Record<string, number>;
+  /** Every contract recipe the records state, sorted. */
+  recipes: string[];
+}
+
+/**
+ * Walk a ledger file in verity's own layout as a stream (bounded memory,
+ * no limit from string length): every record checked canonical and every
+ * block hashed and chained. Null when the file is another layout or does
+ * not chain (the general path then reports each problem). Throws
+ * {@linkcode UsageError} for a missing, unreadable or non-UTF-8 file.
+ */
+export async function walkLedgerFile(
+  path: string,
+  onBlock: ((b: WalkedBlock) => void) | null = null,
+): Promise<FileWalk | null> {
+  const w = new VerityLineWalker();
+  const recipes = new Set<string>();
+  w.onBlock = (b) => {
+    recordRecipes(b.recordText, recipes);
+    onBlock?.(b);
+  };
+  for await (const l of fileLines(path)) if (!w.line(l)) return null;
+  const r = w.end();
+  return r === null ? null : { ...r, recipes: [...recipes].sort() };
+}
+
 /**
  * Verify a ledger file against a head kept elsewhere (see `verifyLedger`).
- * verity's own layout is checked straight from the text; anything else is
- * parsed as Python reads it. Throws {@linkcode UsageError} for a missing,
- * unreadable or non-JSON file.
+ * verity's own layout is walked as a stream; anything else (or a chain that
+ * does not reach the head) is parsed as Python reads it, reporting every
+ * problem. Throws {@linkcode UsageError} for a missing, unreadable or
+ * non-JSON file.
  */
 export async function verifyLedgerFile(
   path: string,
   expectedHead: string,
-): Promise<LedgerVerification> {
+): Promise<LedgerVerification & { recipes: string[] }> {
+  const w = await walkLedgerFile(path);
+  if (w !== null && w.head === expectedHead) {
+    return {
+      ok: true,
+      blocks: w.blocks,
+      problems: [],
+      head: w.head,
+      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
+      types: w.types,
+      recipes: w.recipes,
+    };
+  }
   const { text } = await readTextDocument(path);
   try {
-    return verifyLedgerText(text, expectedHead);
+    return {
+      ...verifyLedgerText(text, expectedHead),
+      recipes: ledgerRecipesText(text),
+    };
   } catch (e) {
     if (e instanceof SyntaxError) {
       throw new UsageError(`${path}: not valid JSON: ${e.message}`);
@@ -166,16 +253,17 @@ export async function appendBlocks(
     let existing: Block[] = [];
     let head = GENESIS;
     let start = 0;
-    let kept: string | null = null; // the existing block lines, when kept as text
+    // Bytes of the existing file kept as they are (verity's own layout,
+    // every block chained): all but the closing "\n]}\n".
+    let kept: number | null = null;
     if (await exists(ledgerPath, { followSymlinks: false })) {
-      const { text } = await readTextDocument(ledgerPath);
-      const w = walkVerityText(text);
+      const w = await walkLedgerFile(ledgerPath);
       if (w !== null) {
-        // verity's own layout, every block chained: keep its text as it is.
         head = w.head;
         start = w.blocks;
-        kept = w.blocks === 0 ? "" : text.slice(0, w.end);
+        kept = w.blocks === 0 ? 0 : (await Deno.stat(ledgerPath)).size - 4;
       } else {
+        const { text } = await readTextDocument(ledgerPath);
         let doc: unknown;
         try {
           // The strict reader: a duplicated key anywhere is refused, never
@@ -225,19 +313,57 @@ export async function appendBlocks(
       }
     }
     const { lines, head: next } = chainBlocks(head, start, entries);
-    let text: string;
-    if (kept === null) {
-      text = ledgerText([...existing.map(blockLine), ...lines]);
-    } else if (kept === "") {
-      text = ledgerText(lines);
-    } else if (lines.length === 0) {
-      text = `${kept}\n]}\n`;
-    } else {
-      text = `${kept},\n${lines.join(",\n")}\n]}\n`;
-    }
-    await writeTextFileAtomic(ledgerPath, text);
+    await writeChunksAtomic(
+      ledgerPath,
+      ledgerPieces(ledgerPath, kept, existing.map(blockLine), lines),
+    );
     return { first: start, count: entries.length, head: next };
   });
+}
+
+/**
+ * The new ledger file in pieces: the kept bytes of the existing file (or
+ * the header and the re-serialized existing blocks), then the new block
+ * lines, then the closing bracket. Never one string of the whole file.
+ */
+async function* ledgerPieces(
+  path: string,
+  kept: number | null,
+  existing: string[],
+  lines: string[],
+): AsyncGenerator<string | Uint8Array> {
+  const all = kept === null || kept === 0 ? [...existing, ...lines] : lines;
+  if (kept !== null && kept > 0) {
+    const f = await Deno.open(path, { read: true });
+    try {
+      const buf = new Uint8Array(1 << 20);
+      let left = kept;
+      while (left > 0) {
+        const n = await f.read(buf.subarray(0, Math.min(buf.length, left)));
+        if (n === null) throw new Error(`${path}: shorter than it was`);
+        yield buf.slice(0, n);
+        left -= n;
+      }
+    } finally {
+      f.close();
+    }
+    if (lines.length === 0) {
+      yield "\n]}\n";
+      return;
+    }
+    yield ",\n";
+  } else {
+    if (all.length === 0) {
+      yield ledgerText([]);
+      return;
+    }
+    yield `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[\n`;
+  }
+  for (let i = 0; i < all.length; i += 4096) {
+    yield all.slice(i, i + 4096).join(",\n") +
+      (i + 4096 < all.length ? ",\n" : "");
+  }
+  yield "\n]}\n";
 }
 
 /**
@@ -258,4 +384,46 @@ export async function appendBlock(
 ): Promise<AppendResult> {
   const r = await appendBlocks(ledgerPath, [{ type, record }]);
   return { index: r.first, hash: r.head, head: r.head };
+}
+
+/**
+ * Bind a document to a ledger file (see `bindToLedger`), walking verity's
+ * own layout as a stream; another layout, or a chain that does not reach
+ * the head, is read whole and every problem named. Throws
+ * {@linkcode UsageError} for a missing, unreadable or non-JSON ledger.
+ */
+export async function bindToLedgerFile(
+  path: string,
+  expectedHead: string,
+  digest: string,
+  types: readonly string[],
+  expect: Readonly<Record<string, unknown>> = {},
+): Promise<LedgerBinding> {
+  // The last block whose record's digest is the document's.
+  let found: { index: number; type: string; record: unknown } | null = null;
+  const w = await walkLedgerFile(path, (b) => {
+    if (!b.recordText.includes(digest)) return;
+    const record = parseEvidenceJson(b.recordText, { numbers: "python" });
+    if (
+      typeof record === "object" && record !== null &&
+      (record as Record<string, unknown>).digest === digest
+    ) found = { index: b.index, type: b.type, record };
+  });
+  if (w !== null && w.head === expectedHead) {
+    const ledger: LedgerVerification = {
+      ok: true,
+      blocks: w.blocks,
+      problems: [],
+      head: w.head,
+      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
+      types: w.types,
+    };
+    return bindingOf(ledger, found, digest, types, expect);
+  }
+  const { text } = await readTextDocument(path);
+  try {
+    return bindToLedger(text, expectedHead, digest, types, expect);
+  } catch (e) {
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
 }

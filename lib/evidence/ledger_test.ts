@@ -6,7 +6,10 @@ import {
   GENESIS,
   readLedgerFile,
   verifyLedger,
+  verifyLedgerFile,
+  walkLedgerFile,
 } from "./ledger.ts";
+import { join } from "node:path";
 
 async function tmp(): Promise<string> {
   return await Deno.makeTempDir({ prefix: "verity-ledger-test-" });
@@ -135,5 +138,44 @@ Deno.test("numbers JavaScript and Python print differently survive a read-and-ap
   const r = await appendBlock(path, "report", { n: 2 });
   assert.equal(verifyLedger(await readLedgerFile(path), r.head).ok, true);
   assert.match(await Deno.readTextFile(path), /"big":1e\+21/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a ledger larger than the read buffer is walked as a stream, appended byte for byte, and an edit deep inside is refused", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-ledger-stream-" });
+  const path = join(dir, "ledger.json");
+  // ~12,000 blocks of ~520 bytes: more than one 4 MiB read, so lines cross
+  // chunk boundaries; non-ASCII text puts multi-byte characters across them.
+  const entries = Array.from({ length: 12_000 }, (_, i) => ({
+    type: "report",
+    record: { i, note: `é${"x".repeat(400)}→${i}`, digest: `sha256:${i}` },
+  }));
+  const first = await appendBlocks(path, entries.slice(0, 11_000));
+  const second = await appendBlocks(path, entries.slice(11_000));
+  // The same chain written in one go gives the same bytes and head.
+  const once = join(dir, "once.json");
+  const whole = await appendBlocks(once, entries);
+  assert.equal(second.head, whole.head);
+  assert.equal(first.count + second.count, 12_000);
+  const a = await Deno.readFile(path);
+  const b = await Deno.readFile(once);
+  assert.ok(a.length > 4 << 20);
+  assert.deepEqual(a, b);
+  const w = await walkLedgerFile(path);
+  assert.equal(w?.blocks, 12_000);
+  assert.equal(w?.head, whole.head);
+  const v = await verifyLedgerFile(path, whole.head);
+  assert.equal(v.ok, true);
+  // One character of block 9,000 changed: the stream walk fails, the
+  // general path names the block.
+  const text = new TextDecoder().decode(a).replace('→9000"', '→9001"');
+  await Deno.writeTextFile(path, text);
+  assert.equal(await walkLedgerFile(path), null);
+  const bad = await verifyLedgerFile(path, whole.head);
+  assert.equal(bad.ok, false);
+  assert.ok(
+    bad.problems.some((p) => p.index === 9000),
+    JSON.stringify(bad.problems[0]),
+  );
   await Deno.remove(dir, { recursive: true });
 });
