@@ -168,7 +168,6 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   await Deno.writeTextFile(edited, JSON.stringify(report3));
   const bad3 = await verity(["report", "verify", edited]);
   assert.equal(bad3.code, 1);
-<<<<<<< HEAD
   assert.match(bad3.stdout, /history version \d+ stores no overlap decision/);
   // A tool that needs the task protocol is never called (no session names
   // it) and says so; a report that drops the reason is refused.

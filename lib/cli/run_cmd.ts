@@ -124,8 +124,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   const outputs = await reportOutputs("run", p.values);
   const observed = observedOptions("run", p.values);
+  const marks: Record<string, number> = {
+    process_to_command: performance.now(),
+  };
   const def = await loadDefinition(p.positionals[0]!);
   await checkSeededState(def);
+  marks.definition = performance.now();
   if (audit && def.kind !== "target") {
     throw new UsageError(
       `verity run: --audit runs targets; ${def.file} is a fixture`,
@@ -143,6 +147,7 @@ export async function main(argv: string[]): Promise<number> {
     audit,
     commandName: "verity run",
   });
+  marks.launcher = performance.now();
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
@@ -163,10 +168,12 @@ export async function main(argv: string[]): Promise<number> {
       }); see verity ledger recover`,
     );
   }
+  marks.recover = performance.now();
   // The definition and verity itself as they are when the run starts
   // (commit, uncommitted edits): what ran, even if a checkout moves later.
   const definitionGit = await definitionGitState(def.file);
   const harnessGit = await harnessGitState();
+  marks.git = performance.now();
   const started = new Date();
   const id = runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
@@ -176,9 +183,23 @@ export async function main(argv: string[]): Promise<number> {
   const silent = p.values.json === true || p.values.quiet === true;
   const live = new Progress(silent ? null : Progress.stderr());
   const progress = (line: string) => live.line(`verity: ${line}`);
+  // VERITY_PHASE_TIMES=FILE: where the run's milliseconds went, written to
+  // FILE as JSON at the end (scripts/bench_overhead.ts reads it).
+  const phaseFile = Deno.env.get("VERITY_PHASE_TIMES") ?? null;
+  const tBattery = performance.now();
+  // Setup steps as durations, each from the previous mark.
+  const phases: Record<string, number> = {
+    process_to_command: marks.process_to_command!,
+    definition: marks.definition! - marks.process_to_command!,
+    launcher: marks.launcher! - marks.definition!,
+    recover: marks.recover! - marks.launcher!,
+    git: marks.git! - marks.recover!,
+    before_battery: tBattery,
+  };
   let battery;
   try {
     battery = await runBattery(def, tools, {
+      ...(phaseFile !== null ? { phases } : {}),
       runs,
       jobs,
       concurrentAttempts: attempts,
@@ -193,6 +214,8 @@ export async function main(argv: string[]): Promise<number> {
     live.clear();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
+  const tAssemble = performance.now();
+  phases.battery = tAssemble - tBattery;
   const report = buildRunReport(battery, {
     runId: id,
     definition: def,
@@ -212,6 +235,8 @@ export async function main(argv: string[]): Promise<number> {
   await Deno.mkdir(dir);
   // The stored form (seed once, snapshots as patches, frames once),
   // written in pieces and hashed as it goes: never one giant string.
+  const tWrite = performance.now();
+  phases.assemble = tWrite - tAssemble;
   const packed = packReport(report);
   const reportPath = join(dir, "report.json");
   // Until the ledger holds it, the report is marked as ours: a crash in
@@ -222,6 +247,10 @@ export async function main(argv: string[]): Promise<number> {
   });
   const ledger = await appendReportToLedger(runsDir, id, written);
   await Deno.remove(join(dir, WRITER_MARKER)).catch(() => {});
+  phases.write = performance.now() - tWrite;
+  if (phaseFile !== null) {
+    await Deno.writeTextFile(phaseFile, JSON.stringify(phases) + "\n");
+  }
   for (const written of await writeReportOutputs(report, outputs)) {
     console.error(`verity: wrote ${written}`);
   }

@@ -85,6 +85,14 @@ export interface RunnerOptions {
    * listed them, before any tool is called; throw to stop the run.
    */
   checkListing?: (listed: string[]) => void;
+  /**
+   * Milliseconds spent per phase of the sessions, summed over every
+   * session (`dirs`, `reset`, `server`, `evidence`, `snapshot`, `cleanup`;
+   * `timer`: the overlap timer's time beyond its servers' span),
+   * when given: where the fixed cost per session goes
+   * (scripts/bench_overhead.ts).
+   */
+  phases?: Record<string, number>;
 }
 
 /** Where a run is: for a progress display. */
@@ -139,6 +147,14 @@ interface ScratchDirs {
   evidence: string;
 }
 
+/** Add the time since `t` to a phase (when phases are measured); returns now. */
+function phase(ctx: Ctx, name: string, t: number): number {
+  const now = performance.now();
+  const p = ctx.opts.phases;
+  if (p) p[name] = (p[name] ?? 0) + (now - t);
+  return now;
+}
+
 async function makeDirs(ctx: Ctx, id: string): Promise<ScratchDirs> {
   const n = ++ctx.seq;
   const root = join(ctx.opts.workDir, `${String(n).padStart(5, "0")}-${id}`);
@@ -163,9 +179,11 @@ async function finishSession(
   dirs: ScratchDirs,
   t0: number,
 ): Promise<void> {
-  record.wallMs = performance.now() - t0;
+  const t = performance.now();
+  record.wallMs = t - t0;
   ctx.sessions.push(record);
   await removeDirs(ctx, dirs);
+  phase(ctx, "cleanup", t);
 }
 
 /** The tool's arguments for one session: placeholders (`{state}`) resolved. */
@@ -337,6 +355,7 @@ async function runSequentialSession(
 ): Promise<SessionObservation> {
   const t0 = performance.now();
   const dirs = await makeDirs(ctx, p.id);
+  let tp = phase(ctx, "dirs", t0);
   const obs: SessionObservation = {
     kind: p.kind,
     run: p.run,
@@ -355,6 +374,7 @@ async function runSequentialSession(
       obs.setupFailure = `reset failed: ${(e as Error).message}`;
       return obs;
     }
+    tp = phase(ctx, "reset", tp);
     let launch: Launch;
     let target: SpawnSpec | McpClient;
     let url: string | null;
@@ -421,6 +441,7 @@ async function runSequentialSession(
     }
     const exit = await s.client.close(2000);
     record.serverMs = performance.now() - s0;
+    tp = phase(ctx, "server", s0);
     record.exit = `${exit.stoppedBy}${
       exit.code !== null ? ` code ${exit.code}` : ""
     }${exit.signal ? ` ${exit.signal}` : ""}`;
@@ -440,9 +461,11 @@ async function runSequentialSession(
     }
     obs.network = networkChecks(record.sandbox);
     obs.attempts = refusedChecks(record.sandbox);
+    tp = phase(ctx, "evidence", tp);
     if (obs.setupFailure === null || p.kind !== "control") {
       obs.stateDigest = await observeState(ctx, dirs.state);
     }
+    phase(ctx, "snapshot", tp);
     return obs;
   } catch (e) {
     obs.setupFailure = obs.setupFailure ??
@@ -460,6 +483,7 @@ async function runAttemptSession(
 ): Promise<AttemptObservation> {
   const t0 = performance.now();
   const dirs = await makeDirs(ctx, p.id);
+  let tp = phase(ctx, "dirs", t0);
   const obs: AttemptObservation = {
     mode: p.mode,
     attempt: p.attempt,
@@ -477,6 +501,7 @@ async function runAttemptSession(
       obs.setupFailure = `reset failed: ${(e as Error).message}`;
       return obs;
     }
+    tp = phase(ctx, "reset", tp);
     const labels = p.mode === "two_process" ? ["a", "b"] : ["a"];
     const ports = labels.map(() => portFor(ctx));
     const launches = labels.map((l, i) => launchFor(ctx, dirs, l, ports[i]));
@@ -507,6 +532,14 @@ async function runAttemptSession(
     // timer (with its servers) is the backstop when it cannot answer.
     spec.deadlineMs = attemptDeadlineMs(spec);
     const res = await ctx.timers.run(spec, spec.deadlineMs + 15_000);
+    const inTimer = performance.now() - tp;
+    tp = phase(ctx, "server", tp);
+    if (ctx.opts.phases && typeof res !== "string") {
+      // The overlap timer's own time beyond the servers' span.
+      const span = Math.min(res.serverSpanMs, inTimer);
+      ctx.opts.phases.server! -= inTimer - span;
+      ctx.opts.phases.timer = (ctx.opts.phases.timer ?? 0) + inTimer - span;
+    }
     if (typeof res === "string") {
       obs.setupFailure = res;
       return obs;
@@ -525,6 +558,7 @@ async function runAttemptSession(
     if (res.setupFailure === null) {
       obs.stateDigest = await observeState(ctx, dirs.state);
     }
+    phase(ctx, "snapshot", tp);
     return obs;
   } catch (e) {
     obs.setupFailure = obs.setupFailure ??

@@ -1,0 +1,287 @@
+/**
+ * Benchmark: the harness overhead curve and where each session's fixed
+ * cost goes.
+ *
+ * For each definition size (default 5, 25 and 100 tools) it writes a
+ * synthetic fixture (a Deno MCP SDK server over a small SQLite store: every
+ * fifth tool an idempotent write that also gets concurrent attempts, the
+ * others read-only) and runs `verity run` on it as a user would (a fresh
+ * process), timing the whole process. From the report and the
+ * `VERITY_PHASE_TIMES` file it prints:
+ *
+ * - the overhead: process wall / (sum of server lifetimes / jobs) (target
+ *   at most 1.10 at every size);
+ * - the per-session breakdown (medians over rounds of the sum over the run,
+ *   divided by sessions): scratch directories, reset, server lifetime,
+ *   sandbox evidence, snapshot, cleanup, the overlap timer's own time;
+ * - the per-run costs: process start to the first session (Deno start,
+ *   definition, launcher, verify-reset), report assembly, report and
+ *   ledger writing.
+ *
+ * Run: deno run -A scripts/bench_overhead.ts [--sizes 5,25,100] [--rounds 3]
+ *      [--jobs 1] [--concurrent-attempts 2] [--main main.ts]
+ *
+ * `--main` runs another checkout's main.ts (the same fixture), to compare
+ * before and after side by side in one run.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    sizes: { type: "string", default: "5,25,100" },
+    rounds: { type: "string", default: "3" },
+    jobs: { type: "string", default: "1" },
+    "concurrent-attempts": { type: "string", default: "2" },
+    main: { type: "string", multiple: true },
+  },
+  strict: true,
+});
+const ROOT = new URL("..", import.meta.url).pathname;
+const MAINS = (values.main?.length ? values.main : [join(ROOT, "main.ts")])
+  .map((m) => resolve(m));
+const SIZES = values.sizes.split(",").map(Number);
+const ROUNDS = Number(values.rounds);
+const JOBS = Number(values.jobs);
+const ATTEMPTS = Number(values["concurrent-attempts"]);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const SERVER = `
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+import { stateDb, text } from "../_shared/fixture_state.ts";
+
+const n = Number(Deno.args[0]);
+const server = new McpServer({ name: "overhead", version: "1.0.0" });
+for (let i = 0; i < n; i++) {
+  if (i % 5 === 4) {
+    server.registerTool("set_" + i, {
+      description: "Set item " + i + "'s name.",
+      inputSchema: { name: z.string() },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    }, ({ name }: { name: string }) => {
+      stateDb().prepare("UPDATE items SET name = ? WHERE id = ?").run(name, i);
+      return text("ok");
+    });
+  } else {
+    server.registerTool("get_" + i, {
+      description: "Read item " + i + ".",
+      inputSchema: {},
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    }, () => {
+      const row = stateDb().prepare("SELECT name FROM items WHERE id = ?").get(i) as { name: string } | undefined;
+      return text(row?.name ?? "none");
+    });
+  }
+}
+await server.connect(new StdioServerTransport());
+`;
+
+/** A fixture of `n` tools under `root` (with the repo's import map and shared helpers). */
+async function writeFixture(root: string, n: number): Promise<string> {
+  const dir = join(root, `overhead-${n}`);
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(join(dir, "server.ts"), SERVER);
+  const rows = Array.from({ length: n }, (_, i) => `(${i}, 'item ${i}')`)
+    .join(", ");
+  await Deno.writeTextFile(
+    join(dir, "seed.sql"),
+    `CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);\nINSERT INTO items VALUES ${rows};\n`,
+  );
+  const tools = Array.from(
+    { length: n },
+    (_, i) =>
+      i % 5 === 4
+        ? `[[tools]]\nname = "set_${i}"\narguments = { name = "fixed" }\n`
+        : `[[tools]]\nname = "get_${i}"\narguments = {}\n`,
+  ).join("\n");
+  await Deno.writeTextFile(
+    join(dir, "fixture.toml"),
+    `[fixture]\nname = "overhead-${n}"\ncommand = ["{deno}", "run", "server.ts", "${n}"]\n\n[state]\nlocations = ["sqlite:state.db"]\n\n[[adapters]]\nkind = "sqlite"\nlabel = "state.db"\nseed = "seed.sql"\nbusiness = ["items"]\n\n${tools}`,
+  );
+  return dir;
+}
+
+interface Run {
+  wallMs: number;
+  serverMs: number;
+  sessions: number;
+  phases: Record<string, number>;
+}
+
+async function runOnce(main: string, fixture: string): Promise<Run> {
+  const runs = await Deno.makeTempDir({ prefix: "verity-bench-overhead-" });
+  const phaseFile = join(runs, "phases.json");
+  const t0 = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--unstable-worker-options",
+      "--quiet",
+      "--config",
+      join(main, "..", "deno.json"),
+      main,
+      "run",
+      fixture,
+      "--jobs",
+      String(JOBS),
+      "--concurrent-attempts",
+      String(ATTEMPTS),
+      "--runs-dir",
+      runs,
+      "--quiet",
+    ],
+    env: { VERITY_PHASE_TIMES: phaseFile },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const wallMs = performance.now() - t0;
+  const dir = [...Deno.readDirSync(runs)].find((e) => e.isDirectory);
+  if (!dir) {
+    throw new Error(
+      `no report: ${new TextDecoder().decode(out.stderr).slice(-400)}`,
+    );
+  }
+  const report = JSON.parse(
+    await Deno.readTextFile(join(runs, dir.name, "report.json")),
+  ) as { sessions: { serverMs: number }[] };
+  let phases: Record<string, number> = {};
+  try {
+    phases = JSON.parse(await Deno.readTextFile(phaseFile));
+  } catch {
+    // an older checkout: no phase times
+  }
+  await Deno.remove(runs, { recursive: true });
+  return {
+    wallMs,
+    serverMs: report.sessions.reduce((a, s) => a + s.serverMs, 0),
+    sessions: report.sessions.length,
+    phases,
+  };
+}
+
+const root = await Deno.makeTempDir({ prefix: "verity-overhead-fx-" });
+await Deno.copyFile(join(ROOT, "deno.json"), join(root, "deno.json"));
+await Deno.copyFile(join(ROOT, "deno.lock"), join(root, "deno.lock"));
+await Deno.mkdir(join(root, "_shared"));
+for (const e of Deno.readDirSync(join(ROOT, "fixtures", "_shared"))) {
+  if (e.isFile) {
+    await Deno.copyFile(
+      join(ROOT, "fixtures", "_shared", e.name),
+      join(root, "_shared", e.name),
+    );
+  }
+}
+
+const results = new Map<string, Run[]>();
+for (let r = 0; r < ROUNDS; r++) {
+  for (const n of SIZES) {
+    const fx = await writeFixture(root, n);
+    // Interleaved: every checkout once per size per round.
+    for (const main of MAINS) {
+      const run = await runOnce(main, fx);
+      const key = `${main}\u0000${n}`;
+      results.set(key, [...(results.get(key) ?? []), run]);
+      console.log(
+        `round ${r + 1} ${n} tools ${
+          MAINS.length > 1 ? main + " " : ""
+        }: wall ${(run.wallMs / 1000).toFixed(1)} s, server lifetimes ${
+          (run.serverMs / 1000).toFixed(1)
+        } s over ${run.sessions} sessions, overhead ${
+          (run.wallMs / (run.serverMs / JOBS)).toFixed(3)
+        }`,
+      );
+    }
+  }
+}
+
+const ORDER = [
+  "dirs",
+  "reset",
+  "server",
+  "timer",
+  "evidence",
+  "snapshot",
+  "cleanup",
+];
+for (const main of MAINS) {
+  if (MAINS.length > 1) console.log(`\n${main}`);
+  console.log(
+    `\nharness overhead (wall / (server lifetimes / jobs)), --jobs ${JOBS}, medians of ${ROUNDS}; target <= 1.10:`,
+  );
+  for (const n of SIZES) {
+    const rs = results.get(`${main}\u0000${n}`)!;
+    const o = median(rs.map((x) => x.wallMs / (x.serverMs / JOBS)));
+    console.log(
+      `  ${String(n).padStart(3)} tools: ${o.toFixed(3)} ${
+        o <= 1.10 ? "met" : "NOT met"
+      }  (wall ${(median(rs.map((x) => x.wallMs)) / 1000).toFixed(1)} s, ${
+        rs[0]!.sessions
+      } sessions)`,
+    );
+  }
+  console.log(
+    "\nper session (ms, median over rounds of run total / sessions):",
+  );
+  console.log(
+    "  tools  " + ORDER.map((k) => k.padStart(9)).join("") +
+      "  outside server",
+  );
+  for (const n of SIZES) {
+    const rs = results.get(`${main}\u0000${n}`)!;
+    if (Object.keys(rs[0]!.phases).length === 0) continue;
+    const cells = ORDER.map((k) =>
+      median(rs.map((x) => (x.phases[k] ?? 0) / x.sessions))
+    );
+    const outside = median(
+      rs.map((x) => (x.wallMs - x.serverMs / JOBS) / x.sessions),
+    );
+    console.log(
+      `  ${String(n).padStart(5)}  ${
+        cells.map((c) => c.toFixed(1).padStart(9)).join("")
+      }  ${outside.toFixed(1).padStart(9)}`,
+    );
+  }
+  console.log(
+    "\nper run (ms, medians): start = process start to the first session's battery (Deno, definition, launcher); battery = the sessions (with verify-reset); assemble = report from history; write = stored form, file and ledger",
+  );
+  for (const n of SIZES) {
+    const rs = results.get(`${main}\u0000${n}`)!;
+    if (Object.keys(rs[0]!.phases).length === 0) continue;
+    const m = (k: string) => median(rs.map((x) => x.phases[k] ?? 0));
+    const after = median(
+      rs.map((x) =>
+        x.wallMs - (x.phases.before_battery ?? 0) - (x.phases.battery ?? 0)
+      ),
+    );
+    console.log(
+      `  ${String(n).padStart(3)} tools: start ${
+        m("before_battery").toFixed(0)
+      } (Deno and modules ${m("process_to_command").toFixed(0)}, definition ${
+        m("definition").toFixed(0)
+      }, launcher ${m("launcher").toFixed(0)}, recover ${
+        m("recover").toFixed(0)
+      }, git ${m("git").toFixed(0)}), battery ${
+        m("battery").toFixed(0)
+      }, assemble ${m("assemble").toFixed(0)}, write ${
+        m("write").toFixed(0)
+      }, after the battery in all ${after.toFixed(0)}`,
+    );
+  }
+}
+console.log(
+  `\nload average at the end: ${
+    Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
+  } on ${navigator.hardwareConcurrency} cores`,
+);
+await Deno.remove(root, { recursive: true });
