@@ -171,8 +171,12 @@ export async function main(argv: string[]): Promise<number> {
   marks.recover = performance.now();
   // The definition and verity itself as they are when the run starts
   // (commit, uncommitted edits): what ran, even if a checkout moves later.
-  const definitionGit = await definitionGitState(def.file);
-  const harnessGit = await harnessGitState();
+  // Both read now, in parallel; awaited after the battery (off its path).
+  const gitStates = Promise.all([
+    definitionGitState(def.file),
+    harnessGitState(),
+  ]);
+  gitStates.catch(() => {}); // awaited below; never an unhandled rejection
   marks.git = performance.now();
   const started = new Date();
   const id = runId(def.name, started);
@@ -214,6 +218,7 @@ export async function main(argv: string[]): Promise<number> {
     live.clear();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
+  const [definitionGit, harnessGit] = await gitStates;
   const tAssemble = performance.now();
   phases.battery = tAssemble - tBattery;
   const report = buildRunReport(battery, {

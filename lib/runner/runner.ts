@@ -112,6 +112,8 @@ interface Ctx {
   seq: number;
   timers: OverlapTimerPool;
   reader: SnapshotReader;
+  /** Scratch directory removals under way (awaited when the battery ends). */
+  cleanups: Promise<void>[];
 }
 
 function describeFrame(f: Frame | undefined): string | null {
@@ -182,8 +184,11 @@ async function finishSession(
   const t = performance.now();
   record.wallMs = t - t0;
   ctx.sessions.push(record);
-  await removeDirs(ctx, dirs);
-  phase(ctx, "cleanup", t);
+  // Off the session's path: the next session starts while this one's
+  // scratch directories go (the battery waits for every removal at its end).
+  ctx.cleanups.push(
+    removeDirs(ctx, dirs).finally(() => phase(ctx, "cleanup", t)),
+  );
 }
 
 /** The tool's arguments for one session: placeholders (`{state}`) resolved. */
@@ -618,10 +623,12 @@ export async function runBattery(
     seq: 0,
     timers: new OverlapTimerPool(),
     reader: new SnapshotReader(await Deno.realPath(opts.workDir)),
+    cleanups: [],
   };
   try {
     return await execute(ctx, tools);
   } finally {
+    await Promise.all(ctx.cleanups);
     ctx.reader.close();
     await ctx.timers.close();
     await opts.launcher.close();

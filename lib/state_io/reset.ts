@@ -49,9 +49,24 @@ export async function sqliteSeedImage(
   const p = seedPath(def, a.seed!);
   const bytes = await Deno.readFile(p);
   if (isSqliteImage(bytes)) return bytes;
+  const sql = new TextDecoder().decode(bytes);
+  const key = `${p}\u0000${sql}`;
+  const known = SEED_IMAGES.get(key);
+  if (known?.stable) return known.image;
   const SQL = await loadSqlEngine();
   try {
-    return buildSqliteImage(SQL, new TextDecoder().decode(bytes));
+    const image = buildSqliteImage(SQL, sql);
+    // Rebuilt for every reset until two builds of a seed that calls no
+    // clock or random function gave the same bytes; from then on the
+    // image is reused (a session's reset was mostly sql.js running the
+    // seed). A seed that differs between builds is rebuilt every time, so
+    // verify-reset and every session see what it really does.
+    if (!NONDETERMINISTIC_SQL.test(sql)) {
+      if (known === undefined) SEED_IMAGES.set(key, { image, stable: false });
+      else if (sameBytes(known.image, image)) known.stable = true;
+      else SEED_IMAGES.set(key, { image, stable: false });
+    }
+    return image;
   } catch (e) {
     throw new DefinitionError(
       def.file,
@@ -59,6 +74,19 @@ export async function sqliteSeedImage(
       `SQL seed ${a.seed} failed: ${(e as Error).message}`,
     );
   }
+}
+
+/** SQLite images built from SQL seeds, by seed path and text (see sqliteSeedImage). */
+const SEED_IMAGES = new Map<string, { image: Uint8Array; stable: boolean }>();
+
+/** SQL functions whose result differs between builds: never reuse such a seed's image. */
+const NONDETERMINISTIC_SQL =
+  /\b(random|randomblob|date|time|datetime|julianday|unixepoch|strftime|timediff|changes|last_insert_rowid|total_changes|sqlite_source_id)\s*\(|\bcurrent_(date|time|timestamp)\b/i;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 async function writeAtomic(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
-import { isSqliteImage, resetState } from "./reset.ts";
+import { isSqliteImage, resetState, sqliteSeedImage } from "./reset.ts";
 import { takeSnapshot } from "./snapshot.ts";
 
 const ITEMS = new URL("../../tests/data/items", import.meta.url).pathname;
@@ -95,5 +95,48 @@ Deno.test("reset: fs seeds keep permission bits and symbolic links", async () =>
   } finally {
     await Deno.chmod(`${root}/def/tree/ro`, 0o755);
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("reset: a stable SQL seed's image is reused after two equal builds; a random seed is rebuilt every time", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-seed-cache-" });
+  try {
+    const def = {
+      dir,
+      file: `${dir}/fixture.toml`,
+      adapters: [],
+    };
+    const stable = {
+      kind: "sqlite",
+      label: "a.db",
+      seed: "stable.sql",
+    } as unknown as Parameters<typeof sqliteSeedImage>[1];
+    const random = { ...stable, seed: "random.sql" };
+    await Deno.writeTextFile(
+      `${dir}/stable.sql`,
+      "CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+    );
+    await Deno.writeTextFile(
+      `${dir}/random.sql`,
+      "CREATE TABLE t (x); INSERT INTO t VALUES (hex(randomblob(16)));",
+    );
+    const s1 = await sqliteSeedImage(def, stable, 0);
+    const s2 = await sqliteSeedImage(def, stable, 0);
+    const s3 = await sqliteSeedImage(def, stable, 0);
+    assert.deepEqual(s1, s2);
+    assert.notEqual(s2, s1, "the second build is a build");
+    assert.equal(s3, s1, "the third reset reuses the first image");
+    const r = [];
+    for (let i = 0; i < 4; i++) r.push(await sqliteSeedImage(def, random, 0));
+    assert.equal(new Set(r.map((b) => b.join())).size, 4);
+    // An edited seed is a new seed.
+    await Deno.writeTextFile(
+      `${dir}/stable.sql`,
+      "CREATE TABLE t (x); INSERT INTO t VALUES (2);",
+    );
+    const e = await sqliteSeedImage(def, stable, 0);
+    assert.notDeepEqual(e, s1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
