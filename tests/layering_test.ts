@@ -79,6 +79,7 @@ const PURE = [
   "lib/report/html.ts",
   "lib/report/junit.ts",
   "lib/report/observed.ts",
+  "lib/report/pack.ts",
   "lib/report/sarif.ts",
   "lib/report/text.ts",
   "lib/runner/group.ts",

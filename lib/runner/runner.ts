@@ -16,6 +16,7 @@ import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
 import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
+import { shareRecords } from "../state/share.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
 import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
@@ -230,7 +231,15 @@ async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
     ctx.def,
   );
   const digest = snapshotDigest(snap);
-  if (!ctx.snapshots.has(digest)) ctx.snapshots.set(digest, snap);
+  if (!ctx.snapshots.has(digest)) {
+    // The first snapshot is the seed's (verify-reset); later distinct ones
+    // share its unchanged records instead of holding copies.
+    const first = ctx.snapshots.values().next();
+    ctx.snapshots.set(
+      digest,
+      first.done ? snap : shareRecords(first.value, snap),
+    );
+  }
   return digest;
 }
 

@@ -1,0 +1,48 @@
+/**
+ * Sharing records between snapshots: a run keeps every distinct snapshot
+ * it saw, and most of a session's records are the seed's, unchanged. Pure.
+ *
+ * @module
+ */
+import { canonicalStateJson, compareKeys } from "./keys.ts";
+import type { Region, Snapshot, StateRecord } from "./types.ts";
+
+const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
+  `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
+
+/**
+ * `snap` with every record equal to one of `base` (same region, key and
+ * canonical value) replaced by `base`'s own object, so a million-row
+ * snapshot that differs from the seed in one row costs one row of memory
+ * beyond an array of references. The result is equal to `snap` (same
+ * digest); `snap`'s arrays are not modified.
+ *
+ * @example
+ * ```ts ignore
+ * const kept = shareRecords(seed, normalize(snapshot, def));
+ * ```
+ */
+export function shareRecords(base: Snapshot, snap: Snapshot): Snapshot {
+  if (base === snap) return snap;
+  const byKey = new Map<string, Region>();
+  for (const r of base.regions) byKey.set(regionKey(r), r);
+  const regions = snap.regions.map((r) => {
+    const b = byKey.get(regionKey(r))?.records;
+    if (b === undefined || b.length === 0) return r;
+    const a = r.records;
+    const out: StateRecord[] = new Array(a.length);
+    let i = 0;
+    for (let j = 0; j < a.length; j++) {
+      const y = a[j]!;
+      while (i < b.length && compareKeys(b[i]!.key, y.key) < 0) i++;
+      const x = b[i];
+      out[j] = x !== undefined && x.key === y.key &&
+          (x.value === y.value ||
+            canonicalStateJson(x.value) === canonicalStateJson(y.value))
+        ? x
+        : y;
+    }
+    return { ...r, records: out };
+  });
+  return { regions, problems: snap.problems };
+}
