@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import {
   canonicalJson,
+  DuplicateKeyError,
   needsOwnReader,
+  parseEvidenceJson,
   parsePythonJson,
   prettyJson,
   PyFloat,
@@ -299,4 +301,46 @@ Deno.test("the own reader reads back every canonical and pretty text to the same
   assert.throws(() => parsePythonJson("[1.0"), SyntaxError);
   assert.throws(() => parsePythonJson("[1.0] x"), SyntaxError);
   assert.throws(() => parsePythonJson('[1.0, "\u0001"]'), SyntaxError);
+});
+
+Deno.test("parseEvidenceJson: the JSON.parse fast path is exactly as strict as verity's own reader", () => {
+  // Duplicates anywhere, however spaced, are refused and named.
+  for (
+    const [text, key] of [
+      ['{"a":1,"a":2}', "a"],
+      ['{ "x" : { "b" : [ {"c":1, "c" :1} ] } }', "c"],
+      ['[{"k":{}},{"k":1,"k":{"z":0}}]', "k"],
+      ['{"__proto__":1,"__proto__":2}', "__proto__"],
+    ] as const
+  ) {
+    assert.throws(
+      () => parseEvidenceJson(text),
+      (e: unknown) => e instanceof DuplicateKeyError && e.key === key,
+      text,
+    );
+  }
+  // A value containing what looks like a key, or quotes, is not a key.
+  assert.deepEqual(parseEvidenceJson('{"a":"\\"a\\":1","b":["a",":"]}'), {
+    a: '"a":1',
+    b: ["a", ":"],
+  });
+  // Numbers Python reads differently still go to the own reader.
+  const v = parseEvidenceJson('{"x":1.0,"y":12345678901234567890}', {
+    numbers: "python",
+  }) as Record<string, unknown>;
+  assert.equal(canonicalJson(v), '{"x":1.0,"y":12345678901234567890}');
+  // An escaped key (the V8 defect) is read by the own reader, right.
+  JSON.parse('{"a":0,"\\\\":1}');
+  assert.deepEqual(
+    Object.keys(parseEvidenceJson('{"a":1,"\\t":2}') as object),
+    [
+      "a",
+      "\t",
+    ],
+  );
+  // Invalid text is still refused with the own reader's message.
+  assert.throws(() => parseEvidenceJson('{"a":}'), SyntaxError);
+  // "__proto__" is an own key, as with the own reader.
+  const p = parseEvidenceJson('{"__proto__":{"x":1}}') as object;
+  assert.ok(Object.hasOwn(p, "__proto__"));
 });
