@@ -213,7 +213,7 @@ export async function auditServer(
         type: "reality",
         text: JSON.stringify(report, null, 2) + "\n",
       });
-      server.reality = censusReality(file, report);
+      server.reality = censusReality(file, report.summary);
       server.outcome = "audited";
       return done(null);
     } catch (e) {
@@ -321,13 +321,8 @@ async function listServer(
     recipe: "3",
   });
   const listing = parseToolPages(listedPageTexts(session));
-  const hashes = new Map<string, string>();
-  for (const t of manifest.tools) {
-    if (!hashes.has(t.name)) hashes.set(t.name, t.contract_hash);
-  }
   const tools: CensusTool[] = listing.contracts.map((c) => ({
     name: c.name,
-    contract: hashes.get(c.name) ?? null,
     hints: Object.fromEntries(
       HINT_NAMES.map((h) => [h, c.hints[h].toJSON()]),
     ) as CensusTool["hints"],

@@ -12,7 +12,6 @@ import {
   type CensusDocument,
   type CensusServer,
   FAILURE_KINDS,
-  FLAG_RULES,
   withoutTiming,
 } from "./result.ts";
 
@@ -165,7 +164,6 @@ small{color:#555}code{background:#f3f3f3;padding:0 .2rem}
   })</td></tr>
 <tr><th>servers declaring a hint on every tool</th><td>${s.serversDeclaringEveryTool}</td></tr>
 <tr><th>servers with a malformed hint</th><td>${s.serversMalformed}</td></tr>
-<tr><th>servers with a flagged answer (disguised refusal, error as success, empty, schema)</th><td>${s.serversFlagged} of ${s.outcomes.audited} reality-checked</td></tr>
 <tr><th>tools</th><td>${s.hints.tools}: ${s.hints.toolsDeclaring} declare a hint (${
     pct(s.hints.toolsDeclaring, s.hints.tools)
   }), ${s.hints.toolsComplete} all four well-formed, ${s.hints.toolsMalformed} a malformed one</td></tr>
@@ -186,12 +184,6 @@ ${
       "Reality grades (audited servers)",
     )
   }
-${
-    bars(
-      FLAG_RULES.map((f) => [f, s.realityFlags[f]] as [string, number]),
-      "Reality flags by rule (tools)",
-    )
-  }
 ${bars(failures.length === 0 ? [["none", 0]] : failures, "Failures by kind")}
 <h2>Hints per state</h2>
 <table><tr><th>hint</th><th>TRUE</th><th>FALSE</th><th>ABSENT</th><th>MALFORMED</th></tr>
@@ -202,22 +194,6 @@ ${
     }).join("\n")
   }
 </table>
-<h2>Contracts that moved between listed releases</h2>
-${
-    s.drift.length === 0
-      ? "<p>No package is listed at two versions.</p>"
-      : `<table><tr><th>package</th><th>from → to</th><th>added</th><th>removed</th><th>contract moved</th></tr>
-${
-        s.drift.map((d) =>
-          `<tr><td>${esc(d.package)}${d.bin ? `#${esc(d.bin)}` : ""}</td><td>${
-            esc(d.from)
-          } → ${esc(d.to)}</td><td>${esc(d.added.join(", ") || "–")}</td><td>${
-            esc(d.removed.join(", ") || "–")
-          }</td><td>${esc(d.changed.join(", ") || "–")}</td></tr>`
-        ).join("\n")
-      }
-</table>`
-  }
 <h2>Servers</h2>
 <table><tr><th>server</th><th>outcome</th><th>tools</th><th>declaring</th><th>all four</th><th>malformed</th><th>reality (checked/total)</th></tr>
 ${doc.servers.map(serverRow).join("\n")}

@@ -16,7 +16,6 @@ import {
   type HintState,
 } from "../contracts/contracts.ts";
 import type { Grade, RealitySummary } from "../reality/score.ts";
-import type { FlagRule } from "../reality/rules.ts";
 
 /** The schema tag of a census document. */
 export const CENSUS_SCHEMA = "verity.census/1";
@@ -53,20 +52,9 @@ export interface CensusFailure {
   message: string;
 }
 
-/** The reality rules that flag a successful answer, in report order. */
-export const FLAG_RULES: readonly FlagRule[] = [
-  "disguised_refusal",
-  "error_as_success",
-  "empty_content",
-  "output_schema_invalid",
-  "structured_content_missing",
-];
-
 /** One tool's four hints as read from the raw bytes. */
 export interface CensusTool {
   name: string;
-  /** Its recipe-3 contract hash (as in the manifest), or null when the manifest could not hash it. */
-  contract: string | null;
   hints: Record<HintName, { state: HintState; detail: string | null }>;
 }
 
@@ -94,8 +82,6 @@ export interface CensusReality {
   failed: number;
   skipped: number;
   lowCoverage: boolean;
-  /** Tools flagged, by rule (a disguised refusal, an error dressed as success, ...). */
-  flags: Record<FlagRule, number>;
 }
 
 /** One server of the census. */
@@ -151,23 +137,6 @@ export interface CensusSummary {
   malformedKinds: Record<string, number>;
   /** Reality grades of audited servers; `ungraded` has a score under half coverage, `none` nothing checkable. */
   grades: Record<Grade | "ungraded" | "none", number>;
-  /** Servers with at least one flagged answer, and flagged tools by rule. */
-  serversFlagged: number;
-  realityFlags: Record<FlagRule, number>;
-  /** Contracts that moved between two listed releases of one package. */
-  drift: CensusDrift[];
-}
-
-/** What moved between two listed releases of one package (recipe-3 contract hashes). */
-export interface CensusDrift {
-  package: string;
-  bin: string | null;
-  from: string;
-  to: string;
-  added: string[];
-  removed: string[];
-  /** Tools whose contract hash moved. */
-  changed: string[];
 }
 
 /** One shard's run: what `run` records (timing and provenance fields). */
@@ -312,21 +281,11 @@ export function classifyFailure(
   return "cannot_list";
 }
 
-/** The reality part of a server entry, from a reality report. */
+/** The reality part of a server entry, from a reality report's summary. */
 export function censusReality(
   file: string,
-  report: {
-    summary: RealitySummary;
-    tools: readonly { flags: readonly { rule: string }[] }[];
-  },
+  s: RealitySummary,
 ): CensusReality {
-  const s = report.summary;
-  const flags = zeroFlags();
-  for (const t of report.tools) {
-    for (const f of t.flags) {
-      if (Object.hasOwn(flags, f.rule)) flags[f.rule as FlagRule]++;
-    }
-  }
   return {
     file,
     score: s.score,
@@ -338,75 +297,7 @@ export function censusReality(
     failed: s.failed,
     skipped: s.skipped,
     lowCoverage: s.lowCoverage,
-    flags,
   };
-}
-
-function zeroFlags(): Record<FlagRule, number> {
-  return Object.fromEntries(FLAG_RULES.map((r) => [r, 0])) as Record<
-    FlagRule,
-    number
-  >;
-}
-
-/** Compare exact versions: numeric core first, a prerelease before its release. */
-export function compareVersions(a: string, b: string): number {
-  const split = (v: string) => {
-    const [core, pre] = v.split("+")[0]!.split(/-(.*)/s) as [string, string?];
-    return { nums: core.split(".").map(Number), pre: pre ?? null };
-  };
-  const x = split(a);
-  const y = split(b);
-  for (let i = 0; i < 3; i++) {
-    const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  if (x.pre === y.pre) return 0;
-  if (x.pre === null) return 1;
-  if (y.pre === null) return -1;
-  return x.pre < y.pre ? -1 : 1;
-}
-
-/**
- * Contract drift between consecutive listed releases of each package (and
- * bin) whose manifests were captured: tools added, removed, and whose
- * recipe-3 contract hash moved.
- *
- * @example
- * ```ts
- * console.assert(driftOf([]).length === 0);
- * ```
- */
-export function driftOf(servers: readonly CensusServer[]): CensusDrift[] {
-  const groups = new Map<string, CensusServer[]>();
-  for (const s of servers) {
-    if (s.package === null || s.version === null || s.manifest === null) {
-      continue;
-    }
-    const key = `${s.package}#${s.bin ?? ""}`;
-    groups.set(key, [...(groups.get(key) ?? []), s]);
-  }
-  const out: CensusDrift[] = [];
-  for (const key of [...groups.keys()].sort()) {
-    const g = groups.get(key)!.sort((a, b) =>
-      compareVersions(a.version!, b.version!)
-    );
-    for (let i = 1; i < g.length; i++) {
-      const a = new Map(g[i - 1]!.tools.map((t) => [t.name, t.contract]));
-      const b = new Map(g[i]!.tools.map((t) => [t.name, t.contract]));
-      out.push({
-        package: g[i]!.package!,
-        bin: g[i]!.bin,
-        from: g[i - 1]!.version!,
-        to: g[i]!.version!,
-        added: [...b.keys()].filter((n) => !a.has(n)).sort(),
-        removed: [...a.keys()].filter((n) => !b.has(n)).sort(),
-        changed: [...b.keys()].filter((n) => a.has(n) && a.get(n) !== b.get(n))
-          .sort(),
-      });
-    }
-  }
-  return out;
 }
 
 /**
@@ -432,8 +323,6 @@ export function summarize(servers: readonly CensusServer[]): CensusSummary {
     none: 0,
   };
   const kinds: Record<string, number> = {};
-  const realityFlags = zeroFlags();
-  let flaggedServers = 0;
   let hints = countHints([]);
   let declaring = 0;
   let everyTool = 0;
@@ -449,8 +338,6 @@ export function summarize(servers: readonly CensusServer[]): CensusSummary {
     if (s.malformed.length > 0) malformed++;
     for (const m of s.malformed) kinds[m.kind] = (kinds[m.kind] ?? 0) + 1;
     if (s.reality) {
-      if (s.reality.flagged > 0) flaggedServers++;
-      for (const r of FLAG_RULES) realityFlags[r] += s.reality.flags[r];
       if (s.reality.grade !== null) grades[s.reality.grade]++;
       else if (s.reality.score !== null) grades.ungraded++;
       else grades.none++;
@@ -468,9 +355,6 @@ export function summarize(servers: readonly CensusServer[]): CensusSummary {
     hints,
     malformedKinds,
     grades,
-    serversFlagged: flaggedServers,
-    realityFlags,
-    drift: driftOf(servers),
   };
 }
 
