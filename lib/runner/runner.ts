@@ -176,12 +176,12 @@ function hasPlaceholderArgs(tool: PlannedTool): boolean {
 }
 
 /** Record a finished session (whatever its outcome) and drop its scratch dirs. */
-async function finishSession(
+function finishSession(
   ctx: Ctx,
   record: SessionRecord,
   dirs: ScratchDirs,
   t0: number,
-): Promise<void> {
+): void {
   const t = performance.now();
   record.wallMs = t - t0;
   ctx.sessions.push(record);
@@ -486,7 +486,7 @@ async function runSequentialSession(
       `session failed: ${(e as Error).message}`;
     return obs;
   } finally {
-    await finishSession(ctx, record, dirs, t0);
+    finishSession(ctx, record, dirs, t0);
   }
 }
 
@@ -579,7 +579,7 @@ async function runAttemptSession(
       `attempt failed: ${(e as Error).message}`;
     return obs;
   } finally {
-    await finishSession(ctx, record, dirs, t0);
+    finishSession(ctx, record, dirs, t0);
   }
 }
 
