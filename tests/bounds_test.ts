@@ -38,14 +38,27 @@ async function verity(
   };
 }
 
+/**
+ * Processes still matching `marker`. The sandbox's tear-down is a kernel
+ * cascade (bubblewrap's --die-with-parent, the PID namespace's init): a
+ * process already sent SIGKILL may still be listed for a few milliseconds
+ * after verity exits, so look again for up to 2 s before calling it a
+ * survivor. A real survivor (a setsid() grandchild) stays listed.
+ */
 async function survivors(marker: string): Promise<string[]> {
-  const out = await new Deno.Command("pgrep", {
-    args: ["-af", marker],
-    stdout: "piped",
-  }).output();
-  return dec.decode(out.stdout).split("\n").filter((l) =>
-    l.trim() && !l.includes("pgrep") && !l.includes("main.ts")
-  );
+  let left: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const out = await new Deno.Command("pgrep", {
+      args: ["-af", marker],
+      stdout: "piped",
+    }).output();
+    left = dec.decode(out.stdout).split("\n").filter((l) =>
+      l.trim() && !l.includes("pgrep") && !l.includes("main.ts")
+    );
+    if (left.length === 0) return left;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return left;
 }
 
 const tools = (mode: string, rest: string[] = [], json = false) => [
