@@ -11,6 +11,9 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const MAIN = join(ROOT, "main.ts");
 const dec = new TextDecoder();
 
+const fixtureDir = (name: string) =>
+  new URL(`../fixtures/${name}`, import.meta.url).pathname;
+
 async function verity(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -135,22 +138,69 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
     /register concurrent_idempotence outcome: report says "PASS", evidence gives "VIOLATION"/,
   );
   // Tampering with the state evidence is caught by the snapshot digests.
-  // The seed is stored whole, the other snapshots as patches against it
-  // (verity.report/2): editing either is caught by the rebuilt digests.
+  // The seed is kept by reference to the definition (verity.report/3: a
+  // seed every reset rebuilds), the other snapshots as patches against
+  // it: editing a patch is caught by the rebuilt digest.
   const report2 = JSON.parse(await Deno.readTextFile(path));
-  assert.equal(report2.schema, "verity.report/2");
+  assert.equal(report2.schema, "verity.report/3");
   const entries = Object.entries(report2.snapshots) as [
     string,
-    { base?: string; regions: { records?: unknown[]; put?: unknown[] }[] },
+    {
+      base?: string;
+      seedRef?: { definition: string; file: string };
+      regions: { put?: unknown[] }[];
+    },
   ][];
-  const [digest, snap] = entries.find(([, s]) => s.base === undefined)!;
-  snap.regions.find((r) => r.records!.length > 0)!.records!.pop();
+  const [seedDigest, ref] = entries.find(([, s]) => s.seedRef !== undefined)!;
+  assert.equal(seedDigest, report2.observations.definition.seedDigest);
+  assert.equal(ref.seedRef!.definition, report2.provenance.definition.digest);
+  const [digest, patch] = entries.find(([, s]) =>
+    s.base !== undefined && s.regions.some((r) => r.put!.length > 0)
+  )!;
+  patch.regions.find((r) => r.put!.length > 0)!.put!.pop();
   await Deno.writeTextFile(edited, JSON.stringify(report2));
   const bad2 = await verity(["report", "verify", edited]);
   assert.equal(bad2.code, 1);
   assert.match(
     bad2.stdout,
     new RegExp(`snapshots\\.${digest.replace(/[:]/g, ".")}`),
+  );
+  // The seed is rebuilt from the definition: another definition is refused
+  // (exit 1), and with no definition at hand verify checks nothing and
+  // says what it needs (exit 2), never "verified".
+  const other = await verity([
+    "report",
+    "verify",
+    path,
+    "--definition",
+    fixtureDir("liar-readonly-error"),
+  ]);
+  assert.equal(other.code, 1, other.stdout + other.stderr);
+  assert.match(
+    other.stdout,
+    /the seed is kept by reference to definition sha256:[0-9a-f]{64}, but \S*\/fixtures\/liar-readonly-error has digest/,
+  );
+  const moved = JSON.parse(await Deno.readTextFile(path));
+  moved.snapshots[seedDigest].seedRef.file = "/nonexistent/fixture.toml";
+  await Deno.writeTextFile(edited, JSON.stringify(moved));
+  const none = await verity(["report", "verify", edited]);
+  assert.equal(none.code, 2, none.stdout + none.stderr);
+  assert.doesNotMatch(none.stdout, /verified/);
+  assert.match(
+    none.stderr,
+    /seed state is kept by reference .*give --definition DIR/,
+  );
+  const given = await verity([
+    "report",
+    "verify",
+    edited,
+    "--definition",
+    fixtureDir("liar-concurrent"),
+  ]);
+  assert.equal(given.code, 0, given.stdout + given.stderr);
+  assert.match(
+    given.stdout,
+    /seed: rebuilt from \S*\/fixtures\/liar-concurrent /,
   );
   // History version 2 stores the timer's stamps only; the concurrent check
   // decides overlap from them, and a decision written into the history is refused.

@@ -22,6 +22,11 @@ import {
 } from "../reality/report.ts";
 import { REPORT_SCHEMAS } from "../report/report.ts";
 import { verifyReport } from "../report/verify.ts";
+import { seedReferenceOf } from "../report/pack.ts";
+import { loadDefinition } from "../definition/load.ts";
+import { rebuildSeed } from "../state_io/seed_ref.ts";
+import { exists } from "../common/exists.ts";
+import type { Snapshot } from "../state/types.ts";
 
 /** Which kind of document a file holds. */
 export type DocumentKind = "report" | "reality" | "manifest";
@@ -39,6 +44,12 @@ export interface VerifyDocumentOptions {
   ledger: string | null;
   expectedHead: string | null;
   expectedHeadFile: string | null;
+  /**
+   * The definition (directory or toml) a `verity.report/3` report's seed
+   * is rebuilt from; null or absent: the file the report names, when it
+   * exists.
+   */
+  definition?: string | null;
 }
 
 /** What {@linkcode verifyDocument} found. */
@@ -94,9 +105,16 @@ export function documentKind(v: unknown): DocumentKind | null {
   return null;
 }
 
-function rederive(kind: DocumentKind, value: unknown, path: string): string[] {
+function rederive(
+  kind: DocumentKind,
+  value: unknown,
+  path: string,
+  seed: Snapshot | null,
+): string[] {
   if (kind === "report") {
-    return verifyReport(value).map((p) => `MISMATCH ${p.where}: ${p.message}`);
+    return verifyReport(value, { seed }).map((p) =>
+      `MISMATCH ${p.where}: ${p.message}`
+    );
   }
   if (kind === "reality") {
     try {
@@ -152,7 +170,46 @@ export async function verifyDocument(
   if (kind === "manifest") {
     value = parseEvidenceJson(text, { numbers: "python" });
   }
-  const lines = rederive(kind, value, path);
+  // verity.report/3: the seed state is rebuilt from the definition and
+  // must hash to the digest the report names; without the definition
+  // nothing that reads the state can be checked, so verify refuses.
+  let seed: Snapshot | null = null;
+  const seedLines: string[] = [];
+  let seedFailed = false;
+  const ref = kind === "report"
+    ? seedReferenceOf(value as object as Record<string, unknown>)
+    : null;
+  if (ref !== null) {
+    const given = options.definition ?? null;
+    const dir = given ??
+      (await exists(ref.ref.file) ? ref.ref.file : null);
+    if (dir === null) {
+      throw new UsageError(
+        `${path}: its seed state is kept by reference to definition ${ref.ref.definition} (${ref.ref.file}, not found here): give --definition DIR (that definition's directory) to rebuild and check it`,
+      );
+    }
+    const def = await loadDefinition(dir);
+    if (def.digest !== ref.ref.definition) {
+      seedFailed = true;
+      seedLines.push(
+        `MISMATCH snapshots.${ref.digest}: the seed is kept by reference to definition ${ref.ref.definition}, but ${dir} has digest ${def.digest}: nothing that reads the state was checked`,
+      );
+    } else {
+      const rebuilt = await rebuildSeed(def);
+      if (rebuilt.digest !== ref.digest) {
+        seedFailed = true;
+        seedLines.push(
+          `MISMATCH snapshots.${ref.digest}: the seed state rebuilt from ${dir} hashes to ${rebuilt.digest}: nothing that reads the state was checked`,
+        );
+      } else {
+        seed = rebuilt.snapshot;
+        seedLines.push(
+          `seed: rebuilt from ${dir} (definition ${def.digest}); it hashes to ${ref.digest}, as the report says`,
+        );
+      }
+    }
+  }
+  const lines = seedFailed ? seedLines : rederive(kind, value, path, seed);
   const rederived = lines.length === 0;
   let block: DocumentVerification["block"] = null;
   if (options.ledger !== null && head !== null) {
@@ -194,6 +251,7 @@ export async function verifyDocument(
       }`,
     );
   }
+  if (!seedFailed) lines.splice(rederived ? 1 : 0, 0, ...seedLines);
   if (ok && head === null && kind === "report") {
     lines.push(
       "not bound: provenance, commands, timings and the raw evidence itself are covered only by the file's digest; give --ledger and --expected-head to check it",

@@ -60,6 +60,8 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
     ledger: str(p.values.ledger),
     expectedHead: str(p.values["expected-head"]),
     expectedHeadFile: str(p.values["expected-head-file"]),
+    // A report keeping its seed by reference rebuilds it from this definition.
+    definition: str(p.values.definition),
   }, "verity attest");
   if (!v.ok) {
     for (const l of v.lines) console.error(l);

@@ -164,7 +164,7 @@ or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`,
   "report":
     `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
-verity report verify <file> [--ledger LEDGER (--expected-head H | --expected-head-file F)]
+verity report verify <file> [--definition DIR] [--ledger LEDGER (--expected-head H | --expected-head-file F)]
 
 Show a saved report, or verify one. <file> is an audit report
 (report.json or report.json.gz), a reality report (verity reality --out) or
@@ -180,8 +180,16 @@ and that a block of it records this file's SHA-256: fields nothing can
 re-derive (provenance, commands, timings, the raw evidence itself) are
 covered only by that binding. See docs/evidence.md.
 
+A report that keeps its seed state by reference (verity.report/3: a seed
+every reset rebuilds exactly) is verified against the definition: its seed
+is rebuilt from --definition DIR (default: the definition file the report
+names, when it exists here), whose digest must be the report's, and must
+hash to the seed digest the report names. Without the definition verify
+checks nothing and exits 2 saying what it needs.
+
 Exit: 0 verified; 1 a difference, a broken chain or no block for the file;
-2 unreadable input or bad arguments.
+2 unreadable input or bad arguments (or a seed by reference and no
+definition).
 
 Options:
   --format FORMAT          text (default), json, html (one self-contained page),
@@ -190,6 +198,8 @@ Options:
   --ledger FILE            the ledger the file was appended to
   --expected-head H        the ledger head published elsewhere (sha256:...)
   --expected-head-file F   read the head from a file
+  --definition DIR         (verify) the definition a verity.report/3 seed is
+                           rebuilt from
   -h, --help               show this help`,
   "attest":
     `verity attest <report|reality report|manifest> --key PRIVATE.pem [--ledger L (--expected-head H | --expected-head-file F)] [--definition F] [--out F]

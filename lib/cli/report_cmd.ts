@@ -61,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
     ledger: { type: "string" },
     "expected-head": { type: "string" },
     "expected-head-file": { type: "string" },
+    definition: { type: "string" },
   });
   if (p.values.help) {
     console.log(HELP);
@@ -76,6 +77,7 @@ export async function main(argv: string[]): Promise<number> {
       ledger: optionalString(p.values.ledger),
       expectedHead: optionalString(p.values["expected-head"]),
       expectedHeadFile: optionalString(p.values["expected-head-file"]),
+      definition: optionalString(p.values.definition),
     });
     for (const line of result.lines) console.log(line);
     return result.ok ? 0 : 1;
@@ -85,6 +87,11 @@ export async function main(argv: string[]): Promise<number> {
   ) {
     throw new UsageError(
       "verity report: --ledger and --expected-head apply to verity report verify",
+    );
+  }
+  if (p.values.definition !== undefined) {
+    throw new UsageError(
+      "verity report: --definition applies to verity report verify",
     );
   }
   if (p.positionals.length !== 1) {

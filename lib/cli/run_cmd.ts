@@ -23,6 +23,7 @@ import { harnessGitState } from "./_io.ts";
 import { writeChunksAtomic } from "../evidence/atomic_write.ts";
 import { packReport, reportChunks } from "../report/pack.ts";
 import { appendReportToLedger } from "./_ledger.ts";
+import { seedNotReproducible } from "../state_io/seed_ref.ts";
 import { definitionGitState } from "../audit/definition_git.ts";
 import { targetProvenance } from "../audit/provenance.ts";
 import {
@@ -242,7 +243,14 @@ export async function main(argv: string[]): Promise<number> {
   // written in pieces and hashed as it goes: never one giant string.
   const tWrite = performance.now();
   phases.assemble = tWrite - tAssemble;
-  const packed = packReport(report);
+  // A seed every reset rebuilds exactly (reset verified, no clock or
+  // random in it, no postgres) is kept by reference to the definition
+  // (verity.report/3): `report verify` rebuilds it from the definition.
+  const seedRef = report.observations.definition.reset.verified &&
+      (await seedNotReproducible(def)) === null
+    ? { definition: def.digest, file: def.file }
+    : null;
+  const packed = packReport(report, { seedRef });
   const reportPath = join(dir, "report.json");
   // Until the ledger holds it, the report is marked as ours: a crash in
   // between is finished by the next run (or verity ledger recover).

@@ -32,6 +32,46 @@ import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 /** The schema identifier of packed reports. */
 export const PACKED_SCHEMA = "verity.report/2";
 
+/**
+ * The schema identifier of packed reports whose seed state is kept by
+ * reference (`verity.report/2` otherwise): the seed snapshot's entry in
+ * `snapshots` is a {@linkcode SeedReference}, not its records.
+ */
+export const SEEDREF_SCHEMA = "verity.report/3";
+
+/**
+ * The seed snapshot kept by reference: the definition (by digest: its toml
+ * text and every seed's bytes) whose reset rebuilds it. The entry's key in
+ * `snapshots` is the seed snapshot's digest, which the rebuilt snapshot
+ * must hash to.
+ */
+export interface SeedReference {
+  seedRef: {
+    /** `provenance.definition.digest` of the definition that seeds it. */
+    definition: string;
+    /** The definition file as the run named it (`provenance.definition.file`). */
+    file: string;
+  };
+}
+
+/** Whether a stored snapshot entry is a {@linkcode SeedReference}. */
+export function isSeedReference(v: unknown): v is SeedReference {
+  return isObject(v) && Object.keys(v).join() === "seedRef" &&
+    isObject(v.seedRef) && typeof v.seedRef.definition === "string" &&
+    typeof v.seedRef.file === "string";
+}
+
+/** The seed reference a `verity.report/3` document holds, with its digest, or null. */
+export function seedReferenceOf(
+  stored: Record<string, unknown>,
+): { digest: string; ref: SeedReference["seedRef"] } | null {
+  if (!isObject(stored.snapshots)) return null;
+  for (const [d, s] of Object.entries(stored.snapshots)) {
+    if (isSeedReference(s)) return { digest: d, ref: s.seedRef };
+  }
+  return null;
+}
+
 /** One region of a snapshot stored against the base snapshot. */
 export interface RegionPatch {
   adapter: string;
@@ -196,12 +236,23 @@ export function applyPatch(base: Snapshot, patch: SnapshotPatch): Snapshot {
 /** A session's stored form: `callResponses` as frame digests. */
 type Packed = Record<string, unknown>;
 
+/** Options of {@linkcode packReport}. */
+export interface PackOptions {
+  /**
+   * Keep the seed snapshot by reference to this definition instead of its
+   * records (`verity.report/3`): only for a seed every reset rebuilds
+   * exactly from the definition (the caller decides). Ignored when the
+   * report has no seed snapshot.
+   */
+  seedRef?: SeedReference["seedRef"] | null;
+}
+
 /**
  * The stored form of a `verity.report/1` report (see the module doc).
  * Returns a new object; the report's own objects are shared, not copied.
  * Pure.
  */
-export function packReport(report: object): Packed {
+export function packReport(report: object, options: PackOptions = {}): Packed {
   const r = report as Record<string, unknown>;
   const obs = r.observations as { definition?: { seedDigest?: unknown } };
   const snaps = r.snapshots as Record<string, Snapshot>;
@@ -210,9 +261,12 @@ export function packReport(report: object): Packed {
   const base = typeof seed === "string" && Object.hasOwn(snaps, seed)
     ? snaps[seed]!
     : null;
+  const byRef = base !== null && options.seedRef ? options.seedRef : null;
   for (const [d, s] of Object.entries(snaps)) {
-    snapshots[d] = base === null || d === seed
+    snapshots[d] = base === null
       ? s
+      : d === seed
+      ? (byRef !== null ? { seedRef: byRef } : s)
       : diffSnapshot(seed as string, base, s);
   }
   const frames: Record<string, string> = {};
@@ -227,8 +281,9 @@ export function packReport(report: object): Packed {
   }));
   const out: Packed = {};
   for (const [k, v] of Object.entries(r)) {
-    if (k === "schema") out[k] = PACKED_SCHEMA;
-    else if (k === "snapshots") out[k] = snapshots;
+    if (k === "schema") {
+      out[k] = byRef !== null ? SEEDREF_SCHEMA : PACKED_SCHEMA;
+    } else if (k === "snapshots") out[k] = snapshots;
     else if (k === "sessions") {
       out.frames = frames;
       out[k] = sessions;
@@ -243,14 +298,31 @@ export interface UnpackProblem {
   message: string;
 }
 
+/** Options of {@linkcode unpackReport}. */
+export interface UnpackOptions {
+  /**
+   * `verity.report/3`: the seed snapshot rebuilt from the definition the
+   * report names (its digest is re-derived like every other snapshot's).
+   * Without it the snapshots cannot be rebuilt: a problem, unless
+   * `snapshots` is `"skip"`.
+   */
+  seed?: Snapshot | null;
+  /**
+   * `"skip"`: leave `snapshots` as stored (for showing a report: the
+   * renderers do not read them).
+   */
+  snapshots?: "rebuild" | "skip";
+}
+
 /**
  * The in-memory report (the `verity.report/1` shape, `schema` kept as
- * stored) from a `verity.report/2` document, and every problem met while
- * rebuilding it. A snapshot whose patch cannot be applied is left out (the
- * re-derivation then names every digest that refers to it). Pure.
+ * stored) from a `verity.report/2` or `/3` document, and every problem met
+ * while rebuilding it. A snapshot whose patch cannot be applied is left
+ * out (the re-derivation then names every digest that refers to it). Pure.
  */
 export function unpackReport(
   stored: Record<string, unknown>,
+  options: UnpackOptions = {},
 ): { report: Record<string, unknown>; problems: UnpackProblem[] } {
   const problems: UnpackProblem[] = [];
   const bad = (where: string, message: string) =>
@@ -295,8 +367,26 @@ export function unpackReport(
     }
   }
   let snapshots: unknown = stored.snapshots;
-  if (isObject(stored.snapshots)) {
-    const src = stored.snapshots;
+  if (isObject(stored.snapshots) && options.snapshots !== "skip") {
+    const src: Record<string, unknown> = { ...stored.snapshots };
+    const refs = Object.entries(src).filter(([, s]) => isSeedReference(s));
+    if (refs.length > 0 && stored.schema !== SEEDREF_SCHEMA) {
+      bad("snapshots", `a seed reference in a ${String(stored.schema)} report`);
+    } else if (refs.length > 1) {
+      bad("snapshots", "more than one seed reference");
+    } else if (refs.length === 0 && stored.schema === SEEDREF_SCHEMA) {
+      bad("snapshots", `a ${SEEDREF_SCHEMA} report without a seed reference`);
+    } else if (refs.length === 1) {
+      const [d, r] = refs[0]! as [string, SeedReference];
+      if (options.seed) src[d] = options.seed;
+      else {
+        bad(
+          `snapshots.${d}`,
+          `the seed state is kept by reference to definition ${r.seedRef.definition} (${r.seedRef.file}): not rebuilt`,
+        );
+        delete src[d];
+      }
+    }
     const out: Record<string, unknown> = {};
     for (const [d, s] of Object.entries(src)) {
       if (!isObject(s) || !Object.hasOwn(s, "base")) {
@@ -434,8 +524,14 @@ export function openReport(
   stored: unknown,
 ): { report: Record<string, unknown> } | { problem: string } {
   if (!isObject(stored)) return { problem: "not a JSON object" };
-  if (stored.schema !== PACKED_SCHEMA) return { report: stored };
-  const { report, problems } = unpackReport(stored);
+  if (stored.schema !== PACKED_SCHEMA && stored.schema !== SEEDREF_SCHEMA) {
+    return { report: stored };
+  }
+  // A seed kept by reference is not rebuilt to show a report: the
+  // renderers read the observations, verdicts and effects, not snapshots.
+  const { report, problems } = unpackReport(stored, {
+    snapshots: stored.schema === SEEDREF_SCHEMA ? "skip" : "rebuild",
+  });
   if (problems.length > 0) {
     const p = problems[0]!;
     return {

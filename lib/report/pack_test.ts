@@ -14,6 +14,7 @@ import {
   openReport,
   packReport,
   reportChunks,
+  seedReferenceOf,
   unpackReport,
 } from "./pack.ts";
 import { verifyReport } from "./verify.ts";
@@ -192,4 +193,47 @@ Deno.test("a report of another schema is not unpacked", () => {
   const r = testReport();
   const opened = openReport(r);
   assert("report" in opened && opened.report === (r as unknown));
+});
+
+Deno.test("seed by reference (verity.report/3): no seed records stored; verify needs the rebuilt seed and checks its digest", () => {
+  const report = testReport();
+  const seedDigest = report.observations.definition.seedDigest!;
+  const seedSnap = report.snapshots[seedDigest]!;
+  const ref = { definition: report.provenance.definition.digest, file: "x" };
+  const parsed = JSON.parse(
+    [...reportChunks(packReport(report, { seedRef: ref }))].join(""),
+  );
+  assertEquals(parsed.schema, "verity.report/3");
+  assertEquals(parsed.snapshots[seedDigest], { seedRef: ref });
+  assertEquals(seedReferenceOf(parsed), { digest: seedDigest, ref });
+  // Every other snapshot is still a patch against the seed.
+  for (const [d, s] of Object.entries(parsed.snapshots)) {
+    if (d !== seedDigest) {
+      assertEquals((s as { base: string }).base, seedDigest);
+    }
+  }
+  // The rebuilt seed given: everything re-derives.
+  assertEquals(verifyReport(parsed, { seed: seedSnap }), []);
+  // Without it nothing that reads the state can be rebuilt: never all clear.
+  const without = verifyReport(parsed).map((p) => p.where);
+  assert(without.includes(`snapshots.${seedDigest}`), without.join());
+  // A seed that is not the one the report names: its digest is re-derived.
+  const other: Snapshot = {
+    ...seedSnap,
+    regions: seedSnap.regions.map((r, i) =>
+      i === seedSnap.regions.findIndex((x) => x.records.length > 0)
+        ? { ...r, records: r.records.slice(1) }
+        : r
+    ),
+  };
+  const wrong = verifyReport(parsed, { seed: other }).map((p) => p.where);
+  assert(wrong.includes(`snapshots.${seedDigest}`), wrong.join());
+  // Showing the report does not need the seed.
+  const opened = openReport(parsed);
+  assert("report" in opened, JSON.stringify(opened));
+  // A seed reference in a /2 report is refused.
+  const two = { ...parsed, schema: "verity.report/2" };
+  assert(unpackReport(two, { seed: seedSnap }).problems.length > 0);
+  // Without a seed reference option the form is /2 as before.
+  assertEquals(packReport(report, { seedRef: null }).schema, "verity.report/2");
 });

@@ -33,6 +33,8 @@ export const REPORT_SCHEMA_V1 = "verity.report/1";
 export const REPORT_SCHEMAS: readonly string[] = [
   REPORT_SCHEMA_V1,
   REPORT_SCHEMA,
+  // The stored form with the seed kept by reference (pack.ts SEEDREF_SCHEMA).
+  "verity.report/3",
 ];
 
 /** Provenance of a run. */

@@ -70,7 +70,7 @@ import {
 } from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
 import { deriveStateEffects } from "./effects.ts";
-import { PACKED_SCHEMA, unpackReport } from "./pack.ts";
+import { PACKED_SCHEMA, SEEDREF_SCHEMA, unpackReport } from "./pack.ts";
 
 /** One difference found by {@linkcode verifyReport}. */
 export interface ReportProblem {
@@ -773,21 +773,28 @@ class Verifier {
  * const problems = verifyReport(parseEvidenceJson(text));
  * ```
  */
-export function verifyReport(report: unknown): ReportProblem[] {
+export function verifyReport(
+  report: unknown,
+  options: { seed?: Snapshot | null } = {},
+): ReportProblem[] {
   if (!isObject(report)) {
     return [{ where: "schema", message: "not a verity report" }];
   }
-  if (report.schema === PACKED_SCHEMA) {
+  if (report.schema === PACKED_SCHEMA || report.schema === SEEDREF_SCHEMA) {
     // The stored form: rebuild every snapshot from the seed and its patch
     // and every frame from its digest, then re-derive as for /1 (each
-    // rebuilt snapshot's digest is re-derived from its content).
-    const { report: unpacked, problems } = unpackReport(report);
+    // rebuilt snapshot's digest is re-derived from its content). /3: the
+    // seed is the snapshot rebuilt from the definition (options.seed),
+    // its digest re-derived like the others'.
+    const { report: unpacked, problems } = unpackReport(report, {
+      seed: options.seed ?? null,
+    });
     return [...problems, ...new Verifier(unpacked).run()];
   }
   if (report.schema !== "verity.report/1") {
     return [{
       where: "schema",
-      message: "not a verity.report/1 or verity.report/2 report",
+      message: "not a verity.report/1, /2 or /3 report",
     }];
   }
   return new Verifier(report).run();

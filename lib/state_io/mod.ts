@@ -11,6 +11,7 @@
 export * from "./reset.ts";
 export * from "./snapshot.ts";
 export * from "./verify_reset.ts";
+export * from "./seed_ref.ts";
 export * from "./budget.ts";
 export * from "./postgres_cluster.ts";
 export * from "./postgres_live.ts";

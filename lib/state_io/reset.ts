@@ -76,6 +76,11 @@ export async function sqliteSeedImage(
   }
 }
 
+/** Whether a SQL seed calls a function whose result differs between builds. */
+export function nondeterministicSql(sql: string): boolean {
+  return NONDETERMINISTIC_SQL.test(sql);
+}
+
 /** SQLite images built from SQL seeds, by seed path and text (see sqliteSeedImage). */
 const SEED_IMAGES = new Map<string, { image: Uint8Array; stable: boolean }>();
 
