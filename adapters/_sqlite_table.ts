@@ -51,6 +51,10 @@ export interface TablePlan {
   decodable: boolean;
   /** Index of the INTEGER PRIMARY KEY column (stored as NULL, value = rowid), or -1. */
   aliasIdx: number;
+  /** Whether the table is `WITHOUT ROWID` (stored as an index b-tree keyed by its primary key). */
+  withoutRowid: boolean;
+  /** Hidden (generated) columns. */
+  hidden: number;
   /** Whether each column has a non-NULL default (short records then need SQL). */
   hasDefault: boolean[];
   /** Build a value object from decoded fields (fixed shape). */
@@ -142,6 +146,8 @@ export function planTable(
       sql,
       decodable: intPk && rowidAlias !== null && hidden === 0,
       aliasIdx: intPk ? columns.indexOf(pkCols[0]!) : -1,
+      withoutRowid: !hasRowid,
+      hidden,
       hasDefault,
       make,
     };
@@ -160,6 +166,8 @@ export function planTable(
       sql,
       decodable: hidden === 0,
       aliasIdx: -1,
+      withoutRowid: !hasRowid,
+      hidden,
       hasDefault,
       make,
     };
@@ -178,6 +186,8 @@ export function planTable(
     sql,
     decodable: false,
     aliasIdx: -1,
+    withoutRowid: !hasRowid,
+    hidden,
     hasDefault,
     make,
   };

@@ -31,7 +31,7 @@ import {
   type RegionDiff,
   structureChange,
 } from "../lib/state/delta.ts";
-import { valuesEqual } from "../lib/state/keys.ts";
+import { compareKeys, valuesEqual } from "../lib/state/keys.ts";
 import { maskRow } from "../lib/state/normalize.ts";
 import type { Category } from "../lib/state/types.ts";
 import type { MaskRule } from "../lib/definition/types.ts";
@@ -107,7 +107,10 @@ const u32 = (b: Uint8Array, o: number) =>
 /** Geometry shared by every page of one database. */
 interface Geometry {
   usable: number;
+  /** Largest local payload of a table leaf cell. */
   maxLocal: number;
+  /** Largest local payload of an index cell (leaf or interior). */
+  maxLocalIndex: number;
   minLocal: number;
 }
 
@@ -121,15 +124,20 @@ function geometry(src: PageSource): Geometry {
   return {
     usable,
     maxLocal: usable - 35,
+    maxLocalIndex: Math.floor(((usable - 12) * 64) / 255) - 23,
     minLocal: Math.floor(((usable - 12) * 32) / 255) - 23,
   };
 }
 
-/** Local bytes of a table-leaf payload of `size` bytes. */
-function localSize(g: Geometry, size: number): number {
-  if (size <= g.maxLocal) return size;
+/**
+ * Local bytes of a payload of `size` bytes: `max` is the page kind's
+ * largest local payload (`maxLocal` for table leaves, `maxLocalIndex` for
+ * index pages).
+ */
+function localSize(g: Geometry, size: number, max = g.maxLocal): number {
+  if (size <= max) return size;
   const k = g.minLocal + ((size - g.minLocal) % (g.usable - 4));
-  return k <= g.maxLocal ? k : g.minLocal;
+  return k <= max ? k : g.minLocal;
 }
 
 /** The whole payload of a cell whose local part starts at `at` in `page`. */
@@ -162,6 +170,12 @@ function assemble(
 /** Header offset of page `pgno` (page 1 has the 100-byte file header). */
 const hdrOf = (pgno: number) => (pgno === 1 ? 100 : 0);
 
+/** Cells of one page at most (a cell takes at least 4 bytes and its pointer 2). */
+const CELLS_PER_PAGE = 65536;
+
+/** Cell `cell` of interior page `pgno`, as a negative number in a leaf list. */
+const cellRef = (pgno: number, cell: number) => -(pgno * CELLS_PER_PAGE + cell);
+
 /**
  * What walking one database's trees found. Pages whose bytes are equal on
  * the other side of a comparison have the same kind and children there, so
@@ -178,7 +192,12 @@ export interface TreeIndex {
   kind: Uint8Array;
   /** Children of interior pages (the right-most last). */
   kids: Map<number, number[]>;
-  /** Leaf pages of each observed table, in key order. */
+  /**
+   * Leaf pages of each observed table, in key order. For a `WITHOUT
+   * ROWID` table (an index b-tree, whose interior cells hold rows too) the
+   * interior cells are listed between their children's leaves, as
+   * {@linkcode cellRef}s (negative numbers).
+   */
   leaves: Map<string, number[]>;
 }
 
@@ -251,8 +270,11 @@ class Walker {
     return k;
   }
 
-  /** Walk a tree from `root`, marking its pages with `tag`; its leaves in key order. */
-  tree(root: number, tag: number, table: boolean): number[] {
+  /**
+   * Walk a tree from `root`, marking its pages with `tag`; its leaves in
+   * key order, with the interior cells between them when `cells`.
+   */
+  tree(root: number, tag: number, table: boolean, cells = false): number[] {
     const leaves: number[] = [];
     const { mark, kind } = this.ix;
     const pages = this.#src.pageCount;
@@ -271,6 +293,7 @@ class Walker {
       const leaf = kind[kids[0]!] === 2 || kind[kids[0]!] === 4;
       for (let i = 1; i < kids.length; i++) {
         const kid = kids[i]!;
+        if (cells) leaves.push(cellRef(pgno, i - 1));
         if (!leaf) {
           visit(kid, depth + 1);
           continue;
@@ -329,7 +352,12 @@ export function walkTrees(
   const w = new Walker(side.src, reuse, same);
   w.tree(1, -3, true);
   side.tables.forEach((t, i) =>
-    w.ix.leaves.set(t.name, w.tree(t.rootpage, i + 1, true))
+    w.ix.leaves.set(
+      t.name,
+      t.key === null
+        ? w.tree(t.rootpage, i + 1, true)
+        : w.tree(t.rootpage, i + 1, false, true),
+    )
   );
   for (const r of side.schema) {
     if (r.rootpage < 1 || w.ix.mark[r.rootpage] !== 0) continue;
@@ -497,11 +525,95 @@ export function readSchema(src: PageSource): SchemaRow[] {
   return rows;
 }
 
+/**
+ * How a `WITHOUT ROWID` table is stored: an index b-tree whose records hold
+ * the primary-key columns first (in key order), then the other columns,
+ * ordered by the key columns under their collations and directions.
+ */
+export interface KeyOrder {
+  /** Per table column (declaration order): the record field holding it. */
+  colField: Int32Array;
+  /** Key columns (the first fields of a record). */
+  nKey: number;
+  /** Per key column: 0 BINARY, 1 NOCASE, 2 RTRIM. */
+  coll: Uint8Array;
+  /** Per key column: 1 when descending. */
+  desc: Uint8Array;
+  /** Whether the key order is the snapshot's (every key column BINARY, ascending). */
+  binaryAsc: boolean;
+}
+
 /** The tables a snapshot observes, in the snapshot reader's order, with their plans. */
 export interface PlannedTable {
   name: string;
   rootpage: number;
   plan: TablePlan;
+  /** How a `WITHOUT ROWID` table's records are keyed; null: a rowid table. */
+  key: KeyOrder | null;
+}
+
+const COLLATIONS: Record<string, number> = { BINARY: 0, NOCASE: 1, RTRIM: 2 };
+
+/**
+ * The key order of a `WITHOUT ROWID` table, from its primary-key index as
+ * the SQL engine describes it (`pragma_index_xinfo` of the table). Throws
+ * PageWalkError when the layout is not the one this reader compares (a
+ * collation other than BINARY, NOCASE and RTRIM, columns missing).
+ */
+function keyOrder(
+  db: { exec(sql: string): { values: unknown[][] }[] },
+  plan: TablePlan,
+): KeyOrder {
+  const name = plan.name;
+  const rows = db.exec(
+    `SELECT seqno, cid, "desc", coll, "key" FROM pragma_index_xinfo(${
+      sqlString(name)
+    }) ORDER BY seqno`,
+  )[0]?.values ?? [];
+  const n = plan.columns.length;
+  const colField = new Int32Array(n).fill(-1);
+  const keyCols: number[] = [];
+  const coll: number[] = [];
+  const desc: number[] = [];
+  rows.forEach((r, f) => {
+    const cid = Number(r[1]);
+    if (!(cid >= 0 && cid < n) || colField[cid] !== -1) {
+      throw new PageWalkError(`table ${name}: unexpected key layout`);
+    }
+    colField[cid] = f;
+    if (Number(r[4]) === 1) {
+      if (keyCols.length !== f) {
+        throw new PageWalkError(`table ${name}: unexpected key layout`);
+      }
+      const c = COLLATIONS[String(r[3] ?? "BINARY").toUpperCase()];
+      if (c === undefined) {
+        throw new PageWalkError(
+          `table ${name}: key collation ${String(r[3])} is not compared here`,
+        );
+      }
+      keyCols.push(cid);
+      coll.push(c);
+      desc.push(Number(r[2]) ? 1 : 0);
+    }
+  });
+  if (
+    rows.length !== n || keyCols.length === 0 ||
+    keyCols.length !== plan.keyIdx.length ||
+    keyCols.some((c, i) => c !== plan.keyIdx[i])
+  ) {
+    throw new PageWalkError(`table ${name}: unexpected key layout`);
+  }
+  return {
+    colField,
+    nKey: keyCols.length,
+    coll: Uint8Array.from(coll),
+    desc: Uint8Array.from(desc),
+    binaryAsc: coll.every((c) => c === 0) && desc.every((d) => d === 0),
+  };
+}
+
+function sqlString(s: string): string {
+  return "'" + s.replaceAll("'", "''") + "'";
 }
 
 /**
@@ -538,10 +650,28 @@ export function planSchema(
         );
       }
       const plan = planTable(db, t.name, t.sql);
-      if (plan.rowidName === null || !plan.decodable || t.rootpage < 1) {
+      if (t.rootpage < 1) {
+        throw new PageWalkError(`table ${t.name} has no b-tree`);
+      }
+      if (plan.hidden > 0) {
+        throw new PageWalkError(`table ${t.name} has generated columns`);
+      }
+      if (plan.withoutRowid) {
+        const key = keyOrder(db, plan);
+        out.push({ name: t.name, rootpage: t.rootpage, plan, key });
+        continue;
+      }
+      if (plan.rowidName === null) {
+        throw new PageWalkError(
+          plan.intPk || plan.rowidIdx === -1
+            ? `table ${t.name} has no rowid name (rowid, _rowid_ and oid are all columns)`
+            : `table ${t.name} is keyed by a primary key other than its rowid (stored in rowid order)`,
+        );
+      }
+      if (!plan.decodable) {
         throw new PageWalkError(`table ${t.name} is not read in rowid order`);
       }
-      out.push({ name: t.name, rootpage: t.rootpage, plan });
+      out.push({ name: t.name, rootpage: t.rootpage, plan, key: null });
     }
     return out;
   } finally {
@@ -686,22 +816,504 @@ class LeafCursor {
   }
 }
 
+/**
+ * Deliberate faults, for the test that shows the differential test catches
+ * a wrong answer. Never set outside that test.
+ */
+export const deltaFaults = {
+  /**
+   * Take two `WITHOUT ROWID` records whose keys are equal under the key's
+   * collation as the same row, without checking that the keys are the
+   * same values (wrong under NOCASE: 'a' replaced by 'A' is a row removed
+   * and a row added).
+   */
+  collationEqualIsSameRow: false,
+};
+
+/** One record of a `WITHOUT ROWID` table: where its key fields are. */
+class KeyView {
+  /** The bytes holding the record's header and key fields (a page, or the whole payload). */
+  buf: Uint8Array = new Uint8Array();
+  /** Start of the record in `buf`. */
+  at = 0;
+  /** Fields in the record. */
+  count = 0;
+  /** Whether `buf` is this record's own copy (not a page of the source, which may be reused). */
+  owned = false;
+  types: Int32Array;
+  offs: Int32Array;
+  constructor(max: number) {
+    this.types = new Int32Array(max + 1);
+    this.offs = new Int32Array(max + 1);
+  }
+}
+
+/**
+ * Iterates the records of a `WITHOUT ROWID` table (an index b-tree) in key
+ * order: the cells of its leaves and, between them, its interior cells,
+ * skipping pages identical on both sides. Checks that every record's key
+ * is above the previous one under the table's key order (so a merge of
+ * two cursors is exact even where this order and SQLite's might differ:
+ * they would disagree here first, and the comparison falls back).
+ */
+class KeyCursor {
+  #src: PageSource;
+  #g: Geometry;
+  #units: number[];
+  #skip: (pgno: number) => boolean;
+  #ui = -1;
+  #cells = 0;
+  #ci = 0;
+  #h = 0;
+  #pgno = 0;
+  #n: number;
+  readonly plan: TablePlan | null;
+  readonly order: KeyOrder | null;
+  page: Uint8Array = new Uint8Array();
+  /** Start of the payload in `page`. */
+  at = 0;
+  size = 0;
+  local = 0;
+  /** The current record's key; `prev`: the previous one. */
+  key: KeyView;
+  #prev: KeyView;
+  #started = false;
+  #full: Uint8Array | null = null;
+  leavesRead = 0;
+
+  constructor(
+    src: PageSource,
+    g: Geometry,
+    units: number[],
+    skip: (pgno: number) => boolean,
+    table: { t: PlannedTable } | undefined,
+  ) {
+    this.#src = src;
+    this.#g = g;
+    this.#units = units;
+    this.#skip = skip;
+    this.plan = table?.t.plan ?? null;
+    this.order = table?.t.key ?? null;
+    this.#n = this.plan?.columns.length ?? 0;
+    this.key = new KeyView(this.#n);
+    this.#prev = new KeyView(this.#n);
+  }
+
+  next(): boolean {
+    let p: number;
+    for (;;) {
+      if (this.#ci < this.#cells) {
+        p = u16(this.page, this.#h + 8 + 2 * this.#ci++);
+        break;
+      }
+      if (++this.#ui >= this.#units.length) return false;
+      const u = this.#units[this.#ui]!;
+      if (u > 0) {
+        if (this.#skip(u)) {
+          this.#cells = 0;
+          continue;
+        }
+        this.page = this.#src.page(u);
+        this.leavesRead++;
+        this.#pgno = u;
+        this.#h = hdrOf(u);
+        if (this.page[this.#h] !== 0x0a) {
+          throw new PageWalkError(`page ${u} is not an index leaf`);
+        }
+        this.#cells = u16(this.page, this.#h + 3);
+        this.#ci = 0;
+        continue;
+      }
+      // An interior cell: a record between two subtrees.
+      this.#cells = 0;
+      const pgno = Math.floor(-u / CELLS_PER_PAGE);
+      const cell = -u % CELLS_PER_PAGE;
+      if (this.#skip(pgno)) continue;
+      this.page = this.#src.page(pgno);
+      this.#pgno = pgno;
+      const h = hdrOf(pgno);
+      if (this.page[h] !== 0x02 || cell >= u16(this.page, h + 3)) {
+        throw new PageWalkError(`page ${pgno} is not an index interior page`);
+      }
+      p = u16(this.page, h + 12 + 2 * cell) + 4;
+      break;
+    }
+    const page = this.page;
+    let size = page[p]!;
+    if (size < 0x80) p++;
+    else {
+      size = varint(page, p);
+      p = varintEnd;
+    }
+    this.at = p;
+    this.size = size;
+    this.local = localSize(this.#g, size, this.#g.maxLocalIndex);
+    if (p + this.local > page.length) {
+      throw new PageWalkError("cell past the page end");
+    }
+    this.#full = null;
+    const k = this.#prev;
+    this.#prev = this.key;
+    this.key = k;
+    if (this.local < this.size && !this.#prev.owned && this.#started) {
+      // Following this record's chain may reuse the previous one's page.
+      this.#prev.buf = this.#prev.buf.slice();
+      this.#prev.owned = true;
+    }
+    this.#parseKey();
+    if (this.#started) {
+      if (compareRecordKeys(this.#prev, this.key, this.order!) >= 0) {
+        throw new PageWalkError(
+          `table ${this.plan!.name}: keys not in the order of their collations`,
+        );
+      }
+    }
+    this.#started = true;
+    return true;
+  }
+
+  /** Parse the current record's header; its key fields must be in `key.buf`. */
+  #parseKey(): void {
+    const k = this.key;
+    const order = this.order!;
+    let buf = this.page;
+    let at = this.at;
+    let avail = this.local;
+    for (let pass = 0; pass < 2; pass++) {
+      // The header size, then the header, then the key fields, all local.
+      const hs = buf[at]! < 0x80 ? buf[at]! : varint(buf, at);
+      if (hs <= avail) {
+        const count = parseHeader(
+          buf,
+          at,
+          this.size,
+          this.#n,
+          k.types,
+          k.offs,
+        );
+        if (count < 0) throw new PageWalkError("record needs SQL");
+        if (count < order.nKey) {
+          throw new PageWalkError("record shorter than its key");
+        }
+        if (k.offs[order.nKey]! <= at + avail) {
+          k.buf = buf;
+          k.owned = buf !== this.page;
+          k.at = at;
+          k.count = count;
+          return;
+        }
+      }
+      if (pass === 1) break;
+      // A long key: read the whole payload.
+      buf = this.payload();
+      at = 0;
+      avail = buf.length;
+    }
+    throw new PageWalkError("malformed record");
+  }
+
+  /** The current record's whole payload (a view into the page when it does not overflow). */
+  payload(): Uint8Array {
+    if (this.local === this.size) {
+      return this.page.subarray(this.at, this.at + this.size);
+    }
+    if (this.#full !== null) return this.#full;
+    const before = this.page;
+    const out = assemble(
+      this.#src,
+      this.#g,
+      this.page,
+      this.at,
+      this.size,
+      this.local,
+    );
+    // A long chain may have pushed the page out of the source's memory.
+    this.page = this.#src.page(this.#pgno);
+    if (this.key.buf === before) this.key.buf = this.page;
+    this.#full = out;
+    return out;
+  }
+
+  /** The current record's key as the snapshot reader writes it. */
+  keyString(): string {
+    const k = this.key;
+    const nKey = this.order!.nKey;
+    const view = new DataView(k.buf.buffer, k.buf.byteOffset, k.buf.byteLength);
+    let out = "[";
+    for (let i = 0; i < nKey; i++) {
+      const t = k.types[i]!;
+      const off = k.offs[i]!;
+      if (t >= 13 && t & 1) {
+        const len = (t - 13) / 2;
+        for (let j = off; j < off + len; j++) {
+          if (k.buf[j]! > 0x7f) {
+            try {
+              strictUtf8.decode(k.buf.subarray(off, off + len));
+            } catch {
+              throw new PageWalkError("key text is not valid UTF-8");
+            }
+            break;
+          }
+        }
+      }
+      const v = valueAt(k.buf, view, t, off);
+      if (i > 0) out += ",";
+      out += typeof v === "number" ? String(v) : JSON.stringify(v);
+    }
+    return out + "]";
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Rank of a serial type in SQLite's order: NULL, numbers, text, blobs. */
+const classOf = (t: number) => t === 0 ? 0 : t < 10 ? 1 : t & 1 ? 2 : 3;
+
+/** A numeric field: a number, or a bigint for integers beyond 2^53. */
+function numberAt(buf: Uint8Array, t: number, off: number): number | bigint {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  if (t === 7) {
+    const x = view.getFloat64(off);
+    if (Number.isNaN(x)) throw new PageWalkError("NaN in a key");
+    return x;
+  }
+  if (t === 6) {
+    const x = view.getInt32(off) * 4294967296 + view.getUint32(off + 4);
+    return Number.isSafeInteger(x) ? x : view.getBigInt64(off);
+  }
+  return valueAt(buf, view, t, off) as number;
+}
+
+/** An integer against a float, exactly. */
+function intVersusFloat(i: number | bigint, r: number): number {
+  if (typeof i === "number") return i < r ? -1 : i > r ? 1 : 0;
+  if (!Number.isFinite(r)) return r > 0 ? -1 : 1;
+  if (Number.isInteger(r)) {
+    const y = BigInt(r);
+    return i < y ? -1 : i > y ? 1 : 0;
+  }
+  // A float with a fraction is below 2^52 in magnitude; i is beyond 2^53.
+  return i > 0n ? 1 : -1;
+}
+
+function compareNumeric(
+  a: number | bigint,
+  fa: boolean,
+  b: number | bigint,
+  fb: boolean,
+): number {
+  if (fa === fb || (typeof a === "number" && typeof b === "number")) {
+    if (typeof a === typeof b) return a < b ? -1 : a > b ? 1 : 0;
+    // Two integers, one beyond 2^53.
+    const x = BigInt(a), y = BigInt(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return fa ? -intVersusFloat(b, a as number) : intVersusFloat(a, b as number);
+}
+
+/**
+ * Text under a collation: 0 BINARY (bytes), 1 NOCASE (ASCII letters folded
+ * to lower case, byte by byte), 2 RTRIM (trailing spaces ignored, then
+ * bytes); then the shorter first.
+ */
+function compareText(
+  a: Uint8Array,
+  ai: number,
+  al: number,
+  b: Uint8Array,
+  bi: number,
+  bl: number,
+  coll: number,
+): number {
+  if (coll === 2) {
+    while (al > 0 && a[ai + al - 1] === 0x20) al--;
+    while (bl > 0 && b[bi + bl - 1] === 0x20) bl--;
+  }
+  const n = al < bl ? al : bl;
+  for (let k = 0; k < n; k++) {
+    let x = a[ai + k]!;
+    let y = b[bi + k]!;
+    if (x === y) continue;
+    if (coll === 1) {
+      if (x >= 0x41 && x <= 0x5a) x += 0x20;
+      if (y >= 0x41 && y <= 0x5a) y += 0x20;
+      if (x === y) continue;
+    }
+    return x < y ? -1 : 1;
+  }
+  return al < bl ? -1 : al > bl ? 1 : 0;
+}
+
+/** Two records' keys in a `WITHOUT ROWID` table's key order. */
+function compareRecordKeys(x: KeyView, y: KeyView, order: KeyOrder): number {
+  for (let i = 0; i < order.nKey; i++) {
+    const ta = x.types[i]!;
+    const tb = y.types[i]!;
+    const ca = classOf(ta);
+    const cb = classOf(tb);
+    let c: number;
+    if (ca !== cb) c = ca < cb ? -1 : 1;
+    else if (ca === 0) c = 0;
+    else if (ca === 1) {
+      c = compareNumeric(
+        numberAt(x.buf, ta, x.offs[i]!),
+        ta === 7,
+        numberAt(y.buf, tb, y.offs[i]!),
+        tb === 7,
+      );
+    } else {
+      c = compareText(
+        x.buf,
+        x.offs[i]!,
+        x.offs[i + 1]! - x.offs[i]!,
+        y.buf,
+        y.offs[i]!,
+        y.offs[i + 1]! - y.offs[i]!,
+        ca === 2 ? order.coll[i]! : 0,
+      );
+    }
+    if (c !== 0) return order.desc[i] ? -c : c;
+  }
+  return 0;
+}
+
+function sameKeyOrder(x: KeyOrder, y: KeyOrder): boolean {
+  return x.nKey === y.nKey &&
+    x.coll.every((c, i) => c === y.coll[i] && x.desc[i] === y.desc[i]);
+}
+
+/**
+ * Merge-compare a `WITHOUT ROWID` table's records on both sides in key
+ * order: records at the same place with the same bytes are equal; at the
+ * same place (keys equal under their collations) with the same key values
+ * they are the same row, compared field by field; with other key values
+ * (NOCASE 'a' and 'A') one row was removed and another added.
+ */
+function diffKeyed(
+  part: RegionDiff,
+  cb: KeyCursor,
+  ca: KeyCursor,
+  samePlan: boolean,
+  masks: readonly MaskRule[] | undefined,
+  stats: SqliteDiffStats,
+): void {
+  const id = part.region;
+  const order = cb.order ?? ca.order!;
+  if (cb.order && ca.order) {
+    if (
+      !sameKeyOrder(cb.order, ca.order) ||
+      cb.plan!.identity.join("\0") !== ca.plan!.identity.join("\0")
+    ) {
+      throw new PageWalkError(`table ${cb.plan!.name}: its key changed`);
+    }
+  }
+  const comparer = samePlan && flatOrder(cb.plan!.columns)
+    ? new RowComparer(cb.plan!, masks, cb.order!.colField)
+    : null;
+  let hb = cb.next();
+  let ha = ca.next();
+  while (hb && ha) {
+    const c = compareRecordKeys(cb.key, ca.key, order);
+    if (c === 0) {
+      if (
+        samePlan && cb.size === ca.size && cb.local === cb.size &&
+        ca.local === ca.size &&
+        sameBytes(cb.page, cb.at, ca.page, ca.at, cb.size)
+      ) {
+        hb = cb.next();
+        ha = ca.next();
+        continue;
+      }
+      const kb = cb.keyString();
+      const ka = deltaFaults.collationEqualIsSameRow ? kb : ca.keyString();
+      if (kb !== ka) {
+        part.removed.push({ region: id, key: kb });
+        part.added.push({ region: id, key: ka });
+      } else {
+        const pb = cb.payload();
+        const pa = ca.payload();
+        let fields: RecordFieldChange[] = NO_CHANGES;
+        if (
+          !samePlan || pb.length !== pa.length ||
+          !sameBytes(pb, 0, pa, 0, pb.length)
+        ) {
+          stats.rowsDecoded += 2;
+          if (comparer !== null) {
+            fields = comparer.compare(pb, 0, pb.length, pa, 0, pa.length, 0);
+          } else {
+            fields = diffFields(
+              rowValue(pb, 0, cb.plan!, masks, cb.order!.colField),
+              rowValue(pa, 0, ca.plan!, masks, ca.order!.colField),
+            );
+          }
+        }
+        if (fields.length > 0) {
+          part.changed.push({
+            region: id,
+            key: kb,
+            fields,
+            lossy: fields.some((f) => f.lossy),
+          });
+        }
+      }
+      hb = cb.next();
+      ha = ca.next();
+    } else if (c < 0) {
+      part.removed.push({ region: id, key: cb.keyString() });
+      hb = cb.next();
+    } else {
+      part.added.push({ region: id, key: ca.keyString() });
+      ha = ca.next();
+    }
+  }
+  for (; hb; hb = cb.next()) {
+    part.removed.push({ region: id, key: cb.keyString() });
+  }
+  for (; ha; ha = ca.next()) {
+    part.added.push({ region: id, key: ca.keyString() });
+  }
+  stats.leavesRead += cb.leavesRead + ca.leavesRead;
+  if (!order.binaryAsc) {
+    // Found in the table's key order; a snapshot lists keys in BINARY
+    // ascending order.
+    const byKey = (x: { key: string }, y: { key: string }) =>
+      compareKeys(x.key, y.key);
+    part.added.sort(byKey);
+    part.removed.sort(byKey);
+    part.changed.sort(byKey);
+  }
+}
+
 /** A row's value object, as the snapshot reader builds it (masks applied). */
 function rowValue(
   payload: Uint8Array,
   rowid: number,
   plan: TablePlan,
   masks: readonly MaskRule[] | undefined,
+  colField: Int32Array | null = null,
 ): Record<string, unknown> {
   const n = plan.columns.length;
-  const fields: unknown[] = new Array(n);
-  let i = decodeRecord(payload, 0, payload.length, n, fields);
-  if (i < 0) throw new PageWalkError("record needs SQL");
-  for (; i < n; i++) {
-    if (plan.hasDefault[i]) {
-      throw new PageWalkError("short record with default");
+  let fields: unknown[] = new Array(n);
+  const count = decodeRecord(payload, 0, payload.length, n, fields);
+  if (count < 0) throw new PageWalkError("record needs SQL");
+  if (colField !== null) {
+    // Record order (key columns first) to declaration order.
+    const inRecord = fields;
+    fields = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const f = colField[i]!;
+      if (f < count) fields[i] = inRecord[f];
+      else if (plan.hasDefault[i]) {
+        throw new PageWalkError("short record with default");
+      } else fields[i] = null;
     }
-    fields[i] = null;
+  } else {
+    for (let i = count; i < n; i++) {
+      if (plan.hasDefault[i]) {
+        throw new PageWalkError("short record with default");
+      }
+      fields[i] = null;
+    }
   }
   if (plan.aliasIdx !== -1) {
     if (fields[plan.aliasIdx] !== null) {
@@ -735,8 +1347,16 @@ class RowComparer {
   #ob: Int32Array;
   #ta: Int32Array;
   #oa: Int32Array;
-  constructor(plan: TablePlan, masks: readonly MaskRule[] | undefined) {
+  /** Per column, its record field (a `WITHOUT ROWID` table's records hold the key first). */
+  #cf: Int32Array;
+  constructor(
+    plan: TablePlan,
+    masks: readonly MaskRule[] | undefined,
+    colField: Int32Array | null = null,
+  ) {
     this.#plan = plan;
+    this.#cf = colField ??
+      Int32Array.from(plan.columns, (_, i) => i);
     const n = plan.columns.length;
     this.#ph = plan.columns.map((c) => {
       let ph: string | null = null;
@@ -759,18 +1379,19 @@ class RowComparer {
     rowid: number,
   ): unknown {
     const plan = this.#plan;
+    const f = this.#cf[i]!;
     let v: unknown;
     if (i === plan.aliasIdx) {
-      if (i < count && types[i] !== 0) {
+      if (f < count && types[f] !== 0) {
         throw new PageWalkError("stored INTEGER PRIMARY KEY value");
       }
       v = rowid;
-    } else if (i >= count) {
+    } else if (f >= count) {
       if (plan.hasDefault[i]) {
         throw new PageWalkError("short record with default");
       }
       v = null;
-    } else v = valueAt(buf, view, types[i]!, offs[i]!);
+    } else v = valueAt(buf, view, types[f]!, offs[f]!);
     const ph = this.#ph[i];
     return ph != null && v !== null ? ph : v;
   }
@@ -794,11 +1415,13 @@ class RowComparer {
     let out: RecordFieldChange[] | null = null;
     let vb: DataView | null = null;
     let va: DataView | null = null;
+    const cf = this.#cf;
     for (let i = 0; i < n; i++) {
-      if (i < cb && i < ca && tb[i] === ta[i] && i !== plan.aliasIdx) {
-        const s = ob[i]!, e = ob[i + 1]!, s2 = oa[i]!;
+      const f = cf[i]!;
+      if (f < cb && f < ca && tb[f] === ta[f] && i !== plan.aliasIdx) {
+        const s = ob[f]!, e = ob[f + 1]!, s2 = oa[f]!;
         if (sameBytes(pb, s, pa, s2, e - s)) continue;
-      } else if (i >= cb && i >= ca && i !== plan.aliasIdx) continue;
+      } else if (f >= cb && f >= ca && i !== plan.aliasIdx) continue;
       vb ??= new DataView(pb.buffer, pb.byteOffset, pb.byteLength);
       va ??= new DataView(pa.buffer, pa.byteOffset, pa.byteLength);
       const x = this.#value(pb, vb, i, cb, tb, ob, rowid);
@@ -826,6 +1449,26 @@ function sameBytes(
 ): boolean {
   for (let k = 0; k < n; k++) if (a[ai + k] !== b[bi + k]) return false;
   return true;
+}
+
+/** Whether an index page (leaf or interior) has a cell spilling to overflow pages. */
+function indexPageOverflows(
+  page: Uint8Array,
+  pgno: number,
+  g: Geometry,
+): boolean {
+  const h = hdrOf(pgno);
+  const type = page[h];
+  if (type !== 0x0a && type !== 0x02) return true;
+  const cells = u16(page, h + 3);
+  const ptrs = h + (type === 0x02 ? 12 : 8);
+  const skip = type === 0x02 ? 4 : 0;
+  for (let c = 0; c < cells; c++) {
+    if (varint(page, u16(page, ptrs + 2 * c) + skip) > g.maxLocalIndex) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Whether a table leaf page has a cell spilling to overflow pages. */
@@ -918,6 +1561,12 @@ export function diffSqlitePair(
     const planA = xa?.t.plan;
     const samePlan = planB !== undefined && planA !== undefined &&
       planB.sql === planA.sql && planB.select === planA.select;
+    const keyed = (xb?.t.key ?? xa?.t.key ?? null) !== null;
+    if (xb && xa && (xb.t.key === null) !== (xa.t.key === null)) {
+      throw new PageWalkError(
+        `table ${name} is WITHOUT ROWID on one side only`,
+      );
+    }
     // Leaves identical on both sides, of this table on both sides.
     let common: (pgno: number) => boolean = () => false;
     if (samePlan && changed !== null) {
@@ -934,12 +1583,28 @@ export function diffSqlitePair(
         if (!suspect) return true;
         let v = verdict.get(pgno);
         if (v === undefined) {
-          v = !leafOverflows(srcA.page(pgno), pgno, gA!);
+          v = !(keyed ? indexPageOverflows : leafOverflows)(
+            srcA.page(pgno),
+            pgno,
+            gA!,
+          );
           verdict.set(pgno, v);
         }
         return v;
       };
-      for (const p of leavesA) if (common(p)) stats.leavesSkipped++;
+      for (const p of leavesA) if (p > 0 && common(p)) stats.leavesSkipped++;
+    }
+    if (keyed) {
+      diffKeyed(
+        part,
+        new KeyCursor(before?.src ?? emptySource, gB!, leavesB, common, xb),
+        new KeyCursor(after?.src ?? emptySource, gA!, leavesA, common, xa),
+        samePlan,
+        masks,
+        stats,
+      );
+      regions.push(part);
+      continue;
     }
     const comparer = samePlan && flatOrder(planB!.columns)
       ? new RowComparer(planB!, masks)

@@ -11,6 +11,7 @@ import type { AdapterDef, Definition } from "../definition/types.ts";
 import { computeDelta } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";
+import { deltaFaults } from "../../adapters/sqlite_diff.ts";
 import { takeSnapshot } from "./snapshot.ts";
 
 function def(dir: string, adapter: Partial<AdapterDef> = {}): Definition {
@@ -253,7 +254,10 @@ Deno.test("stateDelta: tables not in rowid order fall back to snapshots, same de
     const d = def(work, { business: ["tags"], mask: [] });
     const fast = await stateDelta(d, `${work}/a`, `${work}/b`);
     assert.equal(fast.methods[0]?.method, "snapshots");
-    assert.match(fast.methods[0]?.why ?? "", /not read in rowid order/);
+    assert.match(
+      fast.methods[0]?.why ?? "",
+      /tags is keyed by a primary key other than its rowid/,
+    );
     const full = computeDelta(
       normalize(await takeSnapshot(d, `${work}/a`), d),
       normalize(await takeSnapshot(d, `${work}/b`), d),
@@ -464,6 +468,326 @@ Deno.test("stateDelta: a malformed database is left to the snapshots, same delta
     assert.ok((fast.methods[0]?.why ?? "").length > 0);
     assert.deepEqual(fast.delta, full);
     assert.ok(fast.problems.after.length > 0, "the snapshot's problem is kept");
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+// WITHOUT ROWID tables: index b-trees keyed by their primary keys (integer,
+// text, composite in another order than the columns, blob, NOCASE, RTRIM
+// and DESC, a column without affinity holding integers, reals, text and
+// blobs), with keys and values long enough to overflow.
+const KEYED_SCHEMA = `
+  CREATE TABLE kv_int (k INTEGER PRIMARY KEY, v TEXT, n INTEGER) WITHOUT ROWID;
+  CREATE TABLE kv_text (k TEXT PRIMARY KEY, v TEXT, body TEXT) WITHOUT ROWID;
+  CREATE TABLE kv_comp (a TEXT, b INTEGER, c TEXT, PRIMARY KEY (b, a)) WITHOUT ROWID;
+  CREATE TABLE kv_blob (k BLOB PRIMARY KEY, v INTEGER) WITHOUT ROWID;
+  CREATE TABLE kv_nocase (k TEXT COLLATE NOCASE PRIMARY KEY, v TEXT) WITHOUT ROWID;
+  CREATE TABLE kv_desc (a INTEGER, b TEXT COLLATE RTRIM, v TEXT, PRIMARY KEY (a DESC, b)) WITHOUT ROWID;
+  CREATE TABLE kv_any (k PRIMARY KEY, v) WITHOUT ROWID;
+  CREATE INDEX kv_text_v ON kv_text(v);
+`;
+const KEYED = [
+  "kv_int",
+  "kv_text",
+  "kv_comp",
+  "kv_blob",
+  "kv_nocase",
+  "kv_desc",
+  "kv_any",
+];
+
+function keyedDef(dir: string): Definition {
+  return def(dir, {
+    business: KEYED.slice(0, 5),
+    append_only: KEYED.slice(5),
+    mask: [{ region: "kv_comp", column: "c", kind: "timestamp" }],
+  });
+}
+
+function blobKey(i: number): Uint8Array {
+  return new Uint8Array([i >> 8, i & 255, (i * 7) & 255, 0]);
+}
+
+function anyKey(i: number): string | number | bigint | Uint8Array {
+  switch (i % 4) {
+    case 0:
+      // Integers beyond 2^53 among small ones.
+      return i % 8 === 0 ? (BigInt(i % 4096) << 50n) + 1n : i;
+    case 1:
+      // Reals, some of them integral and beyond 2^53 (compared with the
+      // big integers exactly).
+      return i % 9 === 0 ? (i % 4096) * 2 ** 50 : i + 0.5;
+    case 2:
+      return `t${i}`;
+    default:
+      return blobKey(i);
+  }
+}
+
+function seedKeyed(path: string, rows: number): void {
+  const db = new DatabaseSync(path);
+  db.exec(KEYED_SCHEMA);
+  db.exec("BEGIN");
+  const a = db.prepare("INSERT INTO kv_int VALUES (?, ?, ?)");
+  const b = db.prepare("INSERT INTO kv_text VALUES (?, ?, ?)");
+  const c = db.prepare("INSERT INTO kv_comp VALUES (?, ?, ?)");
+  const d = db.prepare("INSERT INTO kv_blob VALUES (?, ?)");
+  const e = db.prepare("INSERT INTO kv_nocase VALUES (?, ?)");
+  const f = db.prepare("INSERT INTO kv_desc VALUES (?, ?, ?)");
+  const g = db.prepare("INSERT INTO kv_any VALUES (?, ?)");
+  for (let i = 1; i <= rows; i++) {
+    a.run(i * 3 - 2000, `v${i}`, i % 7 ? i : null);
+    b.run(
+      i % 53 === 0 ? `long-${i}-` + "k".repeat(1500 + i) : `key-${i}`,
+      `v${i % 10}`,
+      i % 61 === 0 ? "body ".repeat(1000) : `b${i}`,
+    );
+    c.run(`a${i}`, i % 101, `2026-01-01T00:00:${i % 60}Z`);
+    d.run(blobKey(i), i);
+    e.run(i % 2 ? `Name${i}` : `name${i}`, `v${i}`);
+    f.run(i % 50, `b${i}` + " ".repeat(i % 3), `v${i}`);
+    g.run(anyKey(i), i);
+  }
+  db.exec("COMMIT");
+  db.close();
+}
+
+function editKeyed(
+  db: DatabaseSync,
+  rnd: () => number,
+  rows: number,
+): string[] {
+  const done: string[] = [];
+  const pick = () => 1 + Math.floor(rnd() * rows * 1.1);
+  const n = 1 + Math.floor(rnd() * 6);
+  const run = (
+    sql: string,
+    ...args: (string | number | bigint | Uint8Array)[]
+  ) => db.prepare(sql).run(...args);
+  for (let k = 0; k < n; k++) {
+    const r = rnd();
+    if (r < 0.1) {
+      run(
+        "UPDATE kv_int SET n = ? WHERE k = ?",
+        Math.floor(rnd() * 1e6),
+        pick() * 3 - 2000,
+      );
+      done.push("int update");
+    } else if (r < 0.18) {
+      run(
+        "UPDATE kv_text SET body = ? WHERE k = ?",
+        "big ".repeat(800 + Math.floor(rnd() * 900)),
+        `key-${pick()}`,
+      );
+      done.push("text overflow value");
+    } else if (r < 0.26) {
+      run(
+        "INSERT OR REPLACE INTO kv_text VALUES (?, 'new', 'x')",
+        `long-new-${k}-` + "q".repeat(Math.floor(rnd() * 5000)),
+      );
+      done.push("text long key");
+    } else if (r < 0.34) {
+      run(
+        "DELETE FROM kv_text WHERE k BETWEEN ? AND ?",
+        `key-${pick()}`,
+        `key-${pick()}`,
+      );
+      done.push("text range delete");
+    } else if (r < 0.42) {
+      run(
+        "UPDATE kv_comp SET c = ?, a = a || 'x' WHERE b = ?",
+        "2027",
+        pick() % 101,
+      );
+      done.push("composite key change");
+    } else if (r < 0.48) {
+      run("UPDATE kv_comp SET c = 'masked' WHERE b = ?", pick() % 101);
+      done.push("masked column");
+    } else if (r < 0.55) {
+      run("UPDATE kv_blob SET v = -v WHERE k = ?", blobKey(pick()));
+      run("DELETE FROM kv_blob WHERE v % ? = 0", 17 + Math.floor(rnd() * 30));
+      done.push("blob update, delete");
+    } else if (r < 0.63) {
+      const i = pick();
+      run("UPDATE kv_nocase SET k = upper(k) WHERE k = ?", `name${i}`);
+      run("UPDATE kv_nocase SET v = 'w' WHERE k = ?", `NAME${i + 1}`);
+      done.push("nocase case change");
+    } else if (r < 0.7) {
+      run("UPDATE kv_desc SET b = b || ' ', v = 'rt' WHERE a = ?", pick() % 50);
+      run(
+        "DELETE FROM kv_desc WHERE a = ? AND b >= ?",
+        pick() % 50,
+        `b${pick()}`,
+      );
+      done.push("desc/rtrim edits");
+    } else if (r < 0.78) {
+      db.exec("BEGIN");
+      const m = 1 + Math.floor(rnd() * 400);
+      const base = Math.floor(rnd() * 1e6);
+      for (let i = 0; i < m; i++) {
+        run(
+          "INSERT OR REPLACE INTO kv_int VALUES (?, 'bulk', ?)",
+          base + i * 2,
+          i,
+        );
+        run(
+          "INSERT OR REPLACE INTO kv_nocase VALUES (?, 'bulk')",
+          `Bulk-${base}-${i}`,
+        );
+        run(
+          "INSERT OR REPLACE INTO kv_any VALUES (?, 'bulk')",
+          anyKey(base + i),
+        );
+      }
+      db.exec("COMMIT");
+      done.push("bulk insert (page splits)");
+    } else if (r < 0.86) {
+      run(
+        "UPDATE kv_any SET v = ? WHERE k = ? OR k = ? OR k = ?",
+        "c",
+        pick(),
+        `t${pick()}`,
+        pick() + 0.5,
+      );
+      run(
+        "INSERT OR REPLACE INTO kv_any VALUES (?, 'int')",
+        7 + 4 * Math.floor(rnd() * 50),
+      );
+      done.push("mixed-type keys");
+    } else if (r < 0.93) {
+      run(
+        "DELETE FROM kv_int WHERE k BETWEEN ? AND ?",
+        pick() * 3 - 2000,
+        pick() * 3 - 1000,
+      );
+      done.push("int range delete");
+    } else if (r < 0.97) {
+      run("UPDATE kv_int SET k = k + 1 WHERE k = ?", pick() * 3 - 2000);
+      done.push("int key change");
+    } else {
+      // Short records (the column added) against full ones.
+      db.exec(`ALTER TABLE kv_blob ADD COLUMN extra${k} TEXT`);
+      run(`UPDATE kv_blob SET extra${k} = 'e' WHERE v % 5 = ?`, k % 5);
+      done.push("column added");
+    }
+  }
+  return done;
+}
+
+async function keyedTrials(
+  work: string,
+  rows: number,
+  trials: number,
+): Promise<
+  { nonEmpty: number; skipped: number; walFrames: number; caseChanges: number }
+> {
+  await Deno.mkdir(`${work}/seed`);
+  seedKeyed(`${work}/seed/state.db`, rows);
+  const d = keyedDef(work);
+  const rnd = prng(23);
+  let skipped = 0;
+  let walFrames = 0;
+  let nonEmpty = 0;
+  // Sessions where a NOCASE key changed case: a row removed and one added.
+  let caseChanges = 0;
+  for (let trial = 0; trial < trials; trial++) {
+    const dir = `${work}/s${trial}`;
+    await Deno.mkdir(dir);
+    await Deno.copyFile(`${work}/seed/state.db`, `${dir}/state.db`);
+    const db = new DatabaseSync(`${dir}/state.db`);
+    const wal = trial % 3 === 1;
+    if (wal) db.exec("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;");
+    const done = editKeyed(db, rnd, rows);
+    if (trial % 5 === 4) {
+      db.exec("VACUUM");
+      done.push("VACUUM");
+    }
+    const why = `keyed trial ${trial} (${wal ? "WAL, " : ""}${
+      done.join(", ")
+    })`;
+    if (wal && (await Deno.stat(`${dir}/state.db-wal`)).size > 0) walFrames++;
+    if (await expectSame(d, `${work}/seed`, dir, why)) nonEmpty++;
+    await expectSame(d, dir, `${work}/seed`, why + ", reversed");
+    const fast = await stateDelta(d, `${work}/seed`, dir);
+    skipped += fast.methods[0]?.stats?.leavesSkipped ?? 0;
+    const nocase = (xs: { region: string }[]) =>
+      xs.some((x) => x.region === "state.db:kv_nocase");
+    if (
+      nocase(fast.delta.business.added) && nocase(fast.delta.business.removed)
+    ) caseChanges++;
+    db.close();
+  }
+  return { nonEmpty, skipped, walFrames, caseChanges };
+}
+
+Deno.test("stateDelta: WITHOUT ROWID tables equal the full snapshots' delta over random edits", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    const r = await keyedTrials(work, 2000, 24);
+    assert.ok(r.skipped > 0);
+    assert.ok(r.nonEmpty >= 20, `${r.nonEmpty} trials with changes`);
+    assert.ok(r.walFrames >= 4, `${r.walFrames} WAL sessions with frames`);
+    assert.ok(r.caseChanges >= 2, `${r.caseChanges} NOCASE case changes`);
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+Deno.test("stateDelta: the differential test catches a deliberately wrong WITHOUT ROWID comparison", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  // The fault: records whose keys are equal under their collation taken as
+  // the same row ('name8' -> 'NAME8' under NOCASE, 'b1' -> 'b1 ' under
+  // RTRIM, then read as a changed row, not one removed and one added).
+  deltaFaults.collationEqualIsSameRow = true;
+  try {
+    await assert.rejects(
+      () => keyedTrials(work, 2000, 24),
+      (e: Error) => {
+        assert.ok(e instanceof assert.AssertionError, String(e));
+        // Caught at the first session that changed a key within its
+        // collation (a case under NOCASE, trailing spaces under RTRIM).
+        assert.match(
+          e.message,
+          /keyed trial \d+ \([^)]*(nocase case change|desc\/rtrim edits)/,
+        );
+        return true;
+      },
+    );
+  } finally {
+    deltaFaults.collationEqualIsSameRow = false;
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+Deno.test("stateDelta: a one-row change of a WITHOUT ROWID table decodes only the changed pages", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    const db = new DatabaseSync(`${work}/a/state.db`);
+    db.exec(
+      "CREATE TABLE kv (k TEXT COLLATE NOCASE, n INTEGER, v TEXT, PRIMARY KEY (k, n DESC)) WITHOUT ROWID",
+    );
+    db.exec("BEGIN");
+    const ins = db.prepare("INSERT INTO kv VALUES (?, ?, ?)");
+    for (let i = 0; i < 30000; i++) ins.run(`Key-${i % 3000}`, i, `v${i}`);
+    db.exec("COMMIT");
+    db.close();
+    await Deno.copyFile(`${work}/a/state.db`, `${work}/b/state.db`);
+    const b = new DatabaseSync(`${work}/b/state.db`);
+    b.exec("UPDATE kv SET v = 'changed' WHERE k = 'key-1500' AND n = 4500");
+    b.close();
+    const d = def(work, { business: ["kv"], append_only: [], mask: [] });
+    await expectSame(d, `${work}/a`, `${work}/b`, "one row");
+    const r = await stateDelta(d, `${work}/a`, `${work}/b`);
+    const s = r.methods[0]!.stats!;
+    assert.deepEqual(r.delta.business.changed.map((c) => c.key), [
+      '["Key-1500",4500]',
+    ]);
+    assert.equal(s.leavesRead, 2);
+    assert.equal(s.rowsDecoded, 2);
+    assert.ok(s.leavesSkipped > 100, `${s.leavesSkipped} leaves skipped`);
   } finally {
     await Deno.remove(work, { recursive: true });
   }
