@@ -16,10 +16,20 @@
  * the pages being read, the list of leaf page numbers and the differences
  * (the evidence), never all rows.
  *
- * Anything this reader does not handle (a table keyed otherwise, `WITHOUT
- * ROWID`, generated columns, a short record whose missing column has a
- * default, a non-UTF-8 database, a malformed tree) throws
- * {@linkcode PageWalkError}; the caller then compares full snapshots.
+ * A `WITHOUT ROWID` table is an index b-tree keyed by its primary key,
+ * whose interior cells hold rows too: its leaves and interior cells are
+ * listed in key order, those on pages identical on both sides skipped,
+ * and the rest merge-compared in the key's order (collations BINARY,
+ * NOCASE and RTRIM; ascending or descending), each side checked to be in
+ * that order as it is read. Records at the same place are the same row
+ * when their keys are the same values (the snapshot's identity), else one
+ * row was removed and another added (NOCASE `'a'` and `'A'`).
+ *
+ * Anything this reader does not handle (a rowid table keyed by another
+ * primary key, generated columns, a short record whose missing column has
+ * a default, a non-UTF-8 database, a malformed tree, keys out of the order
+ * computed here) throws {@linkcode PageWalkError} with the reason; the
+ * caller then compares full snapshots (docs/state.md lists every reason).
  *
  * @module
  */
