@@ -71,6 +71,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "pg-liar-destructive",
       "pg-liar-concurrent",
       "pg-tcp",
+      "pg-tcp-bubblewrap",
       "cannot-start",
       "dies-every-session",
       "memory-toggle",

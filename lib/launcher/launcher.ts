@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { DefinitionError, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import {
   type CacheOptions,
   type PreparedRun,
@@ -298,16 +298,6 @@ export async function openLauncher(
     deno,
     source: def.file,
   });
-  const tcp = def.adapters.findIndex((a) =>
-    a.kind === "postgres" && a.listen === "tcp"
-  );
-  if (tcp >= 0 && choice.backend === "bubblewrap") {
-    throw new DefinitionError(
-      def.file,
-      `adapters[${tcp}].listen`,
-      'listen = "tcp" needs the deno sandbox (sandbox = "deno") or --no-sandbox: a bubblewrap server has its own network namespace, which cannot reach the cluster on the host\'s loopback; use the Unix socket (the default)',
-    );
-  }
   return new DefinitionLauncher(def, {
     ...facts,
     backend: choice.backend,

@@ -82,6 +82,8 @@ export interface SessionDatabase extends PostgresVars {
   socket: string | null;
   /** The loopback port of the run's private cluster (`listen = "tcp"`), else null. */
   tcpPort?: number | null;
+  /** With `tcpPort`: the cluster's Unix socket file behind that port (for a relay). */
+  tcpSocket?: string | null;
 }
 
 /**
@@ -226,7 +228,9 @@ export function launchRequest(
     ...(def.cwd ? { cwd: substitute(def.cwd, vars) } : {}),
     ...(def.allow ? { allow: { sys: def.allow.sys, run: def.allow.run } } : {}),
     ...(database?.socket ? { sockets: [database.socket] } : {}),
-    ...(database?.tcpPort ? { connect: [database.tcpPort] } : {}),
+    ...(database?.tcpPort && database.tcpSocket
+      ? { connect: [{ port: database.tcpPort, socket: database.tcpSocket }] }
+      : {}),
     backend: setup.backend,
     evidenceDir: dirs.evidence,
     label,

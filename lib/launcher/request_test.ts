@@ -141,7 +141,8 @@ Deno.test("a session database fills {postgres_…} and grants its socket; withou
   );
   assert.match(commandForChoice(def, SETUP).at(-1)!, /^postgresql:\/\/probe@/);
   assert.equal(req.connect, undefined);
-  // listen = "tcp": host, port and password for TCP, the port granted, no socket.
+  // listen = "tcp": host, port and password for TCP, the port granted (with the
+  // socket behind it, for a relay), no socket to open.
   const tcp = launchRequest(
     { ...def, env: { PGPASSWORD: "{postgres_password}" } },
     SETUP,
@@ -156,9 +157,13 @@ Deno.test("a session database fills {postgres_…} and grants its socket; withou
       password: "pw",
       socket: null,
       tcpPort: 40001,
+      tcpSocket: "/w/postgres/socket/.s.PGSQL.40001",
     },
   );
-  assert.deepEqual(tcp.connect, [40001]);
+  assert.deepEqual(tcp.connect, [{
+    port: 40001,
+    socket: "/w/postgres/socket/.s.PGSQL.40001",
+  }]);
   assert.equal(tcp.sockets, undefined);
   assert.equal(tcp.env.PGPASSWORD, "pw");
 });

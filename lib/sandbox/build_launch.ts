@@ -7,6 +7,7 @@
  */
 import { SandboxError } from "./_errors.ts";
 import { isWithin } from "../common/paths.ts";
+import type { PortRelaySpec } from "../wire/spawn_spec.ts";
 import type {
   AccessKind,
   Launch,
@@ -29,6 +30,12 @@ export interface HostFacts {
   bwrap: string | null;
   /** The POSIX shell that opens the seccomp filter on fd 3 for bwrap. */
   shell: string;
+  /**
+   * Absolute path of `mkfifo`: the shell makes the gate a bubblewrap server
+   * waits on until its database relay listens (`connect` under bubblewrap).
+   * @default {null: such a launch is refused}
+   */
+  mkfifo?: string | null;
   /** The seccomp filter file (see `_seccomp.ts`), or null on an unsupported architecture. */
   seccompFilter: string | null;
   /** `command[0]` as an absolute path (looked up on PATH); used by bubblewrap. */
@@ -401,7 +408,7 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   const netGrants = [
     ...listen,
     ...sockets.map((s) => `unix:${s}`),
-    ...(req.connect ?? []).map((p) => `127.0.0.1:${p}`),
+    ...(req.connect ?? []).map((c) => `127.0.0.1:${c.port}`),
   ];
   const hasLockFlag = flags.some((f) =>
     /^--(lock|no-lock|frozen)(=|$)/.test(f)
@@ -507,6 +514,11 @@ function passThroughDeno(
  * program directories are emptied, with only the server's program (and
  * Deno) and the allowed programs bound back; `argv` then starts with bwrap.
  * Without one, `argv` is the shell line that loads the filter on fd 3.
+ * A server in its own network namespace that connects to loopback ports
+ * (`connect`: the run's database) is held: the shell makes a FIFO (the
+ * gate) and opens it on fd 4, bubblewrap blocks on it (`--block-fd 4`)
+ * before the server starts, and `portRelay` tells the spawner to start the
+ * relay in that namespace, which opens the gate once it listens.
  */
 function bubblewrapArgv(
   req: LaunchRequest,
@@ -514,7 +526,7 @@ function bubblewrapArgv(
   inner: string[],
   env: Record<string, string>,
   cwd: string,
-): { argv: string[] } {
+): { argv: string[]; portRelay?: PortRelaySpec } {
   if (host.bwrap === null) {
     throw new SandboxError(
       allowOf(req).run.length && req.backend === "deno"
@@ -541,6 +553,29 @@ function bubblewrapArgv(
   const isHidden = (p: string): boolean =>
     minimal || hidden.some((h) => isWithin(p, h));
   const drop = host.dropTo ?? null;
+  // A server with a network namespace of its own that must reach the run's
+  // database on a loopback port: bubblewrap holds it (--block-fd 4, a FIFO
+  // the shell makes) until the relay listens there (lib/wire/port_relay.ts).
+  const ownNetwork = !(req.backend === "deno" &&
+    (req.listen !== undefined || (req.sockets ?? []).length > 0 ||
+      (req.connect ?? []).length > 0));
+  const connect = ownNetwork ? req.connect ?? [] : [];
+  const gate = connect.length > 0 ? gatePath(req) : null;
+  if (gate !== null && !host.mkfifo) {
+    throw new SandboxError(
+      "bubblewrap backend: mkfifo (coreutils) is missing: a server that connects to the database over TCP cannot be held until its relay listens",
+    );
+  }
+  for (const c of connect) {
+    if (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535) {
+      throw new SandboxError(`connect port ${c.port} is not a TCP port`);
+    }
+    if (!c.socket.startsWith("/")) {
+      throw new SandboxError(
+        `connect socket ${JSON.stringify(c.socket)} must be an absolute path`,
+      );
+    }
+  }
   const argv: string[] = [
     host.bwrap,
     // As root a user namespace would map the server back to uid 0; it drops
@@ -550,11 +585,7 @@ function bubblewrapArgv(
     "--unshare-pid",
     // A Deno server that listens (HTTP) or talks over a socket keeps the
     // host's network namespace: Deno's scoped --allow-net is its wall there.
-    ...(req.backend === "deno" &&
-        (req.listen !== undefined || (req.sockets ?? []).length > 0 ||
-          (req.connect ?? []).length > 0)
-      ? []
-      : ["--unshare-net"]),
+    ...(ownNetwork ? ["--unshare-net"] : []),
     "--unshare-uts",
     "--unshare-cgroup-try",
     "--die-with-parent",
@@ -662,11 +693,38 @@ function bubblewrapArgv(
     "--",
     ...inner,
   ];
+  const relay = gate === null ? {} : { portRelay: { gate, connect } };
+  if (gate !== null) argv.push("--block-fd", "4");
   if (!filtered) {
     argv.push("--", ...run);
-    return { argv };
+    if (gate === null) return { argv };
+    return {
+      argv: [
+        host.shell,
+        "-c",
+        '"$0" -m 600 "$1" && exec 4<>"$1" && shift && exec "$@"',
+        host.mkfifo!,
+        gate,
+        ...argv,
+      ],
+      ...relay,
+    };
   }
   argv.push("--seccomp", "3", "--", ...run);
+  if (gate !== null) {
+    return {
+      argv: [
+        host.shell,
+        "-c",
+        '"$1" -m 600 "$2" && exec 3<"$0" 4<>"$2" && shift 2 && exec "$@"',
+        host.seccompFilter!,
+        host.mkfifo!,
+        gate,
+        ...argv,
+      ],
+      ...relay,
+    };
+  }
   return {
     argv: [
       host.shell,
@@ -676,6 +734,28 @@ function bubblewrapArgv(
       ...argv,
     ],
   };
+}
+
+/**
+ * The FIFO a held bubblewrap server waits on: in the evidence directory
+ * (verity's, per session), named after the launch label.
+ */
+function gatePath(req: LaunchRequest): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(req.label)) {
+    throw new SandboxError(
+      `launch label ${
+        JSON.stringify(req.label)
+      } must be letters, digits, ".", "_" or "-"`,
+    );
+  }
+  if (!req.evidenceDir.startsWith("/")) {
+    throw new SandboxError(
+      `evidence directory ${
+        JSON.stringify(req.evidenceDir)
+      } must be an absolute path`,
+    );
+  }
+  return `${req.evidenceDir}/${req.label}.gate`;
 }
 
 /**
@@ -690,14 +770,9 @@ function bubblewrapArgv(
  * {@linkcode bubblewrapArgv}).
  */
 function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
-  if ((req.connect ?? []).length > 0) {
-    throw new SandboxError(
-      "a bubblewrap server has its own network namespace and cannot reach a loopback port on the host (use the deno sandbox or a Unix socket)",
-    );
-  }
   const env = serverEnv(req, host);
   const cwd = cwdOf(req);
-  const { argv } = bubblewrapArgv(
+  const { argv, portRelay } = bubblewrapArgv(
     req,
     host,
     passThroughDeno(req.command, host.program, host),
@@ -706,7 +781,7 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
   );
   const allow = allowOf(req);
   return {
-    spawn: { command: argv, env, cwd },
+    spawn: { command: argv, env, cwd, ...(portRelay ? { portRelay } : {}) },
     backend: "bubblewrap",
     auditLog: null,
     seesNetwork: false,
@@ -716,6 +791,10 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
       env: Object.keys(env).sort(),
       sys: allow.sys,
       run: allowedRunPaths(req, host),
+      // The run's database, relayed into the server's network namespace.
+      ...(portRelay
+        ? { net: portRelay.connect.map((c) => `127.0.0.1:${c.port}`) }
+        : {}),
     },
     observes: OBSERVES.bubblewrap,
   };

@@ -495,12 +495,18 @@ Deno.test("a granted database socket: deno allows that unix socket only, bubblew
   assert.ok(i > 0 && b[i - 1] === "--bind" && b[i + 1] === sock);
 });
 
-Deno.test('a granted database port (listen = "tcp"): deno allows 127.0.0.1:<port> only, reaching it is not network evidence, another port is; bubblewrap refuses', async () => {
+Deno.test('a granted database port (listen = "tcp"): deno allows 127.0.0.1:<port> only, reaching it is not network evidence, another port is', async () => {
   const { launchEvidence } = await import("./audit_log.ts");
-  const l = buildLaunch(request({ connect: [40001] }), host());
+  const sock = "/work/run/postgres/socket/.s.PGSQL.40001";
+  const l = buildLaunch(
+    request({ connect: [{ port: 40001, socket: sock }] }),
+    host(),
+  );
   const argv = l.spawn.command;
   assert.ok(!argv.includes("--deny-net"));
   assert.equal(flag(argv, "--allow-net"), "127.0.0.1:40001");
+  assert.ok(!argv.join(" ").includes(sock), "deno is not handed the socket");
+  assert.equal(l.spawn.portRelay, undefined);
   const ev = launchEvidence(
     l,
     [
@@ -509,9 +515,84 @@ Deno.test('a granted database port (listen = "tcp"): deno allows 127.0.0.1:<port
     ].join("\n"),
   );
   assert.deepEqual(ev.network, ["127.0.0.1:40002"]);
+});
+
+Deno.test("a granted database port under bubblewrap: own network namespace, held on a gate until the relay to the socket listens", () => {
+  const sock = "/work/run/postgres/socket/.s.PGSQL.40001";
+  const connect = [{ port: 40001, socket: sock }];
+  const gate = "/work/run/evidence/once-1.gate";
+  const l = buildLaunch(
+    request({ connect, backend: "bubblewrap" }),
+    host({ mkfifo: "/usr/bin/mkfifo" }),
+  );
+  const argv = l.spawn.command;
+  // The shell makes the gate, opens it on fd 4 (and the filter on fd 3).
+  assert.deepEqual(argv.slice(0, 7), [
+    "/bin/sh",
+    "-c",
+    '"$1" -m 600 "$2" && exec 3<"$0" 4<>"$2" && shift 2 && exec "$@"',
+    "/work/run/evidence/verity-no-process-x86_64.bpf",
+    "/usr/bin/mkfifo",
+    gate,
+    "/usr/bin/bwrap",
+  ]);
+  assert.ok(argv.includes("--unshare-net"), "nothing but loopback");
+  const b = argv.indexOf("--block-fd");
+  assert.ok(b > 0 && argv[b + 1] === "4" && b < argv.indexOf("--"));
+  assert.ok(!argv.includes(sock), "the socket itself is not bound in");
+  assert.deepEqual(l.spawn.portRelay, { gate, connect });
+  assert.deepEqual(l.policy?.net, ["127.0.0.1:40001"]);
+  // With a run allowance there is no filter: the shell opens the gate only.
+  const r = buildLaunch(
+    request({
+      connect,
+      backend: "bubblewrap",
+      allow: { sys: [], run: ["git"] },
+    }),
+    host({
+      mkfifo: "/usr/bin/mkfifo",
+      allowedPrograms: [{
+        name: "git",
+        path: "/usr/bin/git",
+        real: "/usr/bin/git",
+      }],
+    }),
+  ).spawn.command;
+  assert.deepEqual(r.slice(0, 6), [
+    "/bin/sh",
+    "-c",
+    '"$0" -m 600 "$1" && exec 4<>"$1" && shift && exec "$@"',
+    "/usr/bin/mkfifo",
+    gate,
+    "/usr/bin/bwrap",
+  ]);
+  assert.ok(r.includes("--block-fd"));
+  // No mkfifo, a label that is no file name, a bad port: refused.
+  assert.throws(
+    () => buildLaunch(request({ connect, backend: "bubblewrap" }), host()),
+    /mkfifo \(coreutils\) is missing/,
+  );
   assert.throws(
     () =>
-      buildLaunch(request({ connect: [40001], backend: "bubblewrap" }), host()),
-    /own network namespace and cannot reach a loopback port/,
+      buildLaunch(
+        request({ connect, backend: "bubblewrap", label: "a/b" }),
+        host({ mkfifo: "/usr/bin/mkfifo" }),
+      ),
+    /launch label "a\/b"/,
   );
+  assert.throws(
+    () =>
+      buildLaunch(
+        request({
+          connect: [{ port: 70000, socket: sock }],
+          backend: "bubblewrap",
+        }),
+        host({ mkfifo: "/usr/bin/mkfifo" }),
+      ),
+    /connect port 70000 is not a TCP port/,
+  );
+  // Without a database port nothing is held.
+  const plain = buildLaunch(request({ backend: "bubblewrap" }), host());
+  assert.equal(plain.spawn.portRelay, undefined);
+  assert.ok(!plain.spawn.command.includes("--block-fd"));
 });

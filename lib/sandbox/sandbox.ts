@@ -426,6 +426,9 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     denoDir: realPathOr(req.denoDir ?? defaultDenoDir()),
     bwrap: wantsBwrap ? findOnPath("bwrap", path) : null,
     shell: "/bin/sh",
+    mkfifo: req.backend === "bubblewrap" && (req.connect ?? []).length > 0
+      ? findOnPath("mkfifo", "/usr/bin:/bin")
+      : null,
     seccompFilter: wantsBwrap && run.length === 0
       ? ensureFilter(evidenceDir)
       : null,

@@ -43,12 +43,15 @@ export interface LaunchRequest {
   sockets?: string[];
   /**
    * Loopback TCP ports the server may connect to, e.g. the run's private
-   * PostgreSQL on 127.0.0.1 (`listen = "tcp"`): deno grants
-   * `--allow-net=127.0.0.1:<port>` and nothing else; bubblewrap (its own
-   * network namespace) cannot reach the host's loopback and refuses.
+   * PostgreSQL on 127.0.0.1 (`listen = "tcp"`), each with the Unix socket
+   * (absolute) that serves the same thing on the host: deno grants
+   * `--allow-net=127.0.0.1:<port>` and nothing else; under bubblewrap (its
+   * own network namespace, nothing but loopback) a relay listens on
+   * 127.0.0.1:<port> inside that namespace and forwards to the socket
+   * (`lib/wire/port_relay.ts`), and the server is held until it listens.
    * @default {[]}
    */
-  connect?: number[];
+  connect?: { port: number; socket: string }[];
   /** Requested backend. */
   backend: SandboxBackend;
   /** Directory where permission audit logs go (absolute, outside the state dir). */

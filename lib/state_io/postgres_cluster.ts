@@ -185,6 +185,12 @@ export interface PgConnection {
   /** With `listen = "tcp"`: the loopback port a sandbox must let the server reach (else null). */
   tcpPort: number | null;
   /**
+   * With `listen = "tcp"`: the cluster's Unix socket file, where a relay
+   * forwards that port from a server's own network namespace (bubblewrap);
+   * else null.
+   */
+  tcpSocket?: string | null;
+  /**
    * `postgresql://<role>:<password>@localhost/<db>?host=<socket dir>&port=5432`: the
    * `host` parameter (a directory: a Unix socket) overrides the URL's host
    * name, which is there only because WHATWG URL parsers (used by servers to
@@ -549,6 +555,7 @@ export class PostgresCluster {
         password,
         socket: null,
         tcpPort: this.port,
+        tcpSocket: this.socketFile,
       };
     }
     return {

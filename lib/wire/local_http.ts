@@ -10,7 +10,15 @@
 import type { WireFailure } from "./frames.ts";
 import { HttpClient, type HttpClientOptions } from "./http_client.ts";
 import { ServerProcess } from "./server_process.ts";
+import { PortRelay } from "./port_relay.ts";
 import { deathMessage } from "./stderr_tail.ts";
+import {
+  children,
+  lastLine,
+  procPid,
+  sandboxNetns,
+  startRelayIn,
+} from "./_netns.ts";
 import type { SpawnSpec } from "./stdio_client.ts";
 
 /**
@@ -82,10 +90,25 @@ export async function startLocalHttp(
   const relay = options.relayDir === undefined
     ? null
     : new Relay(options.relayDir, port);
+  // A server held until the relay to its database listens (port_relay.ts).
+  let dbRelayError: string | null = null;
+  const dbRelay = spawn.portRelay === undefined || server.pid === null
+    ? null
+    : PortRelay.start(spawn.portRelay, server.pid, (message) => {
+      dbRelayError ??= message;
+      server.kill();
+    }, startTimeoutMs);
+  if (dbRelay !== null) {
+    server.status?.finally(() => dbRelay.close()).catch(() => {});
+  }
+  const cleanup = async () => {
+    await relay?.close();
+    await dbRelay?.close();
+  };
   const client = new HttpClient(url, {
     ...options,
     server,
-    ...(relay ? { cleanup: () => relay.close() } : {}),
+    ...(relay || dbRelay ? { cleanup } : {}),
   });
   const fail = (f: WireFailure) => {
     client.abort(f);
@@ -115,6 +138,9 @@ export async function startLocalHttp(
   }
   while (true) {
     if (server.exited !== null) {
+      if (dbRelayError !== null) {
+        return fail({ reason: "spawn_failed", message: dbRelayError });
+      }
       return fail({
         reason: "exited",
         message: deathMessage(
@@ -151,47 +177,6 @@ export async function startLocalHttp(
     }
     await sleep(options.pollMs ?? 25);
   }
-}
-
-/** The pids of a process in each PID namespace it is visible in, outermost first. */
-function nsPids(hostPid: number): number[] {
-  const m = /^NSpid:\s*(.*)$/m.exec(
-    Deno.readTextFileSync(`/proc/${hostPid}/status`),
-  );
-  return m ? m[1]!.trim().split(/\s+/).map(Number) : [hostPid];
-}
-
-function children(hostPid: number): number[] {
-  const kids = Deno.readTextFileSync(
-    `/proc/${hostPid}/task/${hostPid}/children`,
-  )
-    .trim();
-  return kids ? kids.split(/\s+/).map(Number) : [];
-}
-
-/**
- * The pid, as `/proc` shows it, of our child `localPid` (a pid as this
- * process sees it). They differ when this process runs in a PID namespace
- * of its own over the host's `/proc` (the overlap timer does).
- */
-function procPid(localPid: number): number | null {
-  try {
-    const self = Number(Deno.readLinkSync("/proc/self"));
-    const depth = nsPids(self).length;
-    const queue = children(self);
-    for (let i = 0; i < queue.length && i < 4096; i++) {
-      const h = queue[i]!;
-      try {
-        if (nsPids(h)[depth - 1] === localPid) return h;
-        queue.push(...children(h));
-      } catch {
-        // gone
-      }
-    }
-  } catch {
-    // no /proc
-  }
-  return null;
 }
 
 /** Inodes of sockets listening on `port` (any address), from /proc/net. */
@@ -244,31 +229,6 @@ function listenerIsOurs(port: number, localPid: number): boolean | null {
   return false;
 }
 
-/** The pid of the first process below `root` in another network namespace. */
-function netnsPid(root: number): number | null {
-  let own: string;
-  try {
-    own = Deno.readLinkSync("/proc/self/ns/net");
-  } catch {
-    return null;
-  }
-  const queue = [root];
-  for (let i = 0; i < queue.length && i < 64; i++) {
-    const pid = queue[i]!;
-    try {
-      if (Deno.readLinkSync(`/proc/${pid}/ns/net`) !== own) return pid;
-      const kids = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`)
-        .trim();
-      if (kids) queue.push(...kids.split(/\s+/).map(Number));
-    } catch {
-      // gone or not readable
-    }
-  }
-  return null;
-}
-
-const RELAY_IN = new URL("./relay_in.ts", import.meta.url).pathname;
-
 /**
  * The two halves of the relay to a server in its own network namespace:
  * the inner process (nsenter into the namespace; `relay_in.ts`) and the
@@ -293,34 +253,20 @@ class Relay {
   /** One step of starting: true when ready, a string when it cannot work. */
   async step(serverPid: number): Promise<boolean | string> {
     if (this.#inner === null) {
-      const root = procPid(serverPid);
-      const pid = root === null ? null : netnsPid(root);
+      const pid = sandboxNetns(serverPid);
       if (pid === null) return false;
-      this.#inner = ServerProcess.start({
-        command: [
-          "nsenter",
-          `--net=/proc/${pid}/ns/net`,
-          "--",
-          Deno.execPath(),
-          "run",
-          "--no-prompt",
-          "--no-lock",
-          `--allow-net=127.0.0.1:${this.#port},unix:${this.#socket}`,
-          `--allow-read=${this.#dir},${RELAY_IN}`,
-          `--allow-write=${this.#dir}`,
-          RELAY_IN,
-          this.#socket,
-          String(this.#port),
-        ],
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      this.#inner = startRelayIn(pid, [this.#socket, String(this.#port)], {
+        net: [`127.0.0.1:${this.#port}`, `unix:${this.#socket}`],
+        read: [this.#dir],
+        write: [this.#dir],
       });
       if (this.#inner.spawnError !== null) return this.#inner.spawnError;
       return false;
     }
     if (this.#inner.exited !== null) {
-      const out = this.#inner.output().text.trim().split("\n").at(-1) ?? "";
+      const out = lastLine(this.#inner);
       return `the relay into the sandbox's network namespace exited${
-        out ? `: ${out.slice(0, 200)}` : ""
+        out ? `: ${out}` : ""
       }`;
     }
     try {

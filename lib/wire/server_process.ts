@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ExitInfo, SpawnSpec } from "./stdio_client.ts";
+import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 import { containCommand } from "./contain.ts";
 import { signalGroup, stopGroup, trackGroup } from "./_process_group.ts";
 
@@ -88,6 +88,11 @@ export class ServerProcess {
   /** Process id (and process group id), if it started. */
   get pid(): number | null {
     return this.#child?.pid ?? null;
+  }
+
+  /** Resolves with the exit status once the process has gone; null if it never started. */
+  get status(): Promise<Deno.CommandStatus> | null {
+    return this.#status;
   }
 
   /** The exit status once the process has gone by itself or been stopped. */

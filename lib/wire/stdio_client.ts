@@ -5,32 +5,15 @@
  *
  * @module
  */
-import {
-  signalGroup,
-  stopGroup,
-  type StoppedBy,
-  trackGroup,
-} from "./_process_group.ts";
+import { signalGroup, stopGroup, trackGroup } from "./_process_group.ts";
 import { deathMessage } from "./stderr_tail.ts";
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
 import { containCommand } from "./contain.ts";
+import { PortRelay } from "./port_relay.ts";
 
-/** How to start a server process. */
-export interface SpawnSpec {
-  /** argv; the first element is the program. */
-  command: string[];
-  /** The complete environment the server sees (nothing is inherited). */
-  env: Record<string, string>;
-  /** Working directory. */
-  cwd?: string;
-  /**
-   * Run it inside its own PID namespace that dies with verity (see
-   * `contain.ts`); false only for processes verity itself wrote.
-   * @default {true}
-   */
-  contain?: boolean;
-}
+export type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
+import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 
 /** Options for {@linkcode StdioClient.start}. */
 export interface StdioClientOptions {
@@ -80,14 +63,6 @@ export type RpcOutcome =
   | { status: "error"; error: unknown; frameIndex: number; ms: number }
   | { status: "unknown"; failure: WireFailure; ms: number };
 
-/** How the process ended. */
-export interface ExitInfo {
-  code: number | null;
-  signal: string | null;
-  /** How it was stopped: it exited by itself, after stdin closed, SIGTERM or SIGKILL. */
-  stoppedBy: StoppedBy;
-}
-
 interface Pending {
   resolve: (o: RpcOutcome) => void;
   sentAt: number;
@@ -131,6 +106,7 @@ export class StdioClient {
   #stderrBytes = 0;
   #stderrDropped = 0;
   #child: Deno.ChildProcess | null = null;
+  #relay: PortRelay | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   #t0 = performance.now();
   #nextId = 1;
@@ -231,6 +207,15 @@ export class StdioClient {
       c.#exited = child.status;
       c.#readDone = c.#readStdout(child.stdout);
       c.#readStderr(child.stderr);
+      if (spec.portRelay !== undefined) {
+        const relay = PortRelay.start(
+          spec.portRelay,
+          child.pid,
+          (message) => c.#abort({ reason: "spawn_failed", message }),
+        );
+        c.#relay = relay;
+        child.status.finally(() => relay.close()).catch(() => {});
+      }
       if (c.#deadlineMs !== null) {
         const ms = c.#deadlineMs;
         c.#deadlineTimer = setTimeout(() =>
@@ -601,6 +586,7 @@ export class StdioClient {
   kill(): void {
     const pid = this.#child?.pid;
     if (pid !== undefined) signalGroup(pid, "SIGKILL");
+    void this.#relay?.close();
   }
 
   /**
@@ -628,6 +614,7 @@ export class StdioClient {
       new Promise((r) => setTimeout(r, 500)),
     ]);
     this.#fail({ reason: "closed", message: "session closed" });
+    await this.#relay?.close();
     this.#exit = {
       code: status.code,
       signal: status.signal ?? null,
