@@ -10,13 +10,18 @@
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import {
   canonicalJson,
   DuplicateKeyError,
   parseEvidenceJson,
 } from "./canonical.ts";
-import { canonicalValueEnd } from "./canonical_text.ts";
+import {
+  canonicalBytesEnd,
+  resetRecipeKey,
+  sawRecipeKey,
+} from "./canonical_bytes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
@@ -377,59 +382,19 @@ export interface TextWalk {
 
 /**
  * Walk a ledger in the exact layout verity writes (one canonical block per
- * line) straight from its text: each record's text is checked to be
- * canonical JSON in one pass and hashed as it stands, with no parsing into
- * values. Returns null for anything else (another layout, a non-canonical
- * record, a block whose index, prev_hash or hash does not chain): callers
- * then take the general path, which reports each problem.
+ * line) straight from its text (see {@linkcode VerityByteWalker}). Returns
+ * null for anything else (another layout, a non-canonical record, a block
+ * whose index, prev_hash or hash does not chain): callers then take the
+ * general path, which reports each problem.
  */
 export function walkVerityText(text: string): TextWalk | null {
-  if (text === EMPTY) {
-    return { blocks: 0, head: GENESIS, types: {}, end: HEADER.length };
-  }
-  if (!text.startsWith(HEADER + "\n") || !text.endsWith("\n]}\n")) return null;
-  const types: Record<string, number> = {};
-  const stop = text.length - 4; // the "\n]}\n" tail
-  let pos = HEADER.length + 1;
-  let prev = GENESIS;
-  let index = 0;
-  while (true) {
-    // {"index":N,"prev_hash":"<prev>","type":T,"record":R,"hash":"sha256:<hex>"}
-    if (!text.startsWith('{"index":', pos)) return null;
-    const digits = String(index);
-    if (!text.startsWith(digits, pos + 9)) return null;
-    const p = pos + 9 + digits.length;
-    if (
-      !text.startsWith(',"prev_hash":"', p) || !text.startsWith(prev, p + 14)
-    ) return null;
-    if (!text.startsWith('","type":', p + 85)) return null;
-    const typeStart = p + 94;
-    if (text.charCodeAt(typeStart) !== 0x22) return null;
-    const typeEnd = canonicalValueEnd(text, typeStart);
-    if (typeEnd < 0 || !text.startsWith(',"record":', typeEnd)) return null;
-    const recStart = typeEnd + 10;
-    const recEnd = canonicalValueEnd(text, recStart);
-    if (recEnd < 0 || !text.startsWith(',"hash":"sha256:', recEnd)) return null;
-    const hexStart = recEnd + 16;
-    if (!text.startsWith('"}', hexStart + 64)) return null;
-    const hex = text.slice(hexStart, hexStart + 64);
-    const typeText = text.slice(typeStart, typeEnd);
-    const h = createHash("sha256").update(
-      prev + '{"record":' + text.slice(recStart, recEnd) + ',"type":' +
-        typeText + "}",
-    ).digest("hex");
-    if (h !== hex) return null; // also proves the published hash is 64 lowercase hex digits
-    const type = typeText.includes("\\")
-      ? JSON.parse(typeText) as string
-      : typeText.slice(1, -1);
-    types[type] = (types[type] ?? 0) + 1;
-    prev = "sha256:" + hex;
-    index++;
-    pos = hexStart + 66;
-    if (pos === stop) return { blocks: index, head: prev, types, end: pos };
-    if (!text.startsWith(",\n", pos)) return null;
-    pos += 2;
-  }
+  const bytes = new TextEncoder().encode(text);
+  const w = new VerityByteWalker();
+  const tail = w.lines(bytes);
+  if (tail < 0) return null;
+  const r = w.end(bytes.subarray(tail));
+  if (r === null) return null;
+  return { ...r, end: r.blocks === 0 ? HEADER.length : text.length - 4 };
 }
 
 /**
@@ -522,7 +487,7 @@ export function ledgerRecipesText(text: string): string[] {
   return [...found].sort();
 }
 
-/** One block as the line walker saw it: its type and the record's canonical text. */
+/** One block as the walk saw it: its type and the record's canonical text. */
 export interface WalkedBlock {
   index: number;
   type: string;
@@ -530,62 +495,129 @@ export interface WalkedBlock {
   recordText: string;
 }
 
+const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
+const HEADER_LINE = ascii(HEADER);
+const EMPTY_LINE = ascii(EMPTY.slice(0, -1));
+const BODY_TYPE = ascii(',"type":');
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+/** Big-endian words of fixed text, for comparisons four bytes at a time. */
+const be32 = (t: string, at: number): number =>
+  new DataView(ascii(t).buffer).getUint32(at);
+const be16 = (t: string, at: number): number =>
+  new DataView(ascii(t).buffer).getUint16(at);
+const K_INDEX0 = be32('{"index"', 0);
+const K_INDEX1 = be32('{"index"', 4);
+const K_PREV0 = be32(',"prev_hash":"', 0);
+const K_PREV1 = be32(',"prev_hash":"', 4);
+const K_PREV2 = be32(',"prev_hash":"', 8);
+const K_PREV3 = be16(',"prev_hash":"', 12);
+const K_TYPE0 = be32('","type":', 0);
+const K_TYPE1 = be32('","type":', 4);
+const K_RECORD0 = be32(',"record":', 0);
+const K_RECORD1 = be32(',"record":', 4);
+const K_RECORD2 = be16(',"record":', 8);
+const K_HASH0 = be32(',"hash":"sha256:', 0);
+const K_HASH1 = be32(',"hash":"sha256:', 4);
+const K_HASH2 = be32(',"hash":"sha256:', 8);
+const K_HASH3 = be32(',"hash":"sha256:', 12);
+
+/** Whether `b[at, at + word.length)` is `word`. */
+function bytesAt(b: Uint8Array, at: number, word: Uint8Array): boolean {
+  for (let k = 0; k < word.length; k++) if (b[at + k] !== word[k]) return false;
+  return true;
+}
+
 /**
- * {@linkcode walkVerityText} one line at a time, for ledgers of any size
- * read as a stream: feed every line of the file (without its `\n`) to
- * {@linkcode VerityLineWalker.line}, then call
- * {@linkcode VerityLineWalker.end}. Any line that is not verity's exact
- * layout, or a block that does not chain, makes the walk fail (null), and
- * callers take the general path. Pure.
+ * Walk a ledger in the exact layout verity writes, one canonical block per
+ * line, straight from the file's bytes read as a stream (any size, memory
+ * bounded by the longest line): feed the bytes to
+ * {@linkcode VerityByteWalker.lines} piece by piece, then the bytes after
+ * the last newline to {@linkcode VerityByteWalker.end}.
+ *
+ * Each block's index and `prev_hash` are checked to chain, its type and
+ * record checked to be canonical JSON in one scan of their UTF-8 bytes
+ * (`canonical_bytes.ts`), and the block hash computed over those bytes as
+ * they stand (they are then exactly the canonical body's UTF-8) and compared
+ * with the published hash. Any line that is not verity's exact layout, or a
+ * block that does not chain, makes the walk fail (null), and callers take
+ * the general path, which reports each problem. Pure.
  *
  * @example
  * ```ts
- * const w = new VerityLineWalker();
- * for (const l of '{"ledger":"verity","version":"1","blocks":[]}\n'.split("\n")) w.line(l);
- * w.end()?.head; // GENESIS
+ * const w = new VerityByteWalker();
+ * const b = new TextEncoder().encode('{"ledger":"verity","version":"1","blocks":[]}\n');
+ * const tail = w.lines(b);
+ * w.end(b.subarray(tail))?.head; // GENESIS
  * ```
  */
-export class VerityLineWalker {
+export class VerityByteWalker {
   #state: "header" | "blocks" | "closed" | "done" | "failed" = "header";
-  #prev = GENESIS;
   #index = 0;
   #types: Record<string, number> = {};
   #lastHadComma = true;
+  #recipes = new Set<string>();
+  // The hashed input, built in place: prev_hash, '{"record":', the record,
+  // ',"type":', the type, '}'. Bytes [0, 71) are the previous block's hash.
+  // A node Buffer, which node:crypto hashes without wrapping it in another
+  // view per call.
+  #input: Uint8Array = Buffer.alloc(1024);
+  #inputView = new DataView(this.#input.buffer, this.#input.byteOffset, 1024);
+  #lastType = new Uint8Array(0);
+  #lastTypeName = "";
   /** Called for each block that chains (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
 
-  /** Feed the next line; false once the walk has failed. */
-  line(l: string): boolean {
-    switch (this.#state) {
-      case "failed":
-        return false;
-      case "header":
-        if (l === EMPTY.slice(0, -1)) this.#state = "closed";
-        else if (l === HEADER) this.#state = "blocks";
-        else return this.#fail();
-        return true;
-      case "blocks":
-        if (l === "]}") {
-          if (this.#index === 0 || this.#lastHadComma) return this.#fail();
-          this.#state = "closed";
-          return true;
-        }
-        if (!this.#lastHadComma) return this.#fail();
-        return this.#block(l);
-      case "closed":
-        // The file ends with "\n": the last line is empty.
-        if (l !== "") return this.#fail();
-        this.#state = "done";
-        return true;
-      case "done":
-        return this.#fail();
-    }
+  constructor() {
+    this.#input.set(ascii(GENESIS + '{"record":'));
   }
 
-  /** The walk's result: null when the file is not verity's layout or does not chain. */
-  end(): Omit<TextWalk, "end"> | null {
-    if (this.#state !== "done") return null;
-    return { blocks: this.#index, head: this.#prev, types: this.#types };
+  /**
+   * Walk every complete line of `bytes` (each ended by `\n`); return the
+   * offset just after the last newline (the start of the incomplete rest,
+   * to be fed again with what follows), or -1 once the walk has failed.
+   */
+  lines(bytes: Uint8Array): number {
+    // Every line up to the last newline is complete; a block's parse ends
+    // at its own newline (it fails on any newline inside).
+    const limit = bytes.lastIndexOf(0x0a) + 1;
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let pos = 0;
+    while (pos < limit) {
+      if (this.#state === "blocks" && bytes[pos] === 0x7b) {
+        if (!this.#lastHadComma) return this.#failed();
+        pos = this.#block(bytes, dv, pos);
+        if (pos < 0) return -1;
+        continue;
+      }
+      const nl = bytes.indexOf(0x0a, pos);
+      if (!this.#line(bytes, pos, nl)) return -1;
+      pos = nl + 1;
+    }
+    return this.#state === "failed" ? -1 : pos;
+  }
+
+  /**
+   * The walk's result, given the bytes after the last newline (empty for a
+   * file verity wrote): null when the file is not verity's layout or does
+   * not chain.
+   */
+  end(
+    rest: Uint8Array,
+  ): { blocks: number; head: string; types: Record<string, number> } | null {
+    if (rest.length !== 0 || this.#state !== "closed") return null;
+    this.#state = "done";
+    return { blocks: this.#index, head: this.#head(), types: this.#types };
+  }
+
+  /** Every contract recipe the records walked so far state, sorted. */
+  recipes(): string[] {
+    return [...this.#recipes].sort();
+  }
+
+  #head(): string {
+    let s = "";
+    for (let k = 0; k < 71; k++) s += String.fromCharCode(this.#input[k]!);
+    return s;
   }
 
   #fail(): false {
@@ -593,50 +625,159 @@ export class VerityLineWalker {
     return false;
   }
 
-  #block(l: string): boolean {
-    // {"index":N,"prev_hash":"<prev>","type":T,"record":R,"hash":"sha256:<hex>"}[,]
-    const comma = l.charCodeAt(l.length - 1) === 0x2c;
-    this.#lastHadComma = comma;
-    const stop = comma ? l.length - 1 : l.length;
-    const prev = this.#prev;
-    if (!l.startsWith('{"index":')) return this.#fail();
-    const digits = String(this.#index);
-    if (!l.startsWith(digits, 9)) return this.#fail();
-    const p = 9 + digits.length;
-    if (!l.startsWith(',"prev_hash":"', p) || !l.startsWith(prev, p + 14)) {
-      return this.#fail();
+  #failed(): -1 {
+    this.#state = "failed";
+    return -1;
+  }
+
+  #line(b: Uint8Array, s: number, e: number): boolean {
+    switch (this.#state) {
+      case "header":
+        if (e - s === EMPTY_LINE.length && bytesAt(b, s, EMPTY_LINE)) {
+          this.#state = "closed";
+        } else if (e - s === HEADER_LINE.length && bytesAt(b, s, HEADER_LINE)) {
+          this.#state = "blocks";
+        } else return this.#fail();
+        return true;
+      case "blocks":
+        if (e - s === 2 && b[s] === 0x5d && b[s + 1] === 0x7d) { // "]}"
+          if (this.#index === 0 || this.#lastHadComma) return this.#fail();
+          this.#state = "closed";
+          return true;
+        }
+        return this.#fail(); // a block line starts with "{"
+      default:
+        // Nothing may follow "]}\n".
+        return this.#fail();
     }
-    if (!l.startsWith('","type":', p + 85)) return this.#fail();
+  }
+
+  /** The block line at b[s]: the offset after its newline, or -1 (the walk failed). */
+  #block(b: Uint8Array, dv: DataView, s: number): number {
+    // {"index":N,"prev_hash":"<prev>","type":T,"record":R,"hash":"sha256:<hex>"}[,]\n
+    // Fixed text is compared four bytes at a time (big-endian words of the
+    // keys, computed once); every read is bounds-checked first.
+    if (s + 120 > b.length) return this.#failed();
+    if (dv.getUint32(s) !== K_INDEX0 || dv.getUint32(s + 4) !== K_INDEX1) {
+      return this.#failed();
+    }
+    // The index in decimal, no leading zero, equal to the position
+    // (b[s + 8] is the colon: K_INDEX covers '{"index"').
+    if (b[s + 8] !== 0x3a) return this.#failed();
+    let p = s + 9;
+    let n = 0;
+    const d0 = p;
+    while (b[p]! >= 0x30 && b[p]! <= 0x39 && p - d0 < 16) {
+      n = n * 10 + (b[p]! - 0x30);
+      p++;
+    }
+    if (p === d0 || n !== this.#index || (b[d0] === 0x30 && p - d0 > 1)) {
+      return this.#failed();
+    }
+    // ,"prev_hash":"<71 bytes>","type":
+    if (p + 96 > b.length) return this.#failed();
+    if (
+      dv.getUint32(p) !== K_PREV0 || dv.getUint32(p + 4) !== K_PREV1 ||
+      dv.getUint32(p + 8) !== K_PREV2 || dv.getUint16(p + 12) !== K_PREV3
+    ) return this.#failed();
+    // The published prev_hash is the previous block's hash, input[0, 71).
+    const iv = this.#inputView;
+    const q = p + 14;
+    for (let k = 0; k < 68; k += 4) {
+      if (dv.getUint32(q + k) !== iv.getUint32(k)) return this.#failed();
+    }
+    if (dv.getUint32(q + 67) !== iv.getUint32(67)) return this.#failed();
+    if (
+      dv.getUint32(p + 85) !== K_TYPE0 || dv.getUint32(p + 89) !== K_TYPE1 ||
+      b[p + 93] !== 0x3a
+    ) return this.#failed();
     const typeStart = p + 94;
-    if (l.charCodeAt(typeStart) !== 0x22) return this.#fail();
-    const typeEnd = canonicalValueEnd(l, typeStart);
-    if (typeEnd < 0 || !l.startsWith(',"record":', typeEnd)) {
-      return this.#fail();
-    }
+    const typeEnd = this.#typeEnd(b, typeStart);
+    if (typeEnd < 0 || typeEnd + 10 > b.length) return this.#failed();
+    if (
+      dv.getUint32(typeEnd) !== K_RECORD0 ||
+      dv.getUint32(typeEnd + 4) !== K_RECORD1 ||
+      dv.getUint16(typeEnd + 8) !== K_RECORD2
+    ) return this.#failed();
     const recStart = typeEnd + 10;
-    const recEnd = canonicalValueEnd(l, recStart);
-    if (recEnd < 0 || !l.startsWith(',"hash":"sha256:', recEnd)) {
-      return this.#fail();
-    }
+    resetRecipeKey();
+    const recEnd = canonicalBytesEnd(b, recStart);
+    // ,"hash":"sha256:<64 hex>"}[,]\n
+    if (recEnd < 0 || recEnd + 83 > b.length) return this.#failed();
+    if (
+      dv.getUint32(recEnd) !== K_HASH0 ||
+      dv.getUint32(recEnd + 4) !== K_HASH1 ||
+      dv.getUint32(recEnd + 8) !== K_HASH2 ||
+      dv.getUint32(recEnd + 12) !== K_HASH3
+    ) return this.#failed();
     const hexStart = recEnd + 16;
-    if (hexStart + 66 !== stop || !l.startsWith('"}', hexStart + 64)) {
-      return this.#fail();
+    if (b[hexStart + 64] !== 0x22 || b[hexStart + 65] !== 0x7d) {
+      return this.#failed();
     }
-    const hex = l.slice(hexStart, hexStart + 64);
-    const typeText = l.slice(typeStart, typeEnd);
-    const recordText = l.slice(recStart, recEnd);
-    const h = createHash("sha256").update(
-      prev + '{"record":' + recordText + ',"type":' + typeText + "}",
-    ).digest("hex");
-    if (h !== hex) return this.#fail();
-    const type = typeText.includes("\\")
-      ? JSON.parse(typeText) as string
-      : typeText.slice(1, -1);
+    let next = hexStart + 66;
+    const comma = b[next] === 0x2c;
+    if (comma) next++;
+    if (b[next] !== 0x0a) return this.#failed();
+    // The hashed input: prev_hash + '{"record":' + R + ',"type":' + T + '}'.
+    const recLen = recEnd - recStart;
+    const typeLen = typeEnd - typeStart;
+    const len = 81 + recLen + 8 + typeLen + 1;
+    let buf = this.#input;
+    if (len > buf.length) {
+      const bigger = Buffer.alloc(Math.max(len, buf.length * 2));
+      bigger.set(buf.subarray(0, 81));
+      buf = this.#input = bigger;
+      this.#inputView = new DataView(buf.buffer, buf.byteOffset, buf.length);
+    }
+    buf.set(b.subarray(recStart, recEnd), 81);
+    let o = 81 + recLen;
+    for (let k = 0; k < 8; k++) buf[o++] = BODY_TYPE[k]!;
+    for (let k = typeStart; k < typeEnd; k++) buf[o++] = b[k]!;
+    buf[o] = 0x7d;
+    const h = createHash("sha256").update(buf.subarray(0, len)).digest("hex");
+    // Also proves the published hash is 64 lowercase hex digits. It becomes
+    // the next block's prev_hash, in input[7, 71).
+    for (let k = 0; k < 64; k++) {
+      const c = h.charCodeAt(k);
+      if (c !== b[hexStart + k]) return this.#failed();
+      buf[7 + k] = c;
+    }
+    const type = this.#lastTypeName;
     this.#types[type] = (this.#types[type] ?? 0) + 1;
-    this.onBlock?.({ index: this.#index, type, recordText });
-    this.#prev = "sha256:" + hex;
+    if (sawRecipeKey()) {
+      recordRecipes(UTF8.decode(b.subarray(recStart, recEnd)), this.#recipes);
+    }
+    if (this.onBlock !== null) {
+      this.onBlock({
+        index: this.#index,
+        type,
+        recordText: UTF8.decode(b.subarray(recStart, recEnd)),
+      });
+    }
     this.#index++;
-    return true;
+    this.#lastHadComma = comma;
+    return next + 1;
+  }
+
+  /**
+   * The end of the block type written canonically at b[t0] (a JSON
+   * string), or -1; sets the type's name. A type equal to the previous
+   * block's is recognised by its bytes; a new one is checked and decoded.
+   */
+  #typeEnd(b: Uint8Array, t0: number): number {
+    const last = this.#lastType;
+    const n = last.length;
+    if (n > 0 && b[t0 + n] === 0x2c) {
+      let k = 0;
+      while (k < n && last[k] === b[t0 + k]) k++;
+      if (k === n) return t0 + n;
+    }
+    if (b[t0] !== 0x22) return -1;
+    const t1 = canonicalBytesEnd(b, t0);
+    if (t1 < 0) return -1;
+    this.#lastType = b.slice(t0, t1);
+    this.#lastTypeName = JSON.parse(UTF8.decode(this.#lastType)) as string;
+    return t1;
   }
 }
 

@@ -26,10 +26,9 @@ import {
   LEDGER_VERSION,
   ledgerRecipesText,
   ledgerText,
-  recordRecipes,
   verifyLedger,
   verifyLedgerText,
-  VerityLineWalker,
+  VerityByteWalker,
   type WalkedBlock,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
@@ -57,8 +56,18 @@ export async function readLedgerFile(path: string): Promise<unknown> {
   return (await readJsonDocument(path)).value;
 }
 
-/** The lines of a UTF-8 text file, read as a stream (each without its `\n`). */
-async function* fileLines(path: string): AsyncGenerator<string> {
+/**
+ * Feed a file's bytes to a walker as a stream, in 4 MiB reads: every
+ * complete line to `lines`, the bytes after the last newline to the
+ * result. Null when the walk failed. The next piece is read while the
+ * walker works on the current one (two buffers). Memory is bounded by the
+ * buffers and the longest line. Throws {@linkcode UsageError} for a
+ * missing or unreadable file.
+ */
+async function walkFileBytes(
+  path: string,
+  w: VerityByteWalker,
+): Promise<ReturnType<VerityByteWalker["end"]>> {
   let f: Deno.FsFile;
   try {
     f = await Deno.open(path, { read: true });
@@ -68,29 +77,56 @@ async function* fileLines(path: string): AsyncGenerator<string> {
     }
     throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
   }
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  const buf = new Uint8Array(1 << 22);
-  let rest = "";
+  const read = (into: Uint8Array): Promise<number | null> =>
+    f.read(into).catch((e) => {
+      throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+    });
+  let cur = new Uint8Array(1 << 22);
+  let nxt = new Uint8Array(1 << 22);
   try {
-    while (true) {
-      const n = await f.read(buf);
-      let text: string;
-      try {
-        text = decoder.decode(n === null ? undefined : buf.subarray(0, n), {
-          stream: n !== null,
-        });
-      } catch {
-        throw new UsageError(`${path}: not valid UTF-8`);
+    // cur[0, filled) starts at a line's start; eof: nothing more to read.
+    let n = await read(cur);
+    let filled = n ?? 0;
+    let eof = n === null;
+    while (!eof) {
+      const cut = cur.subarray(0, filled).lastIndexOf(0x0a) + 1;
+      const rest = filled - cut;
+      if (rest === cur.length) {
+        // One line longer than the buffer: make room for it.
+        const bigger = new Uint8Array(cur.length * 2);
+        bigger.set(cur);
+        cur = bigger;
+        nxt = new Uint8Array(cur.length);
+        n = await read(cur.subarray(filled));
+        if (n === null) eof = true;
+        else filled += n;
+        continue;
       }
-      const lines = (rest + text).split("\n");
-      rest = lines.pop()!;
-      for (const l of lines) yield l;
-      if (n === null) break;
+      // The incomplete last line goes first in the other buffer, and the
+      // next piece is read after it while this one is walked.
+      nxt.set(cur.subarray(cut, filled));
+      const pending = read(nxt.subarray(rest));
+      let tail: number;
+      try {
+        tail = w.lines(cur.subarray(0, cut));
+      } catch (e) {
+        await pending.catch(() => {});
+        throw e;
+      }
+      if (tail < 0) {
+        await pending.catch(() => {});
+        return null;
+      }
+      n = await pending;
+      [cur, nxt] = [nxt, cur];
+      filled = rest + (n ?? 0);
+      eof = n === null;
     }
+    const tail = w.lines(cur.subarray(0, filled));
+    return tail < 0 ? null : w.end(cur.subarray(tail, filled));
   } finally {
     f.close();
   }
-  yield rest;
 }
 
 /** What {@linkcode walkLedgerFile} found in a ledger in verity's own layout. */
@@ -107,21 +143,16 @@ export interface FileWalk {
  * no limit from string length): every record checked canonical and every
  * block hashed and chained. Null when the file is another layout or does
  * not chain (the general path then reports each problem). Throws
- * {@linkcode UsageError} for a missing, unreadable or non-UTF-8 file.
+ * {@linkcode UsageError} for a missing or unreadable file.
  */
 export async function walkLedgerFile(
   path: string,
   onBlock: ((b: WalkedBlock) => void) | null = null,
 ): Promise<FileWalk | null> {
-  const w = new VerityLineWalker();
-  const recipes = new Set<string>();
-  w.onBlock = (b) => {
-    recordRecipes(b.recordText, recipes);
-    onBlock?.(b);
-  };
-  for await (const l of fileLines(path)) if (!w.line(l)) return null;
-  const r = w.end();
-  return r === null ? null : { ...r, recipes: [...recipes].sort() };
+  const w = new VerityByteWalker();
+  w.onBlock = onBlock;
+  const r = await walkFileBytes(path, w);
+  return r === null ? null : { ...r, recipes: w.recipes() };
 }
 
 /**
