@@ -11,11 +11,11 @@
  * | --------------------------- | ---------------------------------------------- |
  * | int2, int4, oid             | number                                         |
  * | int8                        | number, or `{"$int": "…"}` beyond 2^53         |
- * | float4, float8              | number, or `{"$real": "NaN"}` / `"Infinity"`   |
+ * | float4, float8              | number; NaN, ±Infinity, -0 as `{"$real": "…"}` |
  * | numeric                     | `{"$numeric": "12.50"}` (exact, scale kept)    |
  * | bool                        | boolean                                        |
  * | bytea                       | `{"$bytes": base64}`                           |
- * | json, jsonb                 | the parsed JSON value (object keys as stored)  |
+ * | json, jsonb                 | the JSON value, numbers exact (`jsonNumber`)   |
  * | arrays of any of these      | nested arrays of element values, NULL as null  |
  * | anything else               | the text form (timestamptz in UTC, uuid, …)    |
  *
@@ -42,7 +42,12 @@ function toInt(text: string): unknown {
 }
 
 function toFloat(text: string): unknown {
-  if (text === "NaN" || text === "Infinity" || text === "-Infinity") {
+  // -0 is a value of its own (it prints as -0); as a JSON number it would
+  // print as 0.
+  if (
+    text === "NaN" || text === "Infinity" || text === "-Infinity" ||
+    text === "-0"
+  ) {
     return { $real: text };
   }
   return Number(text);
@@ -62,10 +67,46 @@ function toBytes(text: string): unknown {
   return { $bytes: bytesToBase64(out) };
 }
 
+/**
+ * A decimal number's value as a canonical string: sign, significant digits
+ * and exponent (`0.d1d2… × 10^e`), so `1.50`, `1.5` and `15e-1` agree.
+ */
+function decimalValue(text: string): string {
+  const m = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!m) return `?${text}`;
+  const whole = m[2] ?? "";
+  const digits = whole + (m[3] ?? "");
+  const lead = digits.search(/[1-9]/);
+  if (lead < 0) return "0";
+  const sig = digits.slice(lead).replace(/0+$/, "");
+  const exp = whole.length - lead + Number(m[4] ?? "0");
+  return `${m[1]}${sig}e${exp}`;
+}
+
+/**
+ * A JSON number token, exactly: a number when the number prints back as the
+ * same decimal value (`1.0` and `0.1` do), else the token itself, as
+ * `{"$int": "…"}` for an integer and `{"$numeric": "…"}` otherwise
+ * (`12345678901234567891`, `0.12345678901234567891`, `1e400`).
+ */
+export function jsonNumber(token: string): unknown {
+  const n = Number(token);
+  const back = String(n);
+  if (back === token || decimalValue(back) === decimalValue(token)) return n;
+  return /^-?\d+$/.test(token) ? { $int: token } : { $numeric: token };
+}
+
+/** Number tokens that might not survive `JSON.parse` (16+ digits, an exponent). */
+const MAYBE_INEXACT = /[0-9.]{16}|[0-9][eE]/;
+
 function toJson(text: string): unknown {
   // V8's JSON.parse (Deno 2.9.6) can return a stale object key after a key
-  // with an escape (FACTS.md); text without a backslash has no escape.
-  return text.includes("\\") ? readJson(text).value : JSON.parse(text);
+  // with an escape (FACTS.md); text without a backslash has no escape. A
+  // number with at most 15 significant digits and no exponent is exact as
+  // a double, so JSON.parse reads text without longer digit runs exactly.
+  return text.includes("\\") || MAYBE_INEXACT.test(text)
+    ? readJson(text, { number: jsonNumber }).value
+    : JSON.parse(text);
 }
 
 const SCALARS: Record<string, PgConverter> = {
@@ -76,7 +117,8 @@ const SCALARS: Record<string, PgConverter> = {
   float4: toFloat,
   float8: toFloat,
   numeric: (t) => ({ $numeric: t }),
-  bool: (t) => t === "t",
+  // `bool::text` is `true`/`false`; inside an array the output is `t`/`f`.
+  bool: (t) => t === "true" || t === "t",
   bytea: toBytes,
   json: toJson,
   jsonb: toJson,

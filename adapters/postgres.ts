@@ -34,9 +34,19 @@ import {
 } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import { pgConverter, quoteIdent } from "./pg_values.ts";
+import { CopyTextRows } from "./pg_copy.ts";
 
 /** Runs one query and returns its rows as text values (null for NULL). */
 export type PgQuery = (sql: string) => Promise<(string | null)[][]>;
+
+/**
+ * Runs one `COPY … TO STDOUT` (text format) and hands its output to
+ * `onData` in the pieces it arrives in; resolves when the command is done.
+ */
+export type PgCopy = (
+  sql: string,
+  onData: (chunk: Uint8Array) => void,
+) => Promise<void>;
 
 /** One table's or sequence's records. */
 export interface PostgresTable {
@@ -69,10 +79,18 @@ export interface ReadPostgresOptions {
   keys?: Readonly<Record<string, readonly string[]>>;
   /** Label used in problem messages. @default "database" */
   label?: string;
+  /**
+   * Read table rows through `COPY (SELECT …) TO STDOUT` instead of a query:
+   * the same text values, streamed without a row array. @default none
+   */
+  copy?: PgCopy;
 }
 
 /** The catalog region's name within a schema: `public.@catalog`. */
 export const CATALOG_REGION = "@catalog";
+
+/** The alias of the table being read (see `readTable`). */
+const ALIAS = "verity_t";
 
 const SYSTEM_SCHEMAS =
   "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp_%'";
@@ -81,6 +99,7 @@ interface Column {
   name: string;
   typname: string;
   collatable: boolean;
+  notNull: boolean;
 }
 
 /**
@@ -104,12 +123,17 @@ export async function listRelations(
 /** Every user table's columns (domains resolved to their base type), by table oid. */
 async function columnsByTable(query: PgQuery): Promise<Map<string, Column[]>> {
   const rows = await query(
-    `SELECT a.attrelid::text, a.attname, bt.typname, (bt.typcollation <> 0)::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END WHERE c.relkind = 'r' AND ${SYSTEM_SCHEMAS} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attrelid, a.attnum`,
+    `SELECT a.attrelid::text, a.attname, bt.typname, (bt.typcollation <> 0)::text, a.attnotnull::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END WHERE c.relkind = 'r' AND ${SYSTEM_SCHEMAS} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attrelid, a.attnum`,
   );
   const out = new Map<string, Column[]>();
   for (const r of rows) {
     const list = out.get(r[0]!) ?? [];
-    list.push({ name: r[1]!, typname: r[2]!, collatable: r[3] === "true" });
+    list.push({
+      name: r[1]!,
+      typname: r[2]!,
+      collatable: r[3] === "true",
+      notNull: r[4] === "true",
+    });
     out.set(r[0]!, list);
   }
   return out;
@@ -224,6 +248,7 @@ export async function readPostgres(
       tables.push(
         await readTable(
           query,
+          options.copy ?? null,
           { name, qualified },
           columns.get(rel.oid) ?? [],
           keysOf.get(rel.oid) ?? [],
@@ -254,6 +279,7 @@ export async function readPostgres(
 
 async function readTable(
   query: PgQuery,
+  copy: PgCopy | null,
   table: { name: string; qualified: string },
   columns: Column[],
   pk: string[],
@@ -287,33 +313,57 @@ async function readTable(
   const select = columns.length === 0
     ? "SELECT"
     : `SELECT ${columns.map((c) => `${quoteIdent(c.name)}::text`).join(", ")}`;
+  // Key columns are named through the table's alias: a bare name would be
+  // the output column (`id::text`), sorting integers as text. NULLS FIRST
+  // (the key order's) only where a NULL can be: a primary key's index then
+  // gives the order without a sort.
   const order = identity.length === 0 ? "" : ` ORDER BY ${
     at.map((i) => {
       const c = columns[i]!;
-      return `${quoteIdent(c.name)}${
+      return `${ALIAS}.${quoteIdent(c.name)}${
         c.collatable ? ' COLLATE "C"' : ""
-      } NULLS FIRST`;
+      }${c.notNull ? "" : " NULLS FIRST"}`;
     }).join(", ")
   }`;
-  const rows = await query(`${select} FROM ${qualified}${order}`);
-  const records: StateRecord[] = new Array(rows.length);
+  const sql = `${select} FROM ${qualified} AS ${ALIAS}${order}`;
+  const records: StateRecord[] = [];
   let sorted = true;
   let prev: unknown[] | null = null;
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
+  const names = columns.map((c) => c.name);
+  const n = names.length;
+  // One key column (the common case): no key array per row.
+  const one = at.length === 1 ? names[at[0]!]! : null;
+  let prevOne: unknown = undefined;
+  const add = (row: (string | null)[]) => {
     const value: Record<string, unknown> = {};
-    for (let i = 0; i < columns.length; i++) {
+    for (let i = 0; i < n; i++) {
       const t = row[i];
-      value[columns[i]!.name] = t === null || t === undefined
+      value[names[i]!] = t === null || t === undefined
         ? null
         : converters[i]!(t);
     }
-    const parts = at.map((i) => value[columns[i]!.name]);
+    if (one !== null) {
+      const v = value[one];
+      if (sorted && records.length > 0 && compareOne(prevOne, v) > 0) {
+        sorted = false;
+      }
+      prevOne = v;
+      records.push({ key: keyOf1(v), value });
+      return;
+    }
+    const parts = at.map((i) => value[names[i]!]);
     if (sorted && prev !== null && comparePrefix(prev, parts) > 0) {
       sorted = false;
     }
     prev = parts;
-    records[r] = { key: keyOf(parts), value };
+    records.push({ key: makeKey(parts), value });
+  };
+  if (copy) {
+    const rows = new CopyTextRows(columns.length, add);
+    await copy(`COPY (${sql}) TO STDOUT`, (chunk) => rows.push(chunk));
+    rows.end();
+  } else {
+    for (const row of await query(sql)) add(row);
   }
   return {
     name,
@@ -325,14 +375,19 @@ async function readTable(
   };
 }
 
-/** `makeKey`, with the common one-integer and one-string keys written directly. */
-function keyOf(parts: unknown[]): string {
-  if (parts.length === 1) {
-    const v = parts[0];
-    if (typeof v === "number" && Number.isFinite(v)) return `[${v}]`;
-    if (typeof v === "string") return `[${JSON.stringify(v)}]`;
+/** `makeKey([v])`, with the common integer and string keys written directly. */
+function keyOf1(v: unknown): string {
+  if (typeof v === "number" && Number.isFinite(v)) return `[${v}]`;
+  if (typeof v === "string") return `[${JSON.stringify(v)}]`;
+  return makeKey([v]);
+}
+
+/** `compareValues` on two key values, with a fast path for numbers. */
+function compareOne(x: unknown, y: unknown): number {
+  if (typeof x === "number" && typeof y === "number") {
+    return x < y ? -1 : x > y ? 1 : 0;
   }
-  return makeKey(parts);
+  return compareValues(x, y);
 }
 
 /** `compareValues` on two keys, with a fast path for one number each. */

@@ -13,6 +13,7 @@ import {
 } from "../lib/state_io/postgres_cluster.ts";
 import { resetState } from "../lib/state_io/reset.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
+import { computeDelta } from "../lib/state/delta.ts";
 
 async function definition(seed: string, adapterExtra = "") {
   const dir = await Deno.makeTempDir({ prefix: "verity-pg-def-" });
@@ -417,6 +418,190 @@ Deno.test('postgres: listen = "tcp" under a bubblewrap sandbox is refused before
       /fixture\.toml: adapters\[0\]\.listen: listen = "tcp" needs the deno sandbox/,
     );
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const EVERY_TYPE = `
+CREATE DOMAIN positive AS int4 CHECK (VALUE > 0);
+CREATE TYPE mood AS ENUM ('sad', 'ok');
+CREATE TABLE every (
+  id int8 PRIMARY KEY,
+  i2 int2, i4 int4, d positive, o oid,
+  f4 float4, f8 float8, num numeric, money_v money,
+  b bool, t text, vc varchar(20), ch char(4), nm name,
+  by bytea, j json, jb jsonb,
+  ts timestamp, tz timestamptz, dt date, tm time, tt timetz, iv interval,
+  u uuid, ip inet, cidr_v cidr, mac macaddr, bits bit varying(8),
+  pt point, bx box, rng int4range, mo mood, x xml, tsv tsvector,
+  ai int4[], at text[], ab bool[], aj jsonb[], an numeric[], af float8[],
+  abx box[], aby bytea[], lb int4[]
+);
+INSERT INTO every VALUES
+  (1, -32768, 2147483647, 5, 4294967295,
+   'NaN', '-0', 123456789012345678901234567890.1234567890, '-12.34',
+   true, E'tab\\there\\nnew\\rline\\\\back\\\\N', 'vc', 'ab', 'nm',
+   '\\x00ff5c0a09', '{"b": 1, "a": [1.0, 12345678901234567891, "x\\\\y\\ty"]}',
+   '{"n": 12345678901234567.891, "s": "tab\\tnl\\n\\\\"}',
+   '2026-01-01 00:00:00.123456', '2026-06-01 12:00:00+05:30', '2026-02-28', '23:59:59.999999', '10:00+02', '1 year 2 mons -3 days 04:05:06.7',
+   'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '10.0.0.1', '10.0.0.0/8', '08:00:2b:01:02:03', B'1011',
+   '(1.5,-2)', '((0,0),(1,1))', '[1,10)', 'ok', '<a>x</a>', 'a fat cat',
+   '{{1,2},{3,NULL}}', ARRAY['a,b', 'say "hi"', NULL, 'NULL', E'tab\\there', E'back\\\\slash', ''], '{t,f,NULL}',
+   ARRAY['{"k": 1e400}'::jsonb, NULL], '{1.50,NaN,-Infinity}', '{-0,Infinity,1e-300}',
+   ARRAY['((0,0),(1,1))'::box, '((2,2),(3,3))'::box], ARRAY['\\x01'::bytea, '\\x'::bytea, NULL],
+   '[0:1]={7,8}'),
+  (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, '', NULL, NULL, NULL,
+   '\\x', 'null', '"\\\\N"', NULL, '-infinity', 'infinity', NULL, NULL, NULL,
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'empty', NULL, NULL, NULL,
+   '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', NULL),
+  (9223372036854775807, 0, 0, 1, 0, 1.5, 0.1, 0.0, 0, NULL, E'\\\\N', E'\\t', ' ', '',
+   NULL, '1', '[]', NULL, NULL, NULL, NULL, NULL, NULL,
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE keyed_text (k text PRIMARY KEY, v int);
+INSERT INTO keyed_text SELECT 'k' || g, g FROM generate_series(1, 3000) g;
+INSERT INTO keyed_text VALUES ('Z', 0), ('é', 1), ('', 2), (E'a\\tb', 3);
+CREATE TABLE nokey_nullable (a int, b text);
+INSERT INTO nokey_nullable VALUES (NULL, 'x'), (2, NULL), (1, 'y'), (10, 'z');
+`;
+
+Deno.test("postgres: the COPY reader and the query reader observe the same values for every type (NULLs, arrays, bytea, timestamptz, numeric, json/jsonb, escapes)", async () => {
+  const { dir, def } = await definition(
+    EVERY_TYPE,
+    'key = { "public.nokey_nullable" = ["a"] }',
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  let cluster: PostgresCluster | null = null;
+  try {
+    cluster = await clusterFor(def, `${work}/postgres`);
+    assert.ok(cluster);
+    const a = def.adapters[0]!;
+    const state = `${work}/s/state`;
+    await resetState(def, state, { postgres: cluster });
+    const conn = cluster.connection(state, a);
+    const c = client(conn.url);
+    await c.connect();
+    // A table without columns (and so without a key): one empty row each.
+    await c.query(
+      "CREATE TABLE empty_cols (); INSERT INTO empty_cols DEFAULT VALUES; INSERT INTO empty_cols DEFAULT VALUES",
+    );
+    await c.end();
+    const db = conn.db;
+    const viaCopy = await cluster.observe(db, a);
+    const viaRows = await cluster.observe(db, a, { reader: "rows" });
+    assert.deepEqual(viaCopy, viaRows);
+    const every = viaCopy.tables.find((t) => t.name === "public.every")!;
+    assert.deepEqual(every.records.map((r) => r.key), [
+      "[1]",
+      "[2]",
+      '[{"$int":"9223372036854775807"}]',
+    ]);
+    const one = every.records[0]!.value;
+    assert.equal(one.t, "tab\there\nnew\rline\\back\\N");
+    assert.deepEqual(one.by, { $bytes: "AP9cCgk=" });
+    assert.deepEqual(one.num, {
+      $numeric: "123456789012345678901234567890.1234567890",
+    });
+    assert.deepEqual(one.f8, { $real: "-0" });
+    assert.equal(one.b, true);
+    assert.deepEqual(one.jb, {
+      n: { $numeric: "12345678901234567.891" },
+      s: "tab\tnl\n\\",
+    });
+    assert.deepEqual(one.j, {
+      b: 1,
+      a: [1, { $int: "12345678901234567891" }, "x\\y\ty"],
+    });
+    assert.equal(one.tz, "2026-06-01 06:30:00+00");
+    assert.deepEqual(one.at, [
+      "a,b",
+      'say "hi"',
+      null,
+      "NULL",
+      "tab\there",
+      "back\\slash",
+      "",
+    ]);
+    assert.deepEqual(one.aj, [{ k: { $int: `1${"0".repeat(400)}` } }, null]);
+    assert.deepEqual(one.af, [{ $real: "-0" }, { $real: "Infinity" }, 1e-300]);
+    assert.equal(one.lb, "[0:1]={7,8}");
+    const two = every.records[1]!.value;
+    assert.equal(two.b, false);
+    assert.equal(two.jb, "\\N");
+    assert.equal(two.j, null);
+    assert.equal(two.i2, null);
+    assert.equal(every.records[2]!.value.t, "\\N");
+    assert.equal(every.records[2]!.value.vc, "\t");
+    const text = viaCopy.tables.find((t) => t.name === "public.keyed_text")!;
+    assert.equal(text.records.length, 3004);
+    assert.deepEqual(text.records.slice(0, 3).map((r) => r.key), [
+      '[""]',
+      '["Z"]',
+      '["a\\tb"]',
+    ]);
+    const nokey = viaCopy.tables.find((t) =>
+      t.name === "public.nokey_nullable"
+    )!;
+    assert.deepEqual(nokey.records.map((r) => r.key), [
+      "[null]",
+      "[1]",
+      "[2]",
+      "[10]",
+    ]);
+    const empty = viaCopy.tables.find((t) => t.name === "public.empty_cols")!;
+    assert.deepEqual(empty.records.map((r) => r.key), ["[]", '[{"dup":2}]']);
+    assert.deepEqual(viaCopy.problems, [
+      "app: table public.empty_cols has no primary key and no declared key; rows are keyed by their whole value",
+    ]);
+  } finally {
+    await cluster?.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("postgres: values are exact: a change in a jsonb number's 17th significant digit, an int8 near 2^63, a 40-digit numeric, -0 or a bool is a change", async () => {
+  const { dir, def } = await definition(
+    `CREATE TABLE v (id int PRIMARY KEY, doc jsonb, big int8, num numeric, f float8, flag bool);
+INSERT INTO v VALUES (1, '{"n": 1234567890123456789, "r": 0.12345678901234566}', 9223372036854775806,
+  1234567890123456789012345678901234567890, 0, false);`,
+    'business = ["public.v"]',
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  let cluster: PostgresCluster | null = null;
+  try {
+    cluster = await clusterFor(def, `${work}/postgres`);
+    assert.ok(cluster);
+    const state = `${work}/s/state`;
+    await resetState(def, state, { postgres: cluster });
+    const c = client(cluster.connection(state, def.adapters[0]!).url);
+    await c.connect();
+    const changes: [string, string][] = [
+      [`doc = '{"n": 1234567890123456788, "r": 0.12345678901234566}'`, "doc"],
+      [`doc = '{"n": 1234567890123456788, "r": 0.12345678901234567}'`, "doc"],
+      ["big = 9223372036854775807", "big"],
+      ["num = 1234567890123456789012345678901234567891", "num"],
+      ["f = '-0'", "f"],
+      ["flag = true", "flag"],
+    ];
+    let before = await takeSnapshot(def, state, { postgres: cluster });
+    for (const [set, field] of changes) {
+      await c.query(`UPDATE v SET ${set} WHERE id = 1`);
+      const after = await takeSnapshot(def, state, { postgres: cluster });
+      const d = computeDelta(before, after);
+      assert.deepEqual(
+        d.business.changed.map((ch) =>
+          ch.fields.map((f) => f.field.split(/[.[]/)[0])
+        ),
+        [[field]],
+        `UPDATE v SET ${set}`,
+      );
+      before = after;
+    }
+    await c.end();
+  } finally {
+    await cluster?.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
     await Deno.remove(dir, { recursive: true });
   }
 });

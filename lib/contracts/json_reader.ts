@@ -28,6 +28,17 @@ function escapePointer(s: string): string {
 /** Deepest nesting {@linkcode readJson} follows before refusing the text. */
 export const MAX_READ_DEPTH = 256;
 
+/** Options of {@linkcode readJson}. */
+export interface ReadJsonOptions {
+  /**
+   * Turns a number token (its exact text, e.g. `1.50` or `12345678901234567891`)
+   * into its value. @default Number, as `JSON.parse` does
+   */
+  number?: (token: string) => unknown;
+}
+
+const TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
+
 /**
  * Read JSON text, reporting every duplicated key by JSON pointer.
  * Throws `SyntaxError` on invalid JSON (with the offset).
@@ -38,7 +49,11 @@ export const MAX_READ_DEPTH = 256;
  * // r.value => {a: 2}; r.duplicates => [{pointer: "", key: "a", count: 2}]
  * ```
  */
-export function readJson(text: string): ReadResult {
+export function readJson(
+  text: string,
+  options: ReadJsonOptions = {},
+): ReadResult {
+  const number = options.number ?? Number;
   let depth = 0;
   const duplicates: DuplicateKey[] = [];
   let i = 0;
@@ -152,13 +167,18 @@ export function readJson(text: string): ReadResult {
       return arr;
     }
     if (c === '"') return str();
-    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/
-      .exec(
-        text.slice(i, i + 400),
-      );
+    TOKEN.lastIndex = i;
+    const m = TOKEN.exec(text);
     if (!m) fail("unexpected token");
     i += m[0].length;
-    return JSON.parse(m[0]);
+    const t = m[0];
+    return t === "true"
+      ? true
+      : t === "false"
+      ? false
+      : t === "null"
+      ? null
+      : number(t);
   }
   const v = value("");
   ws();
