@@ -188,6 +188,14 @@ export interface SessionRecord {
    * {@linkcode MAX_HTTP_EXCHANGES} kept.
    */
   http?: { url: string; exchanges: HttpExchange[]; dropped: number };
+  /**
+   * How the state the session left was observed: `delta`, compared page by
+   * page with the seed it started from and found equal to it (no snapshot
+   * taken: its digest is the seed's); `snapshot`, snapshotted whole, and
+   * why. Absent in reports written before it, and when no state was
+   * observed (a session that failed to start).
+   */
+  stateMethod?: { method: "delta" | "snapshot"; why: string | null };
 }
 
 /** Most HTTP exchanges kept per session record. */

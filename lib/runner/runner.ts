@@ -14,6 +14,8 @@ import type { DefinitionLauncher } from "../launcher/launcher.ts";
 import { serverUrl } from "../launcher/request.ts";
 import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
 import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
+import { stateDelta } from "../state_io/state_delta.ts";
+import { seedNotReproducible } from "../state_io/seed_ref.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { shareRecords } from "../state/share.ts";
@@ -115,6 +117,15 @@ interface Ctx {
   reader: SnapshotReader;
   /** Scratch directory removals under way (awaited when the battery ends). */
   cleanups: Promise<void>[];
+  /**
+   * The seed every session starts from, kept as reset left it (the first
+   * reset of verify-reset) with its snapshot's digest, when every reset
+   * rebuilds it exactly: sessions are compared with it page by page
+   * (`stateDelta`) and a session that left it as it was takes no
+   * snapshot. Null: every session is snapshotted, for `seedWhy`.
+   */
+  seed: { dirs: ScratchDirs; digest: string } | null;
+  seedWhy: string;
 }
 
 function describeFrame(f: Frame | undefined): string | null {
@@ -222,7 +233,36 @@ function portFor(ctx: Ctx): number | undefined {
   return ctx.def.transport === "http" ? freeLoopbackPort() : undefined;
 }
 
-async function observeState(ctx: Ctx, stateDir: string): Promise<string> {
+/**
+ * The digest of the state a session left. Compared with the seed first
+ * (`stateDelta`: pages, digests): a state proven equal to the seed is the
+ * seed's digest and takes no snapshot; any other state (or when the seed
+ * is not kept, or the comparison fails) is snapshotted whole, the reason
+ * recorded in `record.stateMethod`.
+ */
+async function observeState(
+  ctx: Ctx,
+  stateDir: string,
+  record?: SessionRecord,
+): Promise<string> {
+  if (record !== undefined) {
+    let why = ctx.seedWhy;
+    if (ctx.seed !== null) {
+      try {
+        const r = await stateDelta(ctx.def, ctx.seed.dirs.state, stateDir, {
+          reader: ctx.reader,
+        });
+        if (r.sameAsBefore) {
+          record.stateMethod = { method: "delta", why: null };
+          return ctx.seed.digest;
+        }
+        why = "the state differs from the seed";
+      } catch (e) {
+        why = `comparing with the seed failed: ${(e as Error).message}`;
+      }
+    }
+    record.stateMethod = { method: "snapshot", why };
+  }
   const snap = normalize(
     await takeSnapshot(ctx.def, stateDir, {
       reader: ctx.reader,
@@ -477,7 +517,7 @@ async function runSequentialSession(
     obs.attempts = refusedChecks(record.sandbox);
     tp = phase(ctx, "evidence", tp);
     if (obs.setupFailure === null || p.kind !== "control") {
-      obs.stateDigest = await observeState(ctx, dirs.state);
+      obs.stateDigest = await observeState(ctx, dirs.state, record);
     }
     phase(ctx, "snapshot", tp);
     return obs;
@@ -570,7 +610,7 @@ async function runAttemptSession(
     record.stderrTail = res.stderr.join("\n---\n").slice(-2000);
     obs.timeline = res.timeline;
     if (res.setupFailure === null) {
-      obs.stateDigest = await observeState(ctx, dirs.state);
+      obs.stateDigest = await observeState(ctx, dirs.state, record);
     }
     phase(ctx, "snapshot", tp);
     return obs;
@@ -586,6 +626,7 @@ async function runAttemptSession(
 /** Reset twice and compare the normalized snapshots. */
 async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
   const digests: (string | null)[] = [];
+  let first: ScratchDirs | null = null;
   for (const i of [1, 2]) {
     const dirs = await makeDirs(ctx, `reset-${i}`);
     try {
@@ -593,15 +634,27 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
       digests.push(await observeState(ctx, dirs.state));
     } catch (e) {
       await removeDirs(ctx, dirs);
+      if (first !== null) await removeDirs(ctx, first);
+      ctx.seedWhy = "the reset failed";
       return {
         verified: false,
         digests,
         problem: `reset ${i} failed: ${(e as Error).message}`,
       };
     }
-    await removeDirs(ctx, dirs);
+    // The first reset's state is kept as the seed sessions are compared with.
+    if (i === 1) first = dirs;
+    else await removeDirs(ctx, dirs);
   }
   const ok = digests[0] !== null && digests[0] === digests[1];
+  const why = ok
+    ? await seedNotReproducible(ctx.def)
+    : "the reset is not verified";
+  if (why === null) ctx.seed = { dirs: first!, digest: digests[0]! };
+  else {
+    ctx.seedWhy = `no seed to compare with: ${why}`;
+    await removeDirs(ctx, first!);
+  }
   return {
     verified: ok,
     digests,
@@ -633,11 +686,14 @@ export async function runBattery(
     timers: new OverlapTimerPool(),
     reader: new SnapshotReader(await Deno.realPath(opts.workDir)),
     cleanups: [],
+    seed: null,
+    seedWhy: "no seed to compare with",
   };
   try {
     return await execute(ctx, tools);
   } finally {
     await Promise.all(ctx.cleanups);
+    if (ctx.seed !== null) await removeDirs(ctx, ctx.seed.dirs);
     ctx.reader.close();
     await ctx.timers.close();
     await opts.launcher.close();

@@ -35,6 +35,7 @@ import {
   type Delta,
   type RegionDiff,
   regionDiffs,
+  snapshotDigest,
 } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import type { Category, Snapshot } from "../state/types.ts";
@@ -67,6 +68,15 @@ export interface StateDeltaResult {
   /** Problems seen on either side (as a snapshot would list them). */
   problems: { before: string[]; after: string[] };
   methods: AdapterMethod[];
+  /**
+   * Whether the after side's normalized snapshot is exactly the before
+   * side's (same regions, records, columns and problems: the same
+   * digest), proven part by part: sqlite tables compared by pages with no
+   * change at all (a table created, dropped or reshaped is a change even
+   * when empty), json files with the same bytes or snapshots, fs and
+   * snapshot parts with the same snapshot digest; and the same problems.
+   */
+  sameAsBefore: boolean;
 }
 
 /** Pages read at once when a file is read in page order. */
@@ -471,6 +481,7 @@ async function fsByDigest(
   afterDir: string,
   problems: { before: string[]; after: string[] },
   parts: RegionDiff[],
+  same: { value: boolean },
 ): Promise<number> {
   const label = normalizeLabel(a.label);
   const sub: Definition = { ...def, adapters: [a] };
@@ -506,6 +517,7 @@ async function fsByDigest(
   problems.before.push(...before.problems);
   problems.after.push(...after.problems);
   parts.push(...regionDiffs(before, after));
+  if (snapshotDigest(before) !== snapshotDigest(after)) same.value = false;
   return fileDigests.hits - hits0;
 }
 
@@ -524,6 +536,7 @@ async function jsonByDigest(
   beforeDir: string,
   afterDir: string,
   problems: { before: string[]; after: string[] },
+  same: { value: boolean },
 ): Promise<RegionDiff[]> {
   const label = normalizeLabel(a.label);
   const sub: Definition = { ...def, adapters: [a] };
@@ -571,6 +584,9 @@ async function jsonByDigest(
   }
   const after = observe(x.bytes);
   problems.after.push(...after.problems);
+  if (snapshotDigest(before.snap) !== snapshotDigest(after)) {
+    same.value = false;
+  }
   return regionDiffs(before.snap, after);
 }
 
@@ -599,6 +615,7 @@ export async function stateDelta(
   const methods: AdapterMethod[] = [];
   const parts: RegionDiff[] = [];
   const bySnapshot: AdapterDef[] = [];
+  const same = { value: true };
   const SQL = def.adapters.some((a) => a.kind === "sqlite")
     ? await loadSqlEngine()
     : null;
@@ -615,7 +632,7 @@ export async function stateDelta(
   for (const a of def.adapters) {
     if (a.kind === "fs") {
       try {
-        const reused = await fsByDigest(def, a, bd, ad, problems, parts);
+        const reused = await fsByDigest(def, a, bd, ad, problems, parts, same);
         methods.push({
           label: normalizeLabel(a.label),
           method: "digest",
@@ -628,7 +645,7 @@ export async function stateDelta(
     }
     if (a.kind === "json") {
       try {
-        parts.push(...await jsonByDigest(def, a, bd, ad, problems));
+        parts.push(...await jsonByDigest(def, a, bd, ad, problems, same));
         methods.push({ label: normalizeLabel(a.label), method: "digest" });
       } catch (e) {
         declined(a, e);
@@ -642,6 +659,12 @@ export async function stateDelta(
     try {
       const r = await sqliteByPages(a, bd, ad, SQL!, problems);
       parts.push(...r.regions);
+      if (
+        r.regions.some((x) =>
+          x.structure !== null || x.added.length > 0 ||
+          x.removed.length > 0 || x.changed.length > 0
+        )
+      ) same.value = false;
       methods.push(r.method);
     } catch (e) {
       declined(a, e);
@@ -652,6 +675,7 @@ export async function stateDelta(
     const sb = normalize(await takeSnapshot(sub, bd, options), sub);
     const sa = normalize(await takeSnapshot(sub, ad, options), sub);
     parts.push(...regionDiffs(sb, sa));
+    if (snapshotDigest(sb) !== snapshotDigest(sa)) same.value = false;
     // A sqlite adapter read by pages reports its problems itself.
     problems.before.push(...sb.problems);
     problems.after.push(...sa.problems);
@@ -660,5 +684,12 @@ export async function stateDelta(
       methods.push({ label: normalizeLabel(a.label), method: "snapshots" });
     }
   }
-  return { delta: assembleDelta(parts), problems, methods };
+  const sameProblems = problems.before.length === problems.after.length &&
+    problems.before.every((p, i) => p === problems.after[i]);
+  return {
+    delta: assembleDelta(parts),
+    problems,
+    methods,
+    sameAsBefore: same.value && sameProblems,
+  };
 }

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
-import { computeDelta } from "../state/delta.ts";
+import { computeDelta, snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";
 import { deltaFaults } from "../../adapters/sqlite_diff.ts";
@@ -152,10 +152,9 @@ async function expectSame(
   b: string,
   why: string,
 ): Promise<boolean> {
-  const full = computeDelta(
-    normalize(await takeSnapshot(d, a), d),
-    normalize(await takeSnapshot(d, b), d),
-  );
+  const sa = normalize(await takeSnapshot(d, a), d);
+  const sb = normalize(await takeSnapshot(d, b), d);
+  const full = computeDelta(sa, sb);
   const fast = await stateDelta(d, a, b);
   assert.equal(
     fast.methods[0]?.method,
@@ -163,6 +162,12 @@ async function expectSame(
     `${why}: ${fast.methods[0]?.why}`,
   );
   assert.deepEqual(fast.delta, full, why);
+  // sameAsBefore is exactly "the full snapshots have one digest".
+  assert.equal(
+    fast.sameAsBefore,
+    snapshotDigest(sa) === snapshotDigest(sb),
+    why,
+  );
   return !full.empty;
 }
 
@@ -286,6 +291,16 @@ Deno.test("stateDelta: a database on one side only, tables created and dropped",
     );
     db.close();
     await expectSame(d, `${work}/b`, `${work}/c`, "dropped, created, altered");
+    // A copy is the same state; an empty table created is not.
+    await Deno.mkdir(`${work}/e`);
+    await Deno.copyFile(`${work}/b/state.db`, `${work}/e/state.db`);
+    await expectSame(d, `${work}/b`, `${work}/e`, "copy");
+    assert.ok((await stateDelta(d, `${work}/b`, `${work}/e`)).sameAsBefore);
+    const db2 = new DatabaseSync(`${work}/e/state.db`);
+    db2.exec("CREATE TABLE empty_t (x INTEGER PRIMARY KEY)");
+    db2.close();
+    await expectSame(d, `${work}/b`, `${work}/e`, "empty table created");
+    assert.ok(!(await stateDelta(d, `${work}/b`, `${work}/e`)).sameAsBefore);
   } finally {
     await Deno.remove(work, { recursive: true });
   }
@@ -414,6 +429,7 @@ Deno.test("stateDelta: json and fs by digest equal the full snapshots' delta", a
     await new Promise((r) => setTimeout(r, 1100));
     let unparsed = 0;
     let reused = 0;
+    let same = 0;
     for (let trial = 0; trial < 8; trial++) {
       const dir = `${work}/s${trial}`;
       await Deno.mkdir(`${dir}/files`, { recursive: true });
@@ -425,21 +441,27 @@ Deno.test("stateDelta: json and fs by digest equal the full snapshots' delta", a
       await Deno.writeTextFile(`${dir}/files/a.txt`, trial % 2 ? "a" : "b");
       if (trial % 3 === 0) await Deno.writeTextFile(`${dir}/files/n.txt`, "n");
       for (const [x, y] of [[`${work}/seed`, dir], [dir, `${work}/seed`]]) {
-        const full = computeDelta(
-          normalize(await takeSnapshot(d, x!), d),
-          normalize(await takeSnapshot(d, y!), d),
-        );
+        const sx = normalize(await takeSnapshot(d, x!), d);
+        const sy = normalize(await takeSnapshot(d, y!), d);
+        const full = computeDelta(sx, sy);
         const fast = await stateDelta(d, x!, y!);
         assert.deepEqual(
           fast.methods.map((m) => m.method),
           ["digest", "digest"],
         );
+        assert.equal(
+          fast.sameAsBefore,
+          snapshotDigest(sx) === snapshotDigest(sy),
+          `trial ${trial} (${k})`,
+        );
+        if (fast.sameAsBefore) same++;
         reused += fast.methods[1]?.filesReused ?? 0;
         assert.deepEqual(fast.delta, full, `trial ${trial} (${k})`);
         if (k === 0 && full.empty && x === `${work}/seed`) unparsed++;
       }
     }
     assert.ok(unparsed >= 1, "some session left the document as seeded");
+    assert.ok(same >= 1, "some session left the whole state as seeded");
     // The seed's files were hashed once, then known by identity.
     assert.ok(reused >= 8, `${reused} files not read again`);
   } finally {
