@@ -9,14 +9,19 @@
  *    gzip'd; both must re-derive the same verdicts (verifyReport finds no
  *    problem in either).
  * 2. A store that does not fit: a SQLite fixture whose seed holds `--rows`
- *    rows (default 1,000,000) and whose one tool renames one row, run by
- *    `verity run` of each checkout given with `--main` (default this one),
- *    under /usr/bin/time: the report's size, the process's peak RSS and
- *    wall time, side by side.
+ *    rows (default 1,000,000; a comma list, e.g. `1000000,10000000`, runs
+ *    each size) and whose one tool renames one row, run by `verity run` of
+ *    each checkout given with `--main` (default this one), under
+ *    /usr/bin/time: the report's size and schema, the process's peak RSS
+ *    and wall time, side by side, and each later checkout's ratios to the
+ *    first (the previous form). Then `verity report verify` of each
+ *    report by the checkout that wrote it (a `verity.report/3` report
+ *    rebuilds its seed from the fixture, `--definition`): exit, peak RSS,
+ *    wall.
  *
- * Run: deno run -A scripts/bench_report.ts [--rows 1000000]
+ * Run: deno run -A scripts/bench_report.ts [--rows 1000000[,10000000]]
  *      [--concurrent-attempts 2] [--main old/main.ts --main main.ts]
- *      [--skip-audit]
+ *      [--skip-audit] [--skip-published]
  *
  * @module
  */
@@ -33,6 +38,7 @@ const { values } = parseArgs({
     "concurrent-attempts": { type: "string", default: "2" },
     main: { type: "string", multiple: true },
     "skip-audit": { type: "boolean", default: false },
+    "skip-published": { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -49,53 +55,87 @@ async function gzipSize(bytes: Uint8Array): Promise<number> {
 
 const mb = (n: number) => `${(n / 1e6).toFixed(2)} MB`;
 
-console.log(
-  "1. published reports: verity.report/1 as written vs the stored form (verity.report/2)",
-);
-console.log(
-  "   report                                   tools   /1 bytes   /2 bytes  ratio   /1 gz    /2 gz  verify /1 /2",
-);
-const ratios: number[] = [];
-for (
-  const e of [...Deno.readDirSync(join(ROOT, "results"))].sort((a, b) =>
-    a.name.localeCompare(b.name)
-  )
-) {
-  const path = join(ROOT, "results", e.name, "report.json.gz");
-  let text: string;
-  try {
-    text = (await readEvidenceText(path)).text;
-  } catch {
-    continue;
-  }
-  const v1 = JSON.parse(text);
-  const packed = packReport(v1);
-  const v2text = [...reportChunks(packed)].join("");
-  const v1bytes = new TextEncoder().encode(text);
-  const v2bytes = new TextEncoder().encode(v2text);
-  const p1 = verifyReport(v1).length;
-  const p2 = verifyReport(JSON.parse(v2text)).length;
-  const ratio = v1bytes.length / v2bytes.length;
-  ratios.push(ratio);
+if (!values["skip-published"]) await published();
+
+async function published() {
   console.log(
-    `   ${e.name.padEnd(40)} ${
-      String(v1.observations.tools.length).padStart(5)
-    } ${mb(v1bytes.length).padStart(10)} ${mb(v2bytes.length).padStart(10)} ${
-      ratio.toFixed(2).padStart(5)
-    }x ${mb(await gzipSize(v1bytes)).padStart(8)} ${
-      mb(await gzipSize(v2bytes)).padStart(8)
-    }  ${p1 === 0 ? "ok" : p1} ${p2 === 0 ? "ok" : p2}`,
+    "1. published reports: verity.report/1 as written vs the stored form (verity.report/2)",
+  );
+  console.log(
+    "   report                                   tools   /1 bytes   /2 bytes  ratio   /1 gz    /2 gz  verify /1 /2",
+  );
+  const ratios: number[] = [];
+  for (
+    const e of [...Deno.readDirSync(join(ROOT, "results"))].sort((a, b) =>
+      a.name.localeCompare(b.name)
+    )
+  ) {
+    const path = join(ROOT, "results", e.name, "report.json.gz");
+    let text: string;
+    try {
+      text = (await readEvidenceText(path)).text;
+    } catch {
+      continue;
+    }
+    const v1 = JSON.parse(text);
+    const packed = packReport(v1);
+    const v2text = [...reportChunks(packed)].join("");
+    const v1bytes = new TextEncoder().encode(text);
+    const v2bytes = new TextEncoder().encode(v2text);
+    const p1 = verifyReport(v1).length;
+    const p2 = verifyReport(JSON.parse(v2text)).length;
+    const ratio = v1bytes.length / v2bytes.length;
+    ratios.push(ratio);
+    console.log(
+      `   ${e.name.padEnd(40)} ${
+        String(v1.observations.tools.length).padStart(5)
+      } ${mb(v1bytes.length).padStart(10)} ${mb(v2bytes.length).padStart(10)} ${
+        ratio.toFixed(2).padStart(5)
+      }x ${mb(await gzipSize(v1bytes)).padStart(8)} ${
+        mb(await gzipSize(v2bytes)).padStart(8)
+      }  ${p1 === 0 ? "ok" : p1} ${p2 === 0 ? "ok" : p2}`,
+    );
+  }
+  ratios.sort((a, b) => a - b);
+  console.log(
+    `   median ratio /1 : /2 = ${
+      ratios[Math.floor(ratios.length / 2)]!.toFixed(2)
+    }x`,
   );
 }
-ratios.sort((a, b) => a - b);
-console.log(
-  `   median ratio /1 : /2 = ${
-    ratios[Math.floor(ratios.length / 2)]!.toFixed(2)
-  }x`,
-);
+
+/** One whole process under /usr/bin/time: exit, wall s, peak RSS KiB, stderr. */
+async function timed(
+  main: string,
+  args: string[],
+): Promise<{ code: number; wall: number; kb: number; err: string[] }> {
+  const out = await new Deno.Command("/usr/bin/time", {
+    args: [
+      "-f",
+      "%e %M",
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--unstable-worker-options",
+      "--quiet",
+      "--config",
+      join(main, "..", "deno.json"),
+      main,
+      ...args,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(out.stderr).trim().split("\n");
+  const [wall, kb] = err.at(-1)!.split(" ").map(Number);
+  return { code: out.code, wall: wall!, kb: kb!, err };
+}
 
 if (!values["skip-audit"]) {
-  const rows = Number(values.rows);
+  for (const rows of values.rows.split(",").map(Number)) await audit(rows);
+}
+
+async function audit(rows: number) {
   console.log(
     `\n2. a ${
       rows.toLocaleString("en")
@@ -134,47 +174,66 @@ INSERT INTO items (id, name) SELECT x, 'item number ' || x FROM c;
       join(ROOT, "fixtures", "liar-destructive", "fixture.toml"),
     )).replace('name = "liar-destructive"', 'name = "scale"'),
   );
+  const written: { main: string; size: number; kb: number; wall: number }[] =
+    [];
   for (const main of MAINS) {
     const runs = join(root, `runs-${MAINS.indexOf(main)}`);
-    const out = await new Deno.Command("/usr/bin/time", {
-      args: [
-        "-f",
-        "%e %M",
-        Deno.execPath(),
-        "run",
-        "-A",
-        "--unstable-worker-options",
-        "--quiet",
-        "--config",
-        join(main, "..", "deno.json"),
-        main,
-        "run",
-        fx,
-        "--jobs",
-        "1",
-        "--concurrent-attempts",
-        values["concurrent-attempts"],
-        "--runs-dir",
-        runs,
-        "--quiet",
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    const err = new TextDecoder().decode(out.stderr).trim().split("\n");
-    const [wall, kb] = err.at(-1)!.split(" ").map(Number);
+    const r = await timed(main, [
+      "run",
+      fx,
+      "--jobs",
+      "1",
+      "--concurrent-attempts",
+      values["concurrent-attempts"],
+      "--runs-dir",
+      runs,
+      "--quiet",
+    ]);
     let size = 0;
+    let schema = "?";
+    let path: string | null = null;
     try {
       const dir = [...Deno.readDirSync(runs)].find((d) => d.isDirectory)!;
-      size = (await Deno.stat(join(runs, dir.name, "report.json"))).size;
+      path = join(runs, dir.name, "report.json");
+      size = (await Deno.stat(path)).size;
+      const f = await Deno.open(path);
+      const head = new Uint8Array(200);
+      const n = await f.read(head) ?? 0;
+      f.close();
+      schema = /"schema":"([^"]+)"/.exec(
+        new TextDecoder().decode(head.subarray(0, n)),
+      )?.[1] ?? "?";
     } catch {
-      console.log(`   ${main}: no report: ${err.slice(-3).join(" | ")}`);
+      console.log(`   ${main}: no report: ${r.err.slice(-3).join(" | ")}`);
     }
+    const base = written[0];
+    written.push({ main, size, kb: r.kb, wall: r.wall });
     console.log(
-      `   ${main}: exit ${out.code}, report ${mb(size)}, peak RSS ${
-        (kb! / 1024).toFixed(0)
-      } MiB, wall ${wall!.toFixed(1)} s`,
+      `   ${main}: exit ${r.code}, ${schema}, report ${mb(size)}, peak RSS ${
+        (r.kb / 1024).toFixed(0)
+      } MiB, wall ${r.wall.toFixed(1)} s${
+        base && size > 0
+          ? ` (vs the first: report ${
+            (base.size / size).toFixed(1)
+          }x smaller, peak ${(base.kb / r.kb).toFixed(2)}x lower, wall ${
+            (base.wall / r.wall).toFixed(2)
+          }x faster)`
+          : ""
+      }`,
     );
+    if (path !== null) {
+      const v = await timed(main, [
+        "report",
+        "verify",
+        path,
+        ...(schema === "verity.report/3" ? ["--definition", fx] : []),
+      ]);
+      console.log(
+        `     report verify: exit ${v.code}, peak RSS ${
+          (v.kb / 1024).toFixed(0)
+        } MiB, wall ${v.wall.toFixed(1)} s`,
+      );
+    }
   }
   await Deno.remove(root, { recursive: true });
 }

@@ -111,7 +111,7 @@ export const OPTIONAL_REPORT_KEYS: readonly string[] = [
 export const DIGEST_ONLY: readonly string[] = [
   "provenance (definition name, file, digest and git state, the target's pin and what verity prepare verified, harness version and git state, Deno and SDK versions, capture time, options; only a pinned target's package in each session's command is re-derived)",
   "protocol.initialize and protocol.toolsList (the raw frames themselves)",
-  "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses",
+  "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses, how the state was observed (stateMethod)",
   "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests",
   "snapshots (their contents; each digest is re-derived from them)",
   "expected (the definition's expectations; the check against them is re-derived)",
