@@ -156,6 +156,72 @@ function short(h: unknown): string {
     : JSON.stringify(h) ?? String(h);
 }
 
+function indexProblem(i: number, published: unknown): LedgerProblem {
+  return {
+    index: i,
+    kind: "index",
+    message: `block ${i}: published index ${String(published)}, position ${i}`,
+  };
+}
+
+function prevProblem(
+  i: number,
+  published: string,
+  local: string,
+): LedgerProblem {
+  return {
+    index: i,
+    kind: "prev_hash",
+    message: `block ${i}: published prev_hash ${short(published)} is not ${
+      i === 0 ? "genesis" : `block ${i - 1}'s hash`
+    } ${short(local)}`,
+  };
+}
+
+function hashProblem(i: number, published: unknown, h: string): LedgerProblem {
+  return {
+    index: i,
+    kind: "hash",
+    message: `block ${i}: hash ${
+      short(published)
+    } does not match its content (recomputed ${
+      short(h)
+    }): its type or record was changed`,
+  };
+}
+
+/**
+ * The problem of a chain that replays to `head`, not `expectedHead`; `at`
+ * is the last block whose published hash is the expected head, if any.
+ */
+function headProblem(
+  head: string,
+  expectedHead: string,
+  at: number | undefined,
+  blocks: number,
+): LedgerProblem {
+  let why: string;
+  if (at !== undefined && at < blocks - 1) {
+    why = `the expected head is block ${at}'s published hash: ${
+      blocks - 1 - at
+    } block(s) were added after it`;
+  } else if (at !== undefined) {
+    why =
+      "the expected head is the last block's published hash, but the chain does not replay to it: an earlier block was changed";
+  } else if (expectedHead === GENESIS) {
+    why = "the expected head is genesis (an empty ledger)";
+  } else {
+    why =
+      "no block carries the expected head: blocks were removed, or the chain was rewritten";
+  }
+  return {
+    index: null,
+    kind: "head",
+    message:
+      `the chain replays to ${head}, expected head ${expectedHead}: ${why}`,
+  };
+}
+
 /**
  * Walk every block of a parsed ledger and compare the head it reaches with
  * `expectedHead`, reporting every problem:
@@ -277,26 +343,12 @@ export function verifyLedger(
       b.index !== i &&
       (typeof b.index === "number" || typeof b.index === "bigint")
     ) {
-      problems.push({
-        index: i,
-        kind: "index",
-        message: `block ${i}: published index ${
-          String(b.index)
-        }, position ${i}`,
-      });
+      problems.push(indexProblem(i, b.index));
     }
     if (
       local !== null && typeof b.prev_hash === "string" && b.prev_hash !== local
     ) {
-      problems.push({
-        index: i,
-        kind: "prev_hash",
-        message: `block ${i}: published prev_hash ${
-          short(b.prev_hash)
-        } is not ${i === 0 ? "genesis" : `block ${i - 1}'s hash`} ${
-          short(local)
-        }`,
-      });
+      problems.push(prevProblem(i, b.prev_hash, local));
     }
     let body: string | null = null;
     if (typeof b.type === "string" && b.record !== undefined) {
@@ -319,15 +371,7 @@ export function verifyLedger(
     const prevForLocal = local ?? (b.prev_hash as string);
     const h = chainHash(prevForLocal, body);
     if (h !== b.hash) {
-      problems.push({
-        index: i,
-        kind: "hash",
-        message: `block ${i}: hash ${
-          short(b.hash)
-        } does not match its content (recomputed ${
-          short(h)
-        }): its type or record was changed`,
-      });
+      problems.push(hashProblem(i, b.hash, h));
     }
     if (strict !== null) {
       strict = strict === prevForLocal ? h : chainHash(strict, body);
@@ -342,27 +386,14 @@ export function verifyLedger(
         `the chain cannot be replayed to a head (a malformed block); expected head ${expectedHead}`,
     });
   } else if (strict !== expectedHead) {
-    const at = published.get(expectedHead);
-    let why: string;
-    if (at !== undefined && at < blocks.length - 1) {
-      why = `the expected head is block ${at}'s published hash: ${
-        blocks.length - 1 - at
-      } block(s) were added after it`;
-    } else if (at !== undefined) {
-      why =
-        "the expected head is the last block's published hash, but the chain does not replay to it: an earlier block was changed";
-    } else if (expectedHead === GENESIS) {
-      why = "the expected head is genesis (an empty ledger)";
-    } else {
-      why =
-        "no block carries the expected head: blocks were removed, or the chain was rewritten";
-    }
-    problems.push({
-      index: null,
-      kind: "head",
-      message:
-        `the chain replays to ${strict}, expected head ${expectedHead}: ${why}`,
-    });
+    problems.push(
+      headProblem(
+        strict,
+        expectedHead,
+        published.get(expectedHead),
+        blocks.length,
+      ),
+    );
   }
   return out(blocks.length, strict, format);
 }
@@ -393,8 +424,47 @@ export function walkVerityText(text: string): TextWalk | null {
   const tail = w.lines(bytes);
   if (tail < 0) return null;
   const r = w.end(bytes.subarray(tail));
-  if (r === null) return null;
-  return { ...r, end: r.blocks === 0 ? HEADER.length : text.length - 4 };
+  if (r === null || r.problems.length > 0) return null;
+  return {
+    blocks: r.blocks,
+    head: r.head,
+    types: r.types,
+    end: r.blocks === 0 ? HEADER.length : text.length - 4,
+  };
+}
+
+/**
+ * Verify a ledger in verity's exact layout from its bytes with
+ * {@linkcode VerityByteWalker}: the same answer as {@linkcode verifyLedger}
+ * over the parsed text, or null when the bytes are not in that layout.
+ */
+export function verifyVerityBytes(
+  bytes: Uint8Array,
+  expectedHead: string,
+): LedgerVerification | null {
+  const w = new VerityByteWalker(expectedHead);
+  const tail = w.lines(bytes);
+  if (tail < 0) return null;
+  const r = w.end(bytes.subarray(tail));
+  return r === null ? null : walkVerification(w, r, expectedHead);
+}
+
+/** The verification a finished walk amounts to, against `expectedHead` (the one given to the walker). */
+export function walkVerification(
+  w: VerityByteWalker,
+  r: ByteWalk,
+  expectedHead: string,
+): LedgerVerification {
+  const head = w.headProblem(expectedHead);
+  const problems = head === null ? r.problems : [...r.problems, head];
+  return {
+    ok: problems.length === 0,
+    blocks: r.blocks,
+    problems,
+    head: r.head,
+    format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
+    types: r.types,
+  };
 }
 
 /**
@@ -408,17 +478,8 @@ export function verifyLedgerText(
   text: string,
   expectedHead: string,
 ): LedgerVerification {
-  const w = walkVerityText(text);
-  if (w !== null && w.head === expectedHead) {
-    return {
-      ok: true,
-      blocks: w.blocks,
-      problems: [],
-      head: w.head,
-      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
-      types: w.types,
-    };
-  }
+  const fast = verifyVerityBytes(new TextEncoder().encode(text), expectedHead);
+  if (fast !== null) return fast;
   let parsed: unknown;
   try {
     parsed = parseEvidenceJson(text, { numbers: "python" });
@@ -521,10 +582,29 @@ const K_HASH1 = be32(',"hash":"sha256:', 4);
 const K_HASH2 = be32(',"hash":"sha256:', 8);
 const K_HASH3 = be32(',"hash":"sha256:', 12);
 
+/** Whether b[from, to) is printable ASCII with no quote or backslash (a JSON string's text as it stands). */
+function plainAscii(b: Uint8Array, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) {
+    const c = b[k]!;
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
 /** Whether `b[at, at + word.length)` is `word`. */
 function bytesAt(b: Uint8Array, at: number, word: Uint8Array): boolean {
   for (let k = 0; k < word.length; k++) if (b[at + k] !== word[k]) return false;
   return true;
+}
+
+/** What {@linkcode VerityByteWalker} found in a ledger in verity's exact layout. */
+export interface ByteWalk {
+  blocks: number;
+  /** The head the chain replays to from genesis. */
+  head: string;
+  types: Record<string, number>;
+  /** verifyLedger's problems for the blocks (none when the chain holds; no head problem). */
+  problems: LedgerProblem[];
 }
 
 /**
@@ -538,9 +618,12 @@ function bytesAt(b: Uint8Array, at: number, word: Uint8Array): boolean {
  * record checked to be canonical JSON in one scan of their UTF-8 bytes
  * (`canonical_bytes.ts`), and the block hash computed over those bytes as
  * they stand (they are then exactly the canonical body's UTF-8) and compared
- * with the published hash. Any line that is not verity's exact layout, or a
- * block that does not chain, makes the walk fail (null), and callers take
- * the general path, which reports each problem. Pure.
+ * with the published hash. A block whose index, `prev_hash` or hash is
+ * wrong is reported exactly as {@linkcode verifyLedger} reports it (the
+ * same problems, the same replayed head), so a tampered ledger of any size
+ * is refused with every problem named. Any line that is not verity's exact
+ * layout makes the walk fail (null), and callers take the general path.
+ * Pure.
  *
  * @example
  * ```ts
@@ -564,11 +647,25 @@ export class VerityByteWalker {
   #inputView = new DataView(this.#input.buffer, this.#input.byteOffset, 1024);
   #lastType = new Uint8Array(0);
   #lastTypeName = "";
-  /** Called for each block that chains (the record text is canonical). */
+  // What verifyLedger reports, for blocks in the layout whose index,
+  // prev_hash or hash is not what the chain says: the chain is then
+  // followed on the published hashes (input[0, 71)), and #strict replays
+  // from genesis, exactly as verifyLedger does.
+  #problems: LedgerProblem[] = [];
+  #strict = GENESIS;
+  /** Whether #strict has left the published chain (it is not input[0, 71)). */
+  #off = false;
+  #expected: string | null;
+  #expectedAt: number | undefined = undefined;
+  /** Called for each block in the layout (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
 
-  constructor() {
+  /** `expectedHead`, when given, is looked for among the published hashes (for the head problem's reason). */
+  constructor(expectedHead: string | null = null) {
     this.#input.set(ascii(GENESIS + '{"record":'));
+    this.#expected = expectedHead !== null && expectedHead.startsWith("sha256:")
+      ? expectedHead.slice(7)
+      : null;
   }
 
   /**
@@ -598,15 +695,35 @@ export class VerityByteWalker {
 
   /**
    * The walk's result, given the bytes after the last newline (empty for a
-   * file verity wrote): null when the file is not verity's layout or does
-   * not chain.
+   * file verity wrote): null when the file is not verity's exact layout.
+   * `problems` are verifyLedger's for the blocks (none when the chain
+   * holds; the comparison with an expected head is the caller's, see
+   * {@linkcode VerityByteWalker.headProblem}); `head` is where the chain
+   * replays to from genesis.
    */
-  end(
-    rest: Uint8Array,
-  ): { blocks: number; head: string; types: Record<string, number> } | null {
+  end(rest: Uint8Array): ByteWalk | null {
     if (rest.length !== 0 || this.#state !== "closed") return null;
     this.#state = "done";
-    return { blocks: this.#index, head: this.#head(), types: this.#types };
+    return {
+      blocks: this.#index,
+      head: this.#strict,
+      types: this.#types,
+      problems: this.#problems,
+    };
+  }
+
+  /**
+   * verifyLedger's `head` problem for a finished walk whose head is not
+   * `expectedHead` (given to the constructor), or null when it is.
+   */
+  headProblem(expectedHead: string): LedgerProblem | null {
+    if (this.#strict === expectedHead) return null;
+    return headProblem(
+      this.#strict,
+      expectedHead,
+      this.#expected === null ? undefined : this.#expectedAt,
+      this.#index,
+    );
   }
 
   /** Every contract recipe the records walked so far state, sorted. */
@@ -614,9 +731,10 @@ export class VerityByteWalker {
     return [...this.#recipes].sort();
   }
 
-  #head(): string {
+  /** Latin-1 text of b[from, to) (ASCII here). */
+  static #text(b: Uint8Array, from: number, to: number): string {
     let s = "";
-    for (let k = 0; k < 71; k++) s += String.fromCharCode(this.#input[k]!);
+    for (let k = from; k < to; k++) s += String.fromCharCode(b[k]!);
     return s;
   }
 
@@ -671,22 +789,33 @@ export class VerityByteWalker {
       n = n * 10 + (b[p]! - 0x30);
       p++;
     }
-    if (p === d0 || n !== this.#index || (b[d0] === 0x30 && p - d0 > 1)) {
-      return this.#failed();
-    }
+    if (p === d0 || (b[d0] === 0x30 && p - d0 > 1)) return this.#failed();
+    const index = this.#index;
+    if (n !== index) this.#problems.push(indexProblem(index, n));
     // ,"prev_hash":"<71 bytes>","type":
     if (p + 96 > b.length) return this.#failed();
     if (
       dv.getUint32(p) !== K_PREV0 || dv.getUint32(p + 4) !== K_PREV1 ||
       dv.getUint32(p + 8) !== K_PREV2 || dv.getUint16(p + 12) !== K_PREV3
     ) return this.#failed();
-    // The published prev_hash is the previous block's hash, input[0, 71).
+    // The published prev_hash is the previous block's published hash,
+    // input[0, 71).
     const iv = this.#inputView;
     const q = p + 14;
-    for (let k = 0; k < 68; k += 4) {
-      if (dv.getUint32(q + k) !== iv.getUint32(k)) return this.#failed();
+    let samePrev = dv.getUint32(q + 67) === iv.getUint32(67);
+    for (let k = 0; k < 68 && samePrev; k += 4) {
+      samePrev = dv.getUint32(q + k) === iv.getUint32(k);
     }
-    if (dv.getUint32(q + 67) !== iv.getUint32(67)) return this.#failed();
+    if (!samePrev) {
+      if (!plainAscii(b, q, q + 71)) return this.#failed();
+      this.#problems.push(
+        prevProblem(
+          index,
+          VerityByteWalker.#text(b, q, q + 71),
+          VerityByteWalker.#text(this.#input, 0, 71),
+        ),
+      );
+    }
     if (
       dv.getUint32(p + 85) !== K_TYPE0 || dv.getUint32(p + 89) !== K_TYPE1 ||
       b[p + 93] !== 0x3a
@@ -735,13 +864,15 @@ export class VerityByteWalker {
     for (let k = typeStart; k < typeEnd; k++) buf[o++] = b[k]!;
     buf[o] = 0x7d;
     const h = createHash("sha256").update(buf.subarray(0, len)).digest("hex");
-    // Also proves the published hash is 64 lowercase hex digits. It becomes
-    // the next block's prev_hash, in input[7, 71).
-    for (let k = 0; k < 64; k++) {
-      const c = h.charCodeAt(k);
-      if (c !== b[hexStart + k]) return this.#failed();
-      buf[7 + k] = c;
-    }
+    let k = 0;
+    while (k < 64 && h.charCodeAt(k) === b[hexStart + k]) k++;
+    if (k === 64 && !this.#off) {
+      // The common case: the published hash is the recomputed one (so 64
+      // lowercase hex digits), and the replay from genesis agrees.
+      this.#strict = "sha256:" + h;
+      if (h === this.#expected) this.#expectedAt = index;
+      for (let j = 0; j < 64; j++) buf[7 + j] = b[hexStart + j]!;
+    } else if (!this.#recover(b, hexStart, h, index, len)) return -1;
     const type = this.#lastTypeName;
     this.#types[type] = (this.#types[type] ?? 0) + 1;
     if (sawRecipeKey()) {
@@ -749,7 +880,7 @@ export class VerityByteWalker {
     }
     if (this.onBlock !== null) {
       this.onBlock({
-        index: this.#index,
+        index,
         type,
         recordText: UTF8.decode(b.subarray(recStart, recEnd)),
       });
@@ -757,6 +888,47 @@ export class VerityByteWalker {
     this.#index++;
     this.#lastHadComma = comma;
     return next + 1;
+  }
+
+  /**
+   * The slow path of a block: its published hash differs from the
+   * recomputed `h`, or the replay from genesis has diverged. Records the
+   * hash problem, advances the replay as verifyLedger does, and puts the
+   * published hash in input[7, 71) for the next block. False (the walk
+   * failed) when the published hash is not plain text.
+   */
+  #recover(
+    b: Uint8Array,
+    hexStart: number,
+    h: string,
+    index: number,
+    len: number,
+  ): boolean {
+    if (!plainAscii(b, hexStart, hexStart + 64)) {
+      this.#fail();
+      return false;
+    }
+    const published = "sha256:" +
+      VerityByteWalker.#text(b, hexStart, hexStart + 64);
+    const recomputed = "sha256:" + h;
+    if (recomputed !== published) {
+      this.#problems.push(hashProblem(index, published, recomputed));
+    }
+    const buf = this.#input;
+    if (this.#off) {
+      // chainHash(strict, body): the body is in buf after byte 71.
+      const local = buf.slice(7, 71);
+      for (let k = 0; k < 64; k++) buf[7 + k] = this.#strict.charCodeAt(7 + k);
+      this.#strict = "sha256:" +
+        createHash("sha256").update(buf.subarray(0, len)).digest("hex");
+      buf.set(local, 7);
+    } else this.#strict = recomputed;
+    this.#off = this.#strict !== published;
+    if (published === "sha256:" + (this.#expected ?? "")) {
+      this.#expectedAt = index;
+    }
+    for (let k = 0; k < 64; k++) buf[7 + k] = b[hexStart + k]!;
+    return true;
   }
 
   /**

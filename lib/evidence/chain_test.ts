@@ -11,6 +11,7 @@ import {
   ledgerText,
   verifyLedger,
   verifyLedgerText,
+  verifyVerityBytes,
   walkVerityText,
 } from "./chain.ts";
 
@@ -326,4 +327,113 @@ Deno.test("ledger text with a duplicated key or an extra top-level key is refuse
   assert.equal(v3.ok, false);
   assert.deepEqual(v3.problems.map((p) => p.kind), ["format"]);
   assert.match(v3.problems[0]!.message, /unexpected top-level key "note"/);
+});
+
+Deno.test("the byte walk of a tampered ledger in verity's layout reports exactly what verifyLedger reports", () => {
+  let seed = 5;
+  const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const types = ["report", "note", "ty\npe", "é"];
+  const entries = Array.from({ length: 30 }, (_, i) => ({
+    type: pick(types),
+    record: { i, digest: `sha256:${"ab".repeat(i % 5)}`, s: "x→" + i },
+  }));
+  const built = chainBlocks(GENESIS, 0, entries);
+  const enc = new TextEncoder();
+  const hex = "0123456789abcdef";
+  const edits: ((ls: string[]) => string[])[] = [
+    // a character of a record's string value
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls[k] = ls[k]!.replace(
+        /"x→(\d)/,
+        (_m, d) => `"x→${(Number(d) + 1) % 10}`,
+      );
+      return ls;
+    },
+    // a published index
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls[k] = ls[k]!.replace(
+        /^\{"index":\d+/,
+        `{"index":${pick([0, 7, 31, 123])}`,
+      );
+      return ls;
+    },
+    // a hex digit of a prev_hash or of a hash (or an uppercase one)
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      const field = pick(['"prev_hash":"sha256:', '"hash":"sha256:']);
+      const at = ls[k]!.indexOf(field) + field.length + Math.floor(rnd() * 64);
+      const c = pick([...hex, "A"]);
+      ls[k] = ls[k]!.slice(0, at) + c + ls[k]!.slice(at + 1);
+      return ls;
+    },
+    // a block dropped, duplicated, or two swapped
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls.splice(k, 1);
+      return ls;
+    },
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls.splice(k, 0, ls[k]!);
+      return ls;
+    },
+    (ls) => {
+      const a = Math.floor(rnd() * ls.length);
+      const b = Math.floor(rnd() * ls.length);
+      [ls[a], ls[b]] = [ls[b]!, ls[a]!];
+      return ls;
+    },
+    // a block's type changed
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls[k] = ls[k]!.replace(
+        /"type":"[^"]*(?:\\.[^"]*)*"/,
+        `"type":"${pick(["report", "forged"])}"`,
+      );
+      return ls;
+    },
+    // the chain rewritten from a block on, every hash recomputed
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      const from = k === 0 ? GENESIS : built.blocks[k - 1]!.hash;
+      const forged = chainBlocks(
+        from,
+        k,
+        entries.slice(k).map((e, j) =>
+          j === 0 ? { ...e, record: { forged: true } } : e
+        ),
+      );
+      return [...ls.slice(0, k), ...forged.lines];
+    },
+  ];
+  let compared = 0;
+  let refused = 0;
+  for (let n = 0; n < 400; n++) {
+    let lines = [...built.lines];
+    const count = 1 + Math.floor(rnd() * 3);
+    for (let e = 0; e < count && lines.length > 0; e++) {
+      lines = pick(edits)([...lines]);
+    }
+    const text = ledgerText(lines);
+    const expected = pick([
+      built.head,
+      built.head,
+      built.blocks[Math.floor(rnd() * 30)]!.hash,
+      GENESIS,
+      "sha256:" + "5".repeat(64),
+    ]);
+    const fast = verifyVerityBytes(enc.encode(text), expected);
+    if (fast === null) continue; // not the layout (the general path then answers)
+    const general = verifyLedger(parsePythonJson(text), expected);
+    assert.deepEqual(fast, general, text);
+    compared++;
+    if (!fast.ok) refused++;
+  }
+  assert.ok(
+    compared > 350 && refused > 300,
+    `${compared} compared, ${refused} refused`,
+  );
 });

@@ -30,6 +30,7 @@ import {
   verifyLedgerText,
   VerityByteWalker,
   type WalkedBlock,
+  walkVerification,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
@@ -53,6 +54,7 @@ export interface AppendResult {
  * {@linkcode UsageError} naming the file when it is missing or not JSON.
  */
 export async function readLedgerFile(path: string): Promise<unknown> {
+  await tooLargeToReadWhole(path);
   return (await readJsonDocument(path)).value;
 }
 
@@ -152,7 +154,13 @@ export async function walkLedgerFile(
   const w = new VerityByteWalker();
   w.onBlock = onBlock;
   const r = await walkFileBytes(path, w);
-  return r === null ? null : { ...r, recipes: w.recipes() };
+  if (r === null || r.problems.length > 0) return null;
+  return {
+    blocks: r.blocks,
+    head: r.head,
+    types: r.types,
+    recipes: w.recipes(),
+  };
 }
 
 /**
@@ -166,19 +174,13 @@ export async function verifyLedgerFile(
   path: string,
   expectedHead: string,
 ): Promise<LedgerVerification & { recipes: string[] }> {
-  const w = await walkLedgerFile(path);
-  if (w !== null && w.head === expectedHead) {
-    return {
-      ok: true,
-      blocks: w.blocks,
-      problems: [],
-      head: w.head,
-      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
-      types: w.types,
-      recipes: w.recipes,
-    };
+  const w = new VerityByteWalker(expectedHead);
+  const r = await walkFileBytes(path, w);
+  if (r !== null) {
+    // verity's own layout: the walk found what verifyLedger finds.
+    return { ...walkVerification(w, r, expectedHead), recipes: w.recipes() };
   }
-  const { text } = await readTextDocument(path);
+  const { text } = await readWholeLedger(path);
   try {
     return {
       ...verifyLedgerText(text, expectedHead),
@@ -189,6 +191,31 @@ export async function verifyLedgerFile(
       throw new UsageError(`${path}: not valid JSON: ${e.message}`);
     }
     throw e;
+  }
+}
+
+/** The longest text V8 can hold (UTF-16 code units); a UTF-8 file of at most this many bytes fits. */
+const MAX_TEXT = 2 ** 29 - 24;
+
+/**
+ * Read a ledger that is not in verity's own line layout whole (the general
+ * path parses it). Throws {@linkcode UsageError} for a missing or unreadable
+ * file, or one too large to be held as one text.
+ */
+async function readWholeLedger(
+  path: string,
+): Promise<{ text: string; bytes: Uint8Array }> {
+  await tooLargeToReadWhole(path);
+  return await readTextDocument(path);
+}
+
+/** Throws {@linkcode UsageError} when the file is too large to be held as one text. */
+async function tooLargeToReadWhole(path: string): Promise<void> {
+  const size = await Deno.stat(path).then((s) => s.size, () => 0);
+  if (size > MAX_TEXT) {
+    throw new UsageError(
+      `${path}: ${size} bytes and not in verity's own ledger layout (one canonical block per line), which is the only layout read as a stream; other layouts are read whole, up to ${MAX_TEXT} bytes`,
+    );
   }
 }
 
@@ -275,10 +302,16 @@ export async function withLedgerLock<T>(
  * ledger when it is missing. Refuses (with {@linkcode UsageError}) a file
  * that is not a verity ledger, or whose own chain does not verify.
  * Returns the first new index, how many were added, and the new head.
+ *
+ * `entries` may be any iterable, sync or async: they are chained and
+ * written a few thousand at a time, so an iterable that makes its entries
+ * as it goes writes a ledger of any size in bounded memory. A bad entry
+ * (empty type, no record, a record with no canonical form) throws
+ * `TypeError` and leaves the ledger as it was.
  */
 export async function appendBlocks(
   ledgerPath: string,
-  entries: readonly Entry[],
+  entries: Iterable<Entry> | AsyncIterable<Entry>,
 ): Promise<{ first: number; count: number; head: string }> {
   return await withLedgerLock(ledgerPath, async () => {
     let existing: Block[] = [];
@@ -294,7 +327,7 @@ export async function appendBlocks(
         start = w.blocks;
         kept = w.blocks === 0 ? 0 : (await Deno.stat(ledgerPath)).size - 4;
       } else {
-        const { text } = await readTextDocument(ledgerPath);
+        const { text } = await readWholeLedger(ledgerPath);
         let doc: unknown;
         try {
           // The strict reader: a duplicated key anywhere is refused, never
@@ -343,13 +376,41 @@ export async function appendBlocks(
         start = existing.length;
       }
     }
-    const { lines, head: next } = chainBlocks(head, start, entries);
+    const chain = { head, next: start };
     await writeChunksAtomic(
       ledgerPath,
-      ledgerPieces(ledgerPath, kept, existing.map(blockLine), lines),
+      ledgerPieces(
+        ledgerPath,
+        kept,
+        existing.map(blockLine),
+        chained(entries, chain),
+      ),
     );
-    return { first: start, count: entries.length, head: next };
+    return { first: start, count: chain.next - start, head: chain.head };
   });
+}
+
+/**
+ * Chain `entries` onto `chain` (its head and next index, updated as it
+ * goes), yielding the new block lines a batch at a time.
+ */
+async function* chained(
+  entries: Iterable<Entry> | AsyncIterable<Entry>,
+  chain: { head: string; next: number },
+): AsyncGenerator<string[]> {
+  let batch: Entry[] = [];
+  const flush = () => {
+    const { lines, head } = chainBlocks(chain.head, chain.next, batch);
+    chain.head = head;
+    chain.next += batch.length;
+    batch = [];
+    return lines;
+  };
+  for await (const e of entries) {
+    batch.push(e);
+    if (batch.length === 4096) yield flush();
+  }
+  if (batch.length > 0) yield flush();
 }
 
 /**
@@ -361,9 +422,13 @@ async function* ledgerPieces(
   path: string,
   kept: number | null,
   existing: string[],
-  lines: string[],
+  batches: AsyncIterable<string[]>,
 ): AsyncGenerator<string | Uint8Array> {
-  const all = kept === null || kept === 0 ? [...existing, ...lines] : lines;
+  const it = batches[Symbol.asyncIterator]();
+  const first = await it.next();
+  // Whether any block line (existing or new) has been written: the next
+  // one is then preceded by ",\n".
+  let any = false;
   if (kept !== null && kept > 0) {
     const f = await Deno.open(path, { read: true });
     try {
@@ -378,21 +443,25 @@ async function* ledgerPieces(
     } finally {
       f.close();
     }
-    if (lines.length === 0) {
-      yield "\n]}\n";
-      return;
-    }
-    yield ",\n";
+    any = true;
   } else {
-    if (all.length === 0) {
+    if (existing.length === 0 && first.done) {
       yield ledgerText([]);
       return;
     }
     yield `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[\n`;
+    for (let i = 0; i < existing.length; i += 4096) {
+      yield (i > 0 ? ",\n" : "") + existing.slice(i, i + 4096).join(",\n");
+    }
+    any = existing.length > 0;
   }
-  for (let i = 0; i < all.length; i += 4096) {
-    yield all.slice(i, i + 4096).join(",\n") +
-      (i + 4096 < all.length ? ",\n" : "");
+  let r = first;
+  while (!r.done) {
+    if (r.value.length > 0) {
+      yield (any ? ",\n" : "") + r.value.join(",\n");
+      any = true;
+    }
+    r = await it.next();
   }
   yield "\n]}\n";
 }
@@ -451,7 +520,7 @@ export async function bindToLedgerFile(
     };
     return bindingOf(ledger, found, digest, types, expect);
   }
-  const { text } = await readTextDocument(path);
+  const { text } = await readWholeLedger(path);
   try {
     return bindToLedger(text, expectedHead, digest, types, expect);
   } catch (e) {

@@ -179,3 +179,108 @@ Deno.test("a ledger larger than the read buffer is walked as a stream, appended 
   );
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a ledger written from a generator, a block at a time, verifies; a tampered block near its end is found", async () => {
+  const dir = await tmp();
+  const path = join(dir, "ledger.json");
+  const N = 12_000; // ~5 MB: more than one 4 MiB read
+  let made = 0;
+  function* gen() {
+    for (let i = 0; i < N; i++) {
+      made++;
+      yield {
+        type: i % 1000 === 0 ? "note" : "report",
+        record: { i, digest: `sha256:${i}`, note: `ü${"y".repeat(380)}` },
+      };
+    }
+  }
+  const w = await appendBlocks(path, gen());
+  assert.equal(made, N);
+  assert.deepEqual([w.first, w.count], [0, N]);
+  const good = await Deno.readFile(path);
+  assert.ok(good.length > 4 << 20);
+  const v = await verifyLedgerFile(path, w.head);
+  assert.deepEqual([v.ok, v.blocks, v.types], [true, N, {
+    note: 12,
+    report: N - 12,
+  }]);
+  const text = new TextDecoder().decode(good);
+  const lines = text.split("\n");
+  // lines[0] is the header; block i is lines[i + 1].
+  const near = N - 3;
+  const tampered: [
+    string,
+    string,
+    (p: { index: number | null; kind: string }) => boolean,
+  ][] = [
+    [
+      "a record value edited (still canonical)",
+      text.replace(
+        `{"digest":"sha256:${near}",`,
+        `{"digest":"sha256:${near + 1}",`,
+      ),
+      (p) => p.index === near && p.kind === "hash",
+    ],
+    [
+      "the last block's prev_hash edited",
+      lines.slice(0, N).join("\n") + "\n" +
+      lines[N]!.replace(/"prev_hash":"sha256:./, '"prev_hash":"sha256:f') +
+      "\n" + lines.slice(N + 1).join("\n"),
+      (p) => p.index === N - 1 && (p.kind === "prev_hash" || p.kind === "hash"),
+    ],
+    [
+      "the last block dropped",
+      lines.slice(0, N - 1).join("\n") + "\n" +
+      lines[N - 1]!.replace(/,$/, "") + "\n" + lines.slice(N + 1).join("\n"),
+      (p) => p.kind === "head",
+    ],
+    [
+      "two blocks near the end swapped",
+      [
+        ...lines.slice(0, near + 1),
+        lines[near + 2]!,
+        lines[near + 1]!,
+        ...lines.slice(near + 3),
+      ].join("\n"),
+      (p) => p.index === near + 1,
+    ],
+  ];
+  for (const [what, t, expected] of tampered) {
+    assert.notEqual(t, text, what);
+    await Deno.writeTextFile(path, t);
+    // The stream walk fails, or (a shorter chain) does not reach the head.
+    assert.notEqual((await walkLedgerFile(path))?.head, w.head, what);
+    const bad = await verifyLedgerFile(path, w.head);
+    assert.equal(bad.ok, false, what);
+    assert.ok(
+      bad.problems.some(expected),
+      `${what}: ${JSON.stringify(bad.problems)}`,
+    );
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a bad entry in a generator leaves the ledger as it was", async () => {
+  const dir = await tmp();
+  const path = join(dir, "ledger.json");
+  const first = await appendBlocks(path, [{
+    type: "report",
+    record: { n: 0 },
+  }]);
+  const before = await Deno.readFile(path);
+  function* gen() {
+    for (let i = 1; i < 10_000; i++) {
+      yield { type: i === 9_000 ? "" : "report", record: { n: i } };
+    }
+  }
+  await assert.rejects(() => appendBlocks(path, gen()), TypeError);
+  assert.deepEqual(await Deno.readFile(path), before);
+  assert.equal((await verifyLedgerFile(path, first.head)).ok, true);
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+      !n.endsWith(".lock")
+    ),
+    ["ledger.json"],
+  );
+  await Deno.remove(dir, { recursive: true });
+});

@@ -1,0 +1,181 @@
+/**
+ * Benchmark: ledgers larger than V8's string limit, written and verified end
+ * to end with bounded memory.
+ *
+ * For each size (by default 1/4, 1/2 and all of `--blocks`, 1,100,000: past
+ * the ~1.02M blocks at which building the ledger as one string failed with
+ * "Invalid string length"):
+ * - write: a child process (this script with `--write`) appends 90% of the
+ *   blocks to a new ledger with `appendBlocks`, verity's own writer, from
+ *   records made as it goes, then appends the last 10% to the existing file
+ *   (the append path: walk the file, copy its bytes, add the new lines);
+ * - verify: `verity ledger verify --ledger L --expected-head H`, the real
+ *   CLI command (main.ts under `deno run -A`, as `./verity` runs it), must
+ *   exit 0 and report every block.
+ *
+ * Prints, per size: blocks, bytes, wall time and peak RSS (under
+ * /usr/bin/time) of the writer and of the verifier. Peak RSS should not grow
+ * with the blocks.
+ *
+ * Run: deno run -A scripts/bench_ledger_large.ts [--blocks N] [--steps S] [--dir D]
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { parseArgs } from "node:util";
+import { appendBlocks, type Entry } from "../lib/evidence/ledger.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    blocks: { type: "string", default: "1100000" },
+    steps: { type: "string", default: "3" },
+    dir: { type: "string" },
+    write: { type: "string" },
+    from: { type: "string", default: "0" },
+    to: { type: "string" },
+  },
+  strict: true,
+});
+
+/** A record shaped like what `verity run` appends (as in bench_ledger.ts). */
+function record(i: number): unknown {
+  const hex = createHash("sha256").update(String(i)).digest("hex");
+  return {
+    run_id: `2026-11-30T00-00-00Z-${i.toString(16).padStart(6, "0")}`,
+    report: `runs/${i}/report.json`,
+    digest: `sha256:${hex}`,
+    target: "fixtures/honest-readonly",
+    verdicts: { PASS: 3, VIOLATION: i % 7 === 0 ? 1 : 0, INCONCLUSIVE: 1 },
+    harness: { version: "0.1.0", deno: "2.9.6" },
+  };
+}
+
+function* entries(from: number, to: number): Generator<Entry> {
+  for (let i = from; i < to; i++) yield { type: "report", record: record(i) };
+}
+
+if (values.write !== undefined) {
+  // Child: append blocks [from, to) and print the new head.
+  const r = await appendBlocks(
+    values.write,
+    entries(Number(values.from), Number(values.to)),
+  );
+  console.log(r.head);
+  Deno.exit(0);
+}
+
+const N = Number(values.blocks);
+const STEPS = Number(values.steps);
+const root = new URL("..", import.meta.url).pathname;
+const dir = values.dir ??
+  await Deno.makeTempDir({ prefix: "verity-bench-ledger-large-" });
+const timeBin = await Deno.stat("/usr/bin/time").then(() => true, () => false);
+
+/** Run a command, under /usr/bin/time when present: its exit code, stdout, wall seconds and peak RSS (KiB, or null). */
+async function run(
+  args: string[],
+): Promise<
+  { code: number; out: string; seconds: number; peakKiB: number | null }
+> {
+  const t = performance.now();
+  const out = await new Deno.Command(
+    timeBin ? "/usr/bin/time" : args[0]!,
+    {
+      args: timeBin ? ["-f", "VERITY_PEAK_KIB %M", ...args] : args.slice(1),
+      stdout: "piped",
+      stderr: "piped",
+    },
+  ).output();
+  const seconds = (performance.now() - t) / 1000;
+  const err = new TextDecoder().decode(out.stderr);
+  const m = /VERITY_PEAK_KIB (\d+)/.exec(err);
+  if (out.code !== 0) {
+    throw new Error(`${args.join(" ")} exited ${out.code}: ${err.trim()}`);
+  }
+  return {
+    code: out.code,
+    out: new TextDecoder().decode(out.stdout),
+    seconds,
+    peakKiB: m ? Number(m[1]) : null,
+  };
+}
+
+const deno = Deno.execPath();
+const self = new URL(import.meta.url).pathname;
+const mib = (k: number | null) =>
+  k === null ? "n/a" : `${(k / 1024).toFixed(0)} MiB`;
+console.log(
+  `ledger, large: ${STEPS} sizes up to ${N.toLocaleString("en")} blocks in ${dir}`,
+);
+console.log(
+  "blocks      bytes       write (90% new + 10% appended)   verify (verity ledger verify)",
+);
+for (let s = 1; s <= STEPS; s++) {
+  const n = Math.round(N * s / STEPS);
+  const path = `${dir}/ledger-${n}.json`;
+  await Deno.remove(path).catch(() => {});
+  const cut = Math.round(n * 0.9);
+  const w1 = await run([
+    deno,
+    "run",
+    "-A",
+    self,
+    "--write",
+    path,
+    "--from",
+    "0",
+    "--to",
+    String(cut),
+  ]);
+  const w2 = await run([
+    deno,
+    "run",
+    "-A",
+    self,
+    "--write",
+    path,
+    "--from",
+    String(cut),
+    "--to",
+    String(n),
+  ]);
+  const head = w2.out.trim();
+  const bytes = (await Deno.stat(path)).size;
+  const v = await run([
+    deno,
+    "run",
+    "-A",
+    "--unstable-worker-options",
+    "--quiet",
+    "--config",
+    `${root}deno.json`,
+    `${root}main.ts`,
+    "ledger",
+    "verify",
+    "--ledger",
+    path,
+    "--expected-head",
+    head,
+  ]);
+  const intact = `ledger intact: ${n} blocks`;
+  if (!v.out.includes(intact)) {
+    throw new Error(`verify did not say "${intact}": ${v.out}`);
+  }
+  console.log(
+    `${String(n).padEnd(11)} ${(bytes / 1e6).toFixed(0).padStart(5)} MB   ${
+      w1.seconds.toFixed(1)
+    } s + ${w2.seconds.toFixed(1)} s, peak ${mib(w1.peakKiB)} / ${
+      mib(w2.peakKiB)
+    }      ${v.seconds.toFixed(1)} s, peak ${mib(v.peakKiB)}  (${
+      Math.round(n / v.seconds).toLocaleString("en")
+    } blocks/s)`,
+  );
+  await Deno.remove(path);
+}
+if (values.dir === undefined) await Deno.remove(dir, { recursive: true });
+console.log(
+  `load average at the end: ${
+    Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
+  } on ${navigator.hardwareConcurrency} cores`,
+);
