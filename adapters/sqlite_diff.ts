@@ -1081,6 +1081,21 @@ const classOf = (t: number) => t === 0 ? 0 : t < 10 ? 1 : t & 1 ? 2 : 3;
 
 /** A numeric field: a number, or a bigint for integers beyond 2^53. */
 function numberAt(buf: Uint8Array, t: number, off: number): number | bigint {
+  switch (t) {
+    case 1:
+      return (buf[off]! << 24) >> 24;
+    case 2:
+      return ((buf[off]! << 24) >> 16) | buf[off + 1]!;
+    case 3:
+      return ((buf[off]! << 24) >> 8) | (buf[off + 1]! << 8) | buf[off + 2]!;
+    case 4:
+      return (buf[off]! << 24) | (buf[off + 1]! << 16) |
+        (buf[off + 2]! << 8) | buf[off + 3]!;
+    case 8:
+      return 0;
+    case 9:
+      return 1;
+  }
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   if (t === 7) {
     const x = view.getFloat64(off);
@@ -1187,6 +1202,16 @@ function compareRecordKeys(x: KeyView, y: KeyView, order: KeyOrder): number {
   return 0;
 }
 
+/** Whether two records' key fields have the same serial types and bytes. */
+function sameKeyBytes(x: KeyView, y: KeyView, nKey: number): boolean {
+  for (let i = 0; i < nKey; i++) {
+    if (x.types[i] !== y.types[i]) return false;
+  }
+  const xs = x.offs[0]!, ys = y.offs[0]!;
+  const n = x.offs[nKey]! - xs;
+  return n === y.offs[nKey]! - ys && sameBytes(x.buf, xs, y.buf, ys, n);
+}
+
 function sameKeyOrder(x: KeyOrder, y: KeyOrder): boolean {
   return x.nKey === y.nKey &&
     x.coll.every((c, i) => c === y.coll[i] && x.desc[i] === y.desc[i]);
@@ -1234,11 +1259,20 @@ function diffKeyed(
         ha = ca.next();
         continue;
       }
-      const kb = cb.keyString();
-      const ka = deltaFaults.collationEqualIsSameRow ? kb : ca.keyString();
+      // Keys with the same serial types and bytes are the same values;
+      // others may still be (an integer and an equal real).
+      let kb: string | null = null;
+      let ka: string | null = null;
+      if (
+        !sameKeyBytes(cb.key, ca.key, order.nKey) &&
+        !deltaFaults.collationEqualIsSameRow
+      ) {
+        kb = cb.keyString();
+        ka = ca.keyString();
+      }
       if (kb !== ka) {
-        part.removed.push({ region: id, key: kb });
-        part.added.push({ region: id, key: ka });
+        part.removed.push({ region: id, key: kb! });
+        part.added.push({ region: id, key: ka! });
       } else {
         const pb = cb.payload();
         const pa = ca.payload();
@@ -1260,7 +1294,7 @@ function diffKeyed(
         if (fields.length > 0) {
           part.changed.push({
             region: id,
-            key: kb,
+            key: kb ?? cb.keyString(),
             fields,
             lossy: fields.some((f) => f.lossy),
           });

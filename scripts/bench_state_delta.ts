@@ -19,8 +19,12 @@
  * and `sqldiff` under /usr/bin/time, interleaved; it prints medians of CPU
  * and wall time, the ratios and the peak memory (VmHWM) of both.
  *
+ * With `--without-rowid` both tables are `WITHOUT ROWID` (index b-trees):
+ * `items` keyed by a text `sku`, `events` by an integer pair
+ * `(item_id, seq)`; the same pairs edit them the same way.
+ *
  * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
- *        [--pairs one-row,spread,every,vacuum] [--old]
+ *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid]
  *
  * `--old` also times the full snapshot path in each child (skip it for
  * 10M rows: it needs several GiB). Before timing, every pair's delta is
@@ -45,6 +49,7 @@ const { values, positionals } = parseArgs({
     pairs: { type: "string", default: "one-row,spread,every,vacuum" },
     sqldiff: { type: "string", default: "/usr/bin/sqldiff" },
     old: { type: "boolean", default: false },
+    "without-rowid": { type: "boolean", default: false },
     child: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
   },
@@ -198,7 +203,42 @@ INSERT INTO events SELECT i, 1 + i % 5000, CASE i % 5 WHEN 0 THEN 'create' WHEN 
 COMMIT;
 `;
 
-const MUTATE: Record<string, string> = {
+/** The `--without-rowid` tables: a text key, and a composite integer key. */
+const BUILD_KEYED = `
+PRAGMA page_size = 4096;
+CREATE TABLE items (sku TEXT PRIMARY KEY, name TEXT NOT NULL, qty INTEGER NOT NULL, price REAL, updated_at TEXT) WITHOUT ROWID;
+CREATE TABLE events (item_id INTEGER NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (item_id, seq)) WITHOUT ROWID;
+BEGIN;
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${half})
+INSERT INTO items SELECT 'sku-' || printf('%08d', i), 'item-' || i, i % 97, (i % 1000) / 4.0,
+  '2026-01-' || printf('%02d', 1 + i % 28) || 'T10:00:00Z' FROM c;
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${half})
+INSERT INTO events SELECT 1 + i % 5000, i, CASE i % 5 WHEN 0 THEN 'create' WHEN 1 THEN 'update' WHEN 2 THEN 'view' WHEN 3 THEN 'delete' ELSE 'share' END,
+  '2026-02-' || printf('%02d', 1 + i % 28) || 'T12:00:00Z' FROM c;
+COMMIT;
+`;
+
+const sku = (i: number) => `'sku-${String(i).padStart(8, "0")}'`;
+
+const MUTATE_KEYED: Record<string, string> = {
+  "one-row": `UPDATE items SET qty = qty + 1 WHERE sku = ${
+    sku(Math.floor(half / 2))
+  };`,
+  spread:
+    `UPDATE items SET qty = qty + 1 WHERE CAST(substr(sku, 5) AS INTEGER) % 100 = 7; UPDATE events SET kind = 'x' WHERE seq % 100 = 7;`,
+  every:
+    `UPDATE items SET qty = qty + 1; UPDATE events SET kind = kind || '!';`,
+  vacuum: `
+UPDATE items SET name = name || '-renamed' WHERE sku IN (${sku(17)}, ${
+    sku(4242)
+  }, ${sku(Math.floor(half / 2))});
+DELETE FROM items WHERE sku IN (${sku(3)}, ${sku(77)}, ${sku(half - 1)});
+DELETE FROM events WHERE seq % 1000 = 1;
+INSERT INTO items VALUES ('sku-new-a', 'new-a', 1, 1.5, 'x');
+VACUUM;`,
+};
+
+const MUTATE_ROWID: Record<string, string> = {
   "one-row": `UPDATE items SET qty = qty + 1 WHERE id = ${
     Math.floor(half / 2)
   };`,
@@ -215,6 +255,9 @@ DELETE FROM events WHERE id % 1000 = 1;
 INSERT INTO items (name, qty, price, updated_at) VALUES ('new-a', 1, 1.5, 'x');
 VACUUM;`,
 };
+
+const keyed = values["without-rowid"];
+const MUTATE = keyed ? MUTATE_KEYED : MUTATE_ROWID;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -256,12 +299,12 @@ const config = new URL("../deno.json", import.meta.url).pathname;
 try {
   await Deno.mkdir(`${tmp}/seed`);
   let t0 = performance.now();
-  await sqlite3(`${tmp}/seed/state.db`, BUILD);
+  await sqlite3(`${tmp}/seed/state.db`, keyed ? BUILD_KEYED : BUILD);
   const size = (await Deno.stat(`${tmp}/seed/state.db`)).size;
   console.log(
-    `seed: ${rows} rows (${(size / 1048576).toFixed(1)} MiB) built in ${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s`,
+    `seed: ${rows} rows${keyed ? " (WITHOUT ROWID)" : ""} (${
+      (size / 1048576).toFixed(1)
+    } MiB) built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
   const summary: string[] = [];
   for (const pair of values.pairs.split(",")) {
@@ -360,7 +403,9 @@ try {
     console.log(line("new"));
     if (values.old) console.log(line("old"));
     summary.push(
-      `${pair.padEnd(8)} ${rows} rows: verity/sqldiff cpu warm ${
+      `${pair.padEnd(8)} ${rows} rows${
+        keyed ? " WITHOUT ROWID" : ""
+      }: verity/sqldiff cpu warm ${
         (md("new warm cpu") / sd).toFixed(3)
       }x, cold ${(md("new cold cpu") / sd).toFixed(3)}x; peak ${
         Math.max(...m["new peak"]!).toFixed(0)
