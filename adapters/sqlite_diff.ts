@@ -25,11 +25,15 @@
  * when their keys are the same values (the snapshot's identity), else one
  * row was removed and another added (NOCASE `'a'` and `'A'`).
  *
- * Anything this reader does not handle (a rowid table keyed by another
- * primary key, generated columns, a short record whose missing column has
- * a default, a non-UTF-8 database, a malformed tree, keys out of the order
- * computed here) throws {@linkcode PageWalkError} with the reason; the
- * caller then compares full snapshots (docs/state.md lists every reason).
+ * A rowid table identified by another primary key (`TEXT PRIMARY KEY`,
+ * composite keys) is merged by rowid as above; rows whose rowid or key
+ * changed are kept by key (the changed rows only) and matched at the end.
+ *
+ * Anything this reader does not handle (generated columns, a short record
+ * whose missing column has a default, NULL primary keys, a non-UTF-8
+ * database, a malformed tree, keys out of the order computed here) throws
+ * {@linkcode PageWalkError} with the reason; the caller then compares full
+ * snapshots (docs/state.md lists every reason).
  *
  * @module
  */
@@ -41,7 +45,7 @@ import {
   type RegionDiff,
   structureChange,
 } from "../lib/state/delta.ts";
-import { compareKeys, valuesEqual } from "../lib/state/keys.ts";
+import { compareValues, valuesEqual } from "../lib/state/keys.ts";
 import { maskRow } from "../lib/state/normalize.ts";
 import type { Category } from "../lib/state/types.ts";
 import type { MaskRule } from "../lib/definition/types.ts";
@@ -560,6 +564,11 @@ export interface PlannedTable {
   plan: TablePlan;
   /** How a `WITHOUT ROWID` table's records are keyed; null: a rowid table. */
   key: KeyOrder | null;
+  /**
+   * A rowid table identified by a primary key other than its rowid (`TEXT
+   * PRIMARY KEY`, composite keys): the key's columns; null otherwise.
+   */
+  keyCols: number[] | null;
 }
 
 const COLLATIONS: Record<string, number> = { BINARY: 0, NOCASE: 1, RTRIM: 2 };
@@ -668,20 +677,54 @@ export function planSchema(
       }
       if (plan.withoutRowid) {
         const key = keyOrder(db, plan);
-        out.push({ name: t.name, rootpage: t.rootpage, plan, key });
+        out.push({
+          name: t.name,
+          rootpage: t.rootpage,
+          plan,
+          key,
+          keyCols: null,
+        });
+        continue;
+      }
+      // `INTEGER PRIMARY KEY DESC` is no rowid alias: the key is stored,
+      // with an index of its own.
+      const alias = plan.intPk &&
+        Number(
+            db.exec(
+              `SELECT count(*) FROM pragma_index_list(${
+                sqlString(t.name)
+              }) WHERE origin = 'pk'`,
+            )[0]?.values[0]?.[0] ?? 0,
+          ) === 0;
+      // A primary key (its columns are the identity), not the rowid.
+      const pk = plan.rowidIdx !== -1 &&
+        plan.keyIdx.every((i) => i < plan.columns.length);
+      if (pk && !alias) {
+        // Stored by rowid, identified by its primary key.
+        out.push({
+          name: t.name,
+          rootpage: t.rootpage,
+          plan: { ...plan, aliasIdx: -1 },
+          key: null,
+          keyCols: plan.keyIdx,
+        });
         continue;
       }
       if (plan.rowidName === null) {
         throw new PageWalkError(
-          plan.intPk || plan.rowidIdx === -1
-            ? `table ${t.name} has no rowid name (rowid, _rowid_ and oid are all columns)`
-            : `table ${t.name} is keyed by a primary key other than its rowid (stored in rowid order)`,
+          `table ${t.name} has no rowid name (rowid, _rowid_ and oid are all columns)`,
         );
       }
       if (!plan.decodable) {
         throw new PageWalkError(`table ${t.name} is not read in rowid order`);
       }
-      out.push({ name: t.name, rootpage: t.rootpage, plan, key: null });
+      out.push({
+        name: t.name,
+        rootpage: t.rootpage,
+        plan,
+        key: null,
+        keyCols: null,
+      });
     }
     return out;
   } finally {
@@ -1047,31 +1090,45 @@ class KeyCursor {
   /** The current record's key as the snapshot reader writes it. */
   keyString(): string {
     const k = this.key;
-    const nKey = this.order!.nKey;
-    const view = new DataView(k.buf.buffer, k.buf.byteOffset, k.buf.byteLength);
-    let out = "[";
-    for (let i = 0; i < nKey; i++) {
-      const t = k.types[i]!;
-      const off = k.offs[i]!;
-      if (t >= 13 && t & 1) {
-        const len = (t - 13) / 2;
-        for (let j = off; j < off + len; j++) {
-          if (k.buf[j]! > 0x7f) {
-            try {
-              strictUtf8.decode(k.buf.subarray(off, off + len));
-            } catch {
-              throw new PageWalkError("key text is not valid UTF-8");
-            }
-            break;
+    return keyStringOf(k.buf, k.types, k.offs, this.order!.nKey, null);
+  }
+}
+
+/**
+ * A record's key as the snapshot reader writes it (`[v1,v2,…]`, encoded
+ * values as JSON): the first `n` fields, or the fields `fields` lists.
+ */
+function keyStringOf(
+  buf: Uint8Array,
+  types: Int32Array,
+  offs: Int32Array,
+  n: number,
+  fields: readonly number[] | null,
+): string {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let out = "[";
+  for (let i = 0; i < n; i++) {
+    const f = fields === null ? i : fields[i]!;
+    const t = types[f]!;
+    const off = offs[f]!;
+    if (t >= 13 && t & 1) {
+      const len = (t - 13) / 2;
+      for (let j = off; j < off + len; j++) {
+        if (buf[j]! > 0x7f) {
+          try {
+            strictUtf8.decode(buf.subarray(off, off + len));
+          } catch {
+            throw new PageWalkError("key text is not valid UTF-8");
           }
+          break;
         }
       }
-      const v = valueAt(k.buf, view, t, off);
-      if (i > 0) out += ",";
-      out += typeof v === "number" ? String(v) : JSON.stringify(v);
     }
-    return out + "]";
+    const v = valueAt(buf, view, t, off);
+    if (i > 0) out += ",";
+    out += typeof v === "number" ? String(v) : JSON.stringify(v);
   }
+  return out + "]";
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -1202,6 +1259,146 @@ function compareRecordKeys(x: KeyView, y: KeyView, order: KeyOrder): number {
   return 0;
 }
 
+/**
+ * Compare a rowid table identified by another primary key: rows are
+ * merge-compared by rowid as usual (equal rowids with equal bytes are the
+ * same row: a key is unique, so such rows are nowhere else); the others
+ * are the same row when they have the same rowid and key, else they are
+ * kept by key (the changed rows only) and matched by key at the end (a
+ * row whose rowid changed, `REPLACE`). The lists are then put in key
+ * order, as the snapshot lists them.
+ */
+function diffRekeyed(
+  part: RegionDiff,
+  cb: LeafCursor,
+  ca: LeafCursor,
+  planB: TablePlan | undefined,
+  planA: TablePlan | undefined,
+  comparer: RowComparer | null,
+  masks: readonly MaskRule[] | undefined,
+  stats: SqliteDiffStats,
+): void {
+  const id = part.region;
+  const nb = planB?.columns.length ?? 0;
+  const na = planA?.columns.length ?? 0;
+  const tb = new Int32Array(nb + 1), ob = new Int32Array(nb + 1);
+  const ta = new Int32Array(na + 1), oa = new Int32Array(na + 1);
+  const keyOf = (
+    payload: Uint8Array,
+    plan: TablePlan,
+    types: Int32Array,
+    offs: Int32Array,
+  ): string => {
+    const n = plan.columns.length;
+    const count = parseHeader(payload, 0, payload.length, n, types, offs);
+    if (count < 0) throw new PageWalkError("record needs SQL");
+    for (const c of plan.keyIdx) {
+      // Several rows may have a NULL key (a rowid table allows it): the
+      // snapshot then numbers them in an order this reader does not know.
+      if (c >= count || types[c] === 0) {
+        throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
+      }
+    }
+    return keyStringOf(
+      payload,
+      types,
+      offs,
+      plan.keyIdx.length,
+      plan.keyIdx,
+    );
+  };
+  const compare = (
+    pb: Uint8Array,
+    pa: Uint8Array,
+  ): RecordFieldChange[] => {
+    if (
+      comparer !== null && pb.length === pa.length &&
+      sameBytes(pb, 0, pa, 0, pb.length)
+    ) return NO_CHANGES;
+    stats.rowsDecoded += 2;
+    return comparer !== null
+      ? comparer.compare(pb, 0, pb.length, pa, 0, pa.length, 0)
+      : diffFields(
+        rowValue(pb, 0, planB!, masks),
+        rowValue(pa, 0, planA!, masks),
+      );
+  };
+  const changed = (key: string, fields: RecordFieldChange[]) => {
+    if (fields.length > 0) {
+      part.changed.push({
+        region: id,
+        key,
+        fields,
+        lossy: fields.some((f) => f.lossy),
+      });
+    }
+  };
+  // Rows that differ, kept by key until the other side's is found.
+  const keptB = new Map<string, Uint8Array>();
+  const keptA = new Map<string, Uint8Array>();
+  const keep = (m: Map<string, Uint8Array>, key: string, p: Uint8Array) => {
+    if (m.has(key)) throw new PageWalkError("two rows with one key");
+    // A copy: the page's memory is reused.
+    m.set(key, p.slice());
+  };
+  let hb = cb.next();
+  let ha = ca.next();
+  while (hb || ha) {
+    if (hb && ha && cb.rowid === ca.rowid) {
+      if (
+        comparer !== null && cb.size === ca.size && cb.local === cb.size &&
+        ca.local === ca.size &&
+        sameBytes(cb.page, cb.at, ca.page, ca.at, cb.size)
+      ) {
+        hb = cb.next();
+        ha = ca.next();
+        continue;
+      }
+      const pb = cb.payload();
+      const pa = ca.payload();
+      const kb = keyOf(pb, planB!, tb, ob);
+      const ka = keyOf(pa, planA!, ta, oa);
+      if (kb === ka) changed(kb, compare(pb, pa));
+      else {
+        keep(keptB, kb, pb);
+        keep(keptA, ka, pa);
+      }
+      hb = cb.next();
+      ha = ca.next();
+    } else if (hb && (!ha || cb.rowid < ca.rowid)) {
+      const pb = cb.payload();
+      keep(keptB, keyOf(pb, planB!, tb, ob), pb);
+      hb = cb.next();
+    } else {
+      const pa = ca.payload();
+      keep(keptA, keyOf(pa, planA!, ta, oa), pa);
+      ha = ca.next();
+    }
+  }
+  for (const [key, pb] of keptB) {
+    const pa = keptA.get(key);
+    if (pa === undefined) part.removed.push({ region: id, key });
+    else {
+      keptA.delete(key);
+      changed(key, compare(pb, pa));
+    }
+  }
+  for (const key of keptA.keys()) part.added.push({ region: id, key });
+  stats.leavesRead += cb.leavesRead + ca.leavesRead;
+  // Found in rowid order; a snapshot lists them in key order.
+  part.added = sortByKey(part.added);
+  part.removed = sortByKey(part.removed);
+  part.changed = sortByKey(part.changed);
+}
+
+/** Records sorted by key as the snapshot orders them (each key parsed once). */
+function sortByKey<T extends { key: string }>(xs: T[]): T[] {
+  if (xs.length < 2) return xs;
+  const d = xs.map((x) => ({ x, k: JSON.parse(x.key) as unknown }));
+  d.sort((p, q) => compareValues(p.k, q.k));
+  return d.map((p) => p.x);
+}
+
 /** Whether two records' key fields have the same serial types and bytes. */
 function sameKeyBytes(x: KeyView, y: KeyView, nKey: number): boolean {
   for (let i = 0; i < nKey; i++) {
@@ -1320,11 +1517,9 @@ function diffKeyed(
   if (!order.binaryAsc) {
     // Found in the table's key order; a snapshot lists keys in BINARY
     // ascending order.
-    const byKey = (x: { key: string }, y: { key: string }) =>
-      compareKeys(x.key, y.key);
-    part.added.sort(byKey);
-    part.removed.sort(byKey);
-    part.changed.sort(byKey);
+    part.added = sortByKey(part.added);
+    part.removed = sortByKey(part.removed);
+    part.changed = sortByKey(part.changed);
   }
 }
 
@@ -1655,6 +1850,19 @@ export function diffSqlitePair(
       : null;
     const cb = new LeafCursor(before?.src ?? emptySource, gB!, leavesB, common);
     const ca = new LeafCursor(after?.src ?? emptySource, gA!, leavesA, common);
+    const keyColsB = xb?.t.keyCols ?? null;
+    const keyColsA = xa?.t.keyCols ?? null;
+    if (keyColsB !== null || keyColsA !== null) {
+      if (
+        xb && xa && (keyColsB === null || keyColsA === null ||
+          planB!.identity.join("\0") !== planA!.identity.join("\0"))
+      ) {
+        throw new PageWalkError(`table ${name}: its key changed`);
+      }
+      diffRekeyed(part, cb, ca, planB, planA, comparer, masks, stats);
+      regions.push(part);
+      continue;
+    }
     let hb = cb.next();
     let ha = ca.next();
     while (hb && ha) {

@@ -135,7 +135,14 @@ class FilePages implements PageSource {
       return chunk.subarray(o, o + this.pageSize);
     }
     let one = this.#singles.get(pgno);
-    if (one !== undefined) return one;
+    if (one !== undefined) {
+      // Most recently used now: the buffer reused next is the least
+      // recently used one, so a page read again (an interior page holding
+      // the record a reader compares) stays valid.
+      this.#singles.delete(pgno);
+      this.#singles.set(pgno, one);
+      return one;
+    }
     if (!sequential) {
       // A lone page (an interior page of a walk): read it alone.
       // The least recently read lone page's buffer is reused.

@@ -241,34 +241,196 @@ Deno.test("stateDelta: a one-row change decodes only the changed pages", async (
   }
 });
 
-Deno.test("stateDelta: tables not in rowid order fall back to snapshots, same delta", async () => {
+Deno.test("stateDelta: tables it cannot read fall back to snapshots with the reason, same delta", async () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      "CREATE TABLE t (x TEXT, y INTEGER GENERATED ALWAYS AS (length(x)) VIRTUAL); INSERT INTO t (x) VALUES ('a'), ('bb');",
+      "UPDATE t SET x = 'ccc' WHERE x = 'a';",
+      /t has generated columns/,
+    ],
+    [
+      "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER); INSERT INTO t VALUES (NULL, 1), (NULL, 2), ('a', 3);",
+      "UPDATE t SET n = 4 WHERE n = 1;",
+      /a NULL primary key/,
+    ],
+    [
+      "CREATE TABLE t (n INTEGER, x TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'); ALTER TABLE t ADD COLUMN z TEXT DEFAULT 'zz';",
+      "UPDATE t SET n = 3 WHERE n = 1;",
+      /short record with default/,
+    ],
+    [
+      "CREATE TABLE t (rowid TEXT, _rowid_ TEXT, oid TEXT, \"INTEGER\" INTEGER PRIMARY KEY); INSERT INTO t VALUES ('a', 'b', 'c', 1);",
+      "UPDATE t SET oid = 'd';",
+      /no rowid name/,
+    ],
+  ];
+  for (const [schema, edit, why] of cases) {
+    const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+    try {
+      await Deno.mkdir(`${work}/a`);
+      await Deno.mkdir(`${work}/b`);
+      for (const [dir, sql] of [["a", schema], ["b", schema + edit]]) {
+        const db = new DatabaseSync(`${work}/${dir}/state.db`);
+        db.exec(sql!);
+        db.close();
+      }
+      const d = def(work, { business: ["t"], mask: [] });
+      const fast = await stateDelta(d, `${work}/a`, `${work}/b`);
+      assert.equal(fast.methods[0]?.method, "snapshots", schema);
+      assert.match(fast.methods[0]?.why ?? "", why);
+      const full = computeDelta(
+        normalize(await takeSnapshot(d, `${work}/a`), d),
+        normalize(await takeSnapshot(d, `${work}/b`), d),
+      );
+      assert.deepEqual(fast.delta, full);
+      assert.ok(!full.empty, schema);
+    } finally {
+      await Deno.remove(work, { recursive: true });
+    }
+  }
+});
+
+// Rowid tables identified by another primary key: stored by rowid, keyed
+// by text, composite, INT (not INTEGER: no alias), INTEGER PRIMARY KEY DESC
+// (no alias either) and NOCASE keys; rows whose rowid changes (REPLACE).
+const REKEYED_SCHEMA = `
+  CREATE TABLE r_text (k TEXT PRIMARY KEY, v TEXT, body TEXT);
+  CREATE TABLE r_comp (a TEXT, b INTEGER, v TEXT, PRIMARY KEY (b, a));
+  CREATE TABLE r_int (id INT PRIMARY KEY, v TEXT);
+  CREATE TABLE r_desc (id INTEGER PRIMARY KEY DESC, v TEXT);
+  CREATE TABLE r_nocase (k TEXT COLLATE NOCASE PRIMARY KEY, v TEXT);
+`;
+const REKEYED = ["r_text", "r_comp", "r_int", "r_desc", "r_nocase"];
+
+function seedRekeyed(path: string, rows: number): void {
+  const db = new DatabaseSync(path);
+  db.exec(REKEYED_SCHEMA);
+  db.exec("BEGIN");
+  const a = db.prepare("INSERT INTO r_text VALUES (?, ?, ?)");
+  const b = db.prepare("INSERT INTO r_comp VALUES (?, ?, ?)");
+  const c = db.prepare("INSERT INTO r_int VALUES (?, ?)");
+  const e = db.prepare("INSERT INTO r_desc VALUES (?, ?)");
+  const f = db.prepare("INSERT INTO r_nocase VALUES (?, ?)");
+  for (let i = 1; i <= rows; i++) {
+    // Keys inserted out of their order: rowid order is not key order.
+    const j = (i * 7919) % (rows + 1);
+    a.run(
+      j % 53 === 0 ? `long-${j}-` + "k".repeat(1500 + j) : `key-${j}`,
+      `v${i}`,
+      i % 61 === 0 ? "body ".repeat(1000) : `b${i}`,
+    );
+    b.run(`a${j}`, j % 101, `v${i}`);
+    c.run(j * 3 - 1000, `v${i}`);
+    e.run(j * 5, `v${i}`);
+    f.run(j % 2 ? `Name${j}` : `name${j}`, `v${i}`);
+  }
+  db.exec("COMMIT");
+  db.close();
+}
+
+function editRekeyed(
+  db: DatabaseSync,
+  rnd: () => number,
+  rows: number,
+): string[] {
+  const done: string[] = [];
+  const pick = () => Math.floor(rnd() * rows * 1.1);
+  const n = 1 + Math.floor(rnd() * 6);
+  const run = (sql: string, ...args: (string | number)[]) =>
+    db.prepare(sql).run(...args);
+  for (let k = 0; k < n; k++) {
+    const r = rnd();
+    if (r < 0.15) {
+      run("UPDATE r_text SET v = ? WHERE k = ?", `u${k}`, `key-${pick()}`);
+      run("UPDATE r_int SET v = 'u' WHERE id = ?", pick() * 3 - 1000);
+      done.push("update");
+    } else if (r < 0.25) {
+      run(
+        "UPDATE r_text SET body = ? WHERE k = ?",
+        "big ".repeat(800 + Math.floor(rnd() * 900)),
+        `key-${pick()}`,
+      );
+      done.push("overflow value");
+    } else if (r < 0.35) {
+      // A new rowid for an existing key.
+      run(
+        "INSERT OR REPLACE INTO r_text VALUES (?, 'replaced', 'x')",
+        `key-${pick()}`,
+      );
+      run("INSERT OR REPLACE INTO r_desc VALUES (?, 'replaced')", pick() * 5);
+      done.push("replace");
+    } else if (r < 0.45) {
+      run(
+        "DELETE FROM r_text WHERE k BETWEEN ? AND ?",
+        `key-${pick()}`,
+        `key-${pick()}`,
+      );
+      run(
+        "DELETE FROM r_int WHERE id BETWEEN ? AND ?",
+        pick() * 3 - 1000,
+        pick() * 3 - 900,
+      );
+      done.push("range delete");
+    } else if (r < 0.55) {
+      run("UPDATE r_comp SET a = a || 'x' WHERE b = ?", pick() % 101);
+      done.push("composite key change");
+    } else if (r < 0.65) {
+      const i = pick();
+      run("UPDATE r_nocase SET k = upper(k) WHERE k = ?", `name${i - (i % 2)}`);
+      done.push("nocase case change");
+    } else if (r < 0.75) {
+      // A key moved to another row: two rows swap keys through a third.
+      const x = pick(), y = pick();
+      run("UPDATE r_int SET id = -999999 WHERE id = ?", x * 3 - 1000);
+      run("UPDATE r_int SET id = ? WHERE id = ?", x * 3 - 1000, y * 3 - 1000);
+      run("UPDATE r_int SET id = ? WHERE id = -999999", y * 3 - 1000);
+      done.push("keys swapped");
+    } else if (r < 0.87) {
+      db.exec("BEGIN");
+      const m = 1 + Math.floor(rnd() * 400);
+      const base = Math.floor(rnd() * 1e6);
+      for (let i = 0; i < m; i++) {
+        run(
+          "INSERT OR REPLACE INTO r_text VALUES (?, 'bulk', ?)",
+          `bulk-${base + i}`,
+          "x".repeat(i),
+        );
+        run("INSERT OR REPLACE INTO r_desc VALUES (?, 'bulk')", base + i);
+      }
+      db.exec("COMMIT");
+      done.push("bulk insert (page splits)");
+    } else {
+      run(
+        "INSERT OR REPLACE INTO r_text VALUES (?, 'long', 'x')",
+        `long-new-${k}-` + "q".repeat(Math.floor(rnd() * 5000)),
+      );
+      run("DELETE FROM r_desc WHERE id % ? = 0", 7 + Math.floor(rnd() * 40));
+      done.push("long key, deletes");
+    }
+  }
+  return done;
+}
+
+const REKEYED_KIND: TrialKind = {
+  seed: seedRekeyed,
+  edit: editRekeyed,
+  def: (dir) =>
+    def(dir, {
+      business: REKEYED.slice(0, 3),
+      append_only: REKEYED.slice(3),
+      mask: [{ region: "r_comp", column: "v", kind: "timestamp" }],
+    }),
+  caseRegion: "state.db:r_nocase",
+};
+
+Deno.test("stateDelta: rowid tables keyed by another primary key equal the full snapshots' delta over random edits", async () => {
   const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
   try {
-    await Deno.mkdir(`${work}/a`);
-    await Deno.mkdir(`${work}/b`);
-    const mk = (p: string, extra: string) => {
-      const db = new DatabaseSync(p);
-      db.exec(
-        "CREATE TABLE tags (name TEXT PRIMARY KEY, n INTEGER); INSERT INTO tags VALUES ('b', 1), ('a', 2);" +
-          extra,
-      );
-      db.close();
-    };
-    mk(`${work}/a/state.db`, "");
-    mk(`${work}/b/state.db`, "UPDATE tags SET n = 3 WHERE name = 'a';");
-    const d = def(work, { business: ["tags"], mask: [] });
-    const fast = await stateDelta(d, `${work}/a`, `${work}/b`);
-    assert.equal(fast.methods[0]?.method, "snapshots");
-    assert.match(
-      fast.methods[0]?.why ?? "",
-      /tags is keyed by a primary key other than its rowid/,
-    );
-    const full = computeDelta(
-      normalize(await takeSnapshot(d, `${work}/a`), d),
-      normalize(await takeSnapshot(d, `${work}/b`), d),
-    );
-    assert.deepEqual(fast.delta, full);
-    assert.equal(full.business.changed.length, 1);
+    const r = await keyedTrials(work, 2000, 24, REKEYED_KIND);
+    assert.ok(r.skipped > 0);
+    assert.ok(r.nonEmpty >= 20, `${r.nonEmpty} trials with changes`);
+    assert.ok(r.walFrames >= 4, `${r.walFrames} WAL sessions with frames`);
+    assert.ok(r.caseChanges >= 1, `${r.caseChanges} NOCASE case changes`);
   } finally {
     await Deno.remove(work, { recursive: true });
   }
@@ -697,16 +859,32 @@ function editKeyed(
   return done;
 }
 
+interface TrialKind {
+  seed: (path: string, rows: number) => void;
+  edit: (db: DatabaseSync, rnd: () => number, rows: number) => string[];
+  def: (dir: string) => Definition;
+  /** The region whose keys change case (a row removed, one added). */
+  caseRegion: string;
+}
+
+const WITHOUT_ROWID: TrialKind = {
+  seed: seedKeyed,
+  edit: editKeyed,
+  def: keyedDef,
+  caseRegion: "state.db:kv_nocase",
+};
+
 async function keyedTrials(
   work: string,
   rows: number,
   trials: number,
+  kind: TrialKind = WITHOUT_ROWID,
 ): Promise<
   { nonEmpty: number; skipped: number; walFrames: number; caseChanges: number }
 > {
   await Deno.mkdir(`${work}/seed`);
-  seedKeyed(`${work}/seed/state.db`, rows);
-  const d = keyedDef(work);
+  kind.seed(`${work}/seed/state.db`, rows);
+  const d = kind.def(work);
   const rnd = prng(23);
   let skipped = 0;
   let walFrames = 0;
@@ -720,7 +898,7 @@ async function keyedTrials(
     const db = new DatabaseSync(`${dir}/state.db`);
     const wal = trial % 3 === 1;
     if (wal) db.exec("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;");
-    const done = editKeyed(db, rnd, rows);
+    const done = kind.edit(db, rnd, rows);
     if (trial % 5 === 4) {
       db.exec("VACUUM");
       done.push("VACUUM");
@@ -734,9 +912,11 @@ async function keyedTrials(
     const fast = await stateDelta(d, `${work}/seed`, dir);
     skipped += fast.methods[0]?.stats?.leavesSkipped ?? 0;
     const nocase = (xs: { region: string }[]) =>
-      xs.some((x) => x.region === "state.db:kv_nocase");
+      xs.some((x) => x.region === kind.caseRegion);
+    const { business: bu, append_only: ao } = fast.delta;
     if (
-      nocase(fast.delta.business.added) && nocase(fast.delta.business.removed)
+      nocase([...bu.added, ...ao.added]) &&
+      nocase([...bu.removed, ...ao.removed])
     ) caseChanges++;
     db.close();
   }
@@ -810,6 +990,66 @@ Deno.test("stateDelta: a one-row change of a WITHOUT ROWID table decodes only th
     assert.equal(s.leavesRead, 2);
     assert.equal(s.rowsDecoded, 2);
     assert.ok(s.leavesSkipped > 100, `${s.leavesSkipped} leaves skipped`);
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+Deno.test("stateDelta: INTEGER PRIMARY KEY DESC is no rowid alias: rows keyed by the stored value", async () => {
+  // The page reader took it for a rowid alias and keyed added and removed
+  // rows by their rowids ([3], [2] here instead of [5], [20]).
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    const db = new DatabaseSync(`${work}/a/state.db`);
+    db.exec(
+      "CREATE TABLE t (id INTEGER PRIMARY KEY DESC, v TEXT); INSERT INTO t VALUES (10, 'a'), (20, 'b');",
+    );
+    db.close();
+    await Deno.copyFile(`${work}/a/state.db`, `${work}/b/state.db`);
+    const b = new DatabaseSync(`${work}/b/state.db`);
+    b.exec("INSERT INTO t VALUES (5, 'c'); DELETE FROM t WHERE id = 20;");
+    b.close();
+    const d = def(work, { business: ["t"], mask: [] });
+    await expectSame(d, `${work}/a`, `${work}/b`, "DESC key");
+    const r = await stateDelta(d, `${work}/a`, `${work}/b`);
+    assert.deepEqual(r.delta.business.added.map((x) => x.key), ["[5]"]);
+    assert.deepEqual(r.delta.business.removed.map((x) => x.key), ["[20]"]);
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+Deno.test("stateDelta: a WITHOUT ROWID tree read out of page order, more pages than the lone-page memory", async () => {
+  // Rows inserted in random order scatter the leaves; every row changed:
+  // nothing is skipped, and the records compared stay readable while more
+  // than 4,096 lone pages go through the page memory.
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    const db = new DatabaseSync(`${work}/a/state.db`);
+    db.exec(
+      "PRAGMA page_size = 512; CREATE TABLE kv (k INTEGER, s INTEGER, v TEXT, PRIMARY KEY (k, s)) WITHOUT ROWID",
+    );
+    db.exec("BEGIN");
+    const ins = db.prepare("INSERT INTO kv VALUES (?, ?, ?)");
+    const rnd = prng(5);
+    for (let i = 0; i < 100000; i++) {
+      ins.run(Math.floor(rnd() * 5000), i, `value-${i}-padding`);
+    }
+    db.exec("COMMIT");
+    db.close();
+    await Deno.copyFile(`${work}/a/state.db`, `${work}/b/state.db`);
+    const b = new DatabaseSync(`${work}/b/state.db`);
+    b.exec("UPDATE kv SET v = v || '!'");
+    b.close();
+    const d = def(work, { business: ["kv"], append_only: [], mask: [] });
+    await expectSame(d, `${work}/a`, `${work}/b`, "scattered");
+    const r = await stateDelta(d, `${work}/a`, `${work}/b`);
+    assert.equal(r.delta.business.changed.length, 100000);
+    assert.ok(r.methods[0]!.stats!.pages > 4096);
   } finally {
     await Deno.remove(work, { recursive: true });
   }
