@@ -8,6 +8,9 @@
  * that dies ends the session with a named reason instead of leaving the
  * server without its database.
  *
+ * An HTTP server gets both relays: verity reaches it through one, it reaches
+ * its database through the other.
+ *
  * The end-to-end case with a real PostgreSQL cluster is the fixture
  * `pg-tcp-bubblewrap` (tests/ground_truth_test.ts).
  */
@@ -19,7 +22,7 @@ import {
 } from "../lib/sandbox/sandbox.ts";
 import type { SandboxBackend } from "../lib/sandbox/types.ts";
 import { openSession } from "../lib/wire/session.ts";
-import { freeLoopbackPort } from "../lib/wire/local_http.ts";
+import { freeLoopbackPort, startLocalHttp } from "../lib/wire/local_http.ts";
 
 const HERE = new URL("./netns/", import.meta.url).pathname.replace(/\/$/, "");
 const deno = resolveDeno();
@@ -239,6 +242,65 @@ Deno.test({
       db.listener.close();
       await db.done;
     } finally {
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "database relay: an HTTP server under bubblewrap is reached through one relay and reaches its database through the other",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    assert.ok(
+      probe.bubblewrap,
+      `bubblewrap is unavailable here: ${probe.reason}`,
+    );
+    const root = await Deno.makeTempDir({ prefix: "verity-port-relay-" });
+    const sock = `${root}/db.sock`;
+    const db = greeter({ transport: "unix", path: sock }, "database");
+    try {
+      await Deno.mkdir(`${root}/state`);
+      const port = freeLoopbackPort();
+      const httpPort = freeLoopbackPort();
+      const evidence = `${root}/evidence`;
+      const launch = prepareLaunch({
+        command: [deno, "run", "dial_http.ts", "--port", String(httpPort)],
+        env: {},
+        stateDir: `${root}/state`,
+        definitionDir: HERE,
+        readPaths: [],
+        backend: "bubblewrap",
+        evidenceDir: evidence,
+        label: "dialhttp",
+        listen: httpPort,
+        connect: [{ port, socket: sock }],
+      });
+      const client = await startLocalHttp(
+        launch.spawn,
+        `http://127.0.0.1:${httpPort}/mcp`,
+        httpPort,
+        30_000,
+        { relayDir: evidence },
+      );
+      const s = await openSession(client, { timeoutMs: 30_000 });
+      assert.equal(s.failure, null, s.failure?.message);
+      const r = await s.client.request("tools/call", {
+        name: "dial",
+        arguments: { targets: [{ host: "127.0.0.1", port }] },
+      }, 30_000);
+      await s.client.close();
+      assert.equal(r.status, "ok", JSON.stringify(r));
+      const text =
+        (r as { result: { content: { text: string }[] } }).result.content[0]!
+          .text;
+      assert.deepEqual(JSON.parse(text), ["ok: database"]);
+      assert.equal(db.count(), 1);
+      assert.deepEqual(await survivors(`${evidence}/dialhttp.gate`), []);
+      assert.deepEqual(await survivors(`relay-${httpPort}.sock`), []);
+    } finally {
+      db.listener.close();
+      await db.done;
       await Deno.remove(root, { recursive: true }).catch(() => {});
     }
   },
