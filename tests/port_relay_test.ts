@@ -231,6 +231,10 @@ Deno.test({
         .map(Number);
       assert.ok(pids.length > 0, "the relay is running during the session");
       for (const p of pids) Deno.kill(p, "SIGKILL");
+      // The session ends as soon as verity sees the relay's exit.
+      for (let i = 0; i < 100 && s.client.failure === null; i++) {
+        await new Promise((res) => setTimeout(res, 50));
+      }
       const r = await s.client.request("tools/list", {}, 10_000);
       assert.equal(r.status, "unknown", JSON.stringify(r));
       assert.match(
