@@ -36,6 +36,7 @@ import {
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
+import { processCpu } from "../common/process_cpu.ts";
 
 export const HELP: string = COMMAND_HELP["run"];
 
@@ -129,6 +130,7 @@ export async function main(argv: string[]): Promise<number> {
     process_to_command: performance.now(),
   };
   const def = await loadDefinition(p.positionals[0]!);
+  marks.definition_load = performance.now();
   await checkSeededState(def);
   marks.definition = performance.now();
   if (audit && def.kind !== "target") {
@@ -156,6 +158,7 @@ export async function main(argv: string[]): Promise<number> {
   // scratch directories, temporary files). A ledger that does not read
   // strictly fails here, not after the battery.
   await cleanScratch();
+  marks.scratch = performance.now();
   const recovery = await recoverRuns(runsDir);
   for (const r of recovery.recovered) {
     console.error(
@@ -196,8 +199,10 @@ export async function main(argv: string[]): Promise<number> {
   const phases: Record<string, number> = {
     process_to_command: marks.process_to_command!,
     definition: marks.definition! - marks.process_to_command!,
+    definition_load: marks.definition_load! - marks.process_to_command!,
     launcher: marks.launcher! - marks.definition!,
-    recover: marks.recover! - marks.launcher!,
+    scratch: marks.scratch! - marks.launcher!,
+    recover: marks.recover! - marks.scratch!,
     git: marks.git! - marks.recover!,
     before_battery: tBattery,
   };
@@ -262,6 +267,11 @@ export async function main(argv: string[]): Promise<number> {
   await Deno.remove(join(dir, WRITER_MARKER)).catch(() => {});
   phases.write = performance.now() - tWrite;
   if (phaseFile !== null) {
+    const cpu = processCpu();
+    if (cpu !== null) {
+      phases.cpu_self = cpu.self;
+      phases.cpu_children = cpu.children;
+    }
     await Deno.writeTextFile(phaseFile, JSON.stringify(phases) + "\n");
   }
   for (const written of await writeReportOutputs(report, outputs)) {

@@ -27,6 +27,7 @@ import type { McpClient } from "../wire/client.ts";
 import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
 import { pingEvents } from "../verdicts/overlap.ts";
+import { processCpu } from "../common/process_cpu.ts";
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -315,5 +316,15 @@ export async function main(_argv: string[]): Promise<number> {
     }
   }
   await handle(buf);
+  // VERITY_PHASE_TIMES=FILE (scripts/bench_overhead.ts): the timer's own CPU
+  // (harness time, not its servers') beside the run's phase times.
+  const phaseFile = Deno.env.get("VERITY_PHASE_TIMES");
+  const cpu = phaseFile ? processCpu() : null;
+  if (phaseFile && cpu !== null) {
+    await Deno.writeTextFile(
+      `${phaseFile}.timer-${crypto.randomUUID()}`,
+      JSON.stringify({ cpu_self: cpu.self }) + "\n",
+    ).catch(() => {});
+  }
   return 0;
 }

@@ -90,8 +90,9 @@ export interface RunnerOptions {
   checkListing?: (listed: string[]) => void;
   /**
    * Milliseconds spent per phase of the sessions, summed over every
-   * session (`dirs`, `reset`, `server`, `evidence`, `snapshot`, `cleanup`;
-   * `timer`: the overlap timer's time beyond its servers' span),
+   * session (`dirs`, `reset`, `launch` (building the sandboxed launch),
+   * `server`, `evidence`, `snapshot`, `cleanup`; `timer`: the overlap
+   * timer's time beyond its servers' span; `verify_reset`: once per run),
    * when given: where the fixed cost per session goes
    * (scripts/bench_overhead.ts).
    */
@@ -443,6 +444,9 @@ async function runSequentialSession(
       obs.setupFailure = `launch refused: ${(e as Error).message}`;
       return obs;
     }
+    // Building the launch (sandbox policy, paths): harness time inside the
+    // server's lifetime, measured apart from it.
+    const l0 = phase(ctx, "launch", s0);
     record.command = launch.spawn.command;
     obs.backend = launch.backend;
     record.backend = launch.backend;
@@ -495,7 +499,7 @@ async function runSequentialSession(
     }
     const exit = await s.client.close(2000);
     record.serverMs = performance.now() - s0;
-    tp = phase(ctx, "server", s0);
+    tp = phase(ctx, "server", l0);
     record.exit = `${exit.stoppedBy}${
       exit.code !== null ? ` code ${exit.code}` : ""
     }${exit.signal ? ` ${exit.signal}` : ""}`;
@@ -585,6 +589,7 @@ async function runAttemptSession(
     // The timer stops the attempt at its deadline and says so; killing the
     // timer (with its servers) is the backstop when it cannot answer.
     spec.deadlineMs = attemptDeadlineMs(spec);
+    tp = phase(ctx, "launch", tp);
     const res = await ctx.timers.run(spec, spec.deadlineMs + 15_000);
     const inTimer = performance.now() - tp;
     tp = phase(ctx, "server", tp);
@@ -706,7 +711,9 @@ async function execute(
 ): Promise<RunHistory> {
   const { def, opts } = ctx;
   const say = opts.progress ?? (() => {});
+  const tr = performance.now();
   const reset = await verifyReset(ctx);
+  phase(ctx, "verify_reset", tr);
   say(
     `reset: ${reset.verified ? "verified" : `NOT verified (${reset.problem})`}`,
   );
