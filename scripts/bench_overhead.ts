@@ -277,13 +277,14 @@ for (const main of MAINS) {
   wall ratio = process wall / (server lifetimes / jobs);
   outside    = wall - server lifetimes / jobs: the harness's own time, split into
                per run (start, verify-reset, after the battery) and per session (the rest / sessions);
+  tree cpu   = verity's whole process tree's CPU (cpuacct): compare it between checkouts;
   cpu ratio  = the process tree's CPU / the servers' CPU (the tree's, from a cpuacct group, less
                the harness's: verity's own threads and its overlap timers): CPU is barely moved
                by load; stricter than the wall ratio, since the harness's client side while a
                server runs counts as harness (a server's lifetime is mostly waiting for it)`,
   );
   console.log(
-    "  tools sessions   wall s servers s  wall ratio   outside ms  per run ms  per session ms  harness cpu s servers cpu s cpu ratio  load",
+    "  tools sessions   wall s servers s  wall ratio   outside ms  per run ms  per session ms  harness cpu s servers cpu s cpu ratio  tree cpu s  load",
   );
   for (const n of SIZES) {
     const rs = results.get(`${main}\u0000${n}`)!;
@@ -318,6 +319,11 @@ for (const main of MAINS) {
         ? median(rs.map((x) => x.treeCpuMs! / (x.treeCpuMs! - harness(x))))
           .toFixed(3)
         : "-").padStart(10),
+      (rs[0]!.treeCpuMs === null
+        ? "-"
+        : (median(rs.map((x) => x.treeCpuMs!)) / 1000).toFixed(2)).padStart(
+          11,
+        ),
       median(rs.map((x) => x.load)).toFixed(1).padStart(5),
     ];
     console.log(cells.join(" "));
@@ -381,6 +387,19 @@ for (const main of MAINS) {
         ms(m("write"))
       })`,
     );
+    if (rs[0]!.phases.cpu_setup !== undefined) {
+      console.log(
+        `      CPU of verity's process (ms): Deno and modules ${
+          ms(m("cpu_process_to_command"))
+        }, setup to the battery ${ms(m("cpu_setup"))}, battery ${
+          ms(m("cpu_battery"))
+        } (${
+          median(rs.map((x) => x.phases.cpu_battery! / x.sessions)).toFixed(1)
+        } per session, client side included), after the battery ${
+          ms(m("cpu_after"))
+        }; overlap timers ${ms(median(rs.map((x) => x.timerCpuMs)))}`,
+      );
+    }
   }
 }
 console.log(

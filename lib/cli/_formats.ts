@@ -10,13 +10,9 @@ import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { Report } from "../report/report.ts";
 import { renderText } from "../report/text.ts";
-import { renderHtml } from "../report/html.ts";
-import { renderJunit } from "../report/junit.ts";
-import {
-  definitionToolLines,
-  renderSarif,
-  type SarifOptions,
-} from "../report/sarif.ts";
+// The HTML, JUnit and SARIF renderers load when a report is rendered in
+// their format: a run without --html/--sarif/--junit never loads them.
+import type { SarifOptions } from "../report/sarif.ts";
 import { writeFileAtomic } from "./_io.ts";
 
 /** The formats `verity report --format` accepts. */
@@ -69,6 +65,7 @@ export async function sarifContext(report: Report): Promise<SarifOptions> {
   const file = resolve(report.provenance.definition.file);
   const root = await gitTopLevel(dirname(file)) ?? Deno.cwd();
   let toolLines: Record<string, number> = {};
+  const { definitionToolLines } = await import("../report/sarif.ts");
   try {
     toolLines = definitionToolLines(await Deno.readTextFile(file));
   } catch {
@@ -88,11 +85,13 @@ export async function renderReport(
     case "json":
       return JSON.stringify(report, null, 1) + "\n";
     case "html":
-      return renderHtml(report);
-    case "sarif":
+      return (await import("../report/html.ts")).renderHtml(report);
+    case "sarif": {
+      const { renderSarif } = await import("../report/sarif.ts");
       return renderSarif(report, await sarifContext(report));
+    }
     case "junit":
-      return renderJunit(report);
+      return (await import("../report/junit.ts")).renderJunit(report);
   }
 }
 

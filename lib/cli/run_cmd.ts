@@ -36,7 +36,7 @@ import {
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
-import { processCpu } from "../common/process_cpu.ts";
+import { selfCpuMs } from "../common/process_cpu.ts";
 
 export const HELP: string = COMMAND_HELP["run"];
 
@@ -129,6 +129,9 @@ export async function main(argv: string[]): Promise<number> {
   const marks: Record<string, number> = {
     process_to_command: performance.now(),
   };
+  // This process's CPU (ms) at the same points: unlike wall time, barely
+  // moved by the machine's load (VERITY_PHASE_TIMES).
+  const cpuMarks: Record<string, number> = { start: selfCpuMs() };
   const def = await loadDefinition(p.positionals[0]!);
   marks.definition_load = performance.now();
   await checkSeededState(def);
@@ -154,11 +157,9 @@ export async function main(argv: string[]): Promise<number> {
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
   const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
-  // Before the battery: finish what killed runs left (an unrecorded report,
-  // scratch directories, temporary files). A ledger that does not read
+  // Before the battery: finish what killed runs left in the runs directory
+  // (an unrecorded report, temporary files). A ledger that does not read
   // strictly fails here, not after the battery.
-  await cleanScratch();
-  marks.scratch = performance.now();
   const recovery = await recoverRuns(runsDir);
   for (const r of recovery.recovered) {
     console.error(
@@ -195,19 +196,26 @@ export async function main(argv: string[]): Promise<number> {
   // FILE as JSON at the end (scripts/bench_overhead.ts reads it).
   const phaseFile = Deno.env.get("VERITY_PHASE_TIMES") ?? null;
   const tBattery = performance.now();
+  cpuMarks.battery = selfCpuMs();
   // Setup steps as durations, each from the previous mark.
   const phases: Record<string, number> = {
     process_to_command: marks.process_to_command!,
     definition: marks.definition! - marks.process_to_command!,
     definition_load: marks.definition_load! - marks.process_to_command!,
     launcher: marks.launcher! - marks.definition!,
-    scratch: marks.scratch! - marks.launcher!,
-    recover: marks.recover! - marks.scratch!,
+    recover: marks.recover! - marks.launcher!,
     git: marks.git! - marks.recover!,
     before_battery: tBattery,
   };
+  // Scratch directories that killed runs left (their owner dead) go while
+  // the battery runs, off its path: nothing of this run's is touched (its
+  // owner is alive); awaited before the run ends.
+  const scratch = cleanScratch().catch(() => 0);
   let battery;
   try {
+    // The first launch's one-time work (bubblewrap probe, the server's
+    // module graph) runs while the battery starts (verify-reset).
+    launcher.warm();
     battery = await runBattery(def, tools, {
       ...(phaseFile !== null ? { phases } : {}),
       runs,
@@ -223,9 +231,11 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     live.clear();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
+    await scratch;
   }
   const [definitionGit, harnessGit] = await gitStates;
   const tAssemble = performance.now();
+  cpuMarks.after = selfCpuMs();
   phases.battery = tAssemble - tBattery;
   const report = buildRunReport(battery, {
     runId: id,
@@ -267,11 +277,14 @@ export async function main(argv: string[]): Promise<number> {
   await Deno.remove(join(dir, WRITER_MARKER)).catch(() => {});
   phases.write = performance.now() - tWrite;
   if (phaseFile !== null) {
-    const cpu = processCpu();
-    if (cpu !== null) {
-      phases.cpu_self = cpu.self;
-      phases.cpu_children = cpu.children;
-    }
+    // CPU per part of the run: Deno and the modules, setup up to the
+    // battery, the battery (with the client side of every session), after.
+    const end = selfCpuMs();
+    phases.cpu_process_to_command = cpuMarks.start!;
+    phases.cpu_setup = cpuMarks.battery! - cpuMarks.start!;
+    phases.cpu_battery = cpuMarks.after! - cpuMarks.battery!;
+    phases.cpu_after = end - cpuMarks.after!;
+    phases.cpu_self = end;
     await Deno.writeTextFile(phaseFile, JSON.stringify(phases) + "\n");
   }
   for (const written of await writeReportOutputs(report, outputs)) {

@@ -27,6 +27,7 @@ import {
   resolveDeno,
   resolveNode,
   resolvePython,
+  warmLaunch,
 } from "../sandbox/sandbox.ts";
 import type {
   Launch,
@@ -37,11 +38,9 @@ import { resetState } from "../state_io/reset.ts";
 import type { McpClient } from "../wire/client.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { freeLoopbackPort, startLocalHttp } from "../wire/local_http.ts";
-import {
-  clusterFor,
-  postgresAdapters,
-  type PostgresCluster,
-} from "../state_io/postgres_cluster.ts";
+// Types only: the cluster module (and the `pg` driver under it, ~40 ms to
+// load) is loaded by startState, for a definition with a postgres adapter.
+import type { PostgresCluster } from "../state_io/postgres_cluster.ts";
 import {
   commandForChoice,
   type LaunchableDefinition,
@@ -58,6 +57,13 @@ import {
 } from "./request.ts";
 
 export type { LaunchableDefinition, LaunchSetup, SessionDirs };
+
+/** The definition's postgres adapters. */
+function postgresAdapters(
+  def: Pick<LaunchableDefinition, "adapters">,
+): LaunchableDefinition["adapters"] {
+  return def.adapters.filter((a) => a.kind === "postgres");
+}
 
 /** One started server process: its launch, and what `openSession` takes. */
 export interface StartedServer {
@@ -107,6 +113,7 @@ export class DefinitionLauncher {
    */
   readonly prepared: PreparedRun | null;
   #postgres: PostgresCluster | null = null;
+  #ahead: Promise<void> = Promise.resolve();
 
   /** Use {@linkcode openLauncher}; this constructor takes facts already gathered. */
   constructor(
@@ -144,6 +151,8 @@ export class DefinitionLauncher {
     progress: ((line: string) => void) | null = null,
   ): Promise<void> {
     if (this.#postgres !== null) return;
+    if (postgresAdapters(this.definition).length === 0) return;
+    const { clusterFor } = await import("../state_io/postgres_cluster.ts");
     this.#postgres = await clusterFor(this.definition, `${workDir}/postgres`, {
       progress,
     });
@@ -162,8 +171,32 @@ export class DefinitionLauncher {
     }
   }
 
+  /**
+   * Start, in the background, the one-time work of the first launch
+   * (bubblewrap probe, a confined Deno server's module graph), so that it
+   * overlaps other setup (see `warmLaunch`). The first
+   * {@linkcode DefinitionLauncher.start} waits for it, and
+   * {@linkcode DefinitionLauncher.close} too: nothing it spawns outlives
+   * the launcher.
+   */
+  warm(): void {
+    let req: LaunchRequest;
+    try {
+      // The command and paths do not depend on the session's directories
+      // (when they do, the launch does the work itself).
+      req = this.request({
+        state: `${this.definition.dir}/.verity-warm-state`,
+        evidence: `${this.definition.dir}/.verity-warm-evidence`,
+      }, "server");
+    } catch {
+      return;
+    }
+    this.#ahead = warmLaunch(req);
+  }
+
   /** Stop what {@linkcode DefinitionLauncher.startState} started. */
   async close(): Promise<void> {
+    await this.#ahead;
     const pg = this.#postgres;
     this.#postgres = null;
     await pg?.stop();
@@ -223,6 +256,7 @@ export class DefinitionLauncher {
     label: string,
     startTimeoutMs: number,
   ): Promise<StartedServer> {
+    await this.#ahead;
     if (!this.http) {
       const launch = this.launch(dirs, label);
       return { launch, target: launch.spawn, url: null };

@@ -123,6 +123,19 @@ export class OverlapTimerPool {
     return r;
   }
 
+  /**
+   * Start timers ahead of the attempts, up to `n` idle ones: a timer's own
+   * start (a Deno process) then overlaps other work. Closed by
+   * {@linkcode OverlapTimerPool.close} like any other.
+   */
+  warm(n: number): void {
+    while (this.#idle.length < n) {
+      const t = new TimerProcess();
+      this.#all.add(t);
+      this.#idle.push(t);
+    }
+  }
+
   /** Close every timer. */
   async close(): Promise<void> {
     await Promise.all([...this.#all].map((t) => t.close()));

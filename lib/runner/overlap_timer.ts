@@ -27,7 +27,7 @@ import type { McpClient } from "../wire/client.ts";
 import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
 import { pingEvents } from "../verdicts/overlap.ts";
-import { processCpu } from "../common/process_cpu.ts";
+import { selfCpuMs } from "../common/process_cpu.ts";
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -319,11 +319,10 @@ export async function main(_argv: string[]): Promise<number> {
   // VERITY_PHASE_TIMES=FILE (scripts/bench_overhead.ts): the timer's own CPU
   // (harness time, not its servers') beside the run's phase times.
   const phaseFile = Deno.env.get("VERITY_PHASE_TIMES");
-  const cpu = phaseFile ? processCpu() : null;
-  if (phaseFile && cpu !== null) {
+  if (phaseFile) {
     await Deno.writeTextFile(
       `${phaseFile}.timer-${crypto.randomUUID()}`,
-      JSON.stringify({ cpu_self: cpu.self }) + "\n",
+      JSON.stringify({ cpu_self: selfCpuMs() }) + "\n",
     ).catch(() => {});
   }
   return 0;

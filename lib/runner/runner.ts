@@ -784,11 +784,6 @@ async function execute(
     );
   }
   if (!started) ticks.total = ticks.done;
-  const results = [
-    ...control,
-    ...(started ? await pool(seqPlan, opts.jobs, run) : []),
-  ];
-  say(`sessions: ${results.length} sequential sessions done`);
   const hintsFor = (
     name: string,
   ): Record<(typeof HINT_NAMES)[number], DeclaredHint> => {
@@ -804,6 +799,32 @@ async function execute(
       ]),
     ) as Record<(typeof HINT_NAMES)[number], DeclaredHint>;
   };
+  // The tools whose hints ask for concurrent attempts (they get them unless
+  // the server died in every tool session). Their overlap timers start now,
+  // so a timer's own start overlaps the sequential sessions instead of
+  // delaying the first attempt.
+  const wantConcurrent = tools.filter((t) => !taskTools.has(t.index)).filter(
+    (t) => {
+      const h = hintsFor(t.name);
+      return wantsConcurrent(
+        {
+          readOnlyHint: h.readOnlyHint.state,
+          idempotentHint: h.idempotentHint.state,
+        },
+        opts.observeConcurrent,
+      );
+    },
+  );
+  if (started) {
+    ctx.timers.warm(
+      Math.min(opts.jobs, wantConcurrent.length * opts.concurrentAttempts),
+    );
+  }
+  const results = [
+    ...control,
+    ...(started ? await pool(seqPlan, opts.jobs, run) : []),
+  ];
+  say(`sessions: ${results.length} sequential sessions done`);
   const seed = reset.digests[0] ?? null;
   const controlDigests = control.map((c) => c.stateDigest);
   const startupWrites = seed !== null &&
@@ -816,18 +837,7 @@ async function execute(
       s.setupFailure !== null ||
       s.calls.some((c) => c.status === "unknown" && c.ended === "exited")
     );
-  const concurrentTools = !started || diedEverywhere
-    ? []
-    : tools.filter((t) => !taskTools.has(t.index)).filter((t) => {
-      const h = hintsFor(t.name);
-      return wantsConcurrent(
-        {
-          readOnlyHint: h.readOnlyHint.state,
-          idempotentHint: h.idempotentHint.state,
-        },
-        opts.observeConcurrent,
-      );
-    });
+  const concurrentTools = !started || diedEverywhere ? [] : wantConcurrent;
   const attemptPlan = planConcurrent(concurrentTools, {
     concurrentAttempts: opts.concurrentAttempts,
     skipTwoProcess: startupWrites,
