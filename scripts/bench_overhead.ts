@@ -6,23 +6,32 @@
  * synthetic fixture (a Deno MCP SDK server over a small SQLite store: every
  * fifth tool an idempotent write that also gets concurrent attempts, the
  * others read-only) and runs `verity run` on it as a user would (a fresh
- * process), timing the whole process. From the report and the
- * `VERITY_PHASE_TIMES` file it prints:
+ * process, in a cpuacct cgroup of its own when one can be made), timing the
+ * whole process. From the report and the `VERITY_PHASE_TIMES` files it
+ * prints:
  *
- * - the overhead: process wall / (sum of server lifetimes / jobs) (target
- *   at most 1.10 at every size);
- * - the per-session breakdown (medians over rounds of the sum over the run,
- *   divided by sessions): scratch directories, reset, server lifetime,
- *   sandbox evidence, snapshot, cleanup, the overlap timer's own time;
- * - the per-run costs: process start to the first session (Deno start,
- *   definition, launcher, verify-reset), report assembly, report and
- *   ledger writing.
+ * - the curve: wall ratio = process wall / (sum of server lifetimes / jobs)
+ *   (target at most 1.10 at every size); the harness's own time outside
+ *   server lifetimes, split into per-run fixed costs and per-session costs;
+ *   and, as load barely moves CPU time, a CPU ratio: the process tree's CPU
+ *   over the servers' (the tree's less verity's own threads and its overlap
+ *   timers'), with the load average per row;
+ * - per session (medians over rounds of the run's sum / sessions): scratch
+ *   directories, reset, launch (building the sandboxed launch), the overlap
+ *   timer's own time, sandbox evidence, snapshot, and cleanup (off the
+ *   session's path), beside the server lifetime;
+ * - per run: Deno and modules, definition (load, seed check), launcher,
+ *   runs recovery, git probes, verify-reset, assembly, writing, and the
+ *   rest up to the process's exit; then the CPU of verity's process per
+ *   part of the run.
  *
  * Run: deno run -A scripts/bench_overhead.ts [--sizes 5,25,100] [--rounds 3]
- *      [--jobs 1] [--concurrent-attempts 2] [--main main.ts]
+ *      [--jobs 1] [--concurrent-attempts 2] [--main main.ts]...
  *
- * `--main` runs another checkout's main.ts (the same fixture), to compare
- * before and after side by side in one run.
+ * `--main` (repeatable) runs another checkout's main.ts on the same
+ * fixtures, interleaved, to compare before and after side by side in one
+ * run. A checkout older than the phase times prints the curve only; one
+ * older than verify-reset's own phase counts it per session.
  *
  * @module
  */
