@@ -235,9 +235,18 @@ function obj(b: Uint8Array, i: number): number {
   while (true) {
     if (b[i] !== 0x22) return -1;
     const k0 = i;
-    i = str(b, i);
-    if (i < 0) return -1;
-    const kPlain = !ESCAPED;
+    // The key: plain ASCII up to its closing quote inline, anything else
+    // through str().
+    let j = k0 + 1;
+    let c = b[j]!;
+    while (CLASS[c] === 0) c = b[++j]!;
+    let kPlain = true;
+    if (c === 0x22) i = j + 1;
+    else {
+      i = str(b, k0);
+      if (i < 0) return -1;
+      kPlain = !ESCAPED;
+    }
     if (p0 >= 0 && !keyBefore(b, p0, p1, pPlain, k0, i, kPlain)) return -1;
     if ((i - k0 === 17 || i - k0 === 18) && b[k0 + 1] === 0x63) {
       if (isRecipeKey(b, k0, i)) RECIPE_KEY = true;
@@ -246,9 +255,16 @@ function obj(b: Uint8Array, i: number): number {
     p1 = i;
     pPlain = kPlain;
     if (b[i] !== 0x3a) return -1;
-    i = value(b, i + 1);
+    i++;
+    if (b[i] === 0x22) {
+      // A string value, the same way.
+      j = i + 1;
+      c = b[j]!;
+      while (CLASS[c] === 0) c = b[++j]!;
+      i = c === 0x22 ? j + 1 : str(b, i);
+    } else i = value(b, i);
     if (i < 0) return -1;
-    const c = b[i];
+    c = b[i]!;
     if (c === 0x2c) {
       i++;
       continue;

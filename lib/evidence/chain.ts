@@ -560,7 +560,9 @@ const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 const HEADER_LINE = ascii(HEADER);
 const EMPTY_LINE = ascii(EMPTY.slice(0, -1));
 const BODY_TYPE = ascii(',"type":');
+const RECORD_OPEN = ascii('{"record":');
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const ENCODER = new TextEncoder();
 /** Big-endian words of fixed text, for comparisons four bytes at a time. */
 const be32 = (t: string, at: number): number =>
   new DataView(ascii(t).buffer).getUint32(at);
@@ -643,29 +645,38 @@ export class VerityByteWalker {
   // ',"type":', the type, '}'. Bytes [0, 71) are the previous block's hash.
   // A node Buffer, which node:crypto hashes without wrapping it in another
   // view per call.
-  #input: Uint8Array = Buffer.alloc(1024);
-  #inputView = new DataView(this.#input.buffer, this.#input.byteOffset, 1024);
+  // Buffers of exactly each input length seen (a few distinct lengths in
+  // practice; the map is emptied past 256), so update() gets a whole Buffer
+  // and no view is made per block.
+  #inputs = new Map<number, Uint8Array>();
+  // The previous block's published hash (the chain followed on published
+  // hashes; the hash of the previous block when the chain holds).
+  #prev = ascii(GENESIS);
+  #prevView = new DataView(this.#prev.buffer, this.#prev.byteOffset, 71);
+  #prevHex = this.#prev.subarray(7, 71);
   #lastType = new Uint8Array(0);
   #lastTypeName = "";
   // What verifyLedger reports, for blocks in the layout whose index,
   // prev_hash or hash is not what the chain says: the chain is then
-  // followed on the published hashes (input[0, 71)), and #strict replays
+  // followed on the published hashes (#prev), and #strictHex replays
   // from genesis, exactly as verifyLedger does.
   #problems: LedgerProblem[] = [];
-  #strict = GENESIS;
-  /** Whether #strict has left the published chain (it is not input[0, 71)). */
+  // The replayed head's 64 hex digits (without "sha256:").
+  #strictHex = GENESIS.slice(7);
+  /** Whether the replay has left the published chain (it is not #prev). */
   #off = false;
   #expected: string | null;
+  #expected0 = -1;
   #expectedAt: number | undefined = undefined;
   /** Called for each block in the layout (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
 
   /** `expectedHead`, when given, is looked for among the published hashes (for the head problem's reason). */
   constructor(expectedHead: string | null = null) {
-    this.#input.set(ascii(GENESIS + '{"record":'));
     this.#expected = expectedHead !== null && expectedHead.startsWith("sha256:")
       ? expectedHead.slice(7)
       : null;
+    if (this.#expected !== null) this.#expected0 = this.#expected.charCodeAt(0);
   }
 
   /**
@@ -706,7 +717,7 @@ export class VerityByteWalker {
     this.#state = "done";
     return {
       blocks: this.#index,
-      head: this.#strict,
+      head: "sha256:" + this.#strictHex,
       types: this.#types,
       problems: this.#problems,
     };
@@ -717,9 +728,10 @@ export class VerityByteWalker {
    * `expectedHead` (given to the constructor), or null when it is.
    */
   headProblem(expectedHead: string): LedgerProblem | null {
-    if (this.#strict === expectedHead) return null;
+    const strict = "sha256:" + this.#strictHex;
+    if (strict === expectedHead) return null;
     return headProblem(
-      this.#strict,
+      strict,
       expectedHead,
       this.#expected === null ? undefined : this.#expectedAt,
       this.#index,
@@ -799,8 +811,8 @@ export class VerityByteWalker {
       dv.getUint32(p + 8) !== K_PREV2 || dv.getUint16(p + 12) !== K_PREV3
     ) return this.#failed();
     // The published prev_hash is the previous block's published hash,
-    // input[0, 71).
-    const iv = this.#inputView;
+    // #prev.
+    const iv = this.#prevView;
     const q = p + 14;
     let samePrev = dv.getUint32(q + 67) === iv.getUint32(67);
     for (let k = 0; k < 68 && samePrev; k += 4) {
@@ -812,7 +824,7 @@ export class VerityByteWalker {
         prevProblem(
           index,
           VerityByteWalker.#text(b, q, q + 71),
-          VerityByteWalker.#text(this.#input, 0, 71),
+          VerityByteWalker.#text(this.#prev, 0, 71),
         ),
       );
     }
@@ -851,28 +863,41 @@ export class VerityByteWalker {
     const recLen = recEnd - recStart;
     const typeLen = typeEnd - typeStart;
     const len = 81 + recLen + 8 + typeLen + 1;
-    let buf = this.#input;
-    if (len > buf.length) {
-      const bigger = Buffer.alloc(Math.max(len, buf.length * 2));
-      bigger.set(buf.subarray(0, 81));
-      buf = this.#input = bigger;
-      this.#inputView = new DataView(buf.buffer, buf.byteOffset, buf.length);
+    let buf = this.#inputs.get(len);
+    if (buf === undefined) {
+      if (this.#inputs.size >= 256) this.#inputs.clear();
+      buf = Buffer.alloc(len);
+      buf.set(RECORD_OPEN, 71);
+      this.#inputs.set(len, buf);
     }
+    buf.set(this.#prev);
     buf.set(b.subarray(recStart, recEnd), 81);
     let o = 81 + recLen;
     for (let k = 0; k < 8; k++) buf[o++] = BODY_TYPE[k]!;
     for (let k = typeStart; k < typeEnd; k++) buf[o++] = b[k]!;
     buf[o] = 0x7d;
-    const h = createHash("sha256").update(buf.subarray(0, len)).digest("hex");
-    let k = 0;
-    while (k < 64 && h.charCodeAt(k) === b[hexStart + k]) k++;
-    if (k === 64 && !this.#off) {
+    const h = createHash("sha256").update(buf).digest("hex");
+    // The recomputed hash goes to #prev (the next block's prev_hash) and is
+    // compared with the published one four bytes at a time.
+    ENCODER.encodeInto(h, this.#prevHex);
+    const pv = this.#prevView;
+    let same = true;
+    for (let k = 0; k < 64 && same; k += 4) {
+      same = dv.getUint32(hexStart + k) === pv.getUint32(7 + k);
+    }
+    if (!same) {
+      // The chain is followed on the published hash.
+      const prev = this.#prev;
+      for (let k = 0; k < 64; k++) prev[7 + k] = b[hexStart + k]!;
+    }
+    if (same && !this.#off) {
       // The common case: the published hash is the recomputed one (so 64
       // lowercase hex digits), and the replay from genesis agrees.
-      this.#strict = "sha256:" + h;
-      if (h === this.#expected) this.#expectedAt = index;
-      for (let j = 0; j < 64; j++) buf[7 + j] = b[hexStart + j]!;
-    } else if (!this.#recover(b, hexStart, h, index, len)) return -1;
+      this.#strictHex = h;
+      if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
+        this.#expectedAt = index;
+      }
+    } else if (!this.#recover(b, hexStart, h, index, buf)) return -1;
     const type = this.#lastTypeName;
     this.#types[type] = (this.#types[type] ?? 0) + 1;
     if (sawRecipeKey()) {
@@ -893,8 +918,8 @@ export class VerityByteWalker {
   /**
    * The slow path of a block: its published hash differs from the
    * recomputed `h`, or the replay from genesis has diverged. Records the
-   * hash problem, advances the replay as verifyLedger does, and puts the
-   * published hash in input[7, 71) for the next block. False (the walk
+   * hash problem and advances the replay as verifyLedger does (the
+   * published hash is already #prev for the next block). False (the walk
    * failed) when the published hash is not plain text.
    */
   #recover(
@@ -902,7 +927,7 @@ export class VerityByteWalker {
     hexStart: number,
     h: string,
     index: number,
-    len: number,
+    buf: Uint8Array,
   ): boolean {
     if (!plainAscii(b, hexStart, hexStart + 64)) {
       this.#fail();
@@ -914,20 +939,15 @@ export class VerityByteWalker {
     if (recomputed !== published) {
       this.#problems.push(hashProblem(index, published, recomputed));
     }
-    const buf = this.#input;
     if (this.#off) {
       // chainHash(strict, body): the body is in buf after byte 71.
-      const local = buf.slice(7, 71);
-      for (let k = 0; k < 64; k++) buf[7 + k] = this.#strict.charCodeAt(7 + k);
-      this.#strict = "sha256:" +
-        createHash("sha256").update(buf.subarray(0, len)).digest("hex");
-      buf.set(local, 7);
-    } else this.#strict = recomputed;
-    this.#off = this.#strict !== published;
+      for (let k = 0; k < 64; k++) buf[7 + k] = this.#strictHex.charCodeAt(k);
+      this.#strictHex = createHash("sha256").update(buf).digest("hex");
+    } else this.#strictHex = h;
+    this.#off = "sha256:" + this.#strictHex !== published;
     if (published === "sha256:" + (this.#expected ?? "")) {
       this.#expectedAt = index;
     }
-    for (let k = 0; k < 64; k++) buf[7 + k] = b[hexStart + k]!;
     return true;
   }
 
