@@ -419,6 +419,7 @@ export interface TextWalk {
  * general path, which reports each problem.
  */
 export function walkVerityText(text: string): TextWalk | null {
+  if (!text.startsWith(HEADER)) return null;
   const bytes = new TextEncoder().encode(text);
   const w = new VerityByteWalker();
   const tail = w.lines(bytes);
@@ -478,8 +479,14 @@ export function verifyLedgerText(
   text: string,
   expectedHead: string,
 ): LedgerVerification {
-  const fast = verifyVerityBytes(new TextEncoder().encode(text), expectedHead);
-  if (fast !== null) return fast;
+  // Only text that begins as verity's layout is worth encoding for the walk.
+  if (text.startsWith(HEADER)) {
+    const fast = verifyVerityBytes(
+      new TextEncoder().encode(text),
+      expectedHead,
+    );
+    if (fast !== null) return fast;
+  }
   let parsed: unknown;
   try {
     parsed = parseEvidenceJson(text, { numbers: "python" });
