@@ -106,7 +106,9 @@ const self = new URL(import.meta.url).pathname;
 const mib = (k: number | null) =>
   k === null ? "n/a" : `${(k / 1024).toFixed(0)} MiB`;
 console.log(
-  `ledger, large: ${STEPS} sizes up to ${N.toLocaleString("en")} blocks in ${dir}`,
+  `ledger, large: ${STEPS} sizes up to ${
+    N.toLocaleString("en")
+  } blocks in ${dir}`,
 );
 console.log(
   "blocks      bytes       write (90% new + 10% appended)   verify (verity ledger verify)",
