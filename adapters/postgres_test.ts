@@ -393,35 +393,6 @@ Deno.test({
   },
 });
 
-Deno.test('postgres: listen = "tcp" under a bubblewrap sandbox is refused before anything runs, naming the key (exit 2)', async () => {
-  const { dir } = await definition("SELECT 1;", 'listen = "tcp"');
-  try {
-    const toml = await Deno.readTextFile(`${dir}/fixture.toml`);
-    await Deno.writeTextFile(
-      `${dir}/fixture.toml`,
-      toml.replace('name = "pg"', 'name = "pg"\nsandbox = "bubblewrap"'),
-    );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../main.ts", import.meta.url).pathname,
-        "run",
-        dir,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 2);
-    assert.match(
-      new TextDecoder().decode(out.stderr),
-      /fixture\.toml: adapters\[0\]\.listen: listen = "tcp" needs the deno sandbox/,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
 const EVERY_TYPE = `
 CREATE DOMAIN positive AS int4 CHECK (VALUE > 0);
 CREATE TYPE mood AS ENUM ('sad', 'ok');
