@@ -173,10 +173,11 @@ async function verifyAttestation(
   if (reportPath === null) {
     if (
       ledger !== null || p.values["expected-head"] !== undefined ||
-      p.values["expected-head-file"] !== undefined
+      p.values["expected-head-file"] !== undefined ||
+      p.values.definition !== undefined
     ) {
       throw new UsageError(
-        "verity attest verify: --ledger and --expected-head need --report",
+        "verity attest verify: --ledger, --expected-head and --definition need --report",
       );
     }
     console.log(
@@ -188,6 +189,8 @@ async function verifyAttestation(
     ledger,
     expectedHead: str(p.values["expected-head"]),
     expectedHeadFile: str(p.values["expected-head-file"]),
+    // A verity.report/3 report rebuilds its seed from this definition.
+    definition: str(p.values.definition),
   }, "verity attest verify");
   for (const l of v.lines.slice(0, -1)) console.log(l);
   if (`sha256:${subject.digest?.sha256}` !== v.digest) {
@@ -245,7 +248,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (p.positionals[0] === "verify") {
-    for (const k of ["definition", "out"]) {
+    for (const k of ["out"]) {
       if (p.values[k] !== undefined) {
         throw new UsageError(
           `verity attest verify: --${k} applies to verity attest`,

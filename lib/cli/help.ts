@@ -203,7 +203,7 @@ Options:
   -h, --help               show this help`,
   "attest":
     `verity attest <report|reality report|manifest> --key PRIVATE.pem [--ledger L (--expected-head H | --expected-head-file F)] [--definition F] [--out F]
-verity attest verify <envelope> --key PUBLIC.pem [--report F] [--ledger L (--expected-head H | --expected-head-file F)]
+verity attest verify <envelope> --key PUBLIC.pem [--report F [--definition DIR]] [--ledger L (--expected-head H | --expected-head-file F)]
 
 attest re-derives the document first (as verity report verify does; with
 --ledger, also binds it to the ledger head) and refuses to sign one that
@@ -228,7 +228,8 @@ Options:
   --ledger FILE            the ledger the document was appended to
   --expected-head H        the ledger head published elsewhere
   --expected-head-file F   read the head from a file
-  --definition FILE        (attest) the definition the report was run from, for the target pin
+  --definition FILE        (attest) the definition the report was run from, for the target pin;
+                           (verify) the definition a verity.report/3 seed is rebuilt from
   --report FILE            (verify) the attested document
   --out FILE               (attest) write the envelope here (atomically) instead of stdout
   -h, --help               show this help`,
