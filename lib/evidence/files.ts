@@ -9,6 +9,9 @@
 import { UsageError } from "../errors.ts";
 import { parsePythonJson, sha256Hex } from "./canonical.ts";
 
+/** V8's longest string (64-bit), in UTF-16 code units. */
+const MAX_STRING_CHARS = 536_870_888;
+
 /** A JSON document read from disk. */
 export interface JsonDocument {
   path: string;
@@ -118,6 +121,13 @@ export async function readEvidenceText(
   try {
     text = strict.decode(bytes);
   } catch {
+    // A text longer than V8's string limit cannot be decoded at all: say
+    // so, rather than blame the encoding.
+    if (bytes.length > MAX_STRING_CHARS) {
+      throw new UsageError(
+        `${path}: ${bytes.length} bytes: too large to read as one document (V8's string limit is ${MAX_STRING_CHARS} characters)`,
+      );
+    }
     throw new UsageError(`${path}: not valid UTF-8`);
   }
   return { text, bytes, digest: "sha256:" + sha256Hex(bytes) };
