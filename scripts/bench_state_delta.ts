@@ -21,10 +21,12 @@
  *
  * With `--without-rowid` both tables are `WITHOUT ROWID` (index b-trees):
  * `items` keyed by a text `sku`, `events` by an integer pair
- * `(item_id, seq)`; the same pairs edit them the same way.
+ * `(item_id, seq)`; the same pairs edit them the same way. `--text-pk`
+ * makes the same tables rowid tables with those primary keys (stored by
+ * rowid, identified by the key).
  *
  * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
- *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid]
+ *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid | --text-pk]
  *
  * `--old` also times the full snapshot path in each child (skip it for
  * 10M rows: it needs several GiB). Before timing, every pair's delta is
@@ -50,6 +52,7 @@ const { values, positionals } = parseArgs({
     sqldiff: { type: "string", default: "/usr/bin/sqldiff" },
     old: { type: "boolean", default: false },
     "without-rowid": { type: "boolean", default: false },
+    "text-pk": { type: "boolean", default: false },
     child: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
   },
@@ -256,7 +259,15 @@ INSERT INTO items (name, qty, price, updated_at) VALUES ('new-a', 1, 1.5, 'x');
 VACUUM;`,
 };
 
-const keyed = values["without-rowid"];
+const keyed = values["without-rowid"] || values["text-pk"];
+const buildKeyed = values["text-pk"]
+  ? BUILD_KEYED.replaceAll(" WITHOUT ROWID;", ";")
+  : BUILD_KEYED;
+const keyKind = values["text-pk"] ? "TEXT PRIMARY KEY" : "WITHOUT ROWID";
+if (values["text-pk"] && values["without-rowid"]) {
+  console.error("bench_state_delta: --without-rowid or --text-pk, not both");
+  Deno.exit(2);
+}
 const MUTATE = keyed ? MUTATE_KEYED : MUTATE_ROWID;
 
 function median(xs: number[]): number {
@@ -299,10 +310,10 @@ const config = new URL("../deno.json", import.meta.url).pathname;
 try {
   await Deno.mkdir(`${tmp}/seed`);
   let t0 = performance.now();
-  await sqlite3(`${tmp}/seed/state.db`, keyed ? BUILD_KEYED : BUILD);
+  await sqlite3(`${tmp}/seed/state.db`, keyed ? buildKeyed : BUILD);
   const size = (await Deno.stat(`${tmp}/seed/state.db`)).size;
   console.log(
-    `seed: ${rows} rows${keyed ? " (WITHOUT ROWID)" : ""} (${
+    `seed: ${rows} rows${keyed ? ` (${keyKind})` : ""} (${
       (size / 1048576).toFixed(1)
     } MiB) built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
@@ -404,7 +415,7 @@ try {
     if (values.old) console.log(line("old"));
     summary.push(
       `${pair.padEnd(8)} ${rows} rows${
-        keyed ? " WITHOUT ROWID" : ""
+        keyed ? ` ${keyKind}` : ""
       }: verity/sqldiff cpu warm ${
         (md("new warm cpu") / sd).toFixed(3)
       }x, cold ${(md("new cold cpu") / sd).toFixed(3)}x; peak ${
