@@ -1336,7 +1336,16 @@ function diffRekeyed(
   // Rows that differ, kept by key until the other side's is found.
   const keptB = new Map<string, Uint8Array>();
   const keptA = new Map<string, Uint8Array>();
+  // A table on one side only: nothing to match, its keys are the answer.
+  const oneSided = planB === undefined || planA === undefined;
+  const seen = new Set<string>();
   const keep = (m: Map<string, Uint8Array>, key: string, p: Uint8Array) => {
+    if (oneSided) {
+      if (seen.has(key)) throw new PageWalkError("two rows with one key");
+      seen.add(key);
+      (m === keptB ? part.removed : part.added).push({ region: id, key });
+      return;
+    }
     if (m.has(key)) throw new PageWalkError("two rows with one key");
     // A copy: the page's memory is reused.
     m.set(key, p.slice());

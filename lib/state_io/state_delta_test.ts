@@ -1054,3 +1054,25 @@ Deno.test("stateDelta: a WITHOUT ROWID tree read out of page order, more pages t
     await Deno.remove(work, { recursive: true });
   }
 });
+
+Deno.test("stateDelta: keyed tables created and dropped", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  try {
+    await Deno.mkdir(`${work}/a`);
+    await Deno.mkdir(`${work}/b`);
+    seedRekeyed(`${work}/a/state.db`, 300);
+    seedKeyed(`${work}/b/state.db`, 300);
+    const d = def(work, {
+      business: [...REKEYED, ...KEYED],
+      append_only: [],
+      mask: [],
+    });
+    await expectSame(d, `${work}/a`, `${work}/b`, "dropped and created");
+    await expectSame(d, `${work}/b`, `${work}/a`, "the other way");
+    const r = await stateDelta(d, `${work}/a`, `${work}/b`);
+    assert.equal(r.delta.business.removed.length, 5 * 300);
+    assert.equal(r.delta.business.structure.length, 12);
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
