@@ -1104,6 +1104,7 @@ function keyStringOf(
   offs: Int32Array,
   n: number,
   fields: readonly number[] | null,
+  vals: unknown[] | null = null,
 ): string {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let out = "[";
@@ -1125,6 +1126,7 @@ function keyStringOf(
       }
     }
     const v = valueAt(buf, view, t, off);
+    if (vals !== null) vals[i] = v;
     if (i > 0) out += ",";
     out += typeof v === "number" ? String(v) : JSON.stringify(v);
   }
@@ -1283,12 +1285,12 @@ function diffRekeyed(
   const na = planA?.columns.length ?? 0;
   const tb = new Int32Array(nb + 1), ob = new Int32Array(nb + 1);
   const ta = new Int32Array(na + 1), oa = new Int32Array(na + 1);
-  const keyOf = (
+  const parse = (
     payload: Uint8Array,
     plan: TablePlan,
     types: Int32Array,
     offs: Int32Array,
-  ): string => {
+  ): void => {
     const n = plan.columns.length;
     const count = parseHeader(payload, 0, payload.length, n, types, offs);
     if (count < 0) throw new PageWalkError("record needs SQL");
@@ -1299,14 +1301,31 @@ function diffRekeyed(
         throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
       }
     }
-    return keyStringOf(
-      payload,
-      types,
-      offs,
-      plan.keyIdx.length,
-      plan.keyIdx,
-    );
   };
+  const str = (
+    payload: Uint8Array,
+    plan: TablePlan,
+    types: Int32Array,
+    offs: Int32Array,
+    vals: unknown[] | null = null,
+  ): string =>
+    keyStringOf(payload, types, offs, plan.keyIdx.length, plan.keyIdx, vals);
+  const keyOf = (
+    payload: Uint8Array,
+    plan: TablePlan,
+    types: Int32Array,
+    offs: Int32Array,
+  ): string => {
+    parse(payload, plan, types, offs);
+    return str(payload, plan, types, offs);
+  };
+  const sameKeyIdx = planB !== undefined && planA !== undefined &&
+    planB.keyIdx.length === planA.keyIdx.length &&
+    planB.keyIdx.every((c, i) => c === planA.keyIdx[i]);
+  // Whether the changed rows, found in rowid order, are in key order too
+  // (then they need no sort): each key's values against the last one's.
+  let changedInOrder = true;
+  let lastVals: unknown[] | null = null;
   const compare = (
     pb: Uint8Array,
     pa: Uint8Array,
@@ -1365,12 +1384,37 @@ function diffRekeyed(
       }
       const pb = cb.payload();
       const pa = ca.payload();
-      const kb = keyOf(pb, planB!, tb, ob);
-      const ka = keyOf(pa, planA!, ta, oa);
-      if (kb === ka) changed(kb, compare(pb, pa));
-      else {
-        keep(keptB, kb, pb);
-        keep(keptA, ka, pa);
+      parse(pb, planB!, tb, ob);
+      parse(pa, planA!, ta, oa);
+      let same = sameKeyIdx;
+      for (let i = 0; same && i < planB!.keyIdx.length; i++) {
+        const c = planB!.keyIdx[i]!;
+        const s = ob[c]!, e = ob[c + 1]!, s2 = oa[c]!;
+        if (
+          tb[c] !== ta[c] || e - s !== oa[c + 1]! - s2 ||
+          !sameBytes(pb, s, pa, s2, e - s)
+        ) {
+          same = false;
+          break;
+        }
+      }
+      // Keys with other bytes may still be the same values (1 and 1.0).
+      const kb = same ? null : str(pb, planB!, tb, ob);
+      if (same || kb === str(pa, planA!, ta, oa)) {
+        const fields = compare(pb, pa);
+        if (fields.length > 0) {
+          const vals: unknown[] = [];
+          const key = str(pb, planB!, tb, ob, vals);
+          if (
+            changedInOrder && lastVals !== null &&
+            compareValues(lastVals, vals) >= 0
+          ) changedInOrder = false;
+          lastVals = vals;
+          changed(key, fields);
+        }
+      } else {
+        keep(keptB, kb!, pb);
+        keep(keptA, str(pa, planA!, ta, oa), pa);
       }
       hb = cb.next();
       ha = ca.next();
@@ -1389,7 +1433,9 @@ function diffRekeyed(
     if (pa === undefined) part.removed.push({ region: id, key });
     else {
       keptA.delete(key);
-      changed(key, compare(pb, pa));
+      const fields = compare(pb, pa);
+      if (fields.length > 0) changedInOrder = false;
+      changed(key, fields);
     }
   }
   for (const key of keptA.keys()) part.added.push({ region: id, key });
@@ -1397,7 +1443,7 @@ function diffRekeyed(
   // Found in rowid order; a snapshot lists them in key order.
   part.added = sortByKey(part.added);
   part.removed = sortByKey(part.removed);
-  part.changed = sortByKey(part.changed);
+  if (!changedInOrder) part.changed = sortByKey(part.changed);
 }
 
 /** Records sorted by key as the snapshot orders them (each key parsed once). */
