@@ -203,6 +203,37 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
     given.stdout,
     /seed: rebuilt from \S*\/fixtures\/liar-concurrent /,
   );
+  // Every session was compared with the seed it started from: the control
+  // sessions left it as it was (no snapshot taken, the seed's digest), a
+  // session that wrote was snapshotted whole, saying why.
+  type Sess = {
+    kind: string;
+    stateMethod?: { method: string; why: string | null };
+  };
+  const sessions = report2.sessions as Sess[];
+  const control = sessions.filter((s) => s.kind === "control");
+  assert.ok(control.length > 0);
+  for (const s of control) {
+    assert.deepEqual(s.stateMethod, { method: "delta", why: null });
+  }
+  assert.ok(
+    sessions.some((s) =>
+      s.stateMethod?.method === "snapshot" &&
+      s.stateMethod.why === "the state differs from the seed"
+    ),
+  );
+  // A seed that calls random() is not rebuilt exactly: kept whole
+  // (verity.report/2), and every session snapshotted, saying why.
+  const unstablePath = reports.get("unstable-seed");
+  assert.ok(unstablePath, "unstable-seed report was written");
+  const unstable = JSON.parse(await Deno.readTextFile(unstablePath));
+  assert.equal(unstable.schema, "verity.report/2");
+  for (const s of unstable.sessions as Sess[]) {
+    if (s.stateMethod === undefined) continue;
+    assert.equal(s.stateMethod.method, "snapshot");
+    assert.match(s.stateMethod.why ?? "", /^no seed to compare with: /);
+  }
+  assert.ok((unstable.sessions as Sess[]).some((s) => s.stateMethod));
   // History version 2 stores the timer's stamps only; the concurrent check
   // decides overlap from them, and a decision written into the history is refused.
   const report3 = JSON.parse(await Deno.readTextFile(path));
