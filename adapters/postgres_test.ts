@@ -14,6 +14,7 @@ import {
 import { resetState } from "../lib/state_io/reset.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { computeDelta } from "../lib/state/delta.ts";
+import { canonicalStateJson } from "../lib/state/keys.ts";
 
 async function definition(seed: string, adapterExtra = "") {
   const dir = await Deno.makeTempDir({ prefix: "verity-pg-def-" });
@@ -432,6 +433,8 @@ INSERT INTO every VALUES
 CREATE TABLE keyed_text (k text PRIMARY KEY, v int);
 INSERT INTO keyed_text SELECT 'k' || g, g FROM generate_series(1, 3000) g;
 INSERT INTO keyed_text VALUES ('Z', 0), ('é', 1), ('', 2), (E'a\\tb', 3);
+CREATE TABLE proto (id int PRIMARY KEY, "__proto__" jsonb, "constructor" text);
+INSERT INTO proto VALUES (1, '{"a": 1}', 'c');
 CREATE TABLE nokey_nullable (a int, b text);
 INSERT INTO nokey_nullable VALUES (NULL, 'x'), (2, NULL), (1, 'y'), (10, 'z');
 `;
@@ -510,6 +513,13 @@ Deno.test("postgres: the COPY reader and the query reader observe the same value
       '["Z"]',
       '["a\\tb"]',
     ]);
+    // A column named __proto__ is a field like any other (Deno has no
+    // Object.prototype.__proto__ setter).
+    const proto = viaCopy.tables.find((t) => t.name === "public.proto")!;
+    assert.equal(
+      canonicalStateJson(proto.records[0]!.value),
+      '{"__proto__":{"a":1},"constructor":"c","id":1}',
+    );
     const nokey = viaCopy.tables.find((t) =>
       t.name === "public.nokey_nullable"
     )!;
