@@ -447,16 +447,15 @@ export function verifyVerityBytes(
   const tail = w.lines(bytes);
   if (tail < 0) return null;
   const r = w.end(bytes.subarray(tail));
-  return r === null ? null : walkVerification(w, r, expectedHead);
+  return r === null ? null : walkVerification(w, r);
 }
 
-/** The verification a finished walk amounts to, against `expectedHead` (the one given to the walker). */
+/** The verification a finished walk amounts to, against the expected head given to the walker. */
 export function walkVerification(
   w: VerityByteWalker,
   r: ByteWalk,
-  expectedHead: string,
 ): LedgerVerification {
-  const head = w.headProblem(expectedHead);
+  const head = w.headProblem();
   const problems = head === null ? r.problems : [...r.problems, head];
   return {
     ok: problems.length === 0,
@@ -648,13 +647,10 @@ export class VerityByteWalker {
   #types: Record<string, number> = {};
   #lastHadComma = true;
   #recipes = new Set<string>();
-  // The hashed input, built in place: prev_hash, '{"record":', the record,
-  // ',"type":', the type, '}'. Bytes [0, 71) are the previous block's hash.
-  // A node Buffer, which node:crypto hashes without wrapping it in another
-  // view per call.
-  // Buffers of exactly each input length seen (a few distinct lengths in
-  // practice; the map is emptied past 256), so update() gets a whole Buffer
-  // and no view is made per block.
+  // Each block's hashed input is built in a node Buffer of exactly its
+  // length: prev_hash, '{"record":', the record, ',"type":', the type, '}'.
+  // One Buffer per length seen (a few in practice; the map is emptied past
+  // 256), so update() gets a whole Buffer and no view is made per block.
   #inputs = new Map<number, Uint8Array>();
   // The previous block's published hash (the chain followed on published
   // hashes; the hash of the previous block when the chain holds).
@@ -672,15 +668,23 @@ export class VerityByteWalker {
   #strictHex = GENESIS.slice(7);
   /** Whether the replay has left the published chain (it is not #prev). */
   #off = false;
+  #expectedHead: string | null;
+  // Its 64 hex digits (null unless it is "sha256:" and 64 characters) and
+  // their first character code, for a cheap comparison per block.
   #expected: string | null;
   #expected0 = -1;
   #expectedAt: number | undefined = undefined;
   /** Called for each block in the layout (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
 
-  /** `expectedHead`, when given, is looked for among the published hashes (for the head problem's reason). */
+  /**
+   * `expectedHead`, when given, is looked for among the published hashes
+   * (for the reason {@linkcode VerityByteWalker.headProblem} gives).
+   */
   constructor(expectedHead: string | null = null) {
-    this.#expected = expectedHead !== null && expectedHead.startsWith("sha256:")
+    this.#expectedHead = expectedHead;
+    this.#expected = expectedHead !== null && expectedHead.length === 71 &&
+        expectedHead.startsWith("sha256:")
       ? expectedHead.slice(7)
       : null;
     if (this.#expected !== null) this.#expected0 = this.#expected.charCodeAt(0);
@@ -731,16 +735,20 @@ export class VerityByteWalker {
   }
 
   /**
-   * verifyLedger's `head` problem for a finished walk whose head is not
-   * `expectedHead` (given to the constructor), or null when it is.
+   * verifyLedger's `head` problem for a finished walk whose head is not the
+   * expected head given to the constructor, or null when it is.
    */
-  headProblem(expectedHead: string): LedgerProblem | null {
+  headProblem(): LedgerProblem | null {
+    const expectedHead = this.#expectedHead;
+    if (expectedHead === null) {
+      throw new Error("VerityByteWalker: no expected head was given");
+    }
     const strict = "sha256:" + this.#strictHex;
     if (strict === expectedHead) return null;
     return headProblem(
       strict,
       expectedHead,
-      this.#expected === null ? undefined : this.#expectedAt,
+      this.#expectedAt,
       this.#index,
     );
   }

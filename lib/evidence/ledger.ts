@@ -178,7 +178,7 @@ export async function verifyLedgerFile(
   const r = await walkFileBytes(path, w);
   if (r !== null) {
     // verity's own layout: the walk found what verifyLedger finds.
-    return { ...walkVerification(w, r, expectedHead), recipes: w.recipes() };
+    return { ...walkVerification(w, r), recipes: w.recipes() };
   }
   const { text } = await readWholeLedger(path);
   try {
