@@ -753,6 +753,18 @@ export class VerityByteWalker {
     );
   }
 
+  /**
+   * Whether an incomplete line of `length` bytes (no newline yet) can still
+   * be part of the layout: false for a first line longer than the header,
+   * so a file that is not a ledger is never buffered whole.
+   */
+  mayContinue(length: number): boolean {
+    if (this.#state === "header" && length > EMPTY_LINE.length) {
+      return this.#fail();
+    }
+    return this.#state !== "failed";
+  }
+
   /** Every contract recipe the records walked so far state, sorted. */
   recipes(): string[] {
     return [...this.#recipes].sort();

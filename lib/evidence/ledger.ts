@@ -94,7 +94,9 @@ async function walkFileBytes(
       const cut = cur.subarray(0, filled).lastIndexOf(0x0a) + 1;
       const rest = filled - cut;
       if (rest === cur.length) {
-        // One line longer than the buffer: make room for it.
+        // One line longer than the buffer: make room for it, if it can be
+        // a line of the layout.
+        if (!w.mayContinue(rest)) return null;
         const bigger = new Uint8Array(cur.length * 2);
         bigger.set(cur);
         cur = bigger;

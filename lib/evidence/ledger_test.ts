@@ -284,3 +284,26 @@ Deno.test("a bad entry in a generator leaves the ledger as it was", async () => 
   );
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a file past V8's string limit that is not verity's layout is refused with a one-line error, never buffered whole", async () => {
+  const dir = await tmp();
+  const path = join(dir, "big.json");
+  const f = await Deno.open(path, { write: true, create: true });
+  await f.truncate(600 * 2 ** 20); // sparse: no newline anywhere
+  f.close();
+  for (
+    const call of [
+      () => verifyLedgerFile(path, GENESIS),
+      () => readLedgerFile(path),
+      () => appendBlock(path, "report", { n: 1 }),
+    ]
+  ) {
+    await assert.rejects(
+      call,
+      (e: Error) =>
+        e instanceof UsageError &&
+        /read whole, up to 536870888 bytes/.test(e.message),
+    );
+  }
+  await Deno.remove(dir, { recursive: true });
+});
