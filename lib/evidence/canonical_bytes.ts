@@ -288,6 +288,7 @@ function obj(b: Uint8Array, i: number): number {
  * ```
  */
 export function canonicalBytesEnd(bytes: Uint8Array, start: number): number {
+  RECIPE_KEY = false;
   try {
     return value(bytes, start);
   } catch {
@@ -296,15 +297,10 @@ export function canonicalBytesEnd(bytes: Uint8Array, start: number): number {
 }
 
 /**
- * Whether the last value {@linkcode canonicalBytesEnd} accepted has an
+ * Whether the last value {@linkcode canonicalBytesEnd} checked has an
  * object key `contract_recipe` or `contract_recipes` (the keys that state a
- * contract recipe) anywhere in it. Reset by {@linkcode resetRecipeKey}.
+ * contract recipe) anywhere in it.
  */
 export function sawRecipeKey(): boolean {
   return RECIPE_KEY;
-}
-
-/** Forget a `contract_recipe` key seen so far (see {@linkcode sawRecipeKey}). */
-export function resetRecipeKey(): void {
-  RECIPE_KEY = false;
 }

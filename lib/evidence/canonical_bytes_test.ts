@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
 import { canonicalJson, parsePythonJson, PyFloat } from "./canonical.ts";
-import {
-  canonicalBytesEnd,
-  resetRecipeKey,
-  sawRecipeKey,
-} from "./canonical_bytes.ts";
+import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
 
 const enc = new TextEncoder();
 const strict = new TextDecoder("utf-8", { fatal: true });
@@ -207,7 +203,6 @@ Deno.test("canonical bytes: each way bytes can be JSON but not canonical is refu
 
 Deno.test("canonical bytes: a contract_recipe(s) key anywhere in the value is noticed, a string value is not a key", () => {
   const seen = (t: string): boolean => {
-    resetRecipeKey();
     assert.equal(whole(enc.encode(t)), true, t);
     return sawRecipeKey();
   };

@@ -17,11 +17,7 @@ import {
   DuplicateKeyError,
   parseEvidenceJson,
 } from "./canonical.ts";
-import {
-  canonicalBytesEnd,
-  resetRecipeKey,
-  sawRecipeKey,
-} from "./canonical_bytes.ts";
+import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
@@ -868,7 +864,6 @@ export class VerityByteWalker {
       dv.getUint16(typeEnd + 8) !== K_RECORD2
     ) return this.#failed();
     const recStart = typeEnd + 10;
-    resetRecipeKey();
     const recEnd = canonicalBytesEnd(b, recStart);
     // ,"hash":"sha256:<64 hex>"}[,]\n
     if (recEnd < 0 || recEnd + 83 > b.length) return this.#failed();
