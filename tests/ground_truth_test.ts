@@ -216,12 +216,35 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   for (const s of control) {
     assert.deepEqual(s.stateMethod, { method: "delta", why: null });
   }
+  // Its sessions insert rows: a delta names an added row by its key only,
+  // so the state cannot be rebuilt from the seed and is snapshotted.
   assert.ok(
     sessions.some((s) =>
       s.stateMethod?.method === "snapshot" &&
+      s.stateMethod.why ===
+        "the state differs from the seed; not rebuilt from the seed: a record was added"
+    ),
+  );
+  // A session that only changed rows (liar-destructive renames one) is
+  // rebuilt from the seed's snapshot and the delta: no snapshot taken, and
+  // the report verifies (its digest re-derived from the stored state).
+  const destructivePath = reports.get("liar-destructive");
+  assert.ok(destructivePath, "liar-destructive report was written");
+  const destructive = JSON.parse(await Deno.readTextFile(destructivePath));
+  assert.ok(
+    (destructive.sessions as Sess[]).some((s) =>
+      s.stateMethod?.method === "rebuilt" &&
       s.stateMethod.why === "the state differs from the seed"
     ),
   );
+  const checked = await verity([
+    "report",
+    "verify",
+    destructivePath,
+    "--definition",
+    fixtureDir("liar-destructive"),
+  ]);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
   // A seed that calls random() is not rebuilt exactly: kept whole
   // (verity.report/2), and every session snapshotted, saying why.
   const unstablePath = reports.get("unstable-seed");

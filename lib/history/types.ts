@@ -191,11 +191,16 @@ export interface SessionRecord {
   /**
    * How the state the session left was observed: `delta`, compared page by
    * page with the seed it started from and found equal to it (no snapshot
-   * taken: its digest is the seed's); `snapshot`, snapshotted whole, and
-   * why. Absent in reports written before it, and when no state was
+   * taken: its digest is the seed's); `rebuilt`, compared with the seed
+   * and rebuilt from the seed's snapshot and the rows that differ (no
+   * snapshot taken), why: the state differs; `snapshot`, snapshotted
+   * whole, and why. Absent in reports written before it, and when no state was
    * observed (a session that failed to start).
    */
-  stateMethod?: { method: "delta" | "snapshot"; why: string | null };
+  stateMethod?: {
+    method: "delta" | "rebuilt" | "snapshot";
+    why: string | null;
+  };
 }
 
 /** Most HTTP exchanges kept per session record. */
