@@ -1918,6 +1918,21 @@ export function diffSqlitePair(
       regions.push(part);
       continue;
     }
+    // Added rows' values (masked, as a snapshot holds them), so a session
+    // can be rebuilt from its seed; the delta names them by key only. A row
+    // this reader cannot decode leaves them unknown (no fallback for it).
+    let addedValues: Map<string, Record<string, unknown>> | undefined =
+      planA === undefined ? undefined : new Map();
+    const addRow = () => {
+      const key = "[" + ca.rowid + "]";
+      part.added.push({ region: id, key });
+      if (addedValues === undefined) return;
+      try {
+        addedValues.set(key, rowValue(ca.payload(), ca.rowid, planA!, masks));
+      } catch {
+        addedValues = undefined;
+      }
+    };
     let hb = cb.next();
     let ha = ca.next();
     while (hb && ha) {
@@ -1977,16 +1992,15 @@ export function diffSqlitePair(
         part.removed.push({ region: id, key: "[" + cb.rowid + "]" });
         hb = cb.next();
       } else {
-        part.added.push({ region: id, key: "[" + ca.rowid + "]" });
+        addRow();
         ha = ca.next();
       }
     }
     for (; hb; hb = cb.next()) {
       part.removed.push({ region: id, key: "[" + cb.rowid + "]" });
     }
-    for (; ha; ha = ca.next()) {
-      part.added.push({ region: id, key: "[" + ca.rowid + "]" });
-    }
+    for (; ha; ha = ca.next()) addRow();
+    if (addedValues !== undefined) part.addedValues = addedValues;
     stats.leavesRead += cb.leavesRead + ca.leavesRead;
     regions.push(part);
   }

@@ -295,8 +295,8 @@ async function observeState(
 
 /**
  * The digest of a session's state rebuilt from the seed's snapshot and the
- * delta the page engine found (`applyDelta`: rows changed or removed,
- * nothing added or reshaped, every adapter compared by pages, the same
+ * delta the page engine found (`applyDelta`: rows changed or removed, rows
+ * added whose values it kept, nothing reshaped, every adapter compared by pages, the same
  * problems as the seed), stored sharing the seed's records; or why it
  * cannot be (then the state is snapshotted whole). The delta equals
  * `computeDelta` of the two snapshots (state_delta_test.ts), so the rebuilt
@@ -319,10 +319,13 @@ function fromSeed(ctx: Ctx, r: StateDeltaResult): string | { why: string } {
   }
   // The rebuilt state is a function of the seed and the delta: a delta
   // seen before names the state already hashed.
-  const key = JSON.stringify(r.delta);
+  const key = JSON.stringify([
+    r.delta,
+    [...r.addedValues].map(([id, m]) => [id, [...m]]),
+  ]);
   const known = ctx.rebuilt.get(key);
   if (known !== undefined) return known;
-  const snap = applyDelta(seed, r.delta);
+  const snap = applyDelta(seed, r.delta, r.addedValues);
   if (typeof snap === "string") return { why: snap };
   const digest = snapshotDigest(snap);
   if (!ctx.snapshots.has(digest)) ctx.snapshots.set(digest, snap);

@@ -90,3 +90,36 @@ Deno.test("applyDelta: what a delta does not say is refused with the reason", ()
   });
   assert.match(String(applyDelta(seed, d)), /^cannot rebuild: field name /);
 });
+
+Deno.test("applyDelta: added records whose values are given go in key order", () => {
+  const after: Snapshot = {
+    regions: [
+      table("a", [
+        row(0, "zero"),
+        row(1, "one"),
+        row(2, "two"),
+        row(3, "three"),
+        row(11, "eleven"),
+      ]),
+      seed.regions[1]!,
+    ],
+    problems: [],
+  };
+  const d = computeDelta(seed, after);
+  const values = new Map([
+    [
+      "state.db:a",
+      new Map([
+        ["[11]", row(11, "eleven").value],
+        ["[0]", row(0, "zero").value],
+      ]),
+    ],
+  ]);
+  const got = applyDelta(seed, d, values);
+  assert.ok(typeof got !== "string", String(got));
+  assert.deepEqual(got, after);
+  assert.equal(snapshotDigest(got), snapshotDigest(after));
+  // One added value missing: refused.
+  values.get("state.db:a")!.delete("[0]");
+  assert.equal(applyDelta(seed, d, values), "a record was added");
+});

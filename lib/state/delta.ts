@@ -153,6 +153,11 @@ export interface RegionDiff {
   /** In key order. */
   changed: RecordChange[];
   structure: StructureChange | null;
+  /**
+   * The values of added records, by key, when the reader kept them (rows
+   * of plain rowid tables found by pages); never part of a delta.
+   */
+  addedValues?: Map<string, Record<string, unknown>>;
 }
 
 /** A region diff with nothing in it yet. */

@@ -77,6 +77,12 @@ export interface StateDeltaResult {
    * snapshot parts with the same snapshot digest; and the same problems.
    */
   sameAsBefore: boolean;
+  /**
+   * The values of added records by region id and key, where the page
+   * reader kept them (plain rowid tables): with the delta, what rebuilds
+   * the after side from the before side (`applyDelta`).
+   */
+  addedValues: Map<string, Map<string, Record<string, unknown>>>;
 }
 
 /** Pages read at once when a file is read in page order. */
@@ -693,10 +699,17 @@ export async function stateDelta(
   }
   const sameProblems = problems.before.length === problems.after.length &&
     problems.before.every((p, i) => p === problems.after[i]);
+  const addedValues = new Map<string, Map<string, Record<string, unknown>>>();
+  for (const p of parts) {
+    if (p.addedValues !== undefined && p.addedValues.size > 0) {
+      addedValues.set(p.region, p.addedValues);
+    }
+  }
   return {
     delta: assembleDelta(parts),
     problems,
     methods,
     sameAsBefore: same.value && sameProblems,
+    addedValues,
   };
 }

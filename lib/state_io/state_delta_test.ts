@@ -174,7 +174,7 @@ async function expectSame(
   );
   // The after side rebuilt from the before side's snapshot and the delta
   // the pages gave, when it can be, is the after side's snapshot exactly.
-  const again = applyDelta(sa, fast.delta);
+  const again = applyDelta(sa, fast.delta, fast.addedValues);
   if (typeof again === "string") rebuilt.refused++;
   else {
     rebuilt.count++;
@@ -223,8 +223,8 @@ Deno.test("stateDelta equals the full snapshots' delta over random edits", async
     assert.ok(skipped > 0);
     // Sessions were rebuilt from the seed and the delta, and some were not
     // (rows added: the delta names them by key only).
+    console.log(rebuilt);
     assert.ok(rebuilt.count >= 10, `${rebuilt.count} rebuilt`);
-    assert.ok(rebuilt.refused >= 5, `${rebuilt.refused} refused`);
     // Nearly every trial changed something (a delete range may be empty).
     assert.ok(nonEmpty >= 20, `${nonEmpty} trials with changes`);
     // And some sessions had their changes still in the WAL.
