@@ -221,10 +221,10 @@ Deno.test("stateDelta equals the full snapshots' delta over random edits", async
     }
     // The incremental path was really taken: unchanged leaves were skipped.
     assert.ok(skipped > 0);
-    // Sessions were rebuilt from the seed and the delta, and some were not
-    // (rows added: the delta names them by key only).
-    console.log(rebuilt);
-    assert.ok(rebuilt.count >= 10, `${rebuilt.count} rebuilt`);
+    // Sessions were rebuilt from the seed and the delta (rows added to
+    // these rowid tables too: their values are kept), each one checked
+    // against its full snapshot.
+    assert.ok(rebuilt.count >= 40, `${rebuilt.count} rebuilt`);
     // Nearly every trial changed something (a delete range may be empty).
     assert.ok(nonEmpty >= 20, `${nonEmpty} trials with changes`);
     // And some sessions had their changes still in the WAL.
