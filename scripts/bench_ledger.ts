@@ -34,6 +34,7 @@ import { parseArgs } from "node:util";
 import { blockBody, type Entry, verifyLedger } from "../lib/evidence/chain.ts";
 import { parsePythonJson } from "../lib/evidence/canonical.ts";
 import { appendBlocks, verifyLedgerFile } from "../lib/evidence/ledger.ts";
+import { ledgerRecord } from "./_bench_shared.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -75,22 +76,9 @@ async function timed<T>(
   return { value, wall: performance.now() - t, cpu: cpuMs() - c };
 }
 
-/** A record shaped like what `verity run` appends: a report digest and a little provenance. */
-function record(i: number): unknown {
-  const hex = createHash("sha256").update(String(i)).digest("hex");
-  return {
-    run_id: `2026-11-30T00-00-00Z-${i.toString(16).padStart(6, "0")}`,
-    report: `runs/${i}/report.json`,
-    digest: `sha256:${hex}`,
-    target: "fixtures/honest-readonly",
-    verdicts: { PASS: 3, VIOLATION: i % 7 === 0 ? 1 : 0, INCONCLUSIVE: 1 },
-    harness: { version: "0.1.0", deno: "2.9.6" },
-  };
-}
-
 const entries: Entry[] = Array.from(
   { length: N },
-  (_, i) => ({ type: "report", record: record(i) }),
+  (_, i) => ({ type: "report", record: ledgerRecord(i) }),
 );
 const dir = await Deno.makeTempDir({ prefix: "verity-bench-ledger-" });
 const path = `${dir}/ledger.json`;

@@ -21,9 +21,9 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
 import { appendBlocks, type Entry } from "../lib/evidence/ledger.ts";
+import { ledgerRecord } from "./_bench_shared.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -38,21 +38,10 @@ const { values } = parseArgs({
   strict: true,
 });
 
-/** A record shaped like what `verity run` appends (as in bench_ledger.ts). */
-function record(i: number): unknown {
-  const hex = createHash("sha256").update(String(i)).digest("hex");
-  return {
-    run_id: `2026-11-30T00-00-00Z-${i.toString(16).padStart(6, "0")}`,
-    report: `runs/${i}/report.json`,
-    digest: `sha256:${hex}`,
-    target: "fixtures/honest-readonly",
-    verdicts: { PASS: 3, VIOLATION: i % 7 === 0 ? 1 : 0, INCONCLUSIVE: 1 },
-    harness: { version: "0.1.0", deno: "2.9.6" },
-  };
-}
-
 function* entries(from: number, to: number): Generator<Entry> {
-  for (let i = from; i < to; i++) yield { type: "report", record: record(i) };
+  for (let i = from; i < to; i++) {
+    yield { type: "report", record: ledgerRecord(i) };
+  }
 }
 
 if (values.write !== undefined) {

@@ -37,6 +37,7 @@
  */
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
+import { fixtureRoot } from "./_bench_shared.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -223,18 +224,7 @@ async function runOnce(main: string, fixture: string): Promise<Run> {
   };
 }
 
-const root = await Deno.makeTempDir({ prefix: "verity-overhead-fx-" });
-await Deno.copyFile(join(ROOT, "deno.json"), join(root, "deno.json"));
-await Deno.copyFile(join(ROOT, "deno.lock"), join(root, "deno.lock"));
-await Deno.mkdir(join(root, "_shared"));
-for (const e of Deno.readDirSync(join(ROOT, "fixtures", "_shared"))) {
-  if (e.isFile) {
-    await Deno.copyFile(
-      join(ROOT, "fixtures", "_shared", e.name),
-      join(root, "_shared", e.name),
-    );
-  }
-}
+const root = await fixtureRoot(ROOT, "verity-overhead-fx-");
 
 const results = new Map<string, Run[]>();
 for (let r = 0; r < ROUNDS; r++) {

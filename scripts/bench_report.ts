@@ -30,6 +30,7 @@ import { join, resolve } from "node:path";
 import { readEvidenceText } from "../lib/evidence/files.ts";
 import { packReport, reportChunks } from "../lib/report/pack.ts";
 import { verifyReport } from "../lib/report/verify.ts";
+import { fixtureRoot } from "./_bench_shared.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -143,18 +144,7 @@ async function audit(rows: number) {
       values["concurrent-attempts"]
     }, --jobs 1)`,
   );
-  const root = await Deno.makeTempDir({ prefix: "verity-bench-report-" });
-  await Deno.copyFile(join(ROOT, "deno.json"), join(root, "deno.json"));
-  await Deno.copyFile(join(ROOT, "deno.lock"), join(root, "deno.lock"));
-  await Deno.mkdir(join(root, "_shared"));
-  for (const f of Deno.readDirSync(join(ROOT, "fixtures", "_shared"))) {
-    if (f.isFile) {
-      await Deno.copyFile(
-        join(ROOT, "fixtures", "_shared", f.name),
-        join(root, "_shared", f.name),
-      );
-    }
-  }
+  const root = await fixtureRoot(ROOT, "verity-bench-report-");
   const fx = join(root, "fx");
   await Deno.mkdir(fx);
   await Deno.copyFile(

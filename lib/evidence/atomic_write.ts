@@ -32,16 +32,31 @@ export async function writeTextFileAtomic(
   text: string,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  const dir = dirname(path);
+  const bytes = new TextEncoder().encode(text);
+  await writeAtomic(path, options, async (f) => {
+    let off = 0;
+    while (off < bytes.length) off += await f.write(bytes.subarray(off));
+  });
+}
+
+/**
+ * The one atomic write both functions share: `fill` writes the temporary
+ * file (same directory, created new), which is then synced and renamed over
+ * `path` (or linked, with `overwrite: false`, so an existing file is never
+ * replaced); on any failure the temporary file is removed.
+ */
+async function writeAtomic(
+  path: string,
+  options: AtomicWriteOptions,
+  fill: (f: Deno.FsFile) => Promise<void>,
+): Promise<void> {
   const tmp = join(
-    dir,
+    dirname(path),
     `.${basename(path)}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`,
   );
   const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
   try {
-    const bytes = new TextEncoder().encode(text);
-    let off = 0;
-    while (off < bytes.length) off += await f.write(bytes.subarray(off));
+    await fill(f);
     await f.syncData();
   } catch (e) {
     f.close();
@@ -76,15 +91,9 @@ export async function writeChunksAtomic(
   chunks: Iterable<string> | AsyncIterable<string | Uint8Array>,
   options: AtomicWriteOptions = {},
 ): Promise<{ digest: string; bytes: number }> {
-  const dir = dirname(path);
-  const tmp = join(
-    dir,
-    `.${basename(path)}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`,
-  );
-  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
   const hash = createHash("sha256");
   let size = 0;
-  try {
+  await writeAtomic(path, options, async (f) => {
     const enc = new TextEncoder();
     let pending: string[] = [];
     let pendingLength = 0;
@@ -111,21 +120,6 @@ export async function writeChunksAtomic(
       if (pendingLength >= 1 << 20) await flush();
     }
     await flush();
-    await f.syncData();
-  } catch (e) {
-    f.close();
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
-  f.close();
-  try {
-    if (options.overwrite === false) {
-      await Deno.link(tmp, path);
-      await Deno.remove(tmp);
-    } else await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
+  });
   return { digest: "sha256:" + hash.digest("hex"), bytes: size };
 }

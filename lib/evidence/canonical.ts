@@ -444,55 +444,13 @@ function pythonReadsDifferently(lex: string): boolean {
  * parsing. On invalid JSON it may answer either way; the parse then fails.
  */
 export function needsOwnReader(text: string): boolean {
-  const n = text.length;
-  let i = 0;
-  let backslash = -2; // the first backslash at or after the current string, -1 when none is left
-  while (i < n) {
-    const q = text.indexOf('"', i);
-    const end = q === -1 ? n : q;
-    for (let j = i; j < end; j++) {
-      const c = text.charCodeAt(j);
-      if ((c >= 48 && c <= 57) || c === 45) {
-        let k = j + 1;
-        while (k < end && isNumberChar(text.charCodeAt(k))) k++;
-        if (k - j > 1 || c === 45) {
-          if (pythonReadsDifferently(text.slice(j, k))) return true;
-        }
-        j = k - 1;
-      }
-    }
-    if (q === -1) return false;
-    // Skip the string: the next quote not preceded by an odd run of backslashes.
-    let p = q + 1;
-    let r: number;
-    while (true) {
-      r = text.indexOf('"', p);
-      if (r === -1) return false;
-      let b = r - 1;
-      while (text.charCodeAt(b) === 92) b--;
-      if ((r - 1 - b) % 2 === 0) break;
-      p = r + 1;
-    }
-    i = r + 1;
-    if (backslash !== -1 && backslash < q) backslash = text.indexOf("\\", q);
-    if (backslash !== -1 && backslash < r) {
-      // An escape in this string: is the string a key (followed by a colon)?
-      let k = i;
-      while (k < n) {
-        const c = text.charCodeAt(k);
-        if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-        k++;
-      }
-      if (text.charCodeAt(k) === 0x3a) return true;
-    }
-  }
-  return false;
+  return keyTokens(text) === -1;
 }
 
 /**
- * {@linkcode needsOwnReader}'s scan that also counts object keys (strings
- * followed by a colon): -1 when `JSON.parse` cannot be trusted with the
- * text, otherwise how many key tokens it holds.
+ * The scan behind {@linkcode needsOwnReader}, counting object keys (strings
+ * followed by a colon) on the way: -1 when `JSON.parse` cannot be trusted
+ * with the text, otherwise how many key tokens it holds.
  */
 function keyTokens(text: string): number {
   const n = text.length;
