@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { join } from "node:path";
 import { loadDefinition } from "../lib/definition/load.ts";
 import type { Definition } from "../lib/definition/types.ts";

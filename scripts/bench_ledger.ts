@@ -30,7 +30,7 @@
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { blockBody, type Entry, verifyLedger } from "../lib/evidence/chain.ts";
 import { parsePythonJson } from "../lib/evidence/canonical.ts";
 import { appendBlocks, verifyLedgerFile } from "../lib/evidence/ledger.ts";

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { appendBlocks, type Entry } from "../lib/evidence/ledger.ts";
 import { ledgerRecord } from "./_bench_shared.ts";
 

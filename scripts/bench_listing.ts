@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { parseToolPages } from "../lib/contracts/contracts.ts";
 import { parsePythonJson } from "../lib/evidence/canonical.ts";
 import { buildManifest } from "../lib/evidence/manifest.ts";

@@ -35,7 +35,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { join, resolve } from "node:path";
 import { fixtureRoot } from "./_bench_shared.ts";
 

@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import type { AdapterDef, Definition } from "../lib/definition/types.ts";
 import { PostgresCluster } from "../lib/state_io/postgres_cluster.ts";
 import { postgresRegions } from "../lib/state_io/snapshot.ts";

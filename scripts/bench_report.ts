@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { join, resolve } from "node:path";
 import { readEvidenceText } from "../lib/evidence/files.ts";
 import { packReport, reportChunks } from "../lib/report/pack.ts";

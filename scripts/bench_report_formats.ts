@@ -5,7 +5,7 @@
  *
  * Usage: deno run -A scripts/bench_report_formats.ts <report.json> [--rounds N]
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import type { Report } from "../lib/report/report.ts";
 import { renderText } from "../lib/report/text.ts";
 import { renderHtml } from "../lib/report/html.ts";

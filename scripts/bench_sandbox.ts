@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { DatabaseSync } from "node:sqlite";
 import {
   prepareLaunch,

@@ -20,7 +20,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import type { Definition } from "../lib/definition/types.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";

@@ -35,7 +35,7 @@
  * @module
  */
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import type { Definition } from "../lib/definition/types.ts";
 import { stateDelta } from "../lib/state_io/state_delta.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";

@@ -11,7 +11,7 @@
  * Usage: deno run -A scripts/bench_suite.ts [--rounds N] [--fixtures a,b]
  *        [--concurrent-attempts N]
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { join } from "node:path";
 
 const { values } = parseArgs({

@@ -11,7 +11,7 @@
  * Usage: deno task compile [--output dist/verity] [--target <triple>]
  * Requires `--allow-run --allow-read --allow-write --allow-env`.
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { createHash } from "node:crypto";
 
 /**

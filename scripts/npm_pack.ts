@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { dirname, join, resolve } from "node:path";
 import { VERSION } from "../lib/version.ts";
 import { DENO_VERSION, isAppFile } from "./release.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 import { basename, join, relative } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { appendBlock } from "../lib/evidence/ledger.ts";
 import { readEvidenceText } from "../lib/evidence/files.ts";
 import { verifyLedgerText } from "../lib/evidence/chain.ts";

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs } from "./_args.ts";
 import { basename, dirname, join, resolve } from "node:path";
 import { VERSION } from "../lib/version.ts";
 import {
