@@ -25,8 +25,13 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { canonicalStateJson, compareKeys } from "../state/keys.ts";
+import { compareKeys } from "../state/keys.ts";
 import type { Region, Snapshot, StateRecord } from "../state/types.ts";
+import {
+  patchedOf,
+  type SnapshotPatch,
+  storedPatch,
+} from "../state/patched.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 
 /** The schema identifier of packed reports. */
@@ -72,27 +77,7 @@ export function seedReferenceOf(
   return null;
 }
 
-/** One region of a snapshot stored against the base snapshot. */
-export interface RegionPatch {
-  adapter: string;
-  kind: Region["kind"];
-  name: string;
-  category: Region["category"];
-  columns?: string[];
-  /** Records absent from the base's region or different there, by key order. */
-  put: StateRecord[];
-  /** Keys of the base region's records this region no longer has, by key order. */
-  drop: string[];
-}
-
-/** A snapshot stored as a patch against the base (the seed). */
-export interface SnapshotPatch {
-  /** Digest of the whole snapshot the patch applies to. */
-  base: string;
-  problems: string[];
-  /** Every region of the snapshot, in its order. */
-  regions: RegionPatch[];
-}
+export type { RegionPatch, SnapshotPatch } from "../state/patched.ts";
 
 /** `sha256:<hex>` of a text (how frames are keyed). */
 export function frameDigest(text: string): string {
@@ -102,56 +87,13 @@ export function frameDigest(text: string): string {
 const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
   `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
 
-function sameValue(a: StateRecord, b: StateRecord): boolean {
-  return a.value === b.value ||
-    canonicalStateJson(a.value) === canonicalStateJson(b.value);
-}
-
 /** The patch that turns `base` into `snap`. Pure. */
 export function diffSnapshot(
   baseDigest: string,
   base: Snapshot,
   snap: Snapshot,
 ): SnapshotPatch {
-  const byKey = new Map<string, Region>();
-  for (const r of base.regions) byKey.set(regionKey(r), r);
-  const regions: RegionPatch[] = snap.regions.map((r) => {
-    const b = byKey.get(regionKey(r))?.records ?? [];
-    const put: StateRecord[] = [];
-    const drop: string[] = [];
-    const a = r.records;
-    let i = 0;
-    let j = 0;
-    while (i < b.length && j < a.length) {
-      const x = b[i]!;
-      const y = a[j]!;
-      if (x.key === y.key) {
-        if (!sameValue(x, y)) put.push(y);
-        i++;
-        j++;
-        continue;
-      }
-      if (compareKeys(x.key, y.key) < 0) {
-        drop.push(x.key);
-        i++;
-      } else {
-        put.push(y);
-        j++;
-      }
-    }
-    for (; i < b.length; i++) drop.push(b[i]!.key);
-    for (; j < a.length; j++) put.push(a[j]!);
-    return {
-      adapter: r.adapter,
-      kind: r.kind,
-      name: r.name,
-      category: r.category,
-      ...(r.columns !== undefined ? { columns: r.columns } : {}),
-      put,
-      drop,
-    };
-  });
-  return { base: baseDigest, problems: snap.problems, regions };
+  return storedPatch(patchedOf(baseDigest, base, snap));
 }
 
 /**

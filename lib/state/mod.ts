@@ -10,4 +10,5 @@ export * from "./delta.ts";
 export * from "./json_path.ts";
 export * from "./keys.ts";
 export * from "./normalize.ts";
+export * from "./patched.ts";
 export * from "./types.ts";

@@ -1,0 +1,402 @@
+/**
+ * States kept without the seed's records. Pure.
+ *
+ * A run compares every session with one seed state. Holding the seed's
+ * snapshot (every record of every table) makes memory follow the store, so
+ * a state may instead be kept as:
+ *
+ * - a {@linkcode SeedHeader}: the seed itself, without records (its digest,
+ *   problems, and each region's adapter, kind, name, category, columns and
+ *   record count);
+ * - a {@linkcode PatchedState}: the seed plus a patch: per region of the
+ *   state, the records it has that the seed lacks or holds with another
+ *   value (`put`), the seed's keys it no longer has (`drop`), and in memory
+ *   the seed's own records at those keys (`was`); per seed region the state
+ *   no longer has, every seed record of it (`gone`);
+ * - or a whole {@linkcode Snapshot}, as before.
+ *
+ * {@linkcode deltaBetween} compares any two of them and equals
+ * `computeDelta` of the two materialized snapshots (patched_test.ts proves
+ * it over random snapshots and edits): two states kept against the same
+ * seed differ only at the union of their patches' keys, where the side
+ * that did not touch a key holds the seed's record (the other side's
+ * `was`). A whole snapshot is compared only with a whole snapshot: a
+ * patched state and a whole one would need the seed's records.
+ *
+ * @module
+ */
+import {
+  assembleDelta,
+  computeDelta,
+  type Delta,
+  diffFields,
+  emptyRegionDiff,
+  type RegionDiff,
+  structureChange,
+} from "./delta.ts";
+import { canonicalStateJson, compareKeys } from "./keys.ts";
+import {
+  type Region,
+  regionId,
+  type Snapshot,
+  type StateRecord,
+} from "./types.ts";
+
+/** One region of a state stored against the seed (a report's stored form). */
+export interface RegionPatch {
+  adapter: string;
+  kind: Region["kind"];
+  name: string;
+  category: Region["category"];
+  columns?: string[];
+  /** Records absent from the base's region or different there, by key order. */
+  put: StateRecord[];
+  /** Keys of the base region's records this region no longer has, by key order. */
+  drop: string[];
+}
+
+/** A snapshot stored as a patch against the base (the seed). */
+export interface SnapshotPatch {
+  /** Digest of the whole snapshot the patch applies to. */
+  base: string;
+  problems: string[];
+  /** Every region of the snapshot, in its order. */
+  regions: RegionPatch[];
+}
+
+/** A region of the seed without its records. */
+export interface SeedRegionHeader extends Omit<Region, "records"> {
+  /** How many records the seed's region holds. */
+  count: number;
+}
+
+/** The seed state without records: what is known of it without holding them. */
+export interface SeedHeader {
+  /** `snapshotDigest` of the seed's normalized snapshot. */
+  digest: string;
+  problems: string[];
+  /** In the snapshot's region order. */
+  regions: SeedRegionHeader[];
+}
+
+/** A region of a patched state: its patch and the seed's records it replaces. */
+export interface PatchedRegion extends RegionPatch {
+  /**
+   * The seed's records at the keys of `put` it holds and at every key of
+   * `drop`, in key order (empty for a region the seed lacks).
+   */
+  was: StateRecord[];
+}
+
+/** A seed region a patched state no longer has (a table dropped). */
+export interface GoneRegion extends Omit<Region, "records"> {
+  /** Every record of the seed's region, in key order. */
+  was: StateRecord[];
+}
+
+/** A state kept as the seed plus a patch (see the module doc). */
+export interface PatchedState {
+  /** The seed's digest. */
+  base: string;
+  problems: string[];
+  /** Every region of the state, in its order. */
+  regions: PatchedRegion[];
+  /** Seed regions the state lacks, in the seed's order. */
+  gone: GoneRegion[];
+}
+
+/** A state as the verdicts read it: whole, the seed's header, or patched. */
+export type StateView = Snapshot | SeedHeader | PatchedState;
+
+/** Whether a state view is the seed's header. */
+export function isSeedHeader(v: StateView): v is SeedHeader {
+  return Object.hasOwn(v, "digest");
+}
+
+/** Whether a state view is a patched state. */
+export function isPatchedState(v: StateView): v is PatchedState {
+  return Object.hasOwn(v, "base") && Object.hasOwn(v, "gone");
+}
+
+/** Whether a state view is a whole snapshot. */
+export function isWholeSnapshot(v: StateView): v is Snapshot {
+  return !isSeedHeader(v) && !Object.hasOwn(v, "base");
+}
+
+/** The header of a whole seed snapshot. */
+export function headerOf(digest: string, seed: Snapshot): SeedHeader {
+  return {
+    digest,
+    problems: seed.problems,
+    regions: seed.regions.map(({ records, ...rest }) => ({
+      ...rest,
+      count: records.length,
+    })),
+  };
+}
+
+const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
+  `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
+
+function sameValue(a: StateRecord, b: StateRecord): boolean {
+  return a.value === b.value ||
+    canonicalStateJson(a.value) === canonicalStateJson(b.value);
+}
+
+/**
+ * The patched state of `snap` against the seed `base` (both whole and
+ * normalized): what a report stores (`put`, `drop`) and the seed's records
+ * at those keys.
+ */
+export function patchedOf(
+  baseDigest: string,
+  base: Snapshot,
+  snap: Snapshot,
+): PatchedState {
+  const byKey = new Map<string, Region>();
+  for (const r of base.regions) byKey.set(regionKey(r), r);
+  const kept = new Set<string>();
+  const regions: PatchedRegion[] = snap.regions.map((r) => {
+    kept.add(regionKey(r));
+    const b = byKey.get(regionKey(r))?.records ?? [];
+    const put: StateRecord[] = [];
+    const drop: string[] = [];
+    const was: StateRecord[] = [];
+    const a = r.records;
+    let i = 0;
+    let j = 0;
+    while (i < b.length && j < a.length) {
+      const x = b[i]!;
+      const y = a[j]!;
+      if (x.key === y.key) {
+        if (!sameValue(x, y)) {
+          put.push(y);
+          was.push(x);
+        }
+        i++;
+        j++;
+        continue;
+      }
+      if (compareKeys(x.key, y.key) < 0) {
+        drop.push(x.key);
+        was.push(x);
+        i++;
+      } else {
+        put.push(y);
+        j++;
+      }
+    }
+    for (; i < b.length; i++) {
+      drop.push(b[i]!.key);
+      was.push(b[i]!);
+    }
+    for (; j < a.length; j++) put.push(a[j]!);
+    return {
+      adapter: r.adapter,
+      kind: r.kind,
+      name: r.name,
+      category: r.category,
+      ...(r.columns !== undefined ? { columns: r.columns } : {}),
+      put,
+      drop,
+      was,
+    };
+  });
+  const gone: GoneRegion[] = base.regions.filter((r) => !kept.has(regionKey(r)))
+    .map(({ records, ...rest }) => ({ ...rest, was: records }));
+  return { base: baseDigest, problems: snap.problems, regions, gone };
+}
+
+/** What a report stores of a patched state: its patch, without the seed's records. */
+export function storedPatch(p: PatchedState): SnapshotPatch {
+  return {
+    base: p.base,
+    problems: p.problems,
+    regions: p.regions.map(({ was: _was, ...rest }) => rest),
+  };
+}
+
+/** The seed's header as a patched state that changes nothing. */
+function unchanged(h: SeedHeader): PatchedState {
+  return {
+    base: h.digest,
+    problems: h.problems,
+    regions: h.regions.map(({ count: _count, ...rest }) => ({
+      ...rest,
+      put: [],
+      drop: [],
+      was: [],
+    })),
+    gone: [],
+  };
+}
+
+/**
+ * What changed from state `a` to state `b`: equal to `computeDelta` of the
+ * two materialized snapshots. Throws `RangeError` for a whole snapshot
+ * against a state kept against the seed, or two states kept against
+ * different seeds.
+ *
+ * @example
+ * ```ts ignore
+ * const d = deltaBetween(seedHeader, patchedSession);
+ * if (d.business.lossy) console.log("pre-existing business state lost");
+ * ```
+ */
+export function deltaBetween(a: StateView, b: StateView): Delta {
+  const wa = isWholeSnapshot(a);
+  const wb = isWholeSnapshot(b);
+  if (wa && wb) return computeDelta(a, b);
+  if (wa || wb) {
+    throw new RangeError(
+      "a whole snapshot cannot be compared with a state kept against the seed",
+    );
+  }
+  const pa = asPatched(a);
+  const pb = asPatched(b);
+  if (pa.base !== pb.base) {
+    throw new RangeError(
+      `states kept against different seeds (${pa.base}, ${pb.base})`,
+    );
+  }
+  return assembleDelta(patchedDiffs(pa, pb));
+}
+
+function asPatched(v: SeedHeader | PatchedState): PatchedState {
+  return isSeedHeader(v) ? unchanged(v) : v;
+}
+
+interface Side {
+  region?: PatchedRegion;
+  gone?: GoneRegion;
+}
+
+function sides(p: PatchedState): Map<string, Side> {
+  const m = new Map<string, Side>();
+  for (const r of p.regions) m.set(regionId(r), { region: r });
+  for (const g of p.gone) m.set(regionId(g), { gone: g });
+  return m;
+}
+
+function patchedDiffs(a: PatchedState, b: PatchedState): RegionDiff[] {
+  const sa = sides(a);
+  const sb = sides(b);
+  const parts: RegionDiff[] = [];
+  for (const id of new Set([...sa.keys(), ...sb.keys()])) {
+    const x = sa.get(id) ?? {};
+    const y = sb.get(id) ?? {};
+    const ar = x.region;
+    const br = y.region;
+    if (ar === undefined && br === undefined) continue;
+    const part = emptyRegionDiff(id, (br ?? ar)!.category);
+    if (ar !== undefined && br !== undefined) bothPresent(id, ar, br, part);
+    else if (ar !== undefined) {
+      // b lacks the region: b dropped a seed region, or a created it.
+      for (const k of keysOf(y.gone?.was ?? [], ar)) {
+        part.removed.push({ region: id, key: k });
+      }
+    } else {
+      for (const k of keysOf(x.gone?.was ?? [], br!)) {
+        part.added.push({ region: id, key: k });
+      }
+    }
+    part.structure = structureChange(
+      id,
+      ar?.columns ?? null,
+      br?.columns ?? null,
+    );
+    parts.push(part);
+  }
+  return parts;
+}
+
+/** Every key of a region: the seed's records merged with its patch, in key order. */
+function keysOf(seed: readonly StateRecord[], p: RegionPatch): string[] {
+  const drops = new Set(p.drop);
+  const out: string[] = [];
+  let i = 0;
+  for (const rec of p.put) {
+    while (i < seed.length && compareKeys(seed[i]!.key, rec.key) < 0) {
+      if (!drops.has(seed[i]!.key)) out.push(seed[i]!.key);
+      i++;
+    }
+    if (i < seed.length && seed[i]!.key === rec.key) i++;
+    out.push(rec.key);
+  }
+  for (; i < seed.length; i++) {
+    if (!drops.has(seed[i]!.key)) out.push(seed[i]!.key);
+  }
+  return out;
+}
+
+/** Two sorted key lists merged, each key once. */
+function mergeKeys(x: readonly string[], y: readonly string[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < x.length && j < y.length) {
+    const p = x[i]!;
+    const q = y[j]!;
+    if (p === q) {
+      out.push(p);
+      i++;
+      j++;
+    } else if (compareKeys(p, q) < 0) {
+      out.push(p);
+      i++;
+    } else {
+      out.push(q);
+      j++;
+    }
+  }
+  for (; i < x.length; i++) out.push(x[i]!);
+  for (; j < y.length; j++) out.push(y[j]!);
+  return out;
+}
+
+function byKey(records: readonly StateRecord[]): Map<string, StateRecord> {
+  const m = new Map<string, StateRecord>();
+  for (const r of records) m.set(r.key, r);
+  return m;
+}
+
+/** A region both states have: they differ only at the keys their patches touch. */
+function bothPresent(
+  id: string,
+  a: PatchedRegion,
+  b: PatchedRegion,
+  into: RegionDiff,
+): void {
+  const aPut = byKey(a.put);
+  const bPut = byKey(b.put);
+  const aDrop = new Set(a.drop);
+  const bDrop = new Set(b.drop);
+  const seed = byKey(a.was);
+  for (const r of b.was) seed.set(r.key, r);
+  const keys = mergeKeys(
+    mergeKeys(a.put.map((r) => r.key), a.drop),
+    mergeKeys(b.put.map((r) => r.key), b.drop),
+  );
+  for (const k of keys) {
+    const x = aPut.get(k) ?? (aDrop.has(k) ? undefined : seed.get(k));
+    const y = bPut.get(k) ?? (bDrop.has(k) ? undefined : seed.get(k));
+    if (x === undefined) {
+      if (y !== undefined) into.added.push({ region: id, key: k });
+      continue;
+    }
+    if (y === undefined) {
+      into.removed.push({ region: id, key: k });
+      continue;
+    }
+    if (x.value === y.value) continue;
+    const fields = diffFields(x.value, y.value);
+    if (fields.length > 0) {
+      into.changed.push({
+        region: id,
+        key: k,
+        fields,
+        lossy: fields.some((f) => f.lossy),
+      });
+    }
+  }
+}

@@ -1,0 +1,248 @@
+import assert from "node:assert/strict";
+import { computeDelta, snapshotDigest } from "./delta.ts";
+import { sortRecords } from "./keys.ts";
+import {
+  deltaBetween,
+  headerOf,
+  isPatchedState,
+  isSeedHeader,
+  isWholeSnapshot,
+  patchedOf,
+  type StateView,
+  storedPatch,
+} from "./patched.ts";
+import { applyPatch } from "../report/pack.ts";
+import { createPrng, type Prng } from "../reality/prng.ts";
+import type { Category, Region, Snapshot, StateRecord } from "./types.ts";
+
+const CATS: Category[] = ["business", "append_only", "unclassified"];
+
+function value(p: Prng, kind: Region["kind"]): Record<string, unknown> {
+  const scalar = () =>
+    p.pick<unknown>([null, p.int(0, 3), `s${p.int(0, 3)}`, true, {
+      $bytes: "AA==",
+    }]);
+  if (kind !== "json") {
+    return {
+      a: scalar(),
+      b: scalar(),
+      ...(p.next() < 0.5 ? { c: scalar() } : {}),
+    };
+  }
+  return {
+    a: scalar(),
+    n: { x: scalar(), ...(p.next() < 0.5 ? { y: [scalar(), scalar()] } : {}) },
+    ...(p.next() < 0.3 ? { l: [p.int(0, 2), p.int(0, 2)] } : {}),
+  };
+}
+
+function key(p: Prng): string {
+  return p.next() < 0.6
+    ? JSON.stringify([p.int(-5, 40)])
+    : JSON.stringify([`k${p.int(0, 30)}`, p.int(0, 2)]);
+}
+
+function records(p: Prng, kind: Region["kind"], n: number): StateRecord[] {
+  const m = new Map<string, StateRecord>();
+  for (let i = 0; i < n; i++) {
+    const k = key(p);
+    m.set(k, { key: k, value: value(p, kind) });
+  }
+  return sortRecords([...m.values()]);
+}
+
+function region(p: Prng, adapter: string, name: string): Region {
+  const kind: Region["kind"] = adapter.endsWith(".db") ? "sqlite" : "json";
+  return {
+    adapter,
+    kind,
+    name,
+    category: p.pick(CATS),
+    records: records(p, kind, p.int(0, 12)),
+    ...(kind === "sqlite"
+      ? { columns: p.next() < 0.8 ? ["a", "b"] : ["a", "b", "c"] }
+      : {}),
+  };
+}
+
+function order(regions: Region[]): Region[] {
+  return regions.sort((x, y) =>
+    x.adapter < y.adapter
+      ? -1
+      : x.adapter > y.adapter
+      ? 1
+      : x.name < y.name
+      ? -1
+      : x.name > y.name
+      ? 1
+      : 0
+  );
+}
+
+function seedSnapshot(p: Prng): Snapshot {
+  const regions: Region[] = [];
+  for (const name of ["t1", "t2", "t3"]) {
+    if (p.next() < 0.8) regions.push(region(p, "state.db", name));
+  }
+  if (p.next() < 0.7) regions.push(region(p, "data.json", "items"));
+  return {
+    regions: order(regions),
+    problems: p.next() < 0.2 ? ["data.json: bad line 3"] : [],
+  };
+}
+
+/** Random edits of a snapshot: records added, removed, changed; tables created, dropped, reshaped. */
+function edit(p: Prng, s: Snapshot): Snapshot {
+  const regions: Region[] = [];
+  for (const r of s.regions) {
+    const roll = p.next();
+    if (roll < 0.1) continue; // dropped
+    let columns = r.columns;
+    if (columns !== undefined && roll < 0.2) {
+      columns = p.next() < 0.5 ? [...columns, "d"] : columns.slice(0, 1);
+    }
+    const m = new Map(r.records.map((x) => [x.key, x]));
+    const edits = p.int(0, 5);
+    for (let i = 0; i < edits; i++) {
+      const keys = [...m.keys()];
+      const what = p.next();
+      if (what < 0.3 && keys.length > 0) m.delete(p.pick(keys));
+      else if (what < 0.7 && keys.length > 0) {
+        const k = p.pick(keys);
+        const old = m.get(k)!;
+        m.set(
+          k,
+          p.next() < 0.2
+            ? old
+            : { key: k, value: { ...old.value, a: value(p, r.kind).a } },
+        );
+        if (p.next() < 0.3) m.set(k, { key: k, value: value(p, r.kind) });
+      } else {
+        const k = key(p);
+        m.set(k, { key: k, value: value(p, r.kind) });
+      }
+    }
+    regions.push({
+      ...r,
+      ...(columns !== undefined ? { columns } : {}),
+      records: sortRecords([...m.values()]),
+    });
+  }
+  for (const name of ["t1", "t2", "t3", "t4"]) {
+    if (
+      p.next() < 0.15 &&
+      !regions.some((r) => r.adapter === "state.db" && r.name === name)
+    ) regions.push(region(p, "state.db", name));
+  }
+  return {
+    regions: order(regions),
+    problems: p.next() < 0.2 ? ["state.db: bad WAL frame"] : s.problems,
+  };
+}
+
+Deno.test("deltaBetween equals computeDelta over random snapshots and edits", () => {
+  let compared = 0;
+  let nonEmpty = 0;
+  for (let round = 0; round < 400; round++) {
+    const p = createPrng(round + 1);
+    const seed = seedSnapshot(p);
+    const digest = snapshotDigest(seed);
+    const header = headerOf(digest, seed);
+    const states = [seed, edit(p, seed), edit(p, seed), edit(p, edit(p, seed))];
+    const views: StateView[] = states.map((s, i) =>
+      i === 0 ? header : patchedOf(digest, seed, s)
+    );
+    for (const [i, v] of views.entries()) {
+      if (i === 0) continue;
+      // The stored patch rebuilds the state exactly.
+      const stored = storedPatch(v as ReturnType<typeof patchedOf>);
+      assert.equal(
+        snapshotDigest(applyPatch(seed, stored)),
+        snapshotDigest(states[i]!),
+      );
+    }
+    for (let i = 0; i < states.length; i++) {
+      for (let j = 0; j < states.length; j++) {
+        const want = computeDelta(states[i]!, states[j]!);
+        assert.deepEqual(
+          deltaBetween(views[i]!, views[j]!),
+          want,
+          `round ${round}: state ${i} -> ${j}`,
+        );
+        assert.deepEqual(deltaBetween(states[i]!, states[j]!), want);
+        compared++;
+        if (!want.empty) nonEmpty++;
+      }
+    }
+  }
+  assert.equal(compared, 400 * 16);
+  // The edits are not vacuous: most pairs differ.
+  assert.ok(nonEmpty > compared / 2, `${nonEmpty} of ${compared} differ`);
+});
+
+Deno.test("deltaBetween: a patched state's was is what tells changed from added", () => {
+  const seed: Snapshot = {
+    regions: [{
+      adapter: "state.db",
+      kind: "sqlite",
+      name: "t",
+      category: "business",
+      columns: ["v"],
+      records: [{ key: "[1]", value: { v: "a" } }, {
+        key: "[2]",
+        value: { v: "b" },
+      }],
+    }],
+    problems: [],
+  };
+  const d = snapshotDigest(seed);
+  const after: Snapshot = {
+    ...seed,
+    regions: [{
+      ...seed.regions[0]!,
+      records: [{ key: "[1]", value: { v: "A" } }, {
+        key: "[3]",
+        value: { v: "c" },
+      }],
+    }],
+  };
+  const p = patchedOf(d, seed, after);
+  assert.deepEqual(p.regions[0]!.was.map((r) => r.key), ["[1]", "[2]"]);
+  const delta = deltaBetween(headerOf(d, seed), p);
+  assert.deepEqual(delta.business.added, [{
+    region: "state.db:t",
+    key: "[3]",
+  }]);
+  assert.deepEqual(delta.business.removed, [{
+    region: "state.db:t",
+    key: "[2]",
+  }]);
+  assert.deepEqual(delta.business.changed[0]!.fields, [
+    { field: "v", before: "a", after: "A", lossy: true },
+  ]);
+  // The reverse direction, and two patched states.
+  assert.deepEqual(
+    deltaBetween(p, headerOf(d, seed)),
+    computeDelta(after, seed),
+  );
+  // A patched state that forgot the seed's record gives another answer: the
+  // comparison reads `was`, it does not guess.
+  const forgot = { ...p, regions: [{ ...p.regions[0]!, was: [] }] };
+  assert.notDeepEqual(deltaBetween(headerOf(d, seed), forgot), delta);
+});
+
+Deno.test("deltaBetween refuses to mix whole snapshots with patched states, or seeds", () => {
+  const seed: Snapshot = { regions: [], problems: [] };
+  const h = headerOf("sha256:a", seed);
+  assert.ok(isSeedHeader(h) && !isWholeSnapshot(h) && !isPatchedState(h));
+  const p = patchedOf("sha256:a", seed, seed);
+  assert.ok(isPatchedState(p) && !isWholeSnapshot(p) && !isSeedHeader(p));
+  assert.ok(isWholeSnapshot(seed));
+  assert.throws(() => deltaBetween(seed, h), RangeError);
+  assert.throws(() => deltaBetween(p, seed), RangeError);
+  assert.throws(
+    () => deltaBetween(h, patchedOf("sha256:b", seed, seed)),
+    /different seeds/,
+  );
+  assert.equal(deltaBetween(h, p).empty, true);
+});
