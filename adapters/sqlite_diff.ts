@@ -119,7 +119,7 @@ const u32 = (b: Uint8Array, o: number) =>
   ((b[o]! << 24) >>> 0) + (b[o + 1]! << 16) + (b[o + 2]! << 8) + b[o + 3]!;
 
 /** Geometry shared by every page of one database. */
-interface Geometry {
+export interface Geometry {
   usable: number;
   /** Largest local payload of a table leaf cell. */
   maxLocal: number;
@@ -128,7 +128,7 @@ interface Geometry {
   minLocal: number;
 }
 
-function geometry(src: PageSource): Geometry {
+export function geometry(src: PageSource): Geometry {
   const p1 = src.page(1);
   if (p1[56] !== 0 || p1[57] !== 0 || p1[58] !== 0 || (p1[59] !== 1)) {
     throw new PageWalkError("text encoding is not UTF-8");
@@ -389,7 +389,7 @@ export function walkTrees(
  * -1 when the record holds something only SQL should interpret (reserved
  * serial types, a body longer than the record, more fields than `max`).
  */
-function parseHeader(
+export function parseHeader(
   buf: Uint8Array,
   at: number,
   size: number,
@@ -775,7 +775,7 @@ export interface SqliteDiffStats {
 }
 
 /** Iterates the cells of a table's leaf pages in rowid order, skipping some leaves. */
-class LeafCursor {
+export class LeafCursor {
   #src: PageSource;
   #g: Geometry;
   #leaves: number[];
@@ -909,7 +909,7 @@ class KeyView {
  * two cursors is exact even where this order and SQLite's might differ:
  * they would disagree here first, and the comparison falls back).
  */
-class KeyCursor {
+export class KeyCursor {
   #src: PageSource;
   #g: Geometry;
   #units: number[];
@@ -1098,7 +1098,7 @@ class KeyCursor {
  * A record's key as the snapshot reader writes it (`[v1,v2,…]`, encoded
  * values as JSON): the first `n` fields, or the fields `fields` lists.
  */
-function keyStringOf(
+export function keyStringOf(
   buf: Uint8Array,
   types: Int32Array,
   offs: Int32Array,
@@ -1447,7 +1447,7 @@ function diffRekeyed(
 }
 
 /** Records sorted by key as the snapshot orders them (each key parsed once). */
-function sortByKey<T extends { key: string }>(xs: T[]): T[] {
+export function sortByKey<T extends { key: string }>(xs: T[]): T[] {
   if (xs.length < 2) return xs;
   const d = xs.map((x) => ({ x, k: JSON.parse(x.key) as unknown }));
   d.sort((p, q) => compareValues(p.k, q.k));
@@ -1579,7 +1579,7 @@ function diffKeyed(
 }
 
 /** A row's value object, as the snapshot reader builds it (masks applied). */
-function rowValue(
+export function rowValue(
   payload: Uint8Array,
   rowid: number,
   plan: TablePlan,

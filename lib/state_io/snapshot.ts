@@ -244,6 +244,21 @@ export function readOnlyWorkerOptions(stateDir: string): WorkerOptions {
   } as unknown as WorkerOptions;
 }
 
+/**
+ * Read `items` of the state directory `dir` (already resolved) through
+ * `options.reader`, or a one-off read-only worker.
+ */
+export function readStateItems(
+  dir: string,
+  items: WorkerItem[],
+  options: Pick<SnapshotOptions, "reader" | "timeoutMs"> = {},
+): Promise<WorkerReply> {
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  return options.reader
+    ? options.reader.read(dir, items, timeoutMs)
+    : readInWorker(dir, items, timeoutMs);
+}
+
 function readInWorker(
   stateDir: string,
   items: WorkerItem[],

@@ -93,7 +93,7 @@ const CHUNKS_KEPT = 128;
 const SINGLES_KEPT = 4096;
 
 /** The pages of a database file (and its WAL) read through a read-only handle. */
-class FilePages implements PageSource {
+export class FilePages implements PageSource {
   readonly pageSize: number;
   readonly pageCount: number;
   readonly filePages: number;
@@ -244,7 +244,7 @@ async function identityOf(
 }
 
 /** Open one side's database (with its WAL) read-only, or null when it has none. */
-async function openSide(
+export async function openSide(
   stateDir: string,
   label: string,
   problems: string[],

@@ -1,0 +1,680 @@
+/**
+ * The seed state streamed: its digest (exactly `snapshotDigest` of its
+ * normalized snapshot), its regions' headers, and the digests of states
+ * given as patches against it (exactly `snapshotDigest(applyPatch(seed,
+ * patch))`), in one pass over the seed's records and without ever holding
+ * all of them: a SQLite database is read page by page, one table at a
+ * time, records in key order (masks applied as `normalize` does), each
+ * record hashed and merged with every patch as it goes by.
+ *
+ * What is read whole instead (the fallback; memory then follows that part):
+ * - a SQLite table stored in an order that is not the snapshot's key order
+ *   (a rowid table identified by another primary key; a `WITHOUT ROWID`
+ *   table with a NOCASE, RTRIM or DESC key column): that table alone is
+ *   read page by page and sorted (`adapters/sqlite_stream.ts`);
+ * - a SQLite database the page reader does not handle (any reason
+ *   `stateDelta` falls back for: generated columns, internal tables asked
+ *   for, a malformed file, a link, …): that adapter is snapshotted whole;
+ * - fs and json adapters (read through the snapshot worker) and postgres
+ *   adapters (through the run's cluster): snapshotted whole, per adapter.
+ * `methods` says which, per adapter and per table.
+ *
+ * Reads the disk.
+ *
+ * @module
+ */
+import { createHash, type Hash } from "node:crypto";
+import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
+import { normalizeLabel } from "../common/paths.ts";
+import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
+import { PageWalkError } from "../../adapters/_sqlite_table.ts";
+import { planSchema, readSchema } from "../../adapters/sqlite_diff.ts";
+import {
+  type StreamTable,
+  streamTables,
+} from "../../adapters/sqlite_stream.ts";
+import { canonicalStateJson, compareKeys } from "../state/keys.ts";
+import { normalize } from "../state/normalize.ts";
+import {
+  type Category,
+  compareRegions,
+  type Region,
+  type StateRecord,
+} from "../state/types.ts";
+import type { RegionPatch, SnapshotPatch } from "../report/pack.ts";
+import { checkStateBudget } from "./budget.ts";
+import {
+  assembleSnapshot,
+  postgresRegions,
+  readStateItems,
+  type SnapshotOptions,
+  workerItems,
+} from "./snapshot.ts";
+import { type FilePages, openSide } from "./state_delta.ts";
+
+/** A region of the seed without its records: what a snapshot's region says, and how many records. */
+export type SeedRegionHeader = Omit<Region, "records"> & { count: number };
+
+/** The seed state without its records. */
+export interface SeedHeader {
+  /** `snapshotDigest` of the seed's normalized snapshot. */
+  digest: string;
+  problems: string[];
+  /** In snapshot order. */
+  regions: SeedRegionHeader[];
+}
+
+/** How one adapter (and, for SQLite, each table) was read. */
+export interface SeedStreamMethod {
+  label: string;
+  /** `pages`: streamed from the database's pages; `snapshot`: read whole. */
+  method: "pages" | "snapshot";
+  /** Why `snapshot`. */
+  why?: string;
+  /** SQLite tables read whole and sorted (stored in another order), with why. */
+  sorted?: { table: string; why: string }[];
+}
+
+/** Options of {@linkcode streamSeed}. */
+export interface StreamSeedOptions extends SnapshotOptions {
+  /**
+   * States to hash as patches against the seed (their `base` is not
+   * checked here). Each one's digest, and the seed's records it replaces
+   * or drops, come back in the same order.
+   * @default []
+   */
+  patches?: readonly SnapshotPatch[];
+}
+
+/** What {@linkcode streamSeed} returns. */
+export interface StreamSeedResult {
+  header: SeedHeader;
+  /**
+   * Per patch: `snapshotDigest(applyPatch(seed, patch))`, or null when the
+   * patch cannot be applied (then `patchErrors` says why).
+   */
+  digests: (string | null)[];
+  /** Per patch: why it cannot be applied (as `applyPatch` refuses it), or null. */
+  patchErrors: (string | null)[];
+  /**
+   * Per patch, per region of the patch (its order): the seed's records at
+   * the keys it puts (those the seed holds) and drops, in key order.
+   */
+  was: StateRecord[][][];
+  methods: SeedStreamMethod[];
+}
+
+/** One region of the seed: streamed from pages, or already in memory. */
+interface SeedPart {
+  adapter: string;
+  kind: Region["kind"];
+  name: string;
+  category: Category;
+  columns?: string[];
+  /** The records in key order (may be called again for another pass). */
+  records: () => Iterable<StateRecord>;
+  /** Count, once streamed. */
+  count: number;
+}
+
+class PatchFailed extends Error {}
+
+/** A SQLite adapter streamed from pages failed mid-way: read it whole. */
+class Decline extends Error {
+  constructor(readonly label: string, message: string) {
+    super(message);
+  }
+}
+
+const regionKey = (r: { adapter: string; kind: string; name: string }) =>
+  `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
+
+function categoryOf(a: AdapterDef, name: string): Category {
+  if (a.business.includes(name)) return "business";
+  if (a.append_only.includes(name)) return "append_only";
+  return "unclassified";
+}
+
+/** Masks of one adapter by table name. */
+function masksOf(a: AdapterDef): Map<string, MaskRule[]> {
+  const masks = new Map<string, MaskRule[]>();
+  for (const m of a.mask) {
+    masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
+  }
+  return masks;
+}
+
+/**
+ * A record as `snapshotDigest` hashes it. Flat rows of one table share a
+ * serializer with the columns sorted once; anything else goes through
+ * `canonicalStateJson`.
+ */
+function recordText(rec: StateRecord): string {
+  return '{"key":' + JSON.stringify(rec.key) + ',"value":' +
+    canonicalStateJson(rec.value) + "}";
+}
+
+/** A serializer of flat rows with these columns (canonical JSON, keys sorted once). */
+function rowSerializer(
+  columns: readonly string[],
+): (rec: StateRecord) => string {
+  const sorted = [...columns].sort();
+  if (new Set(sorted).size !== sorted.length) return recordText;
+  const names = sorted.map((c, i) =>
+    (i > 0 ? "," : "") + JSON.stringify(c) + ":"
+  );
+  return (rec) => {
+    const v = rec.value;
+    // A row with another shape (never from the page reader) is hashed generically.
+    let s = '{"key":' + JSON.stringify(rec.key) + ',"value":{';
+    for (let i = 0; i < sorted.length; i++) {
+      const x = v[sorted[i]!];
+      if (x === undefined) return recordText(rec);
+      s += names[i]! +
+        (x === null || typeof x === "string" ||
+            (typeof x === "number" && Number.isFinite(x))
+          ? JSON.stringify(x)
+          : canonicalStateJson(x));
+    }
+    return s + "}}";
+  };
+}
+
+/** A hash fed in batches (one update per ~64 KiB). */
+class Sink {
+  #h: Hash = createHash("sha256");
+  #buf = "";
+  add(s: string): void {
+    this.#buf += s;
+    if (this.#buf.length > 1 << 16) {
+      this.#h.update(this.#buf);
+      this.#buf = "";
+    }
+  }
+  digest(): string {
+    this.#h.update(this.#buf);
+    this.#buf = "";
+    return "sha256:" + this.#h.digest("hex");
+  }
+}
+
+function regionHead(
+  r: { adapter: string; kind: string; name: string; category: string },
+): string {
+  return `{"adapter":${JSON.stringify(r.adapter)},"category":${
+    JSON.stringify(r.category)
+  },"kind":${JSON.stringify(r.kind)},"name":${
+    JSON.stringify(r.name)
+  },"records":[`;
+}
+
+/** Integer value of a `[n]` key when it is a safe integer, else NaN. */
+function intKey(k: string): number {
+  if (k.length > 18 || k.charCodeAt(0) !== 0x5b) return NaN;
+  const n = Number(k.slice(1, -1));
+  return k.charCodeAt(k.length - 1) === 0x5d && Number.isSafeInteger(n) &&
+      "[" + n + "]" === k
+    ? n
+    : NaN;
+}
+
+/** Compare two keys, integers `[n]` without parsing. */
+function cmpKeys(a: string, an: number, b: string, bn: number): number {
+  if (a === b) return 0;
+  if (an === an && bn === bn) return an < bn ? -1 : 1;
+  return compareKeys(a, b);
+}
+
+/** One patch's state while the seed streams by: a merge fed one seed record at a time. */
+class PatchRun {
+  readonly sink = new Sink();
+  readonly was: StateRecord[][];
+  error: string | null = null;
+  #regions = 0;
+  #p: RegionPatch | null = null;
+  #where = "";
+  #putN: number[] = [];
+  #dropN: number[] = [];
+  #wasN: StateRecord[] = [];
+  #pi = 0;
+  #di = 0;
+  #first = true;
+  constructor(readonly patch: SnapshotPatch) {
+    this.was = patch.regions.map(() => []);
+    this.sink.add(
+      '{"problems":' + canonicalStateJson(patch.problems) + ',"regions":[',
+    );
+  }
+
+  #emit(s: string): void {
+    this.sink.add(this.#first ? s : "," + s);
+    this.#first = false;
+  }
+
+  /** Start region `n` of the patch. */
+  begin(n: number): void {
+    const p = this.patch.regions[n]!;
+    this.#p = p;
+    this.#where = `regions[${n}]`;
+    this.sink.add((this.#regions++ > 0 ? "," : "") + regionHead(p));
+    this.#putN = p.put.map((r) => intKey(r.key));
+    this.#dropN = p.drop.map(intKey);
+    this.#wasN = this.was[n]!;
+    this.#pi = 0;
+    this.#di = 0;
+    this.#first = true;
+  }
+
+  /** The seed's next record of the region (`s`: its hashed form; `kn`: intKey of its key). */
+  push(rec: StateRecord, s: string, kn: number): void {
+    const { put, drop } = this.#p!;
+    const k = rec.key;
+    while (
+      this.#pi < put.length &&
+      cmpKeys(put[this.#pi]!.key, this.#putN[this.#pi]!, k, kn) < 0
+    ) this.#emit(recordText(put[this.#pi++]!));
+    if (
+      this.#di < drop.length &&
+      cmpKeys(drop[this.#di]!, this.#dropN[this.#di]!, k, kn) < 0
+    ) {
+      throw new PatchFailed(
+        `${this.#where}: drops a key the base does not hold`,
+      );
+    }
+    const dropped = this.#di < drop.length && drop[this.#di] === k;
+    if (this.#pi < put.length && put[this.#pi]!.key === k) {
+      if (dropped) {
+        throw new PatchFailed(`${this.#where}: key both put and dropped`);
+      }
+      this.#wasN.push(rec);
+      this.#emit(recordText(put[this.#pi++]!));
+      return;
+    }
+    if (dropped) {
+      this.#wasN.push(rec);
+      this.#di++;
+      return;
+    }
+    this.#emit(s);
+  }
+
+  /** The region's end. */
+  end(): void {
+    const { put, drop } = this.#p!;
+    for (; this.#pi < put.length; this.#pi++) {
+      this.#emit(recordText(put[this.#pi]!));
+    }
+    if (this.#di < drop.length) {
+      throw new PatchFailed(
+        `${this.#where}: drops ${
+          drop.length - this.#di
+        } key(s) the base does not hold`,
+      );
+    }
+    this.sink.add("]}");
+  }
+}
+
+/** Run `f` on a patch; a patch that cannot be applied gets its error and stops. */
+function guard(run: PatchRun, f: () => void): void {
+  if (run.error !== null) return;
+  try {
+    f();
+  } catch (e) {
+    if (!(e instanceof PatchFailed)) throw e;
+    run.error = e.message;
+  }
+}
+
+/** Check a patch's shape and key order as `applyPatch` does; the reason, or null. */
+function patchProblem(patch: SnapshotPatch): string | null {
+  if (
+    patch === null || typeof patch !== "object" ||
+    !Array.isArray(patch.regions) || !Array.isArray(patch.problems)
+  ) return "not a patch";
+  for (let n = 0; n < patch.regions.length; n++) {
+    const p = patch.regions[n] as RegionPatch;
+    const where = `regions[${n}]`;
+    if (
+      p === null || typeof p !== "object" || typeof p.adapter !== "string" ||
+      typeof p.name !== "string" || typeof p.kind !== "string" ||
+      typeof p.category !== "string" || !Array.isArray(p.put) ||
+      !Array.isArray(p.drop)
+    ) return `${where}: not a region patch`;
+    let prev: string | null = null;
+    for (const k of p.drop) {
+      if (typeof k !== "string") return `${where}: bad drop`;
+      if (prev !== null && compareKeys(prev, k) >= 0) {
+        return `${where}: drop keys not in key order`;
+      }
+      prev = k;
+    }
+    prev = null;
+    for (const rec of p.put) {
+      if (
+        rec === null || typeof rec !== "object" || Array.isArray(rec) ||
+        typeof rec.key !== "string" || rec.value === null ||
+        typeof rec.value !== "object" || Array.isArray(rec.value)
+      ) return `${where}: bad put record`;
+      if (prev !== null && compareKeys(prev, rec.key) >= 0) {
+        return `${where}: put keys not in key order`;
+      }
+      prev = rec.key;
+    }
+  }
+  return null;
+}
+
+/** Whether a patch lists its regions in snapshot order, each once. */
+function inRegionOrder(patch: SnapshotPatch): boolean {
+  for (let i = 1; i < patch.regions.length; i++) {
+    const a = patch.regions[i - 1]!;
+    const b = patch.regions[i]!;
+    if (
+      compareRegions(a as unknown as Region, b as unknown as Region) >= 0
+    ) return false;
+  }
+  return true;
+}
+
+/**
+ * Stream the seed state of `seedDir` as `def`'s adapters see it (masks
+ * applied): its header and digest, equal to `snapshotDigest(normalize(
+ * takeSnapshot(def, seedDir), def))`, and for each of `options.patches`
+ * the digest of the seed with the patch applied and the seed's records the
+ * patch replaces or drops. Memory holds one page-read table at a time (see
+ * the module doc for what is read whole). Requires `--allow-read` (and the
+ * worker permissions of `takeSnapshot` when an fs or json adapter, or a
+ * SQLite database the page reader declines, is read whole).
+ *
+ * @example
+ * ```ts ignore
+ * const { header, digests } = await streamSeed(def, seedDir, { patches: [patch] });
+ * console.log(header.digest, digests[0]);
+ * ```
+ */
+export async function streamSeed(
+  def: Definition,
+  seedDir: string,
+  options: StreamSeedOptions = {},
+): Promise<StreamSeedResult> {
+  const dir = await Deno.realPath(seedDir);
+  await checkStateBudget(dir, options.budget ?? {});
+  const SQL = def.adapters.some((a) => a.kind === "sqlite")
+    ? await loadSqlEngine()
+    : null;
+  const whole = new Map<string, string>();
+  for (;;) {
+    try {
+      return await streamOnce(def, dir, options, SQL, whole);
+    } catch (e) {
+      if (!(e instanceof Decline) || whole.has(e.label)) throw e;
+      whole.set(e.label, e.message);
+    }
+  }
+}
+
+async function streamOnce(
+  def: Definition,
+  dir: string,
+  options: StreamSeedOptions,
+  SQL: SqlEngine | null,
+  whole: Map<string, string>,
+): Promise<StreamSeedResult> {
+  const methods: SeedStreamMethod[] = [];
+  const parts: SeedPart[] = [];
+  const open: FilePages[] = [];
+  try {
+    // 1. Adapters read whole (fs, json, declined sqlite), through the worker.
+    const items = workerItems(def);
+    const wholeIdx: number[] = [];
+    def.adapters.forEach((a, i) => {
+      const label = normalizeLabel(a.label);
+      if (a.kind === "fs" || a.kind === "json" || whole.has(label)) {
+        wholeIdx.push(i);
+      }
+    });
+    const assembled = new Map<number, string[]>();
+    let workerProblems: string[] = [];
+    if (wholeIdx.length > 0) {
+      const reply = await readStateItems(
+        dir,
+        wholeIdx.map((i) => items[i]!),
+        options,
+      );
+      if (!reply.ok) {
+        throw new Error(`snapshot of ${dir} failed: ${reply.error}`);
+      }
+      workerProblems = reply.problems.map((p) =>
+        p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p
+      );
+      wholeIdx.forEach((i, j) => {
+        const a = def.adapters[i]!;
+        const sub = { adapters: [a] };
+        const snap = normalize(
+          assembleSnapshot(sub, [reply.results[j]!], SQL),
+          sub,
+        );
+        assembled.set(i, snap.problems);
+        for (const r of snap.regions) parts.push(inMemory(r));
+        const label = normalizeLabel(a.label);
+        methods.push({
+          label,
+          method: "snapshot",
+          why: whole.get(label) ??
+            `a${a.kind === "fs" ? "n" : ""} ${a.kind} adapter is read whole`,
+        });
+      });
+    }
+    // 2. SQLite adapters by pages: problems (the WAL's) known on opening.
+    for (let i = 0; i < def.adapters.length; i++) {
+      const a = def.adapters[i]!;
+      const label = normalizeLabel(a.label);
+      if (a.kind !== "sqlite" || whole.has(label)) continue;
+      const problems: string[] = [];
+      let tables: StreamTable[];
+      try {
+        const side = await openSide(dir, label, problems);
+        if (side === null) tables = [];
+        else {
+          open.push(side.pages);
+          const schema = readSchema(side.pages);
+          const include = [...a.business, ...a.append_only];
+          const planned = planSchema(SQL!, schema, include);
+          tables = streamTables(
+            { src: side.pages, schema, tables: planned },
+            masksOf(a),
+          );
+        }
+      } catch (e) {
+        throw new Decline(label, (e as Error).message);
+      }
+      assembled.set(i, problems);
+      const sorted = tables.filter((t) => t.order === "sorted").map((t) => ({
+        table: t.name,
+        why: t.why!,
+      }));
+      methods.push({
+        label,
+        method: "pages",
+        ...(sorted.length > 0 ? { sorted } : {}),
+      });
+      for (const t of tables) {
+        parts.push({
+          adapter: label,
+          kind: "sqlite",
+          name: t.name,
+          category: categoryOf(a, t.name),
+          columns: t.columns,
+          records: () => declining(label, t.records()),
+          count: 0,
+        });
+      }
+    }
+    const problems = [...workerProblems];
+    def.adapters.forEach((_, i) => problems.push(...(assembled.get(i) ?? [])));
+    // 3. Postgres adapters, through the run's cluster.
+    for (const a of def.adapters) {
+      if (a.kind !== "postgres") continue;
+      if (!options.postgres) {
+        throw new TypeError(
+          "streamSeed: a postgres adapter needs the run's cluster",
+        );
+      }
+      const db = options.postgres.connection(dir, a).db;
+      const obs = await options.postgres.observe(db, a);
+      problems.push(...obs.problems);
+      const sub = { adapters: [a] };
+      const snap = normalize(
+        { regions: postgresRegions(a, obs), problems: [] },
+        sub,
+      );
+      for (const r of snap.regions) parts.push(inMemory(r));
+      methods.push({
+        label: normalizeLabel(a.label),
+        method: "snapshot",
+        why: "a postgres adapter is read whole",
+      });
+    }
+    parts.sort((x, y) =>
+      compareRegions(x as unknown as Region, y as unknown as Region)
+    );
+    return hashAll(parts, problems, options.patches ?? [], methods);
+  } finally {
+    for (const p of open) p.close();
+  }
+}
+
+function inMemory(r: Region): SeedPart {
+  return {
+    adapter: r.adapter,
+    kind: r.kind,
+    name: r.name,
+    category: r.category,
+    ...(r.columns !== undefined ? { columns: r.columns } : {}),
+    records: () => r.records,
+    count: r.records.length,
+  };
+}
+
+/** A table's records; a page reader failing mid-way declines the adapter. */
+function* declining(
+  label: string,
+  it: Iterable<StateRecord>,
+): Generator<StateRecord> {
+  try {
+    yield* it;
+  } catch (e) {
+    if (e instanceof PageWalkError) throw new Decline(label, e.message);
+    throw e;
+  }
+}
+
+/** One pass over the seed's parts: its digest and every in-order patch's; then the others. */
+function hashAll(
+  parts: SeedPart[],
+  problems: string[],
+  patches: readonly SnapshotPatch[],
+  methods: SeedStreamMethod[],
+): StreamSeedResult {
+  const runs = patches.map((p) => new PatchRun(p));
+  runs.forEach((r) => (r.error = patchProblem(r.patch)));
+  const inPass = runs.filter((r) => r.error === null && inRegionOrder(r.patch));
+  const later = runs.filter((r) => r.error === null && !inPass.includes(r));
+  // Per region key: which in-pass patches list it (and at which index).
+  const listing = new Map<string, { run: PatchRun; n: number }[]>();
+  for (const run of inPass) {
+    run.patch.regions.forEach((p, n) => {
+      const k = regionKey(p);
+      const list = listing.get(k) ?? [];
+      list.push({ run, n });
+      listing.set(k, list);
+    });
+  }
+  const seedSink = new Sink();
+  seedSink.add('{"problems":' + canonicalStateJson(problems) + ',"regions":[');
+  const byKey = new Map(parts.map((p) => [regionKey(p), p]));
+  // The union of the seed's regions and the patches', in snapshot order.
+  const keys = new Map<
+    string,
+    { adapter: string; kind: string; name: string }
+  >();
+  for (const p of parts) keys.set(regionKey(p), p);
+  for (const run of inPass) {
+    for (const p of run.patch.regions) {
+      if (!keys.has(regionKey(p))) keys.set(regionKey(p), p);
+    }
+  }
+  const order = [...keys.entries()].sort((x, y) =>
+    compareRegions(x[1] as Region, y[1] as Region)
+  );
+  let seedRegions = 0;
+  for (const [k] of order) {
+    const part = byKey.get(k) ?? null;
+    const users = listing.get(k) ?? [];
+    for (const u of users) guard(u.run, () => u.run.begin(u.n));
+    if (part !== null) {
+      seedSink.add((seedRegions++ > 0 ? "," : "") + regionHead(part));
+      const text = textFor(part);
+      let count = 0;
+      for (const rec of part.records()) {
+        const s = text(rec);
+        seedSink.add(count > 0 ? "," + s : s);
+        count++;
+        if (users.length === 0) continue;
+        const kn = intKey(rec.key);
+        for (const u of users) guard(u.run, () => u.run.push(rec, s, kn));
+      }
+      part.count = count;
+      seedSink.add("]}");
+    }
+    for (const u of users) guard(u.run, () => u.run.end());
+  }
+  seedSink.add("]}");
+  for (const run of inPass) {
+    if (run.error === null) run.sink.add("]}");
+  }
+  // Patches whose regions are in another order: a pass each.
+  for (const run of later) {
+    run.patch.regions.forEach((p, n) => {
+      guard(run, () => run.begin(n));
+      const part = byKey.get(regionKey(p)) ?? null;
+      if (part !== null && run.error === null) {
+        const text = textFor(part);
+        for (const rec of part.records()) {
+          const s = text(rec);
+          const kn = intKey(rec.key);
+          guard(run, () => run.push(rec, s, kn));
+          if (run.error !== null) break;
+        }
+      }
+      guard(run, () => run.end());
+    });
+    if (run.error === null) run.sink.add("]}");
+  }
+  return {
+    header: {
+      digest: seedSink.digest(),
+      problems,
+      regions: parts.map((p) => ({
+        adapter: p.adapter,
+        kind: p.kind,
+        name: p.name,
+        category: p.category,
+        ...(p.columns !== undefined ? { columns: p.columns } : {}),
+        count: p.count,
+      })),
+    },
+    digests: runs.map((r) => (r.error === null ? r.sink.digest() : null)),
+    patchErrors: runs.map((r) => r.error),
+    was: runs.map((r) => r.was),
+    methods,
+  };
+}
+
+/** How a part's records are hashed. */
+function textFor(part: SeedPart): (r: StateRecord) => string {
+  return part.kind === "sqlite" && part.columns
+    ? rowSerializer(part.columns)
+    : recordText;
+}
