@@ -41,7 +41,6 @@ import {
   type Region,
   type StateRecord,
 } from "../state/types.ts";
-import type { RegionPatch, SnapshotPatch } from "../report/pack.ts";
 import { checkStateBudget } from "./budget.ts";
 import {
   assembleSnapshot,
@@ -51,6 +50,29 @@ import {
   workerItems,
 } from "./snapshot.ts";
 import { type FilePages, openSide } from "./state_delta.ts";
+
+/**
+ * One region of a state given as a patch against the seed: its records
+ * the seed lacks or holds with another value (`put`) and the keys of the
+ * seed's records it no longer has (`drop`), both in key order. The shape of
+ * `RegionPatch` in lib/report/pack.ts (structurally; no import upward).
+ */
+export interface RegionPatch {
+  adapter: string;
+  kind: Region["kind"];
+  name: string;
+  category: Category;
+  columns?: string[];
+  put: StateRecord[];
+  drop: string[];
+}
+
+/** A state as a patch against the seed (`SnapshotPatch` of lib/report/pack.ts). */
+export interface SnapshotPatch {
+  problems: string[];
+  /** Every region of the state, in its order. */
+  regions: RegionPatch[];
+}
 
 /** A region of the seed without its records: what a snapshot's region says, and how many records. */
 export type SeedRegionHeader = Omit<Region, "records"> & { count: number };
