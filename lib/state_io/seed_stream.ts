@@ -41,6 +41,13 @@ import {
   type Region,
   type StateRecord,
 } from "../state/types.ts";
+import type {
+  GoneRegion,
+  PatchedState,
+  RegionPatch,
+  SeedHeader,
+  SnapshotPatch,
+} from "../state/patched.ts";
 import { checkStateBudget } from "./budget.ts";
 import {
   assembleSnapshot,
@@ -50,41 +57,6 @@ import {
   workerItems,
 } from "./snapshot.ts";
 import { type FilePages, openSide } from "./state_delta.ts";
-
-/**
- * One region of a state given as a patch against the seed: its records
- * the seed lacks or holds with another value (`put`) and the keys of the
- * seed's records it no longer has (`drop`), both in key order. The shape of
- * `RegionPatch` in lib/report/pack.ts (structurally; no import upward).
- */
-export interface RegionPatch {
-  adapter: string;
-  kind: Region["kind"];
-  name: string;
-  category: Category;
-  columns?: string[];
-  put: StateRecord[];
-  drop: string[];
-}
-
-/** A state as a patch against the seed (`SnapshotPatch` of lib/report/pack.ts). */
-export interface SnapshotPatch {
-  problems: string[];
-  /** Every region of the state, in its order. */
-  regions: RegionPatch[];
-}
-
-/** A region of the seed without its records: what a snapshot's region says, and how many records. */
-export type SeedRegionHeader = Omit<Region, "records"> & { count: number };
-
-/** The seed state without its records. */
-export interface SeedHeader {
-  /** `snapshotDigest` of the seed's normalized snapshot. */
-  digest: string;
-  problems: string[];
-  /** In snapshot order. */
-  regions: SeedRegionHeader[];
-}
 
 /** How one adapter (and, for SQLite, each table) was read. */
 export interface SeedStreamMethod {
@@ -123,6 +95,10 @@ export interface StreamSeedResult {
    * the keys it puts (those the seed holds) and drops, in key order.
    */
   was: StateRecord[][][];
+  /** Per patch: the seed regions it lacks, with all their records (a table dropped). */
+  gone: GoneRegion[][];
+  /** Per patch: the patched state (`lib/state/patched.ts`), or null when it cannot be applied. */
+  patched: (PatchedState | null)[];
   methods: SeedStreamMethod[];
 }
 
@@ -251,6 +227,9 @@ function cmpKeys(a: string, an: number, b: string, bn: number): number {
 class PatchRun {
   readonly sink = new Sink();
   readonly was: StateRecord[][];
+  readonly gone: GoneRegion[] = [];
+  /** Region keys the patch lists. */
+  readonly keys: Set<string>;
   error: string | null = null;
   #regions = 0;
   #p: RegionPatch | null = null;
@@ -262,7 +241,10 @@ class PatchRun {
   #di = 0;
   #first = true;
   constructor(readonly patch: SnapshotPatch) {
-    this.was = patch.regions.map(() => []);
+    this.was = Array.isArray(patch?.regions) ? patch.regions.map(() => []) : [];
+    this.keys = new Set(
+      Array.isArray(patch?.regions) ? patch.regions.map(regionKey) : [],
+    );
     this.sink.add(
       '{"problems":' + canonicalStateJson(patch.problems) + ',"regions":[',
     );
@@ -638,11 +620,15 @@ function hashAll(
     if (part !== null) {
       seedSink.add((seedRegions++ > 0 ? "," : "") + regionHead(part));
       const text = textFor(part);
+      // Patches that lack this seed region keep its records (gone).
+      const lacking = inPass.filter((r) => r.error === null && !r.keys.has(k))
+        .map((r) => goneOf(r, part));
       let count = 0;
       for (const rec of part.records()) {
         const s = text(rec);
         seedSink.add(count > 0 ? "," + s : s);
         count++;
+        for (const g of lacking) g.push(rec);
         if (users.length === 0) continue;
         const kn = intKey(rec.key);
         for (const u of users) guard(u.run, () => u.run.push(rec, s, kn));
@@ -673,6 +659,11 @@ function hashAll(
       guard(run, () => run.end());
     });
     if (run.error === null) run.sink.add("]}");
+    for (const part of parts) {
+      if (run.error !== null || run.keys.has(regionKey(part))) continue;
+      const g = goneOf(run, part);
+      for (const rec of part.records()) g.push(rec);
+    }
   }
   return {
     header: {
@@ -690,8 +681,31 @@ function hashAll(
     digests: runs.map((r) => (r.error === null ? r.sink.digest() : null)),
     patchErrors: runs.map((r) => r.error),
     was: runs.map((r) => r.was),
+    gone: runs.map((r) => r.gone),
+    patched: runs.map((r): PatchedState | null =>
+      r.error !== null ? null : {
+        base: r.patch.base,
+        problems: r.patch.problems,
+        regions: r.patch.regions.map((p, n) => ({ ...p, was: r.was[n]! })),
+        gone: r.gone,
+      }
+    ),
     methods,
   };
+}
+
+/** A new gone region of `run` for the seed's `part`; its record list. */
+function goneOf(run: PatchRun, part: SeedPart): StateRecord[] {
+  const was: StateRecord[] = [];
+  run.gone.push({
+    adapter: part.adapter,
+    kind: part.kind,
+    name: part.name,
+    category: part.category,
+    ...(part.columns !== undefined ? { columns: part.columns } : {}),
+    was,
+  });
+  return was;
 }
 
 /** How a part's records are hashed. */

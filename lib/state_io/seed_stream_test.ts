@@ -316,6 +316,8 @@ function expectedWas(base: Snapshot, patch: SnapshotPatch): StateRecord[][] {
   });
 }
 
+const stats = { patches: 0, refused: 0, was: 0, gone: 0 };
+
 async function check(
   d: Definition,
   seedDir: string,
@@ -341,8 +343,26 @@ async function check(
     }
     assert.equal(got.digests[i], want, `${why}: patch ${i} (${error})`);
     assert.equal(got.patchErrors[i] !== null, error !== null, `${why}: ${i}`);
+    stats.patches++;
+    if (error !== null) stats.refused++;
+    stats.was += got.was[i]?.flat().length ?? 0;
+    stats.gone += got.gone[i]?.length ?? 0;
     if (want !== null) {
       assert.deepEqual(got.was[i], expectedWas(full, p), `${why}: was ${i}`);
+      const listed = new Set(
+        p.regions.map((r) => `${r.adapter}:${r.kind}:${r.name}`),
+      );
+      assert.deepEqual(
+        got.gone[i],
+        full.regions.filter((r) =>
+          !listed.has(`${r.adapter}:${r.kind}:${r.name}`)
+        )
+          .map(({ records, ...rest }) => ({ ...rest, was: records })),
+        `${why}: gone ${i}`,
+      );
+      const st = got.patched[i]!;
+      assert.deepEqual(st.regions.map((r) => r.was), got.was[i]);
+      assert.equal(st.base, p.base);
     }
   });
 }
@@ -402,6 +422,12 @@ Deno.test("streamSeed equals the full snapshot's digest and every patched digest
       db.close();
     }
     assert.ok(walFrames >= 2, `${walFrames} seeds with WAL frames`);
+    // The patches really replaced, dropped and left out seed records, and
+    // the malformed ones were refused.
+    assert.ok(stats.patches >= 60, JSON.stringify(stats));
+    assert.ok(stats.refused >= 12, JSON.stringify(stats));
+    assert.ok(stats.was >= 500, JSON.stringify(stats));
+    assert.ok(stats.gone >= 10, JSON.stringify(stats));
   } finally {
     await Deno.remove(work, { recursive: true });
   }
