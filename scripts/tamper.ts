@@ -32,6 +32,7 @@ import { HINT_NAMES, parseToolPages } from "../lib/contracts/contracts.ts";
 import { deriveVerdicts, type Report } from "../lib/report/report.ts";
 import { verifyReport } from "../lib/report/verify.ts";
 import { checkExpectations } from "../lib/report/expectations.ts";
+import type { Snapshot } from "../lib/state/types.ts";
 
 /** Which layer must refuse an edit on its own. */
 export type Layer = "reader" | "rederive" | "digest";
@@ -289,8 +290,10 @@ export const TAMPERS: Tamper[] = [
     name: "a snapshot's content edited",
     layer: "rederive",
     report: (r) => {
-      const region = Object.values(r.snapshots).flatMap((s) => s.regions)
-        .find((g) => g.records.length > 0)!;
+      // A report read from a file holds whole snapshots.
+      const region = (Object.values(r.snapshots) as Snapshot[]).flatMap((s) =>
+        s.regions
+      ).find((g) => g.records.length > 0)!;
       region.records.pop();
     },
   },

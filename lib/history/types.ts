@@ -8,7 +8,7 @@
  */
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
-import type { Snapshot } from "../state/types.ts";
+import type { StateView } from "../state/patched.ts";
 import type { SandboxEvidence } from "../sandbox/audit_log.ts";
 import type { PrivilegeUse } from "../sandbox/privilege.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
@@ -193,12 +193,15 @@ export interface SessionRecord {
    * page with the seed it started from and found equal to it (no snapshot
    * taken: its digest is the seed's); `rebuilt`, compared with the seed
    * and rebuilt from the seed's snapshot and the rows that differ (no
-   * snapshot taken), why: the state differs; `snapshot`, snapshotted
-   * whole, and why. Absent in reports written before it, and when no state was
+   * snapshot taken), why: the state differs; `patched`, compared with a
+   * seed held without its records and kept as a patch against it (the
+   * rows that differ; its digest streamed over the seed merged with the
+   * patch), why: the state differs; `snapshot`, snapshotted whole, and
+   * why. Absent in reports written before it, and when no state was
    * observed (a session that failed to start).
    */
   stateMethod?: {
-    method: "delta" | "rebuilt" | "snapshot";
+    method: "delta" | "rebuilt" | "patched" | "snapshot";
     why: string | null;
   };
 }
@@ -210,7 +213,7 @@ export const MAX_HTTP_EXCHANGES = 200;
 export interface RunHistory {
   definition: DefinitionObservations;
   tools: ToolObservations[];
-  snapshots: Record<string, Snapshot>;
+  snapshots: Record<string, StateView>;
   sessions: SessionRecord[];
   protocol: {
     initialize: string | null;

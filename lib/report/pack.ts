@@ -28,8 +28,12 @@ import { createHash } from "node:crypto";
 import { compareKeys } from "../state/keys.ts";
 import type { Region, Snapshot, StateRecord } from "../state/types.ts";
 import {
+  isPatchedState,
+  isSeedHeader,
+  isWholeSnapshot,
   patchedOf,
   type SnapshotPatch,
+  type StateView,
   storedPatch,
 } from "../state/patched.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
@@ -197,19 +201,35 @@ export interface PackOptions {
 export function packReport(report: object, options: PackOptions = {}): Packed {
   const r = report as Record<string, unknown>;
   const obs = r.observations as { definition?: { seedDigest?: unknown } };
-  const snaps = r.snapshots as Record<string, Snapshot>;
+  const snaps = r.snapshots as Record<string, StateView>;
   const seed = obs?.definition?.seedDigest;
   const snapshots: Record<string, unknown> = {};
-  const base = typeof seed === "string" && Object.hasOwn(snaps, seed)
+  const held = typeof seed === "string" && Object.hasOwn(snaps, seed)
     ? snaps[seed]!
     : null;
-  const byRef = base !== null && options.seedRef ? options.seedRef : null;
+  const base = held !== null && isWholeSnapshot(held) ? held : null;
+  const byRef = held !== null && options.seedRef ? options.seedRef : null;
   for (const [d, s] of Object.entries(snaps)) {
-    snapshots[d] = base === null
-      ? s
-      : d === seed
-      ? (byRef !== null ? { seedRef: byRef } : s)
-      : diffSnapshot(seed as string, base, s);
+    if (d === seed && byRef !== null) snapshots[d] = { seedRef: byRef };
+    else if (isSeedHeader(s)) {
+      throw new RangeError(
+        `snapshot ${d}: the seed is held without its records; it can only be stored by reference`,
+      );
+    } else if (isPatchedState(s)) {
+      // A state kept against the seed is stored as its patch.
+      if (s.base !== seed) {
+        throw new RangeError(`snapshot ${d}: kept against another seed`);
+      }
+      snapshots[d] = storedPatch(s);
+    } else if (held !== null && base === null) {
+      throw new RangeError(
+        `snapshot ${d}: a whole snapshot beside a seed held without its records`,
+      );
+    } else {
+      snapshots[d] = base === null || d === seed
+        ? s
+        : diffSnapshot(seed as string, base, s as Snapshot);
+    }
   }
   const frames: Record<string, string> = {};
   const sessions = (r.sessions as Record<string, unknown>[]).map((s) => ({

@@ -198,7 +198,7 @@ Deno.test("a report of another schema is not unpacked", () => {
 Deno.test("seed by reference (verity.report/3): no seed records stored; verify needs the rebuilt seed and checks its digest", () => {
   const report = testReport();
   const seedDigest = report.observations.definition.seedDigest!;
-  const seedSnap = report.snapshots[seedDigest]!;
+  const seedSnap = report.snapshots[seedDigest]! as Snapshot;
   const ref = { definition: report.provenance.definition.digest, file: "x" };
   const parsed = JSON.parse(
     [...reportChunks(packReport(report, { seedRef: ref }))].join(""),

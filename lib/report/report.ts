@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Snapshot } from "../state/types.ts";
+import type { StateView } from "../state/patched.ts";
 import { judgeTool, serverFailure } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
@@ -123,7 +123,7 @@ export interface Report {
     tools: ToolObservations[];
   };
   /** Normalized snapshots by digest: the state evidence. */
-  snapshots: Record<string, Snapshot>;
+  snapshots: Record<string, StateView>;
   sessions: SessionRecord[];
   unexercised: string[];
   /** Which tests were judged. */
@@ -151,7 +151,7 @@ export interface Report {
 export function deriveVerdicts(
   definition: DefinitionObservations,
   tools: readonly ToolObservations[],
-  snapshots: Readonly<Record<string, Snapshot>>,
+  snapshots: Readonly<Record<string, StateView>>,
   tests: readonly TestName[] = TEST_NAMES,
 ): Verdict[] {
   const serverFailed = serverFailure(definition, tools);

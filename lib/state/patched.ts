@@ -82,8 +82,10 @@ export interface SeedHeader {
 /** A region of a patched state: its patch and the seed's records it replaces. */
 export interface PatchedRegion extends RegionPatch {
   /**
-   * The seed's records at the keys of `put` it holds and at every key of
-   * `drop`, in key order (empty for a region the seed lacks).
+   * The seed's records at the keys of `put` it holds (what tells a changed
+   * record from an added one, and its values before) and at the keys of
+   * `drop` (optional: a removal names keys only), in key order; empty for
+   * a region the seed lacks.
    */
   was: StateRecord[];
 }
@@ -360,6 +362,9 @@ function byKey(records: readonly StateRecord[]): Map<string, StateRecord> {
   return m;
 }
 
+/** A seed record known to exist whose value is not needed. */
+const SEED_ROW: StateRecord = { key: "", value: {} };
+
 /** A region both states have: they differ only at the keys their patches touch. */
 function bothPresent(
   id: string,
@@ -377,9 +382,14 @@ function bothPresent(
     mergeKeys(a.put.map((r) => r.key), a.drop),
     mergeKeys(b.put.map((r) => r.key), b.drop),
   );
+  // The side that did not touch a key holds the seed's record there: its
+  // value is in the other side's `was` when that side put the key; when
+  // it dropped the key only its presence matters (a removal names keys).
+  const held = (k: string) =>
+    seed.get(k) ?? (aDrop.has(k) || bDrop.has(k) ? SEED_ROW : undefined);
   for (const k of keys) {
-    const x = aPut.get(k) ?? (aDrop.has(k) ? undefined : seed.get(k));
-    const y = bPut.get(k) ?? (bDrop.has(k) ? undefined : seed.get(k));
+    const x = aPut.get(k) ?? (aDrop.has(k) ? undefined : held(k));
+    const y = bPut.get(k) ?? (bDrop.has(k) ? undefined : held(k));
     if (x === undefined) {
       if (y !== undefined) into.added.push({ region: id, key: k });
       continue;

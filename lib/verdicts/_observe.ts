@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { Snapshot } from "../state/types.ts";
-import { computeDelta, type Delta } from "../state/delta.ts";
+import type { Delta } from "../state/delta.ts";
+import { deltaBetween, type StateView } from "../state/patched.ts";
 import type { Reason } from "./types.ts";
 import type {
   DefinitionObservations,
@@ -15,8 +15,12 @@ import type {
   ToolObservations,
 } from "../history/types.ts";
 
-/** Normalized snapshots by digest: the state evidence every comparison reads. */
-export type SnapshotStore = Readonly<Record<string, Snapshot>>;
+/**
+ * Normalized states by digest: the state evidence every comparison reads
+ * (whole snapshots, or the seed's header and states kept against it:
+ * `lib/state/patched.ts`).
+ */
+export type SnapshotStore = Readonly<Record<string, StateView>>;
 
 export type Behaviour = "holds" | "fails" | "unknown";
 export type Cat = "business" | "append_only" | "unclassified";
@@ -94,7 +98,7 @@ export class Comparator {
           `snapshot ${!sa ? a : b} is missing from the evidence`,
         );
       }
-      d = computeDelta(sa, sb);
+      d = deltaBetween(sa, sb);
       this.#cache.set(key, d);
     }
     return d;
