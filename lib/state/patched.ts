@@ -410,3 +410,112 @@ function bothPresent(
     }
   }
 }
+
+/**
+ * The stored patch of a state from the seed's header and the delta to it
+ * that a page-by-page comparison found, given the full rows of every
+ * record it added or changed (`rows`, by region id and key); or why it
+ * cannot be built (then the state is snapshotted whole): a table created,
+ * dropped or reshaped, a region the seed lacks, a record whose row was not
+ * kept.
+ *
+ * @example
+ * ```ts ignore
+ * const patch = patchFromDelta(header, r.delta, r.addedValues, r.problems.after);
+ * ```
+ */
+export function patchFromDelta(
+  header: SeedHeader,
+  delta: Delta,
+  rows: ReadonlyMap<string, ReadonlyMap<string, Record<string, unknown>>>,
+  problems: string[],
+): SnapshotPatch | { why: string } {
+  // A region without columns (json, fs) created empty or dropped shows in
+  // no delta: only tables (created, dropped, reshaped: a structure
+  // change) say whether they exist.
+  const untabled = header.regions.find((r) => r.columns === undefined);
+  if (untabled !== undefined) {
+    return { why: `region ${regionId(untabled)} is not a table` };
+  }
+  const ids = new Map(header.regions.map((r) => [regionId(r), r]));
+  const put = new Map<
+    string,
+    { added: StateRecord[]; changed: StateRecord[] }
+  >();
+  const drop = new Map<string, string[]>();
+  for (const c of ["business", "append_only", "unclassified"] as const) {
+    const d = delta[c];
+    if (d.structure.length > 0) {
+      return { why: "a table was created, dropped or reshaped" };
+    }
+    const lists: [string, { region: string; key: string }[]][] = [
+      ["added", d.added],
+      ["changed", d.changed],
+    ];
+    for (const [what, list] of lists) {
+      for (const x of list) {
+        if (!ids.has(x.region)) {
+          return { why: `region ${x.region} is not in the seed` };
+        }
+        const value = rows.get(x.region)?.get(x.key);
+        if (value === undefined) {
+          return {
+            why: `the row of a record ${what} in ${x.region} was not kept`,
+          };
+        }
+        let p = put.get(x.region);
+        if (p === undefined) put.set(x.region, p = { added: [], changed: [] });
+        p[what as "added" | "changed"].push({ key: x.key, value });
+      }
+    }
+    for (const x of d.removed) {
+      if (!ids.has(x.region)) {
+        return { why: `region ${x.region} is not in the seed` };
+      }
+      let l = drop.get(x.region);
+      if (l === undefined) drop.set(x.region, l = []);
+      l.push(x.key);
+    }
+  }
+  return {
+    base: header.digest,
+    problems,
+    regions: header.regions.map(({ count: _count, ...r }) => {
+      const id = regionId(r);
+      const p = put.get(id);
+      return {
+        ...r,
+        put: p === undefined ? [] : mergeRecords(p.added, p.changed),
+        drop: drop.get(id) ?? [],
+      };
+    }),
+  };
+}
+
+/** Two key-sorted record lists with distinct keys merged in key order. */
+function mergeRecords(x: StateRecord[], y: StateRecord[]): StateRecord[] {
+  x = inKeyOrder(x);
+  y = inKeyOrder(y);
+  if (x.length === 0) return y;
+  if (y.length === 0) return x;
+  const out: StateRecord[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < x.length && j < y.length) {
+    if (compareKeys(x[i]!.key, y[j]!.key) < 0) out.push(x[i++]!);
+    else out.push(y[j++]!);
+  }
+  for (; i < x.length; i++) out.push(x[i]!);
+  for (; j < y.length; j++) out.push(y[j]!);
+  return out;
+}
+
+/** The records in key order (sorted only when they are not). */
+function inKeyOrder(xs: StateRecord[]): StateRecord[] {
+  for (let i = 1; i < xs.length; i++) {
+    if (compareKeys(xs[i - 1]!.key, xs[i]!.key) >= 0) {
+      return [...xs].sort((a, b) => compareKeys(a.key, b.key));
+    }
+  }
+  return xs;
+}

@@ -8,6 +8,7 @@ import {
   isSeedHeader,
   isWholeSnapshot,
   patchedOf,
+  patchFromDelta,
   type StateView,
   storedPatch,
 } from "./patched.ts";
@@ -79,12 +80,12 @@ function order(regions: Region[]): Region[] {
   );
 }
 
-function seedSnapshot(p: Prng): Snapshot {
+function seedSnapshot(p: Prng, json = true): Snapshot {
   const regions: Region[] = [];
   for (const name of ["t1", "t2", "t3"]) {
     if (p.next() < 0.8) regions.push(region(p, "state.db", name));
   }
-  if (p.next() < 0.7) regions.push(region(p, "data.json", "items"));
+  if (json && p.next() < 0.7) regions.push(region(p, "data.json", "items"));
   return {
     regions: order(regions),
     problems: p.next() < 0.2 ? ["data.json: bad line 3"] : [],
@@ -132,7 +133,13 @@ function edit(p: Prng, s: Snapshot): Snapshot {
     if (
       p.next() < 0.15 &&
       !regions.some((r) => r.adapter === "state.db" && r.name === name)
-    ) regions.push(region(p, "state.db", name));
+    ) {
+      // A table dropped and created again keeps its classification (the
+      // definition's).
+      const was = s.regions.find((r) => r.name === name);
+      const r = region(p, "state.db", name);
+      regions.push(was === undefined ? r : { ...r, category: was.category });
+    }
   }
   return {
     regions: order(regions),
@@ -256,4 +263,63 @@ Deno.test("deltaBetween refuses to mix whole snapshots with patched states, or s
     /different seeds/,
   );
   assert.equal(deltaBetween(h, p).empty, true);
+});
+
+Deno.test("patchFromDelta: the patch a page delta and its rows give rebuilds the state", () => {
+  let built = 0;
+  let refused = 0;
+  for (let round = 0; round < 300; round++) {
+    const p = createPrng(1000 + round);
+    const seed = seedSnapshot(p, round % 10 === 0);
+    const digest = snapshotDigest(seed);
+    const after = edit(p, seed);
+    const delta = computeDelta(seed, after);
+    const rows = new Map<string, Map<string, Record<string, unknown>>>();
+    for (const r of after.regions) {
+      rows.set(
+        `${r.adapter}:${r.name}`,
+        new Map(r.records.map((x) => [x.key, x.value])),
+      );
+    }
+    const patch = patchFromDelta(
+      headerOf(digest, seed),
+      delta,
+      rows,
+      after.problems,
+    );
+    const reshaped = ["business", "append_only", "unclassified"].some((c) =>
+      delta[c as Category].structure.length > 0
+    );
+    const untabled = seed.regions.some((r) => r.columns === undefined);
+    if ("why" in patch) {
+      // Refused only for a table created, dropped or reshaped, or a seed
+      // region that is not a table (whether it exists is not in a delta).
+      assert.ok(
+        untabled ? /is not a table/.test(patch.why) : reshaped,
+        patch.why,
+      );
+      refused++;
+      continue;
+    }
+    assert.ok(!reshaped && !untabled);
+    const rebuilt = applyPatch(seed, patch);
+    assert.equal(
+      snapshotDigest(rebuilt),
+      snapshotDigest(after),
+      `round ${round}`,
+    );
+    // Its patched state compares like the snapshot.
+    const state = patchedOf(digest, seed, rebuilt);
+    assert.deepEqual(deltaBetween(headerOf(digest, seed), state), delta);
+    built++;
+    // A record whose row was not kept: refused, never guessed.
+    const touched = [...delta.business.added, ...delta.business.changed][0];
+    if (touched !== undefined) {
+      const without = new Map(rows);
+      without.set(touched.region, new Map());
+      const r = patchFromDelta(headerOf(digest, seed), delta, without, []);
+      assert.ok("why" in r && /was not kept/.test(r.why), JSON.stringify(r));
+    }
+  }
+  assert.ok(built > 100 && refused > 20, `${built} built, ${refused} refused`);
 });
