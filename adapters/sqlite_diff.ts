@@ -47,7 +47,7 @@ import {
 } from "../lib/state/delta.ts";
 import { compareValues, valuesEqual } from "../lib/state/keys.ts";
 import { maskRow } from "../lib/state/normalize.ts";
-import type { Category } from "../lib/state/types.ts";
+import type { Category, StateRecord } from "../lib/state/types.ts";
 import type { MaskRule } from "../lib/definition/types.ts";
 import type { SqlEngine } from "./sql_engine.ts";
 import { PageWalkError, planTable, type TablePlan } from "./_sqlite_table.ts";
@@ -760,6 +760,45 @@ export interface SqliteDiffOptions {
    * compared with many sessions); walked now when absent.
    */
   beforeIndex?: TreeIndex | null;
+  /**
+   * Keep the full rows of every change (`RegionDiff.rows`: the after
+   * side's added and changed rows, the before side's changed and removed
+   * ones). @default false
+   */
+  keepRows?: boolean;
+}
+
+/**
+ * The full rows of one table's changes, kept when asked: a row this
+ * reader cannot decode leaves them unknown for the table (no fallback).
+ */
+class RowKeeper {
+  put: StateRecord[] = [];
+  was: StateRecord[] = [];
+  ok: boolean;
+  constructor(on: boolean) {
+    this.ok = on;
+  }
+  keep(
+    list: "put" | "was",
+    key: string,
+    value: () => Record<string, unknown>,
+  ): void {
+    if (!this.ok) return;
+    try {
+      this[list].push({ key, value: value() });
+    } catch (e) {
+      if (!(e instanceof PageWalkError)) throw e;
+      this.ok = false;
+    }
+  }
+  /** Put the rows on `part` (sorted by key when found in another order). */
+  done(part: RegionDiff, sort: boolean): void {
+    if (!this.ok) return;
+    part.rows = sort
+      ? { put: sortByKey(this.put), was: sortByKey(this.was) }
+      : { put: this.put, was: this.was };
+  }
 }
 
 /** What {@linkcode diffSqlitePair} did, for benchmarks and tests. */
@@ -1279,6 +1318,7 @@ function diffRekeyed(
   comparer: RowComparer | null,
   masks: readonly MaskRule[] | undefined,
   stats: SqliteDiffStats,
+  rows: RowKeeper,
 ): void {
   const id = part.region;
   const nb = planB?.columns.length ?? 0;
@@ -1342,7 +1382,12 @@ function diffRekeyed(
         rowValue(pa, 0, planA!, masks),
       );
   };
-  const changed = (key: string, fields: RecordFieldChange[]) => {
+  const changed = (
+    key: string,
+    fields: RecordFieldChange[],
+    pb: Uint8Array,
+    pa: Uint8Array,
+  ) => {
     if (fields.length > 0) {
       part.changed.push({
         region: id,
@@ -1350,6 +1395,8 @@ function diffRekeyed(
         fields,
         lossy: fields.some((f) => f.lossy),
       });
+      rows.keep("was", key, () => rowValue(pb, 0, planB!, masks));
+      rows.keep("put", key, () => rowValue(pa, 0, planA!, masks));
     }
   };
   // Rows that differ, kept by key until the other side's is found.
@@ -1363,6 +1410,11 @@ function diffRekeyed(
       if (seen.has(key)) throw new PageWalkError("two rows with one key");
       seen.add(key);
       (m === keptB ? part.removed : part.added).push({ region: id, key });
+      rows.keep(
+        m === keptB ? "was" : "put",
+        key,
+        () => rowValue(p, 0, (m === keptB ? planB : planA)!, masks),
+      );
       return;
     }
     if (m.has(key)) throw new PageWalkError("two rows with one key");
@@ -1410,7 +1462,7 @@ function diffRekeyed(
             compareValues(lastVals, vals) >= 0
           ) changedInOrder = false;
           lastVals = vals;
-          changed(key, fields);
+          changed(key, fields, pb, pa);
         }
       } else {
         keep(keptB, kb!, pb);
@@ -1430,15 +1482,21 @@ function diffRekeyed(
   }
   for (const [key, pb] of keptB) {
     const pa = keptA.get(key);
-    if (pa === undefined) part.removed.push({ region: id, key });
-    else {
+    if (pa === undefined) {
+      part.removed.push({ region: id, key });
+      rows.keep("was", key, () => rowValue(pb, 0, planB!, masks));
+    } else {
       keptA.delete(key);
       const fields = compare(pb, pa);
       if (fields.length > 0) changedInOrder = false;
-      changed(key, fields);
+      changed(key, fields, pb, pa);
     }
   }
-  for (const key of keptA.keys()) part.added.push({ region: id, key });
+  for (const [key, pa] of keptA) {
+    part.added.push({ region: id, key });
+    rows.keep("put", key, () => rowValue(pa, 0, planA!, masks));
+  }
+  rows.done(part, true);
   stats.leavesRead += cb.leavesRead + ca.leavesRead;
   // Found in rowid order; a snapshot lists them in key order.
   part.added = sortByKey(part.added);
@@ -1483,9 +1541,22 @@ function diffKeyed(
   samePlan: boolean,
   masks: readonly MaskRule[] | undefined,
   stats: SqliteDiffStats,
+  rows: RowKeeper,
 ): void {
   const id = part.region;
   const order = cb.order ?? ca.order!;
+  const was = (key: string) =>
+    rows.keep(
+      "was",
+      key,
+      () => rowValue(cb.payload(), 0, cb.plan!, masks, cb.order!.colField),
+    );
+  const put = (key: string) =>
+    rows.keep(
+      "put",
+      key,
+      () => rowValue(ca.payload(), 0, ca.plan!, masks, ca.order!.colField),
+    );
   if (cb.order && ca.order) {
     if (
       !sameKeyOrder(cb.order, ca.order) ||
@@ -1525,6 +1596,8 @@ function diffKeyed(
       if (kb !== ka) {
         part.removed.push({ region: id, key: kb! });
         part.added.push({ region: id, key: ka! });
+        was(kb!);
+        put(ka!);
       } else {
         const pb = cb.payload();
         const pa = ca.payload();
@@ -1544,30 +1617,50 @@ function diffKeyed(
           }
         }
         if (fields.length > 0) {
+          const key = kb ?? cb.keyString();
           part.changed.push({
             region: id,
-            key: kb ?? cb.keyString(),
+            key,
             fields,
             lossy: fields.some((f) => f.lossy),
           });
+          rows.keep(
+            "was",
+            key,
+            () => rowValue(pb, 0, cb.plan!, masks, cb.order!.colField),
+          );
+          rows.keep(
+            "put",
+            key,
+            () => rowValue(pa, 0, ca.plan!, masks, ca.order!.colField),
+          );
         }
       }
       hb = cb.next();
       ha = ca.next();
     } else if (c < 0) {
-      part.removed.push({ region: id, key: cb.keyString() });
+      const key = cb.keyString();
+      part.removed.push({ region: id, key });
+      was(key);
       hb = cb.next();
     } else {
-      part.added.push({ region: id, key: ca.keyString() });
+      const key = ca.keyString();
+      part.added.push({ region: id, key });
+      put(key);
       ha = ca.next();
     }
   }
   for (; hb; hb = cb.next()) {
-    part.removed.push({ region: id, key: cb.keyString() });
+    const key = cb.keyString();
+    part.removed.push({ region: id, key });
+    was(key);
   }
   for (; ha; ha = ca.next()) {
-    part.added.push({ region: id, key: ca.keyString() });
+    const key = ca.keyString();
+    part.added.push({ region: id, key });
+    put(key);
   }
+  rows.done(part, !order.binaryAsc);
   stats.leavesRead += cb.leavesRead + ca.leavesRead;
   if (!order.binaryAsc) {
     // Found in the table's key order; a snapshot lists keys in BINARY
@@ -1896,6 +1989,7 @@ export function diffSqlitePair(
         samePlan,
         masks,
         stats,
+        new RowKeeper(options.keepRows === true),
       );
       regions.push(part);
       continue;
@@ -1914,7 +2008,17 @@ export function diffSqlitePair(
       ) {
         throw new PageWalkError(`table ${name}: its key changed`);
       }
-      diffRekeyed(part, cb, ca, planB, planA, comparer, masks, stats);
+      diffRekeyed(
+        part,
+        cb,
+        ca,
+        planB,
+        planA,
+        comparer,
+        masks,
+        stats,
+        new RowKeeper(options.keepRows === true),
+      );
       regions.push(part);
       continue;
     }
@@ -1923,9 +2027,24 @@ export function diffSqlitePair(
     // this reader cannot decode leaves them unknown (no fallback for it).
     let addedValues: Map<string, Record<string, unknown>> | undefined =
       planA === undefined ? undefined : new Map();
+    const rows = new RowKeeper(options.keepRows === true);
+    const removeRow = () => {
+      const key = "[" + cb.rowid + "]";
+      part.removed.push({ region: id, key });
+      rows.keep(
+        "was",
+        key,
+        () => rowValue(cb.payload(), cb.rowid, planB!, masks),
+      );
+    };
     const addRow = () => {
       const key = "[" + ca.rowid + "]";
       part.added.push({ region: id, key });
+      rows.keep(
+        "put",
+        key,
+        () => rowValue(ca.payload(), ca.rowid, planA!, masks),
+      );
       if (addedValues === undefined) return;
       try {
         addedValues.set(key, rowValue(ca.payload(), ca.rowid, planA!, masks));
@@ -1979,27 +2098,37 @@ export function diffSqlitePair(
           fields = diffFields(vb, va);
         }
         if (fields.length > 0) {
+          const key = "[" + cb.rowid + "]";
           part.changed.push({
             region: id,
-            key: "[" + cb.rowid + "]",
+            key,
             fields,
             lossy: fields.some((f) => f.lossy),
           });
+          rows.keep(
+            "was",
+            key,
+            () => rowValue(cb.payload(), cb.rowid, planB!, masks),
+          );
+          rows.keep(
+            "put",
+            key,
+            () => rowValue(ca.payload(), ca.rowid, planA!, masks),
+          );
         }
         hb = cb.next();
         ha = ca.next();
       } else if (cb.rowid < ca.rowid) {
-        part.removed.push({ region: id, key: "[" + cb.rowid + "]" });
+        removeRow();
         hb = cb.next();
       } else {
         addRow();
         ha = ca.next();
       }
     }
-    for (; hb; hb = cb.next()) {
-      part.removed.push({ region: id, key: "[" + cb.rowid + "]" });
-    }
+    for (; hb; hb = cb.next()) removeRow();
     for (; ha; ha = ca.next()) addRow();
+    rows.done(part, false);
     if (addedValues !== undefined) part.addedValues = addedValues;
     stats.leavesRead += cb.leavesRead + ca.leavesRead;
     regions.push(part);

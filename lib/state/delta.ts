@@ -158,6 +158,20 @@ export interface RegionDiff {
    * of plain rowid tables found by pages); never part of a delta.
    */
   addedValues?: Map<string, Record<string, unknown>>;
+  /**
+   * The full records where the reader kept them (a snapshot merge always
+   * does; the page reader when asked): what turns the before side into the
+   * after side without either snapshot. Never part of a delta.
+   */
+  rows?: RegionRows;
+}
+
+/** The full records of one region's changes, masked as a snapshot holds them. */
+export interface RegionRows {
+  /** The after side's records at the added and changed keys, in key order. */
+  put: StateRecord[];
+  /** The before side's records at the changed and removed keys, in key order. */
+  was: StateRecord[];
 }
 
 /** A region diff with nothing in it yet. */
@@ -254,6 +268,7 @@ function diffRegion(
   let j = 0;
   const nb = before.length;
   const na = after.length;
+  const rows: RegionRows = { put: [], was: [] };
   while (i < nb && j < na) {
     const x = before[i]!;
     const y = after[j]!;
@@ -267,6 +282,8 @@ function diffRegion(
             fields,
             lossy: fields.some((f) => f.lossy),
           });
+          rows.was.push(x);
+          rows.put.push(y);
         }
       }
       i++;
@@ -276,14 +293,23 @@ function diffRegion(
     const c = compareKeys(x.key, y.key);
     if (c < 0) {
       into.removed.push({ region, key: x.key });
+      rows.was.push(x);
       i++;
     } else {
       into.added.push({ region, key: y.key });
+      rows.put.push(y);
       j++;
     }
   }
-  for (; i < nb; i++) into.removed.push({ region, key: before[i]!.key });
-  for (; j < na; j++) into.added.push({ region, key: after[j]!.key });
+  for (; i < nb; i++) {
+    into.removed.push({ region, key: before[i]!.key });
+    rows.was.push(before[i]!);
+  }
+  for (; j < na; j++) {
+    into.added.push({ region, key: after[j]!.key });
+    rows.put.push(after[j]!);
+  }
+  into.rows = rows;
 }
 
 /** Field-level differences of two record values (flat for sqlite rows, nested for json). */

@@ -35,6 +35,7 @@ import {
   type Delta,
   type RegionDiff,
   regionDiffs,
+  type RegionRows,
   snapshotDigest,
 } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
@@ -83,6 +84,21 @@ export interface StateDeltaResult {
    * the after side from the before side (`applyDelta`).
    */
   addedValues: Map<string, Map<string, Record<string, unknown>>>;
+  /**
+   * With `options.rows`: per region id that changed, the full records of
+   * its changes (the after side's added and changed records, the before
+   * side's changed and removed ones, in key order, masked): with the
+   * delta, the after side as a patch against the before side, without
+   * either snapshot. Null when not asked, or when some changed region's
+   * rows are unknown (a row the page reader cannot decode).
+   */
+  rows: Map<string, RegionRows> | null;
+}
+
+/** Options of {@linkcode stateDelta}. */
+export interface StateDeltaOptions extends SnapshotOptions {
+  /** Keep the full rows of every change (`rows` of the result). @default false */
+  rows?: boolean;
 }
 
 /** Pages read at once when a file is read in page order. */
@@ -388,6 +404,7 @@ async function sqliteByPages(
   afterDir: string,
   SQL: SqlEngine,
   problems: { before: string[]; after: string[] },
+  keepRows: boolean,
 ): Promise<{ regions: RegionDiff[]; method: AdapterMethod }> {
   const label = normalizeLabel(a.label);
   const pb: string[] = [];
@@ -420,6 +437,7 @@ async function sqliteByPages(
       masks,
       changed,
       beforeIndex: known?.index ?? null,
+      keepRows,
     });
     if (cacheKey !== null && !known && before && r.beforeIndex) {
       if (seedCache.size >= 8) seedCache.delete(seedCache.keys().next().value!);
@@ -618,7 +636,7 @@ export async function stateDelta(
   def: Definition,
   beforeDir: string,
   afterDir: string,
-  options: SnapshotOptions = {},
+  options: StateDeltaOptions = {},
 ): Promise<StateDeltaResult> {
   const bd = await Deno.realPath(beforeDir);
   const ad = await Deno.realPath(afterDir);
@@ -670,7 +688,14 @@ export async function stateDelta(
       continue;
     }
     try {
-      const r = await sqliteByPages(a, bd, ad, SQL!, problems);
+      const r = await sqliteByPages(
+        a,
+        bd,
+        ad,
+        SQL!,
+        problems,
+        options.rows === true,
+      );
       parts.push(...r.regions);
       if (
         r.regions.some((x) =>
@@ -705,8 +730,18 @@ export async function stateDelta(
       addedValues.set(p.region, p.addedValues);
     }
   }
+  let rows: Map<string, RegionRows> | null = options.rows ? new Map() : null;
+  for (const p of parts) {
+    if (rows === null) break;
+    const changed = p.added.length > 0 || p.removed.length > 0 ||
+      p.changed.length > 0;
+    if (!changed) continue;
+    if (p.rows === undefined) rows = null;
+    else rows.set(p.region, p.rows);
+  }
   return {
     delta: assembleDelta(parts),
+    rows,
     problems,
     methods,
     sameAsBefore: same.value && sameProblems,

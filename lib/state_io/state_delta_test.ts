@@ -14,9 +14,12 @@ import { stateDelta } from "./state_delta.ts";
 import { deltaFaults } from "../../adapters/sqlite_diff.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import { applyDelta } from "../state/apply_delta.ts";
+import { patchedOf } from "../state/patched.ts";
 
 /** Sessions `expectSame` rebuilt from the before side and the delta (as `verity run` does). */
 const rebuilt = { count: 0, refused: 0 };
+/** Sessions whose full rows (`rows: true`) were checked, or unknown. */
+const fullRows = { checked: 0, unknown: 0, records: 0 };
 
 function def(dir: string, adapter: Partial<AdapterDef> = {}): Definition {
   return {
@@ -159,7 +162,7 @@ async function expectSame(
   const sa = normalize(await takeSnapshot(d, a), d);
   const sb = normalize(await takeSnapshot(d, b), d);
   const full = computeDelta(sa, sb);
-  const fast = await stateDelta(d, a, b);
+  const fast = await stateDelta(d, a, b, { rows: true });
   assert.equal(
     fast.methods[0]?.method,
     "pages",
@@ -172,6 +175,31 @@ async function expectSame(
     snapshotDigest(sa) === snapshotDigest(sb),
     why,
   );
+  // The full rows the pages kept are the after side as a patch against the
+  // before side: the records patchedOf finds from the two snapshots.
+  if (fast.rows === null) fullRows.unknown++;
+  else {
+    const p = patchedOf(snapshotDigest(sa), sa, sb);
+    const want = new Map<string, { put: unknown[]; was: unknown[] }>();
+    for (const r of p.regions) {
+      if (r.put.length + r.was.length > 0) {
+        want.set(`${r.adapter}:${r.name}`, { put: r.put, was: r.was });
+      }
+    }
+    for (const g of p.gone) {
+      if (g.was.length > 0) {
+        want.set(`${g.adapter}:${g.name}`, { put: [], was: g.was });
+      }
+    }
+    const got = new Map(
+      [...fast.rows].filter(([, r]) => r.put.length + r.was.length > 0),
+    );
+    assert.deepEqual(got, want, `${why}: full rows`);
+    fullRows.checked++;
+    for (const r of got.values()) {
+      fullRows.records += r.put.length + r.was.length;
+    }
+  }
   // The after side rebuilt from the before side's snapshot and the delta
   // the pages gave, when it can be, is the after side's snapshot exactly.
   const again = applyDelta(sa, fast.delta, fast.addedValues);
@@ -225,6 +253,7 @@ Deno.test("stateDelta equals the full snapshots' delta over random edits", async
     // these rowid tables too: their values are kept), each one checked
     // against its full snapshot.
     assert.ok(rebuilt.count >= 40, `${rebuilt.count} rebuilt`);
+    assert.ok(fullRows.checked >= 48, JSON.stringify(fullRows));
     // Nearly every trial changed something (a delete range may be empty).
     assert.ok(nonEmpty >= 20, `${nonEmpty} trials with changes`);
     // And some sessions had their changes still in the WAL.
@@ -448,6 +477,7 @@ Deno.test("stateDelta: rowid tables keyed by another primary key equal the full 
     assert.ok(r.nonEmpty >= 20, `${r.nonEmpty} trials with changes`);
     assert.ok(r.walFrames >= 4, `${r.walFrames} WAL sessions with frames`);
     assert.ok(r.caseChanges >= 1, `${r.caseChanges} NOCASE case changes`);
+    assert.equal(fullRows.unknown, 0, JSON.stringify(fullRows));
   } finally {
     await Deno.remove(work, { recursive: true });
   }
@@ -948,6 +978,7 @@ Deno.test("stateDelta: WITHOUT ROWID tables equal the full snapshots' delta over
     assert.ok(r.nonEmpty >= 20, `${r.nonEmpty} trials with changes`);
     assert.ok(r.walFrames >= 4, `${r.walFrames} WAL sessions with frames`);
     assert.ok(r.caseChanges >= 2, `${r.caseChanges} NOCASE case changes`);
+    assert.equal(fullRows.unknown, 0, JSON.stringify(fullRows));
   } finally {
     await Deno.remove(work, { recursive: true });
   }
