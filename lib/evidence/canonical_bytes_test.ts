@@ -41,7 +41,19 @@ const CHARS = [
   " ",
   "\t",
 ];
+// Plain ASCII runs, so the four-bytes-at-a-time path meets every special
+// byte at every position of a word.
+const RUNS = ["abcdefgh", "0123456789abcdef", "sha256:", "x/y-z_w."];
 function str(): string {
+  if (rnd() < 0.3) {
+    return Array.from(
+      { length: Math.floor(rnd() * 8) },
+      () =>
+        rnd() < 0.5
+          ? RUNS[Math.floor(rnd() * RUNS.length)]
+          : CHARS[Math.floor(rnd() * CHARS.length)],
+    ).join("");
+  }
   return Array.from(
     { length: Math.floor(rnd() * 5) },
     () => CHARS[Math.floor(rnd() * CHARS.length)],

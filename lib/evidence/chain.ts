@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import {
   canonicalJson,
@@ -19,6 +18,13 @@ import {
 } from "./canonical.ts";
 import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+
+/**
+ * A SHA-256 hash with nothing hashed yet: each digest starts from a copy of
+ * it, the cheapest way node:crypto gives a fresh SHA-256 here (about 0.7x
+ * the time of a createHash call per digest; scripts/bench_ledger.ts).
+ */
+const SHA256 = createHash("sha256");
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
 export const GENESIS: string = "sha256:" + "0".repeat(64);
@@ -82,7 +88,7 @@ export function blockBody(type: string, record: unknown): string {
 /** `sha256:` + hex SHA-256 of `prev + body`. */
 export function chainHash(prev: string, body: string): string {
   return "sha256:" +
-    createHash("sha256").update(prev).update(body).digest("hex");
+    SHA256.copy().update(prev).update(body).digest("hex");
 }
 
 /**
@@ -433,7 +439,8 @@ export function walkVerityText(text: string): TextWalk | null {
 /**
  * Verify a ledger in verity's exact layout from its bytes with
  * {@linkcode VerityByteWalker}: the same answer as {@linkcode verifyLedger}
- * over the parsed text, or null when the bytes are not in that layout.
+ * over the parsed text, or null when the bytes are not in that layout. The
+ * bytes are overwritten (see {@linkcode VerityByteWalker.lines}).
  */
 export function verifyVerityBytes(
   bytes: Uint8Array,
@@ -564,7 +571,6 @@ const EMPTY_LINE = ascii(EMPTY.slice(0, -1));
 const BODY_TYPE = ascii(',"type":');
 const RECORD_OPEN = ascii('{"record":');
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
-const ENCODER = new TextEncoder();
 /** Big-endian words of fixed text, for comparisons four bytes at a time. */
 const be32 = (t: string, at: number): number =>
   new DataView(ascii(t).buffer).getUint32(at);
@@ -581,6 +587,8 @@ const K_TYPE1 = be32('","type":', 4);
 const K_RECORD0 = be32(',"record":', 0);
 const K_RECORD1 = be32(',"record":', 4);
 const K_RECORD2 = be16(',"record":', 8);
+const K_BODY_TYPE0 = be32(',"type":', 0);
+const K_BODY_TYPE1 = be32(',"type":', 4);
 const K_HASH0 = be32(',"hash":"sha256:', 0);
 const K_HASH1 = be32(',"hash":"sha256:', 4);
 const K_HASH2 = be32(',"hash":"sha256:', 8);
@@ -643,18 +651,20 @@ export class VerityByteWalker {
   #types: Record<string, number> = {};
   #lastHadComma = true;
   #recipes = new Set<string>();
-  // Each block's hashed input is built in a node Buffer of exactly its
-  // length: prev_hash, '{"record":', the record, ',"type":', the type, '}'.
-  // One Buffer per length seen (a few in practice; the map is emptied past
-  // 256), so update() gets a whole Buffer and no view is made per block.
-  #inputs = new Map<number, Uint8Array>();
+  // The block's published hash, read before its hashed input is built
+  // over it; it becomes #prev for the next block.
+  #pub = ascii(GENESIS);
+  #pubView = new DataView(this.#pub.buffer, this.#pub.byteOffset, 71);
+  // The hashed input of a block whose type is too long to build it in place.
+  #long = new Uint8Array(0);
   // The previous block's published hash (the chain followed on published
   // hashes; the hash of the previous block when the chain holds).
   #prev = ascii(GENESIS);
   #prevView = new DataView(this.#prev.buffer, this.#prev.byteOffset, 71);
-  #prevHex = this.#prev.subarray(7, 71);
   #lastType = new Uint8Array(0);
   #lastTypeName = "";
+  /** Blocks walked since #types last counted #lastTypeName's. */
+  #typeRun = 0;
   // What verifyLedger reports, for blocks in the layout whose index,
   // prev_hash or hash is not what the chain says: the chain is then
   // followed on the published hashes (#prev), and #strictHex replays
@@ -690,6 +700,9 @@ export class VerityByteWalker {
    * Walk every complete line of `bytes` (each ended by `\n`); return the
    * offset just after the last newline (the start of the incomplete rest,
    * to be fed again with what follows), or -1 once the walk has failed.
+   * Each block's hash is computed over its bytes where they lie: the bytes
+   * of every block line walked are overwritten (all but its record's); the
+   * rest after the last newline is left as it was.
    */
   lines(bytes: Uint8Array): number {
     // Every line up to the last newline is complete; a block's parse ends
@@ -722,6 +735,7 @@ export class VerityByteWalker {
   end(rest: Uint8Array): ByteWalk | null {
     if (rest.length !== 0 || this.#state !== "closed") return null;
     this.#state = "done";
+    this.#countTypes();
     return {
       blocks: this.#index,
       head: "sha256:" + this.#strictHex,
@@ -881,37 +895,19 @@ export class VerityByteWalker {
     const comma = b[next] === 0x2c;
     if (comma) next++;
     if (b[next] !== 0x0a) return this.#failed();
-    // The hashed input: prev_hash + '{"record":' + R + ',"type":' + T + '}'.
-    const recLen = recEnd - recStart;
-    const typeLen = typeEnd - typeStart;
-    const len = 81 + recLen + 8 + typeLen + 1;
-    let buf = this.#inputs.get(len);
-    if (buf === undefined) {
-      if (this.#inputs.size >= 256) this.#inputs.clear();
-      buf = Buffer.alloc(len);
-      buf.set(RECORD_OPEN, 71);
-      this.#inputs.set(len, buf);
+    // The published digits, kept: the hashed input may be built over them.
+    const uv = this.#pubView;
+    for (let k = 0; k < 64; k += 4) {
+      uv.setUint32(7 + k, dv.getUint32(hexStart + k));
     }
-    buf.set(this.#prev);
-    buf.set(b.subarray(recStart, recEnd), 81);
-    let o = 81 + recLen;
-    for (let k = 0; k < 8; k++) buf[o++] = BODY_TYPE[k]!;
-    for (let k = typeStart; k < typeEnd; k++) buf[o++] = b[k]!;
-    buf[o] = 0x7d;
-    const h = createHash("sha256").update(buf).digest("hex");
-    // The recomputed hash goes to #prev (the next block's prev_hash) and is
-    // compared with the published one four bytes at a time.
-    ENCODER.encodeInto(h, this.#prevHex);
-    const pv = this.#prevView;
+    const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
+    const h = SHA256.copy().update(input).digest("hex");
+    // The recomputed hash is compared with the published one; the
+    // published one is #prev for the next block (the chain is followed on
+    // published hashes, as verifyLedger follows it).
+    const pub = this.#pub;
     let same = true;
-    for (let k = 0; k < 64 && same; k += 4) {
-      same = dv.getUint32(hexStart + k) === pv.getUint32(7 + k);
-    }
-    if (!same) {
-      // The chain is followed on the published hash.
-      const prev = this.#prev;
-      for (let k = 0; k < 64; k++) prev[7 + k] = b[hexStart + k]!;
-    }
+    for (let k = 0; k < 64 && same; k++) same = pub[7 + k] === h.charCodeAt(k);
     if (same && !this.#off) {
       // The common case: the published hash is the recomputed one (so 64
       // lowercase hex digits), and the replay from genesis agrees.
@@ -919,16 +915,19 @@ export class VerityByteWalker {
       if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
         this.#expectedAt = index;
       }
-    } else if (!this.#recover(b, hexStart, h, index, buf)) return -1;
-    const type = this.#lastTypeName;
-    this.#types[type] = (this.#types[type] ?? 0) + 1;
+    } else if (!this.#recover(h, index, input)) return -1;
+    this.#pub = this.#prev;
+    this.#pubView = iv;
+    this.#prev = pub;
+    this.#prevView = uv;
+    this.#typeRun++;
     if (sawRecipeKey()) {
       recordRecipes(UTF8.decode(b.subarray(recStart, recEnd)), this.#recipes);
     }
     if (this.onBlock !== null) {
       this.onBlock({
         index,
-        type,
+        type: this.#lastTypeName,
         recordText: UTF8.decode(b.subarray(recStart, recEnd)),
       });
     }
@@ -938,33 +937,76 @@ export class VerityByteWalker {
   }
 
   /**
+   * A block's hashed input, prev_hash + '{"record":' + R + ',"type":' + T +
+   * '}' (prev_hash from #prev; R at b[recStart, recEnd), T at
+   * b[typeStart, typeEnd)). It is built in place around R, which stays
+   * where it is: ',"type":' + T + '}' over the ',"hash":"sha256:' and the
+   * published digits after R (kept in #pub already), '{' over the ','
+   * before '"record":', and prev_hash over the 71 bytes before that (the
+   * line's published prev_hash and T, both read already). Only R's bytes
+   * are left as they were. A type too long to fit in the 82 bytes after R
+   * is built in #long instead.
+   */
+  #input(
+    b: Uint8Array,
+    dv: DataView,
+    typeStart: number,
+    typeEnd: number,
+    recStart: number,
+    recEnd: number,
+  ): Uint8Array {
+    const typeLen = typeEnd - typeStart;
+    const iv = this.#prevView;
+    if (typeLen > 73) {
+      const len = 81 + (recEnd - recStart) + 9 + typeLen;
+      if (this.#long.length < len) this.#long = new Uint8Array(len * 2);
+      const out = this.#long;
+      out.set(this.#prev);
+      out.set(RECORD_OPEN, 71);
+      out.set(b.subarray(recStart, recEnd), 81);
+      const o = 81 + (recEnd - recStart);
+      out.set(BODY_TYPE, o);
+      out.set(b.subarray(typeStart, typeEnd), o + 8);
+      out[len - 1] = 0x7d;
+      return out.subarray(0, len);
+    }
+    const start = recStart - 81;
+    const end = recEnd + 9 + typeLen;
+    dv.setUint32(recEnd, K_BODY_TYPE0);
+    dv.setUint32(recEnd + 4, K_BODY_TYPE1);
+    if (typeLen <= 16) {
+      for (let k = 0; k < typeLen; k++) b[recEnd + 8 + k] = b[typeStart + k]!;
+    } else b.copyWithin(recEnd + 8, typeStart, typeEnd);
+    b[end - 1] = 0x7d;
+    b[recStart - 10] = 0x7b;
+    dv.setUint32(start + 67, iv.getUint32(67));
+    for (let k = 0; k < 68; k += 4) dv.setUint32(start + k, iv.getUint32(k));
+    return b.subarray(start, end);
+  }
+
+  /**
    * The slow path of a block: its published hash differs from the
    * recomputed `h`, or the replay from genesis has diverged. Records the
    * hash problem and advances the replay as verifyLedger does (the
-   * published hash is already #prev for the next block). False (the walk
+   * published hash becomes #prev for the next block). False (the walk
    * failed) when the published hash is not plain text.
    */
-  #recover(
-    b: Uint8Array,
-    hexStart: number,
-    h: string,
-    index: number,
-    buf: Uint8Array,
-  ): boolean {
-    if (!plainAscii(b, hexStart, hexStart + 64)) {
+  #recover(h: string, index: number, input: Uint8Array): boolean {
+    if (!plainAscii(this.#pub, 7, 71)) {
       this.#fail();
       return false;
     }
-    const published = "sha256:" +
-      VerityByteWalker.#text(b, hexStart, hexStart + 64);
+    const published = VerityByteWalker.#text(this.#pub, 0, 71);
     const recomputed = "sha256:" + h;
     if (recomputed !== published) {
       this.#problems.push(hashProblem(index, published, recomputed));
     }
     if (this.#off) {
-      // chainHash(strict, body): the body is in buf after byte 71.
-      for (let k = 0; k < 64; k++) buf[7 + k] = this.#strictHex.charCodeAt(k);
-      this.#strictHex = createHash("sha256").update(buf).digest("hex");
+      // chainHash(strict, body): the body is in the input after byte 71.
+      for (let k = 0; k < 64; k++) {
+        input[7 + k] = this.#strictHex.charCodeAt(k);
+      }
+      this.#strictHex = SHA256.copy().update(input).digest("hex");
     } else this.#strictHex = h;
     this.#off = "sha256:" + this.#strictHex !== published;
     if (published === "sha256:" + (this.#expected ?? "")) {
@@ -989,9 +1031,18 @@ export class VerityByteWalker {
     if (b[t0] !== 0x22) return -1;
     const t1 = canonicalBytesEnd(b, t0);
     if (t1 < 0) return -1;
+    this.#countTypes();
     this.#lastType = b.slice(t0, t1);
     this.#lastTypeName = JSON.parse(UTF8.decode(this.#lastType)) as string;
     return t1;
+  }
+
+  /** Adds the blocks walked since the last count to #lastTypeName's count. */
+  #countTypes(): void {
+    if (this.#typeRun === 0) return;
+    const type = this.#lastTypeName;
+    this.#types[type] = (this.#types[type] ?? 0) + this.#typeRun;
+    this.#typeRun = 0;
   }
 }
 

@@ -333,7 +333,19 @@ Deno.test("the byte walk of a tampered ledger in verity's layout reports exactly
   let seed = 5;
   const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const types = ["report", "note", "ty\npe", "é"];
+  // Types of every length the walk builds a block's hashed input for
+  // differently: up to 7 bytes written (quotes included), up to 16, up to
+  // 73 (in place, over the published digits), longer (copied).
+  const types = [
+    "report",
+    "note",
+    "ty\npe",
+    "é",
+    "a-type-of-20-bytes",
+    "t".repeat(71),
+    "u".repeat(72),
+    "v→".repeat(30),
+  ];
   const entries = Array.from({ length: 30 }, (_, i) => ({
     type: pick(types),
     record: { i, digest: `sha256:${"ab".repeat(i % 5)}`, s: "x→" + i },
