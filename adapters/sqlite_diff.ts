@@ -45,7 +45,11 @@ import {
   type RegionDiff,
   structureChange,
 } from "../lib/state/delta.ts";
-import { compareValues, valuesEqual } from "../lib/state/keys.ts";
+import {
+  compareText as compareStrings,
+  compareValues,
+  valuesEqual,
+} from "../lib/state/keys.ts";
 import { maskRow } from "../lib/state/normalize.ts";
 import type { Category, StateRecord } from "../lib/state/types.ts";
 import type { MaskRule } from "../lib/definition/types.ts";
@@ -920,6 +924,12 @@ export const deltaFaults = {
    * and a row added).
    */
   collationEqualIsSameRow: false,
+  /**
+   * Take the changed rows of a rowid table identified by another primary
+   * key, found in rowid order, as in key order without checking (wrong
+   * when rows inserted out of key order change).
+   */
+  changedRowsInKeyOrder: false,
 };
 
 /** One record of a `WITHOUT ROWID` table: where its key fields are. */
@@ -1133,9 +1143,15 @@ export class KeyCursor {
   }
 }
 
+/** Where a key string is assembled (one character per element). */
+const keyChars = new Uint16Array(512);
+
 /**
  * A record's key as the snapshot reader writes it (`[v1,v2,…]`, encoded
  * values as JSON): the first `n` fields, or the fields `fields` lists.
+ * A key of integers (up to 6 bytes) and texts that JSON writes as they
+ * stand (printable ASCII without `"` or `\\`) is assembled from its bytes
+ * as one string; any other as the snapshot reader decodes its values.
  */
 export function keyStringOf(
   buf: Uint8Array,
@@ -1143,7 +1159,53 @@ export function keyStringOf(
   offs: Int32Array,
   n: number,
   fields: readonly number[] | null,
-  vals: unknown[] | null = null,
+): string {
+  const out = keyChars;
+  let m = 0;
+  out[m++] = 0x5b;
+  for (let i = 0; i < n; i++) {
+    const f = fields === null ? i : fields[i]!;
+    const t = types[f]!;
+    const off = offs[f]!;
+    if (i > 0) out[m++] = 0x2c;
+    if ((t >= 1 && t <= 5) || t === 8 || t === 9) {
+      if (m + 16 > out.length) {
+        return keyStringSlow(buf, types, offs, n, fields);
+      }
+      const v = numberAt(buf, t, off) as number;
+      const d = String(v);
+      for (let j = 0; j < d.length; j++) out[m++] = d.charCodeAt(j);
+      continue;
+    }
+    if (t < 13 || !(t & 1)) return keyStringSlow(buf, types, offs, n, fields);
+    const len = (t - 13) / 2;
+    if (m + len + 4 > out.length) {
+      return keyStringSlow(buf, types, offs, n, fields);
+    }
+    out[m++] = 0x22;
+    for (let j = off; j < off + len; j++) {
+      const c = buf[j]!;
+      if (c > 0x7f || c < 0x20 || c === 0x22 || c === 0x5c) {
+        return keyStringSlow(buf, types, offs, n, fields);
+      }
+      out[m++] = c;
+    }
+    out[m++] = 0x22;
+  }
+  out[m++] = 0x5d;
+  return String.fromCharCode.apply(
+    null,
+    out.subarray(0, m) as unknown as number[],
+  );
+}
+
+/** {@linkcode keyStringOf} of any key, value by value. */
+function keyStringSlow(
+  buf: Uint8Array,
+  types: Int32Array,
+  offs: Int32Array,
+  n: number,
+  fields: readonly number[] | null,
 ): string {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let out = "[";
@@ -1165,11 +1227,30 @@ export function keyStringOf(
       }
     }
     const v = valueAt(buf, view, t, off);
-    if (vals !== null) vals[i] = v;
     if (i > 0) out += ",";
     out += typeof v === "number" ? String(v) : JSON.stringify(v);
   }
   return out + "]";
+}
+
+/**
+ * {@linkcode compareValues} of two keys' values (arrays of the same
+ * length), numbers and texts compared directly.
+ */
+function compareKeyVals(a: readonly unknown[], b: readonly unknown[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (typeof x === "number" && typeof y === "number") {
+      if (x !== y) return x < y ? -1 : 1;
+    } else if (typeof x === "string" && typeof y === "string") {
+      if (x !== y) return compareStrings(x, y);
+    } else {
+      const c = compareValues(x, y);
+      if (c !== 0) return c;
+    }
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -1325,14 +1406,17 @@ function diffRekeyed(
   const na = planA?.columns.length ?? 0;
   const tb = new Int32Array(nb + 1), ob = new Int32Array(nb + 1);
   const ta = new Int32Array(na + 1), oa = new Int32Array(na + 1);
+  /** Parse the record at `buf[at, at + size)`: its field count (offsets into `buf`). */
   const parse = (
-    payload: Uint8Array,
+    buf: Uint8Array,
+    at: number,
+    size: number,
     plan: TablePlan,
     types: Int32Array,
     offs: Int32Array,
-  ): void => {
+  ): number => {
     const n = plan.columns.length;
-    const count = parseHeader(payload, 0, payload.length, n, types, offs);
+    const count = parseHeader(buf, at, size, n, types, offs);
     if (count < 0) throw new PageWalkError("record needs SQL");
     for (const c of plan.keyIdx) {
       // Several rows may have a NULL key (a rowid table allows it): the
@@ -1341,31 +1425,34 @@ function diffRekeyed(
         throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
       }
     }
+    return count;
   };
   const str = (
-    payload: Uint8Array,
+    buf: Uint8Array,
     plan: TablePlan,
     types: Int32Array,
     offs: Int32Array,
-    vals: unknown[] | null = null,
-  ): string =>
-    keyStringOf(payload, types, offs, plan.keyIdx.length, plan.keyIdx, vals);
-  const keyOf = (
-    payload: Uint8Array,
-    plan: TablePlan,
-    types: Int32Array,
-    offs: Int32Array,
-  ): string => {
-    parse(payload, plan, types, offs);
-    return str(payload, plan, types, offs);
+  ): string => keyStringOf(buf, types, offs, plan.keyIdx.length, plan.keyIdx);
+  // The current record of a cursor: in its page when it does not overflow
+  // (no copy), else its assembled payload.
+  let buf: Uint8Array = cb.page;
+  let at = 0;
+  const record = (c: LeafCursor): void => {
+    if (c.local === c.size) {
+      buf = c.page;
+      at = c.at;
+    } else {
+      buf = c.payload();
+      at = 0;
+    }
   };
   const sameKeyIdx = planB !== undefined && planA !== undefined &&
     planB.keyIdx.length === planA.keyIdx.length &&
     planB.keyIdx.every((c, i) => c === planA.keyIdx[i]);
   // Whether the changed rows, found in rowid order, are in key order too
-  // (then they need no sort): each key's values against the last one's.
+  // (then they need no sort): each key against the last one's, as bytes.
   let changedInOrder = true;
-  let lastVals: unknown[] | null = null;
+  const last = planB === undefined ? null : new LastKey(planB.keyIdx);
   const compare = (
     pb: Uint8Array,
     pa: Uint8Array,
@@ -1386,17 +1473,29 @@ function diffRekeyed(
     key: string,
     fields: RecordFieldChange[],
     pb: Uint8Array,
+    atB: number,
+    sizeB: number,
     pa: Uint8Array,
+    atA: number,
+    sizeA: number,
   ) => {
-    if (fields.length > 0) {
-      part.changed.push({
-        region: id,
+    part.changed.push({
+      region: id,
+      key,
+      fields,
+      lossy: fields.some((f) => f.lossy),
+    });
+    if (rows.ok) {
+      rows.keep(
+        "was",
         key,
-        fields,
-        lossy: fields.some((f) => f.lossy),
-      });
-      rows.keep("was", key, () => rowValue(pb, 0, planB!, masks));
-      rows.keep("put", key, () => rowValue(pa, 0, planA!, masks));
+        () => rowValue(pb.subarray(atB, atB + sizeB), 0, planB!, masks),
+      );
+      rows.keep(
+        "put",
+        key,
+        () => rowValue(pa.subarray(atA, atA + sizeA), 0, planA!, masks),
+      );
     }
   };
   // Rows that differ, kept by key until the other side's is found.
@@ -1405,7 +1504,13 @@ function diffRekeyed(
   // A table on one side only: nothing to match, its keys are the answer.
   const oneSided = planB === undefined || planA === undefined;
   const seen = new Set<string>();
-  const keep = (m: Map<string, Uint8Array>, key: string, p: Uint8Array) => {
+  const keep = (
+    m: Map<string, Uint8Array>,
+    key: string,
+    b: Uint8Array,
+    from: number,
+    size: number,
+  ) => {
     if (oneSided) {
       if (seen.has(key)) throw new PageWalkError("two rows with one key");
       seen.add(key);
@@ -1413,13 +1518,19 @@ function diffRekeyed(
       rows.keep(
         m === keptB ? "was" : "put",
         key,
-        () => rowValue(p, 0, (m === keptB ? planB : planA)!, masks),
+        () =>
+          rowValue(
+            b.subarray(from, from + size),
+            0,
+            (m === keptB ? planB : planA)!,
+            masks,
+          ),
       );
       return;
     }
     if (m.has(key)) throw new PageWalkError("two rows with one key");
     // A copy: the page's memory is reused.
-    m.set(key, p.slice());
+    m.set(key, b.slice(from, from + size));
   };
   let hb = cb.next();
   let ha = ca.next();
@@ -1434,10 +1545,12 @@ function diffRekeyed(
         ha = ca.next();
         continue;
       }
-      const pb = cb.payload();
-      const pa = ca.payload();
-      parse(pb, planB!, tb, ob);
-      parse(pa, planA!, ta, oa);
+      record(cb);
+      const pb = buf, atB = at;
+      record(ca);
+      const pa = buf, atA = at;
+      const countB = parse(pb, atB, cb.size, planB!, tb, ob);
+      const countA = parse(pa, atA, ca.size, planA!, ta, oa);
       let same = sameKeyIdx;
       for (let i = 0; same && i < planB!.keyIdx.length; i++) {
         const c = planB!.keyIdx[i]!;
@@ -1453,30 +1566,60 @@ function diffRekeyed(
       // Keys with other bytes may still be the same values (1 and 1.0).
       const kb = same ? null : str(pb, planB!, tb, ob);
       if (same || kb === str(pa, planA!, ta, oa)) {
-        const fields = compare(pb, pa);
+        let fields: RecordFieldChange[];
+        if (comparer === null) {
+          stats.rowsDecoded += 2;
+          fields = diffFields(
+            rowValue(pb.subarray(atB, atB + cb.size), 0, planB!, masks),
+            rowValue(pa.subarray(atA, atA + ca.size), 0, planA!, masks),
+          );
+        } else if (
+          cb.size === ca.size && sameBytes(pb, atB, pa, atA, cb.size)
+        ) fields = NO_CHANGES;
+        else {
+          stats.rowsDecoded += 2;
+          fields = comparer.compareParsed(
+            pb,
+            countB,
+            tb,
+            ob,
+            pa,
+            countA,
+            ta,
+            oa,
+            0,
+          );
+        }
         if (fields.length > 0) {
-          const vals: unknown[] = [];
-          const key = str(pb, planB!, tb, ob, vals);
-          if (
-            changedInOrder && lastVals !== null &&
-            compareValues(lastVals, vals) >= 0
-          ) changedInOrder = false;
-          lastVals = vals;
-          changed(key, fields, pb, pa);
+          if (changedInOrder && !deltaFaults.changedRowsInKeyOrder) {
+            changedInOrder = last!.below(pb, tb, ob);
+          }
+          changed(
+            kb ?? str(pb, planB!, tb, ob),
+            fields,
+            pb,
+            atB,
+            cb.size,
+            pa,
+            atA,
+            ca.size,
+          );
         }
       } else {
-        keep(keptB, kb!, pb);
-        keep(keptA, str(pa, planA!, ta, oa), pa);
+        keep(keptB, kb!, pb, atB, cb.size);
+        keep(keptA, str(pa, planA!, ta, oa), pa, atA, ca.size);
       }
       hb = cb.next();
       ha = ca.next();
     } else if (hb && (!ha || cb.rowid < ca.rowid)) {
-      const pb = cb.payload();
-      keep(keptB, keyOf(pb, planB!, tb, ob), pb);
+      record(cb);
+      parse(buf, at, cb.size, planB!, tb, ob);
+      keep(keptB, str(buf, planB!, tb, ob), buf, at, cb.size);
       hb = cb.next();
     } else {
-      const pa = ca.payload();
-      keep(keptA, keyOf(pa, planA!, ta, oa), pa);
+      record(ca);
+      parse(buf, at, ca.size, planA!, ta, oa);
+      keep(keptA, str(buf, planA!, ta, oa), buf, at, ca.size);
       ha = ca.next();
     }
   }
@@ -1488,8 +1631,10 @@ function diffRekeyed(
     } else {
       keptA.delete(key);
       const fields = compare(pb, pa);
-      if (fields.length > 0) changedInOrder = false;
-      changed(key, fields, pb, pa);
+      if (fields.length > 0) {
+        changedInOrder = false;
+        changed(key, fields, pb, 0, pb.length, pa, 0, pa.length);
+      }
     }
   }
   for (const [key, pa] of keptA) {
@@ -1504,12 +1649,88 @@ function diffRekeyed(
   if (!changedInOrder) part.changed = sortByKey(part.changed);
 }
 
+/**
+ * The key of the last changed row of a rowid table identified by another
+ * primary key (a copy of its key fields), to tell whether the next one is
+ * above it in BINARY order (the snapshot's order of key values).
+ */
+class LastKey {
+  #keyIdx: readonly number[];
+  #buf = new Uint8Array(64);
+  #types: Int32Array;
+  #start: Int32Array;
+  #end: Int32Array;
+  #set = false;
+  constructor(keyIdx: readonly number[]) {
+    this.#keyIdx = keyIdx;
+    this.#types = new Int32Array(keyIdx.length);
+    this.#start = new Int32Array(keyIdx.length);
+    this.#end = new Int32Array(keyIdx.length);
+  }
+
+  /**
+   * Whether the key of the record in `buf` (serial types and offsets as
+   * `parseHeader` gives them) is above the last one; it is the last one
+   * then.
+   */
+  below(buf: Uint8Array, types: Int32Array, offs: Int32Array): boolean {
+    const k = this.#keyIdx;
+    if (this.#set) {
+      let c = 0;
+      for (let i = 0; i < k.length && c === 0; i++) {
+        const f = k[i]!;
+        const tx = this.#types[i]!;
+        const ty = types[f]!;
+        const cx = classOf(tx);
+        const cy = classOf(ty);
+        if (cx !== cy) c = cx < cy ? -1 : 1;
+        else if (cx === 0) c = 0;
+        else if (cx === 1) {
+          c = compareNumeric(
+            numberAt(this.#buf, tx, this.#start[i]!),
+            tx === 7,
+            numberAt(buf, ty, offs[f]!),
+            ty === 7,
+          );
+        } else {
+          c = compareText(
+            this.#buf,
+            this.#start[i]!,
+            this.#end[i]! - this.#start[i]!,
+            buf,
+            offs[f]!,
+            offs[f + 1]! - offs[f]!,
+            0,
+          );
+        }
+      }
+      if (c >= 0) return false;
+    }
+    let n = 0;
+    for (const f of k) n += offs[f + 1]! - offs[f]!;
+    if (n > this.#buf.length) this.#buf = new Uint8Array(n * 2);
+    let p = 0;
+    for (let i = 0; i < k.length; i++) {
+      const f = k[i]!;
+      const s = offs[f]!, e = offs[f + 1]!;
+      this.#buf.set(buf.subarray(s, e), p);
+      this.#types[i] = types[f]!;
+      this.#start[i] = p;
+      p += e - s;
+      this.#end[i] = p;
+    }
+    this.#set = true;
+    return true;
+  }
+}
+
 /** Records sorted by key as the snapshot orders them (each key parsed once). */
 export function sortByKey<T extends { key: string }>(xs: T[]): T[] {
   if (xs.length < 2) return xs;
-  const d = xs.map((x) => ({ x, k: JSON.parse(x.key) as unknown }));
-  d.sort((p, q) => compareValues(p.k, q.k));
-  return d.map((p) => p.x);
+  const vals = xs.map((x) => JSON.parse(x.key) as unknown[]);
+  const order = Array.from(xs, (_, i) => i);
+  order.sort((i, j) => compareKeyVals(vals[i]!, vals[j]!));
+  return order.map((i) => xs[i]!);
 }
 
 /** Whether two records' key fields have the same serial types and bytes. */
@@ -1793,12 +2014,31 @@ class RowComparer {
     sizeA: number,
     rowid: number,
   ): RecordFieldChange[] {
-    const plan = this.#plan;
-    const n = plan.columns.length;
+    const n = this.#plan.columns.length;
     const tb = this.#tb, ob = this.#ob, ta = this.#ta, oa = this.#oa;
     const cb = parseHeader(pb, atB, sizeB, n, tb, ob);
     const ca = parseHeader(pa, atA, sizeA, n, ta, oa);
     if (cb < 0 || ca < 0) throw new PageWalkError("record needs SQL");
+    return this.compareParsed(pb, cb, tb, ob, pa, ca, ta, oa, rowid);
+  }
+
+  /**
+   * {@linkcode compare} of two records whose headers are parsed already
+   * (`cb`/`ca` fields, serial types and offsets as `parseHeader` gives).
+   */
+  compareParsed(
+    pb: Uint8Array,
+    cb: number,
+    tb: Int32Array,
+    ob: Int32Array,
+    pa: Uint8Array,
+    ca: number,
+    ta: Int32Array,
+    oa: Int32Array,
+    rowid: number,
+  ): RecordFieldChange[] {
+    const plan = this.#plan;
+    const n = plan.columns.length;
     let out: RecordFieldChange[] | null = null;
     let vb: DataView | null = null;
     let va: DataView | null = null;

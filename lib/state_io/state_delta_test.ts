@@ -338,15 +338,53 @@ Deno.test("stateDelta: tables it cannot read fall back to snapshots with the rea
 
 // Rowid tables identified by another primary key: stored by rowid, keyed
 // by text, composite, INT (not INTEGER: no alias), INTEGER PRIMARY KEY DESC
-// (no alias either) and NOCASE keys; rows whose rowid changes (REPLACE).
+// (no alias either), NOCASE and RTRIM keys, keys of every type in one
+// column (integers of every width, reals, texts JSON escapes, non-ASCII,
+// long texts, blobs), a key column named rowid; rows whose rowid changes
+// (REPLACE), many rows changed out of their key order.
 const REKEYED_SCHEMA = `
   CREATE TABLE r_text (k TEXT PRIMARY KEY, v TEXT, body TEXT);
   CREATE TABLE r_comp (a TEXT, b INTEGER, v TEXT, PRIMARY KEY (b, a));
   CREATE TABLE r_int (id INT PRIMARY KEY, v TEXT);
   CREATE TABLE r_desc (id INTEGER PRIMARY KEY DESC, v TEXT);
   CREATE TABLE r_nocase (k TEXT COLLATE NOCASE PRIMARY KEY, v TEXT);
+  CREATE TABLE r_rtrim (k TEXT COLLATE RTRIM PRIMARY KEY, v TEXT);
+  CREATE TABLE r_any (k PRIMARY KEY, v INTEGER);
+  CREATE TABLE r_named (rowid TEXT PRIMARY KEY, v TEXT);
 `;
-const REKEYED = ["r_text", "r_comp", "r_int", "r_desc", "r_nocase"];
+const REKEYED = [
+  "r_text",
+  "r_comp",
+  "r_int",
+  "r_rtrim",
+  "r_desc",
+  "r_nocase",
+  "r_any",
+  "r_named",
+];
+
+/** A key of `r_any`: unique per `j` (1..2000), of every kind. */
+function rekeyedAny(j: number): string | number | bigint | Uint8Array {
+  switch (j % 8) {
+    case 0:
+      // Beyond 2^53, and small negative integers.
+      return j % 16 === 0 ? (BigInt(j) << 50n) + 1n : -j;
+    case 1:
+      return j * 70001;
+    case 2:
+      return j * 2 ** 33;
+    case 3:
+      return j + 0.5;
+    case 4:
+      return `q"${j}\\`;
+    case 5:
+      return `\u00fc${j}\t\u{1f600}`;
+    case 6:
+      return j % 48 === 6 ? "L".repeat(600) + j : `plain-${j}`;
+    default:
+      return blobKey(j);
+  }
+}
 
 function seedRekeyed(path: string, rows: number): void {
   const db = new DatabaseSync(path);
@@ -357,6 +395,9 @@ function seedRekeyed(path: string, rows: number): void {
   const c = db.prepare("INSERT INTO r_int VALUES (?, ?)");
   const e = db.prepare("INSERT INTO r_desc VALUES (?, ?)");
   const f = db.prepare("INSERT INTO r_nocase VALUES (?, ?)");
+  const g = db.prepare("INSERT INTO r_rtrim VALUES (?, ?)");
+  const h = db.prepare("INSERT INTO r_any VALUES (?, ?)");
+  const m = db.prepare("INSERT INTO r_named VALUES (?, ?)");
   for (let i = 1; i <= rows; i++) {
     // Keys inserted out of their order: rowid order is not key order.
     const j = (i * 7919) % (rows + 1);
@@ -369,6 +410,9 @@ function seedRekeyed(path: string, rows: number): void {
     c.run(j * 3 - 1000, `v${i}`);
     e.run(j * 5, `v${i}`);
     f.run(j % 2 ? `Name${j}` : `name${j}`, `v${i}`);
+    g.run(`b${j}` + " ".repeat(j % 3), `v${i}`);
+    h.run(rekeyedAny(j), i);
+    m.run(`n${j}`, `v${i}`);
   }
   db.exec("COMMIT");
   db.close();
@@ -454,7 +498,53 @@ function editRekeyed(
       done.push("long key, deletes");
     }
   }
+  for (let x = 0; x < 2; x++) editRekeyedMore(run, rnd, rows, done);
   return done;
+}
+
+/** Edits of the tables keyed by RTRIM, by keys of every type, by a column named rowid. */
+function editRekeyedMore(
+  run: (sql: string, ...args: (string | number)[]) => unknown,
+  rnd: () => number,
+  rows: number,
+  done: string[],
+): void {
+  const r = rnd();
+  if (r < 0.3) {
+    // Many rows, found in rowid order, not in key order.
+    const mod = 2 + Math.floor(rnd() * 9);
+    run("UPDATE r_any SET v = v + 1 WHERE v % ? = 0", mod);
+    run("UPDATE r_rtrim SET v = v || 'm' WHERE rowid % ? = 1", mod);
+    run("UPDATE r_named SET v = 'm' WHERE _rowid_ % ? = 2", mod);
+    run("UPDATE r_comp SET v = v || 'm' WHERE rowid % ? = 3", mod);
+    done.push("many rows");
+  } else if (r < 0.45) {
+    const j = 1 + Math.floor(rnd() * rows);
+    // Equal under RTRIM, other values: a row removed, one added.
+    run("UPDATE r_rtrim SET k = k || ' ' WHERE k = ?", `b${j}`);
+    run("UPDATE r_rtrim SET k = rtrim(k) WHERE rowid = ?", j);
+    done.push("rtrim key change");
+  } else if (r < 0.6) {
+    // A key of another type for the same row (integer to text and back).
+    const v = 1 + Math.floor(rnd() * rows);
+    run(
+      "UPDATE r_any SET k = CAST(k AS TEXT) WHERE v = ? AND typeof(k) IN ('integer', 'real')",
+      v,
+    );
+    run(
+      "UPDATE r_any SET k = k + 0 WHERE typeof(k) = 'text' AND v % 7 = 0 AND k NOT GLOB '*[^0-9.e+-]*'",
+    );
+    run("UPDATE r_named SET rowid = rowid || 'x' WHERE v = ?", `v${v}`);
+    done.push("retyped keys");
+  } else if (r < 0.7) {
+    run("DELETE FROM r_any WHERE v % 5 = ?", Math.floor(rnd() * 5));
+    run(
+      "INSERT OR REPLACE INTO r_any VALUES (?, ?)",
+      `new\n${Math.floor(rnd() * 1e6)}"`,
+      -1,
+    );
+    done.push("any deletes");
+  }
 }
 
 const REKEYED_KIND: TrialKind = {
@@ -479,6 +569,26 @@ Deno.test("stateDelta: rowid tables keyed by another primary key equal the full 
     assert.ok(r.caseChanges >= 1, `${r.caseChanges} NOCASE case changes`);
     assert.equal(fullRows.unknown, 0, JSON.stringify(fullRows));
   } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+Deno.test("stateDelta: the differential test catches changed rows left in rowid order", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  // The fault: a keyed rowid table's changed rows, found in rowid order,
+  // taken as in key order without checking (rows were inserted out of key
+  // order, so several changed rows are listed out of order).
+  deltaFaults.changedRowsInKeyOrder = true;
+  try {
+    await assert.rejects(
+      () => keyedTrials(work, 2000, 24, REKEYED_KIND),
+      (e: Error) => {
+        assert.ok(e instanceof assert.AssertionError, String(e));
+        return true;
+      },
+    );
+  } finally {
+    deltaFaults.changedRowsInKeyOrder = false;
     await Deno.remove(work, { recursive: true });
   }
 });
@@ -1118,8 +1228,11 @@ Deno.test("stateDelta: keyed tables created and dropped", async () => {
     await expectSame(d, `${work}/a`, `${work}/b`, "dropped and created");
     await expectSame(d, `${work}/b`, `${work}/a`, "the other way");
     const r = await stateDelta(d, `${work}/a`, `${work}/b`);
-    assert.equal(r.delta.business.removed.length, 5 * 300);
-    assert.equal(r.delta.business.structure.length, 12);
+    assert.equal(r.delta.business.removed.length, REKEYED.length * 300);
+    assert.equal(
+      r.delta.business.structure.length,
+      REKEYED.length + KEYED.length,
+    );
   } finally {
     await Deno.remove(work, { recursive: true });
   }
