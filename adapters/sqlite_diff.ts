@@ -439,31 +439,36 @@ export function parseHeader(
 /** Body length of serial types 0-11 (-1: reserved, left to SQL). */
 const SERIAL_LEN = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1];
 
-/** The value of one field (serial type `t` at `off`), as the snapshot reader gives it. */
-function valueAt(buf: Uint8Array, view: DataView, t: number, off: number) {
+/**
+ * The value of one field (serial type `t` at `off`), as the snapshot reader
+ * gives it; `view` (over `buf`) is made here when null and needed.
+ */
+function valueAt(
+  buf: Uint8Array,
+  view: DataView | null,
+  t: number,
+  off: number,
+) {
   switch (t) {
     case 0:
       return null;
     case 1:
-      return view.getInt8(off);
+      return (buf[off]! << 24) >> 24;
     case 2:
-      return view.getInt16(off);
+      return ((buf[off]! << 24) >> 16) | buf[off + 1]!;
     case 3:
-      return (view.getInt8(off) << 16) | view.getUint16(off + 1);
+      return ((buf[off]! << 24) >> 8) | (buf[off + 1]! << 8) | buf[off + 2]!;
     case 4:
-      return view.getInt32(off);
+      return (buf[off]! << 24) | (buf[off + 1]! << 16) |
+        (buf[off + 2]! << 8) | buf[off + 3]!;
     case 5:
-      return view.getInt16(off) * 4294967296 + view.getUint32(off + 2);
-    case 6: {
-      const x = view.getInt32(off) * 4294967296 + view.getUint32(off + 4);
-      return Number.isSafeInteger(x)
-        ? x
-        : { $int: view.getBigInt64(off).toString() };
-    }
-    case 7: {
-      const x = view.getFloat64(off);
-      return Number.isFinite(x) ? x : { $real: String(x) };
-    }
+    case 6:
+    case 7:
+      return wideAt(
+        view ?? new DataView(buf.buffer, buf.byteOffset, buf.byteLength),
+        t,
+        off,
+      );
     case 8:
       return 0;
     case 9:
@@ -471,18 +476,33 @@ function valueAt(buf: Uint8Array, view: DataView, t: number, off: number) {
   }
   const len = (t - (t & 1 ? 13 : 12)) / 2;
   if (t & 1) {
-    if (len < 32) {
-      let s = "";
+    if (len <= 256) {
+      // ASCII: one flat string from its bytes (no decoder call, no chain
+      // of concatenations kept alive with the value).
       for (let k = off; k < off + len; k++) {
-        const c = buf[k]!;
-        if (c > 0x7f) return utf8.decode(buf.subarray(off, off + len));
-        s += String.fromCharCode(c);
+        if (buf[k]! > 0x7f) return utf8.decode(buf.subarray(off, off + len));
       }
-      return s;
+      return String.fromCharCode.apply(
+        null,
+        buf.subarray(off, off + len) as unknown as number[],
+      );
     }
     return utf8.decode(buf.subarray(off, off + len));
   }
   return { $bytes: bytesToBase64(buf.subarray(off, off + len)) };
+}
+
+/** A 6- or 8-byte integer (serial types 5, 6) or a real (7). */
+function wideAt(view: DataView, t: number, off: number) {
+  if (t === 5) return view.getInt16(off) * 4294967296 + view.getUint32(off + 2);
+  if (t === 6) {
+    const x = view.getInt32(off) * 4294967296 + view.getUint32(off + 4);
+    return Number.isSafeInteger(x)
+      ? x
+      : { $int: view.getBigInt64(off).toString() };
+  }
+  const x = view.getFloat64(off);
+  return Number.isFinite(x) ? x : { $real: String(x) };
 }
 
 const utf8 = new TextDecoder();
@@ -499,9 +519,13 @@ function decodeRecord(
   const offs = new Int32Array(max + 1);
   const n = parseHeader(buf, at, size, max, types, offs);
   if (n < 0) return -1;
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let view: DataView | null = null;
   for (let i = 0; i < n; i++) {
-    fields[i] = valueAt(buf, view, types[i]!, offs[i]!);
+    const t = types[i]!;
+    if (t >= 5 && t <= 7) {
+      view ??= new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    }
+    fields[i] = valueAt(buf, view, t, offs[i]!);
   }
   return n;
 }
@@ -1483,7 +1507,7 @@ function diffRekeyed(
       region: id,
       key,
       fields,
-      lossy: fields.some((f) => f.lossy),
+      lossy: anyLossy(fields),
     });
     if (rows.ok) {
       rows.keep(
@@ -1843,7 +1867,7 @@ function diffKeyed(
             region: id,
             key,
             fields,
-            lossy: fields.some((f) => f.lossy),
+            lossy: anyLossy(fields),
           });
           rows.keep(
             "was",
@@ -1979,7 +2003,7 @@ class RowComparer {
 
   #value(
     buf: Uint8Array,
-    view: DataView,
+    view: DataView | null,
     i: number,
     count: number,
     types: Int32Array,
@@ -2040,8 +2064,6 @@ class RowComparer {
     const plan = this.#plan;
     const n = plan.columns.length;
     let out: RecordFieldChange[] | null = null;
-    let vb: DataView | null = null;
-    let va: DataView | null = null;
     const cf = this.#cf;
     for (let i = 0; i < n; i++) {
       const f = cf[i]!;
@@ -2049,10 +2071,8 @@ class RowComparer {
         const s = ob[f]!, e = ob[f + 1]!, s2 = oa[f]!;
         if (sameBytes(pb, s, pa, s2, e - s)) continue;
       } else if (f >= cb && f >= ca && i !== plan.aliasIdx) continue;
-      vb ??= new DataView(pb.buffer, pb.byteOffset, pb.byteLength);
-      va ??= new DataView(pa.buffer, pa.byteOffset, pa.byteLength);
-      const x = this.#value(pb, vb, i, cb, tb, ob, rowid);
-      const y = this.#value(pa, va, i, ca, ta, oa, rowid);
+      const x = this.#value(pb, null, i, cb, tb, ob, rowid);
+      const y = this.#value(pa, null, i, ca, ta, oa, rowid);
       if (x === y || valuesEqual(x, y)) continue;
       (out ??= []).push({
         field: plan.columns[i]!,
@@ -2066,6 +2086,11 @@ class RowComparer {
 }
 
 const NO_CHANGES: RecordFieldChange[] = [];
+
+function anyLossy(fields: readonly RecordFieldChange[]): boolean {
+  for (let i = 0; i < fields.length; i++) if (fields[i]!.lossy) return true;
+  return false;
+}
 
 function sameBytes(
   a: Uint8Array,
@@ -2343,7 +2368,7 @@ export function diffSqlitePair(
             region: id,
             key,
             fields,
-            lossy: fields.some((f) => f.lossy),
+            lossy: anyLossy(fields),
           });
           rows.keep(
             "was",
