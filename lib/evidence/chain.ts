@@ -17,6 +17,7 @@ import {
   parseEvidenceJson,
 } from "./canonical.ts";
 import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
+import type { HashBatch } from "./hash_batch.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /**
@@ -682,6 +683,11 @@ export class VerityByteWalker {
   #expectedAt: number | undefined = undefined;
   /** Called for each block in the layout (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
+  // Deferred hashing (see deferHashes): each block's hashed input (its
+  // start and end in the bytes given to lines()) and published digits, for
+  // the blocks walked since the last takeBatch().
+  #defer = false;
+  #batch: HashBatch | null = null;
 
   /**
    * `expectedHead`, when given, is looked for among the published hashes
@@ -709,6 +715,15 @@ export class VerityByteWalker {
     // at its own newline (it fails on any newline inside).
     const limit = bytes.lastIndexOf(0x0a) + 1;
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (this.#defer && this.#batch === null) {
+      // A block line is at least 120 bytes long.
+      const most = Math.floor(limit / 120) + 1;
+      this.#batch = {
+        offsets: new Int32Array(2 * most),
+        published: new Uint8Array(64 * most),
+        count: 0,
+      };
+    }
     let pos = 0;
     while (pos < limit) {
       if (this.#state === "blocks" && bytes[pos] === 0x7b) {
@@ -725,6 +740,31 @@ export class VerityByteWalker {
   }
 
   /**
+   * Defer hashing (call before the first lines()): each block's hashed
+   * input is built in the bytes as usual but not hashed; after each
+   * lines(), {@linkcode VerityByteWalker.takeBatch} gives the inputs and
+   * published digits, for {@linkcode batchHolds} to check (on another
+   * thread, say). The walk then follows the published hashes and its
+   * result stands only when the walk is ok and every batch holds: a
+   * deferred walk finds no hash problem and replays no head, so whatever
+   * else it returns must be taken again by a walk that does not defer.
+   */
+  deferHashes(): void {
+    this.#defer = true;
+  }
+
+  /**
+   * The hashed inputs of the blocks walked since the last call (their
+   * offsets in the bytes given to lines()), in deferred mode; null when
+   * there are none.
+   */
+  takeBatch(): HashBatch | null {
+    const b = this.#batch;
+    this.#batch = null;
+    return b !== null && b.count > 0 ? b : null;
+  }
+
+  /**
    * The walk's result, given the bytes after the last newline (empty for a
    * file verity wrote): null when the file is not verity's exact layout.
    * `problems` are verifyLedger's for the blocks (none when the chain
@@ -736,6 +776,10 @@ export class VerityByteWalker {
     if (rest.length !== 0 || this.#state !== "closed") return null;
     this.#state = "done";
     this.#countTypes();
+    if (this.#defer) {
+      // The last published hash, which is the head when every batch holds.
+      this.#strictHex = VerityByteWalker.#text(this.#prev, 7, 71);
+    }
     return {
       blocks: this.#index,
       head: "sha256:" + this.#strictHex,
@@ -896,16 +940,30 @@ export class VerityByteWalker {
     if (comma) next++;
     if (b[next] !== 0x0a) return this.#failed();
     // The published digits, kept: the hashed input may be built over them.
+    const pub = this.#pub;
     const uv = this.#pubView;
     for (let k = 0; k < 64; k += 4) {
       uv.setUint32(7 + k, dv.getUint32(hexStart + k));
     }
     const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
+    if (this.#defer) {
+      this.#deferred(b, input, index);
+      this.#pub = this.#prev;
+      this.#pubView = iv;
+      this.#prev = pub;
+      this.#prevView = uv;
+      this.#typeRun++;
+      if (sawRecipeKey()) {
+        recordRecipes(UTF8.decode(b.subarray(recStart, recEnd)), this.#recipes);
+      }
+      this.#index++;
+      this.#lastHadComma = comma;
+      return next + 1;
+    }
     const h = SHA256.copy().update(input).digest("hex");
     // The recomputed hash is compared with the published one; the
     // published one is #prev for the next block (the chain is followed on
     // published hashes, as verifyLedger follows it).
-    const pub = this.#pub;
     let same = true;
     for (let k = 0; k < 64 && same; k++) same = pub[7 + k] === h.charCodeAt(k);
     if (same && !this.#off) {
@@ -934,6 +992,28 @@ export class VerityByteWalker {
     this.#index++;
     this.#lastHadComma = comma;
     return next + 1;
+  }
+
+  /**
+   * Adds a block's hashed input and published digits to the batch; an
+   * input not in `b` (a type too long to build it in place) is hashed
+   * here, a mismatch being the hash problem it is.
+   */
+  #deferred(b: Uint8Array, input: Uint8Array, index: number): void {
+    if (input.buffer !== b.buffer) {
+      const h = SHA256.copy().update(input).digest("hex");
+      const published = VerityByteWalker.#text(this.#pub, 0, 71);
+      if ("sha256:" + h !== published) {
+        this.#problems.push(hashProblem(index, published, "sha256:" + h));
+      }
+      return;
+    }
+    const batch = this.#batch!;
+    const n = batch.count++;
+    const at = input.byteOffset - b.byteOffset;
+    batch.offsets[2 * n] = at;
+    batch.offsets[2 * n + 1] = at + input.length;
+    batch.published.set(this.#pub.subarray(7, 71), 64 * n);
   }
 
   /**

@@ -33,6 +33,8 @@ import {
   walkVerification,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
+import { batchHolds, type HashBatch } from "./hash_batch.ts";
+import type { HashReply, HashRequest } from "./hash_worker.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 
 export { GENESIS, verifyLedger, verifyLedgerText };
@@ -69,7 +71,10 @@ export async function readLedgerFile(path: string): Promise<unknown> {
 async function walkFileBytes(
   path: string,
   w: VerityByteWalker,
+  options: WalkOptions = {},
 ): Promise<ReturnType<VerityByteWalker["end"]>> {
+  const walked = options.walked ??
+    ((piece: Uint8Array<ArrayBuffer>) => piece);
   let f: Deno.FsFile;
   try {
     f = await Deno.open(path, { read: true });
@@ -83,8 +88,9 @@ async function walkFileBytes(
     f.read(into).catch((e) => {
       throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
     });
-  let cur = new Uint8Array(1 << 22);
-  let nxt = new Uint8Array(1 << 22);
+  const size = options.pieceBytes ?? 1 << 22;
+  let cur = new Uint8Array(size);
+  let nxt = new Uint8Array(size);
   try {
     // cur[0, filled) starts at a line's start; eof: nothing more to read.
     let n = await read(cur);
@@ -121,13 +127,18 @@ async function walkFileBytes(
         await pending.catch(() => {});
         return null;
       }
+      const free = walked(cur);
       n = await pending;
-      [cur, nxt] = [nxt, cur];
+      cur = nxt;
+      nxt = free;
       filled = rest + (n ?? 0);
       eof = n === null;
     }
     const tail = w.lines(cur.subarray(0, filled));
-    return tail < 0 ? null : w.end(cur.subarray(tail, filled));
+    if (tail < 0) return null;
+    const r = w.end(cur.subarray(tail, filled));
+    walked(cur);
+    return r;
   } finally {
     f.close();
   }
@@ -165,19 +176,236 @@ export async function walkLedgerFile(
   };
 }
 
+/** Options of {@linkcode walkFileBytes}. */
+interface WalkOptions {
+  /** Bytes per read (4 MiB); a line longer than that doubles it. */
+  pieceBytes?: number | undefined;
+  /**
+   * Called with each buffer once the walker is done with its lines (after
+   * lines(), or after end() for the last); returns the buffer to read into
+   * next, of the same length (the same one, or another when it keeps it).
+   */
+  walked?: (piece: Uint8Array<ArrayBuffer>) => Uint8Array<ArrayBuffer>;
+}
+
+/**
+ * Checks a deferring walker's hash batches ({@linkcode batchHolds}) on a
+ * worker thread while the walk goes on, or on this thread when the worker
+ * is not up yet or already has two pieces: the two threads share the work
+ * as their speeds allow. `holds()` says whether every batch held (false too
+ * when the worker failed: the caller then walks again on one thread).
+ */
+class ParallelHashes {
+  #worker: Worker | null = null;
+  #started = false;
+  #ready = false;
+  #held = true;
+  #inFlight = 0;
+  #next = 0;
+  #spare: Uint8Array<ArrayBuffer>[] = [];
+  #idle: (() => void) | null = null;
+  #up: (() => void) | null = null;
+  /** Resolves once the worker can take pieces (or has failed). */
+  readonly started: Promise<void> = new Promise((r) => this.#up = r);
+  /** Pieces checked here and on the worker, for the bench. */
+  here = 0;
+  there = 0;
+
+  /** Starts the worker (once, at the first batch: a file that is not a ledger in verity's layout never starts one). */
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    let worker: Worker | null = null;
+    try {
+      worker = new Worker(new URL("./hash_worker.ts", import.meta.url).href, {
+        type: "module",
+        name: "verity-ledger-hashes",
+      });
+    } catch {
+      worker = null; // no worker: every batch is checked here
+    }
+    this.#worker = worker;
+    if (worker === null) {
+      this.#up?.();
+      return;
+    }
+    worker.onmessage = (ev: MessageEvent<HashReply | "ready">) => {
+      if (ev.data === "ready") {
+        this.#ready = true;
+        this.#up?.();
+        return;
+      }
+      this.#held &&= ev.data.holds;
+      this.#spare.push(new Uint8Array(ev.data.buffer));
+      this.#inFlight--;
+      if (this.#inFlight === 0) this.#idle?.();
+    };
+    worker.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      this.#fail();
+    };
+  }
+
+  /** Starts the worker now; resolves once it can take pieces (or has failed). */
+  start(): Promise<void> {
+    this.#start();
+    return this.started;
+  }
+
+  #fail(): void {
+    this.#held = false;
+    this.#ready = false;
+    this.#worker?.terminate();
+    this.#worker = null;
+    this.#inFlight = 0;
+    this.#idle?.();
+    this.#up?.();
+  }
+
+  /** The walk is done with `piece`: check its batch; returns the buffer to read into next. */
+  walked(
+    piece: Uint8Array<ArrayBuffer>,
+    batch: HashBatch | null,
+  ): Uint8Array<ArrayBuffer> {
+    if (batch === null) return piece;
+    this.#start();
+    const worker = this.#worker;
+    if (
+      worker === null || !this.#ready || this.#inFlight >= 2 ||
+      piece.byteOffset !== 0 || piece.byteLength !== piece.buffer.byteLength
+    ) {
+      this.here++;
+      this.#held &&= batchHolds(piece, batch);
+      return piece;
+    }
+    this.there++;
+    this.#inFlight++;
+    const size = piece.byteLength; // before the piece is transferred
+    const request: HashRequest = {
+      id: this.#next++,
+      buffer: piece.buffer,
+      batch,
+    };
+    worker.postMessage(request, [
+      request.buffer,
+      batch.offsets.buffer as ArrayBuffer,
+      batch.published.buffer as ArrayBuffer,
+    ]);
+    let spare = this.#spare.pop();
+    while (spare !== undefined && spare.length !== size) {
+      spare = this.#spare.pop();
+    }
+    return spare ?? new Uint8Array(size);
+  }
+
+  /** Whether every batch held, once the worker has answered for all. */
+  async holds(): Promise<boolean> {
+    if (this.#inFlight > 0) {
+      await new Promise<void>((resolve) => this.#idle = resolve);
+    }
+    return this.#held;
+  }
+
+  close(): void {
+    this.#worker?.terminate();
+    this.#worker = null;
+  }
+}
+
+/**
+ * Whether a second core is likely idle: two or more cores and a one-minute
+ * load average at least one below their count (false when the load cannot
+ * be read). A second thread only pays when it runs beside this one.
+ */
+function coreIdle(): boolean {
+  const cores = navigator.hardwareConcurrency;
+  if (cores < 2) return false;
+  try {
+    return Deno.loadavg()[0]! <= cores - 1;
+  } catch {
+    return false;
+  }
+}
+
+/** Ledgers at least this large are verified on two threads (see verifyLedgerFile). */
+const PARALLEL_BYTES = 8 << 20;
+
+/**
+ * The fast path of {@linkcode verifyLedgerFile} on two threads: the walk
+ * checks layout, chain and canonical form here while another thread
+ * hashes. Only a ledger that verifies is answered (null otherwise: the
+ * caller walks again on one thread, which names every problem).
+ */
+async function verifyOnTwoThreads(
+  path: string,
+  expectedHead: string,
+  options: VerifyFileOptions,
+): Promise<(LedgerVerification & { recipes: string[] }) | null> {
+  const { pieceBytes, counts } = options;
+  const hashes = new ParallelHashes();
+  try {
+    if (options.waitForWorker) await hashes.start();
+    const w = new VerityByteWalker(expectedHead);
+    w.deferHashes();
+    const r = await walkFileBytes(path, w, {
+      pieceBytes,
+      walked: (piece) => hashes.walked(piece, w.takeBatch()),
+    });
+    const held = await hashes.holds();
+    if (counts) {
+      counts.here = hashes.here;
+      counts.there = hashes.there;
+    }
+    if (r === null || !held) return null;
+    const v = walkVerification(w, r);
+    return v.ok ? { ...v, recipes: w.recipes() } : null;
+  } finally {
+    hashes.close();
+  }
+}
+
+/** Options of {@linkcode verifyLedgerFile}, for tests and benches. */
+export interface VerifyFileOptions {
+  /**
+   * Hash on a second thread: "auto" (the default) for a ledger of at
+   * least 8 MiB when a second core is likely idle (two or more cores, the
+   * one-minute load average at least one below their count), or always,
+   * or never.
+   */
+  twoThreads?: "auto" | boolean;
+  /** Bytes per read (4 MiB). */
+  pieceBytes?: number | undefined;
+  /** Filled with how many pieces were hashed on each thread. */
+  counts?: { here: number; there: number };
+  /** Start walking once the worker is up (tests: so that it takes pieces). */
+  waitForWorker?: boolean;
+}
+
 /**
  * Verify a ledger file against a head kept elsewhere (see `verifyLedger`).
  * verity's own layout is walked as a stream; anything else (or a chain that
  * does not reach the head) is parsed as Python reads it, reporting every
- * problem. Throws {@linkcode UsageError} for a missing, unreadable or
- * non-JSON file.
+ * problem. A large ledger may be hashed on a second thread (see
+ * {@linkcode VerifyFileOptions.twoThreads}): only a ledger that verifies
+ * is answered that way; any other is walked again on one thread, so the
+ * problems named are the same. Throws {@linkcode UsageError} for a
+ * missing, unreadable or non-JSON file.
  */
 export async function verifyLedgerFile(
   path: string,
   expectedHead: string,
+  options: VerifyFileOptions = {},
 ): Promise<LedgerVerification & { recipes: string[] }> {
+  const mode = options.twoThreads ?? "auto";
+  const two = mode === true ||
+    (mode === "auto" && coreIdle() &&
+      (await Deno.stat(path).then((s) => s.size, () => 0)) >= PARALLEL_BYTES);
+  if (two) {
+    const fast = await verifyOnTwoThreads(path, expectedHead, options);
+    if (fast !== null) return fast;
+  }
   const w = new VerityByteWalker(expectedHead);
-  const r = await walkFileBytes(path, w);
+  const r = await walkFileBytes(path, w, { pieceBytes: options.pieceBytes });
   if (r !== null) {
     // verity's own layout: the walk found what verifyLedger finds.
     return { ...walkVerification(w, r), recipes: w.recipes() };

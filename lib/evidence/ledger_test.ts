@@ -10,6 +10,7 @@ import {
   walkLedgerFile,
 } from "./ledger.ts";
 import { join } from "node:path";
+import { chainBlocks, ledgerText } from "./chain.ts";
 
 async function tmp(): Promise<string> {
   return await Deno.makeTempDir({ prefix: "verity-ledger-test-" });
@@ -304,6 +305,95 @@ Deno.test("a file past V8's string limit that is not verity's layout is refused 
         e instanceof UsageError &&
         /read whole, up to 536870888 bytes/.test(e.message),
     );
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("verified on two threads, a ledger gets the one-thread answer under every tampering; a clean one is hashed on the worker", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  let seed = 17;
+  const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  // Types built in place and one too long for that (hashed by the walk).
+  const types = ["report", "note", "t".repeat(40), "v".repeat(80)];
+  const entries = Array.from({ length: 240 }, (_, i) => ({
+    type: i === 5 ? types[3]! : i % 37 === 5 ? pick(types) : "report",
+    record: { i, digest: `sha256:${"ab".repeat(32)}`, s: "x→" + i },
+  }));
+  const built = chainBlocks(GENESIS, 0, entries);
+  const opts = { pieceBytes: 8192 }; // about 40 pieces
+  const one = (p: string, head: string) =>
+    verifyLedgerFile(p, head, { ...opts, twoThreads: false });
+  const counts = { here: 0, there: 0 };
+  await Deno.writeTextFile(path, ledgerText(built.lines));
+  const clean = await verifyLedgerFile(path, built.head, {
+    ...opts,
+    twoThreads: true,
+    waitForWorker: true,
+    counts,
+  });
+  assert.equal(clean.ok, true);
+  assert.ok(counts.there > 0, JSON.stringify(counts));
+  assert.deepEqual(clean, await one(path, built.head));
+  const edits: ((ls: string[]) => void)[] = [
+    // a record's character, so that only its hash tells
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls[k] = ls[k]!.replace(/"x→/, '"y→');
+    },
+    // a hex digit of a hash or prev_hash
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      const field = pick(['"prev_hash":"sha256:', '"hash":"sha256:']);
+      const at = ls[k]!.indexOf(field) + field.length + Math.floor(rnd() * 64);
+      ls[k] = ls[k]!.slice(0, at) + pick(["0", "f", "A"]) +
+        ls[k]!.slice(at + 1);
+    },
+    // an index, a type
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls[k] = ls[k]!.replace(/^\{"index":\d+/, `{"index":${k + 1}`);
+    },
+    (ls) => {
+      const k = Math.floor(rnd() * ls.length);
+      ls[k] = ls[k]!.replace(/"type":"[^"]*"/, `"type":"${pick(types)}"`);
+    },
+    // a block dropped or two swapped
+    (ls) => void ls.splice(Math.floor(rnd() * ls.length), 1),
+    (ls) => {
+      const a = Math.floor(rnd() * ls.length);
+      const b = Math.floor(rnd() * ls.length);
+      [ls[a], ls[b]] = [ls[b]!, ls[a]!];
+    },
+  ];
+  let refused = 0;
+  for (let n = 0; n < 40; n++) {
+    const lines = [...built.lines];
+    pick(edits)(lines);
+    await Deno.writeTextFile(path, ledgerText(lines));
+    const head = pick([built.head, built.blocks[100]!.hash]);
+    const two = await verifyLedgerFile(path, head, {
+      ...opts,
+      twoThreads: true,
+    });
+    assert.deepEqual(two, await one(path, head));
+    if (!two.ok) refused++;
+  }
+  assert.ok(refused >= 30, `${refused} refused`);
+  // A record edited in a block whose type is too long to hash in place
+  // (hashed by the walk itself), and in an ordinary one (by the worker).
+  for (const k of [5, 42, 239]) {
+    const lines = [...built.lines];
+    lines[k] = lines[k]!.replace(/"x→/, '"y→');
+    await Deno.writeTextFile(path, ledgerText(lines));
+    const two = await verifyLedgerFile(path, built.head, {
+      ...opts,
+      twoThreads: true,
+      waitForWorker: true,
+    });
+    assert.equal(two.ok, false);
+    assert.deepEqual(two, await one(path, built.head));
   }
   await Deno.remove(dir, { recursive: true });
 });
