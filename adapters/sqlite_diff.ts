@@ -1751,10 +1751,97 @@ class LastKey {
 /** Records sorted by key as the snapshot orders them (each key parsed once). */
 export function sortByKey<T extends { key: string }>(xs: T[]): T[] {
   if (xs.length < 2) return xs;
-  const vals = xs.map((x) => JSON.parse(x.key) as unknown[]);
   const order = Array.from(xs, (_, i) => i);
+  const texts = plainTextKeys(xs);
+  if (texts !== null) {
+    // One ASCII text each: code point order is the strings' own order.
+    order.sort((i, j) => {
+      const x = texts[i]!, y = texts[j]!;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    return order.map((i) => xs[i]!);
+  }
+  const ints = integerKeys(xs);
+  if (ints !== null) {
+    const k = ints.length / xs.length;
+    order.sort((i, j) => {
+      for (let c = 0; c < k; c++) {
+        const x = ints[i * k + c]!, y = ints[j * k + c]!;
+        if (x !== y) return x < y ? -1 : 1;
+      }
+      return 0;
+    });
+    return order.map((i) => xs[i]!);
+  }
+  const vals = xs.map((x) => JSON.parse(x.key) as unknown[]);
   order.sort((i, j) => compareKeyVals(vals[i]!, vals[j]!));
   return order.map((i) => xs[i]!);
+}
+
+/**
+ * The texts of keys that are each one text written as it stands
+ * (`["…"]`, printable ASCII without `"` or `\\`), or null when any other.
+ */
+function plainTextKeys(xs: readonly { key: string }[]): string[] | null {
+  const out: string[] = new Array(xs.length);
+  for (let i = 0; i < xs.length; i++) {
+    const key = xs[i]!.key;
+    const n = key.length;
+    if (
+      n < 4 || key.charCodeAt(0) !== 0x5b || key.charCodeAt(1) !== 0x22 ||
+      key.charCodeAt(n - 2) !== 0x22 || key.charCodeAt(n - 1) !== 0x5d
+    ) return null;
+    for (let j = 2; j < n - 2; j++) {
+      const c = key.charCodeAt(j);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return null;
+    }
+    out[i] = key.slice(2, n - 2);
+  }
+  return out;
+}
+
+/**
+ * The values of keys that are all integers of at most 15 digits, as many
+ * in each key (`[1,-2]`), flat (key `i`'s at `i * k` on); or null when any
+ * other.
+ */
+function integerKeys(xs: readonly { key: string }[]): Float64Array | null {
+  const first = xs[0]!.key;
+  let k = 1;
+  for (let j = 0; j < first.length; j++) if (first[j] === ",") k++;
+  const out = new Float64Array(xs.length * k);
+  for (let i = 0; i < xs.length; i++) {
+    const key = xs[i]!.key;
+    const n = key.length;
+    if (key.charCodeAt(0) !== 0x5b || key.charCodeAt(n - 1) !== 0x5d) {
+      return null;
+    }
+    let p = 1;
+    for (let c = 0; c < k; c++) {
+      if (c > 0) {
+        if (key.charCodeAt(p) !== 0x2c) return null;
+        p++;
+      }
+      const neg = key.charCodeAt(p) === 0x2d;
+      if (neg) p++;
+      const start = p;
+      let v = 0;
+      for (; p < n - 1; p++) {
+        const d = key.charCodeAt(p) - 0x30;
+        if (d < 0 || d > 9) break;
+        v = v * 10 + d;
+      }
+      const digits = p - start;
+      // A number as JSON writes it: no leading zero, at most 15 digits.
+      if (
+        digits === 0 || digits > 15 ||
+        (digits > 1 && key.charCodeAt(start) === 0x30)
+      ) return null;
+      out[i * k + c] = neg ? -v : v;
+    }
+    if (p !== n - 1) return null;
+  }
+  return out;
 }
 
 /** Whether two records' key fields have the same serial types and bytes. */
