@@ -4,7 +4,8 @@
  * `snapshotDigest`, and `applyPatch` + `snapshotDigest` for each patched
  * state), each in its own process under /usr/bin/time: wall time and peak
  * RSS side by side, rounds interleaved, medians, ratios stream / whole.
- * Both must give the same digests (checked every round).
+ * Both must give the same digests (checked every round). Both run with a
+ * 16 GiB V8 heap limit (the whole snapshot of 10M rows needs over 4 GiB).
  *
  * The seed: a SQLite database of `--rows` rows (a comma list runs each
  * size; default 1,000,000) in `items (id INTEGER PRIMARY KEY, name TEXT,
@@ -154,6 +155,8 @@ async function run(
       "-A",
       "--unstable-worker-options",
       "--quiet",
+      // The whole snapshot of 10M rows needs more than V8's default heap.
+      "--v8-flags=--max-old-space-size=16384",
       new URL(import.meta.url).pathname,
       "--child",
       arg,
