@@ -443,7 +443,7 @@ const SERIAL_LEN = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1];
  * The value of one field (serial type `t` at `off`), as the snapshot reader
  * gives it; `view` (over `buf`) is made here when null and needed.
  */
-function valueAt(
+export function valueAt(
   buf: Uint8Array,
   view: DataView | null,
   t: number,

@@ -32,6 +32,8 @@ import {
   isSeedHeader,
   isWholeSnapshot,
   patchedOf,
+  type PatchedState,
+  type SeedHeader,
   type SnapshotPatch,
   type StateView,
   storedPatch,
@@ -260,6 +262,16 @@ export interface UnpackProblem {
   message: string;
 }
 
+/** The seed's states streamed rather than rebuilt whole (see {@linkcode UnpackOptions}). */
+export interface StreamedStates {
+  header: SeedHeader;
+  /** Per stored patch's digest: its state and digest, or why it cannot be applied. */
+  states: ReadonlyMap<
+    string,
+    { state: PatchedState | null; digest: string | null; error: string | null }
+  >;
+}
+
 /** Options of {@linkcode unpackReport}. */
 export interface UnpackOptions {
   /**
@@ -269,6 +281,15 @@ export interface UnpackOptions {
    * `snapshots` is `"skip"`.
    */
   seed?: Snapshot | null;
+  /**
+   * `verity.report/3` without the seed's records: the seed's header and,
+   * per stored patch (by the digest it is stored under), the patched state
+   * and the digest it hashes to, streamed from the seed the definition
+   * rebuilds (`streamSeed`). The seed then comes back as its header and
+   * each patch as a {@linkcode PatchedState} (the verdicts compare them
+   * through `deltaBetween`); `seed` is not needed.
+   */
+  streamed?: StreamedStates | null;
   /**
    * `"skip"`: leave `snapshots` as stored (for showing a report: the
    * renderers do not read them).
@@ -340,7 +361,8 @@ export function unpackReport(
       bad("snapshots", `a ${SEEDREF_SCHEMA} report without a seed reference`);
     } else if (refs.length === 1) {
       const [d, r] = refs[0]! as [string, SeedReference];
-      if (options.seed) src[d] = options.seed;
+      if (options.streamed) src[d] = options.streamed.header;
+      else if (options.seed) src[d] = options.seed;
       else {
         bad(
           `snapshots.${d}`,
@@ -365,6 +387,16 @@ export function unpackReport(
         bad(`snapshots.${d}`, "patch base is not a stored whole snapshot");
       } else if (!Array.isArray(s.regions) || !Array.isArray(s.problems)) {
         bad(`snapshots.${d}`, "patch regions or problems not a list");
+      } else if (
+        options.streamed && (b as unknown) === options.streamed.header
+      ) {
+        const st = options.streamed.states.get(d);
+        if (st === undefined) bad(`snapshots.${d}`, "patch not streamed");
+        else if (st.state === null) {
+          bad(`snapshots.${d}`, `cannot apply patch: ${st.error}`);
+        } else out[d] = st.state;
+      } else if (isSeedHeader(b as unknown as StateView)) {
+        bad(`snapshots.${d}`, "patch base is the seed's header: not streamed");
       } else {
         try {
           out[d] = applyPatch(
