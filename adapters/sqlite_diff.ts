@@ -41,6 +41,7 @@ import { bytesToBase64 } from "../lib/state/keys.ts";
 import {
   diffFields,
   emptyRegionDiff,
+  type RecordChange,
   type RecordFieldChange,
   type RegionDiff,
   structureChange,
@@ -597,6 +598,12 @@ export interface PlannedTable {
    * PRIMARY KEY`, composite keys): the key's columns; null otherwise.
    */
   keyCols: number[] | null;
+  /**
+   * Of such a table: its primary-key index when that lists the key
+   * columns in the snapshot's order (the key's columns in order, BINARY,
+   * ascending; then the rowid), so the index gives rowids in key order.
+   */
+  pkIndex?: string | null;
 }
 
 const COLLATIONS: Record<string, number> = { BINARY: 0, NOCASE: 1, RTRIM: 2 };
@@ -657,6 +664,37 @@ function keyOrder(
     desc: Uint8Array.from(desc),
     binaryAsc: coll.every((c) => c === 0) && desc.every((d) => d === 0),
   };
+}
+
+/**
+ * The primary-key index of a rowid table when its records are the key's
+ * columns `keyIdx` in that order, BINARY and ascending, then the rowid;
+ * else null.
+ */
+function pkIndexInKeyOrder(
+  db: { exec(sql: string): { values: unknown[][] }[] },
+  table: string,
+  keyIdx: readonly number[],
+): string | null {
+  const name = db.exec(
+    `SELECT name FROM pragma_index_list(${
+      sqlString(table)
+    }) WHERE origin = 'pk'`,
+  )[0]?.values[0]?.[0];
+  if (typeof name !== "string") return null;
+  const xs = db.exec(
+    `SELECT cid, "desc", coll, "key" FROM pragma_index_xinfo(${
+      sqlString(name)
+    }) ORDER BY seqno`,
+  )[0]?.values ?? [];
+  const n = keyIdx.length;
+  const ok = xs.length === n + 1 &&
+    keyIdx.every((c, i) =>
+      Number(xs[i]![0]) === c && Number(xs[i]![1]) === 0 &&
+      String(xs[i]![2] ?? "BINARY").toUpperCase() === "BINARY" &&
+      Number(xs[i]![3]) === 1
+    ) && Number(xs[n]![0]) === -1 && Number(xs[n]![3]) === 0;
+  return ok ? name : null;
 }
 
 function sqlString(s: string): string {
@@ -735,6 +773,7 @@ export function planSchema(
           plan: { ...plan, aliasIdx: -1 },
           key: null,
           keyCols: plan.keyIdx,
+          pkIndex: pkIndexInKeyOrder(db, t.name, plan.keyIdx),
         });
         continue;
       }
@@ -839,6 +878,8 @@ export interface SqliteDiffStats {
   rowsDecoded: number;
   /** Tree pages read to walk the trees (the rest were known from the other side). */
   treePagesRead: number;
+  /** Keyed rowid tables whose changed rows were put in key order by their primary-key index. */
+  orderedByIndex: number;
 }
 
 /** Iterates the cells of a table's leaf pages in rowid order, skipping some leaves. */
@@ -859,6 +900,8 @@ export class LeafCursor {
   local = 0;
   #last = -Infinity;
   leavesRead = 0;
+  /** Cells read (rows of the leaves read). */
+  cellsRead = 0;
 
   constructor(
     src: PageSource,
@@ -870,6 +913,11 @@ export class LeafCursor {
     this.#g = g;
     this.#leaves = leaves;
     this.#skip = skip;
+  }
+
+  /** Leaves listed (read or skipped). */
+  get leafCount(): number {
+    return this.#leaves.length;
   }
 
   next(): boolean {
@@ -907,6 +955,7 @@ export class LeafCursor {
       throw new PageWalkError("rowids not in order or beyond 2^53");
     }
     this.#last = rowid;
+    this.cellsRead++;
     this.rowid = rowid;
     this.at = p;
     this.size = size;
@@ -935,6 +984,15 @@ export class LeafCursor {
     return out;
   }
 }
+
+/** Tuning of the comparison, for tests. */
+export const deltaTuning = {
+  /**
+   * Put a keyed rowid table's changed rows in key order by its primary-key
+   * index whenever it can (not only when that is cheaper than a sort).
+   */
+  indexOrderAlways: false,
+};
 
 /**
  * Deliberate faults, for the test that shows the differential test catches
@@ -1424,6 +1482,7 @@ function diffRekeyed(
   masks: readonly MaskRule[] | undefined,
   stats: SqliteDiffStats,
   rows: RowKeeper,
+  pkIndex: PkIndex | null,
 ): void {
   const id = part.region;
   const nb = planB?.columns.length ?? 0;
@@ -1477,6 +1536,10 @@ function diffRekeyed(
   // (then they need no sort): each key against the last one's, as bytes.
   let changedInOrder = true;
   const last = planB === undefined ? null : new LastKey(planB.keyIdx);
+  // The rowid of each changed row found in the merge (ascending); whether
+  // some changed row was matched by key instead (its rowid changed).
+  const changedRowids: number[] = [];
+  let rematched = false;
   const compare = (
     pb: Uint8Array,
     pa: Uint8Array,
@@ -1618,6 +1681,7 @@ function diffRekeyed(
           if (changedInOrder && !deltaFaults.changedRowsInKeyOrder) {
             changedInOrder = last!.below(pb, tb, ob);
           }
+          changedRowids.push(cb.rowid);
           changed(
             kb ?? str(pb, planB!, tb, ob),
             fields,
@@ -1657,6 +1721,7 @@ function diffRekeyed(
       const fields = compare(pb, pa);
       if (fields.length > 0) {
         changedInOrder = false;
+        rematched = true;
         changed(key, fields, pb, 0, pb.length, pa, 0, pa.length);
       }
     }
@@ -1670,7 +1735,124 @@ function diffRekeyed(
   // Found in rowid order; a snapshot lists them in key order.
   part.added = sortByKey(part.added);
   part.removed = sortByKey(part.removed);
-  if (!changedInOrder) part.changed = sortByKey(part.changed);
+  if (!changedInOrder && !deltaFaults.changedRowsInKeyOrder) {
+    // Many changed rows out of key order: the primary-key index lists the
+    // rowids in key order, in time linear in the table's rows rather than
+    // a sort's c log c comparisons (random keys, every row changed).
+    const c = part.changed.length;
+    const rowsEstimate = ca.leavesRead > 0
+      ? (ca.cellsRead / ca.leavesRead) * ca.leafCount
+      : Infinity;
+    let byIndex: RecordChange[] | null = null;
+    if (
+      pkIndex !== null && !rematched && changedRowids.length === c &&
+      c > 1 &&
+      (deltaTuning.indexOrderAlways || c * Math.log2(c) >= rowsEstimate)
+    ) byIndex = inIndexOrder(part.changed, changedRowids, pkIndex);
+    if (byIndex !== null) stats.orderedByIndex++;
+    part.changed = byIndex ?? sortByKey(part.changed);
+  }
+}
+
+/** Where a keyed rowid table's primary-key index is, on the after side. */
+interface PkIndex {
+  src: PageSource;
+  g: Geometry;
+  root: number;
+  /** Key columns (the index's records are these, then the rowid). */
+  nKey: number;
+}
+
+/**
+ * `xs` (the changed rows of rowids `rowids`, ascending) in the order of the
+ * primary-key index: its records read in key order (leaves and interior
+ * cells), each checked to be above the one before (so the order is the
+ * snapshot's even where the index were not), each rowid looked up among
+ * the changed ones. Null when the index is not as expected.
+ */
+function inIndexOrder<T>(
+  xs: readonly T[],
+  rowids: readonly number[],
+  ix: PkIndex,
+): T[] | null {
+  const { src, g, nKey } = ix;
+  const out: T[] = [];
+  const last = new LastKey(Array.from({ length: nKey }, (_, i) => i));
+  const types = new Int32Array(nKey + 2);
+  const offs = new Int32Array(nKey + 2);
+  /** Take the record of the cell at `p`; whether it overflowed (pages were read). */
+  const record = (page: Uint8Array, p: number): boolean => {
+    let size = page[p]!;
+    if (size < 0x80) p++;
+    else {
+      size = varint(page, p);
+      p = varintEnd;
+    }
+    const local = localSize(g, size, g.maxLocalIndex);
+    if (p + local > page.length) {
+      throw new PageWalkError("cell past the page end");
+    }
+    let buf = page;
+    let at = p;
+    if (local < size) {
+      buf = assemble(src, g, page, p, size, local);
+      at = 0;
+    }
+    const count = parseHeader(buf, at, size, nKey + 1, types, offs);
+    const t = types[nKey]!;
+    if (count !== nKey + 1 || !((t >= 1 && t <= 6) || t === 8 || t === 9)) {
+      throw new PageWalkError("unexpected index record");
+    }
+    if (!last.below(buf, types, offs)) {
+      throw new PageWalkError("index keys not in order");
+    }
+    const rowid = numberAt(buf, t, offs[nKey]!);
+    if (typeof rowid !== "number") return local < size;
+    // Binary search among the changed rowids.
+    let lo = 0, hi = rowids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const r = rowids[mid]!;
+      if (r === rowid) {
+        out.push(xs[mid]!);
+        break;
+      }
+      if (r < rowid) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return local < size;
+  };
+  const visit = (pgno: number, depth: number): void => {
+    if (depth > 64 || pgno < 1 || pgno > src.pageCount) {
+      throw new PageWalkError(`bad page ${pgno}`);
+    }
+    let page = src.page(pgno);
+    const h = hdrOf(pgno);
+    const type = page[h];
+    const cells = u16(page, h + 3);
+    if (type === 0x0a) {
+      for (let i = 0; i < cells; i++) {
+        if (record(page, u16(page, h + 8 + 2 * i))) page = src.page(pgno);
+      }
+      return;
+    }
+    if (type !== 0x02) throw new PageWalkError(`page ${pgno} is no index page`);
+    for (let i = 0; i < cells; i++) {
+      const ptr = u16(page, h + 12 + 2 * i);
+      visit(u32(page, ptr), depth + 1);
+      // Reading the subtree may have reused this page's memory.
+      page = src.page(pgno);
+      if (record(page, ptr + 4)) page = src.page(pgno);
+    }
+    visit(u32(page, h + 8), depth + 1);
+  };
+  try {
+    visit(ix.root, 0);
+  } catch (e) {
+    if (e instanceof PageWalkError) return null;
+    throw e;
+  }
+  return out.length === xs.length ? out : null;
 }
 
 /**
@@ -2242,6 +2424,7 @@ export function diffSqlitePair(
     leavesRead: 0,
     rowsDecoded: 0,
     treePagesRead: 0,
+    orderedByIndex: 0,
   };
   const gB = before ? geometry(before.src) : null;
   const gA = after ? geometry(after.src) : null;
@@ -2360,6 +2543,10 @@ export function diffSqlitePair(
       ) {
         throw new PageWalkError(`table ${name}: its key changed`);
       }
+      const ixName = xa?.t.pkIndex ?? null;
+      const ixRow = ixName === null
+        ? undefined
+        : after!.schema.find((r) => r.type === "index" && r.name === ixName);
       diffRekeyed(
         part,
         cb,
@@ -2370,6 +2557,12 @@ export function diffSqlitePair(
         masks,
         stats,
         new RowKeeper(options.keepRows === true),
+        ixRow === undefined || ixRow.rootpage < 1 ? null : {
+          src: after!.src,
+          g: gA!,
+          root: ixRow.rootpage,
+          nKey: planA!.keyIdx.length,
+        },
       );
       regions.push(part);
       continue;

@@ -11,7 +11,7 @@ import type { AdapterDef, Definition } from "../definition/types.ts";
 import { computeDelta, snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";
-import { deltaFaults } from "../../adapters/sqlite_diff.ts";
+import { deltaFaults, deltaTuning } from "../../adapters/sqlite_diff.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import { applyDelta } from "../state/apply_delta.ts";
 import { patchedOf } from "../state/patched.ts";
@@ -573,6 +573,21 @@ Deno.test("stateDelta: rowid tables keyed by another primary key equal the full 
   }
 });
 
+Deno.test("stateDelta: keyed rowid tables' changed rows put in key order by their primary-key index equal the full snapshots' delta", async () => {
+  const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
+  // Whenever a table's primary-key index can order its changed rows (not
+  // only when there are many): BINARY text, composite, mixed-type keys.
+  deltaTuning.indexOrderAlways = true;
+  try {
+    const r = await keyedTrials(work, 2000, 12, REKEYED_KIND);
+    assert.ok(r.nonEmpty >= 10, `${r.nonEmpty} trials with changes`);
+    assert.ok(r.orderedByIndex >= 5, `${r.orderedByIndex} tables by index`);
+  } finally {
+    deltaTuning.indexOrderAlways = false;
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
 Deno.test("stateDelta: the differential test catches changed rows left in rowid order", async () => {
   const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
   // The fault: a keyed rowid table's changed rows, found in rowid order,
@@ -1037,7 +1052,13 @@ async function keyedTrials(
   trials: number,
   kind: TrialKind = WITHOUT_ROWID,
 ): Promise<
-  { nonEmpty: number; skipped: number; walFrames: number; caseChanges: number }
+  {
+    nonEmpty: number;
+    skipped: number;
+    walFrames: number;
+    caseChanges: number;
+    orderedByIndex: number;
+  }
 > {
   await Deno.mkdir(`${work}/seed`);
   kind.seed(`${work}/seed/state.db`, rows);
@@ -1048,6 +1069,7 @@ async function keyedTrials(
   let nonEmpty = 0;
   // Sessions where a NOCASE key changed case: a row removed and one added.
   let caseChanges = 0;
+  let orderedByIndex = 0;
   for (let trial = 0; trial < trials; trial++) {
     const dir = `${work}/s${trial}`;
     await Deno.mkdir(dir);
@@ -1068,6 +1090,7 @@ async function keyedTrials(
     await expectSame(d, dir, `${work}/seed`, why + ", reversed");
     const fast = await stateDelta(d, `${work}/seed`, dir);
     skipped += fast.methods[0]?.stats?.leavesSkipped ?? 0;
+    orderedByIndex += fast.methods[0]?.stats?.orderedByIndex ?? 0;
     const nocase = (xs: { region: string }[]) =>
       xs.some((x) => x.region === kind.caseRegion);
     const { business: bu, append_only: ao } = fast.delta;
@@ -1077,7 +1100,7 @@ async function keyedTrials(
     ) caseChanges++;
     db.close();
   }
-  return { nonEmpty, skipped, walFrames, caseChanges };
+  return { nonEmpty, skipped, walFrames, caseChanges, orderedByIndex };
 }
 
 Deno.test("stateDelta: WITHOUT ROWID tables equal the full snapshots' delta over random edits", async () => {
