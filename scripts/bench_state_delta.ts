@@ -21,12 +21,15 @@
  *
  * With `--without-rowid` both tables are `WITHOUT ROWID` (index b-trees):
  * `items` keyed by a text `sku`, `events` by an integer pair
- * `(item_id, seq)`; the same pairs edit them the same way. `--text-pk`
+ * `(item_id, seq)`; the same pairs edit them the same way. `--random-keys`
+ * (with either) makes each `sku` 32 random hex digits, so rows are stored
+ * in another order than their keys' (the pairs then pick rows by name).
+ * `--text-pk`
  * makes the same tables rowid tables with those primary keys (stored by
  * rowid, identified by the key).
  *
  * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
- *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid | --text-pk]
+ *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid | --text-pk] [--random-keys]
  *
  * `--old` also times the full snapshot path in each child (skip it for
  * 10M rows: it needs several GiB). Before timing, every pair's delta is
@@ -53,6 +56,7 @@ const { values, positionals } = parseArgs({
     old: { type: "boolean", default: false },
     "without-rowid": { type: "boolean", default: false },
     "text-pk": { type: "boolean", default: false },
+    "random-keys": { type: "boolean", default: false },
     child: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
   },
@@ -260,15 +264,49 @@ VACUUM;`,
 };
 
 const keyed = values["without-rowid"] || values["text-pk"];
-const buildKeyed = values["text-pk"]
-  ? BUILD_KEYED.replaceAll(" WITHOUT ROWID;", ";")
-  : BUILD_KEYED;
-const keyKind = values["text-pk"] ? "TEXT PRIMARY KEY" : "WITHOUT ROWID";
+const randomKeys = values["random-keys"];
+const buildKeyed =
+  (values["text-pk"]
+    ? BUILD_KEYED.replaceAll(" WITHOUT ROWID;", ";")
+    : BUILD_KEYED).replace(
+      "SELECT 'sku-' || printf('%08d', i),",
+      randomKeys ? "SELECT lower(hex(randomblob(16)))," : "$&",
+    );
+const keyKind = (values["text-pk"] ? "TEXT PRIMARY KEY" : "WITHOUT ROWID") +
+  (randomKeys ? ", random keys" : "");
 if (values["text-pk"] && values["without-rowid"]) {
   console.error("bench_state_delta: --without-rowid or --text-pk, not both");
   Deno.exit(2);
 }
-const MUTATE = keyed ? MUTATE_KEYED : MUTATE_ROWID;
+/** `--random-keys`: the keyed pairs pick rows by name ('item-N'), not by key. */
+const itemName = (i: number) => `'item-${i}'`;
+const MUTATE_RANDOM: Record<string, string> = {
+  "one-row": `UPDATE items SET qty = qty + 1 WHERE name = ${
+    itemName(Math.floor(half / 2))
+  };`,
+  spread:
+    `UPDATE items SET qty = qty + 1 WHERE CAST(substr(name, 6) AS INTEGER) % 100 = 7; UPDATE events SET kind = 'x' WHERE seq % 100 = 7;`,
+  every: MUTATE_KEYED.every!,
+  vacuum: `
+UPDATE items SET name = name || '-renamed' WHERE name IN (${itemName(17)}, ${
+    itemName(4242)
+  }, ${itemName(Math.floor(half / 2))});
+DELETE FROM items WHERE name IN (${itemName(3)}, ${itemName(77)}, ${
+    itemName(half - 1)
+  });
+DELETE FROM events WHERE seq % 1000 = 1;
+INSERT INTO items VALUES ('sku-new-a', 'new-a', 1, 1.5, 'x');
+VACUUM;`,
+};
+if (randomKeys && !keyed) {
+  console.error(
+    "bench_state_delta: --random-keys needs --without-rowid or --text-pk",
+  );
+  Deno.exit(2);
+}
+const MUTATE = keyed
+  ? (randomKeys ? MUTATE_RANDOM : MUTATE_KEYED)
+  : MUTATE_ROWID;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
