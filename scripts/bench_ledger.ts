@@ -20,8 +20,8 @@
  *   `seed.copy().update(buf).digest("hex")` from one fresh SHA-256 hash
  *   (the fastest per-digest path node:crypto has here, and the call verify
  *   makes: the goal's baseline), and `createHash("sha256").update(buf)
- *   .digest("hex")` (the previous session's baseline, about 1.4x slower per
- *   digest); and one hash over the whole file.
+ *   .digest("hex")` (the previous session's baseline, a few percent more
+ *   CPU per digest); and one hash over the whole file.
  *
  * Prints blocks/s and ratios (target: verify within 1.5x of the fastest raw
  * per-block hashing). Ratios are taken per round (wall and process CPU

@@ -22,8 +22,9 @@ import { isPlainObject } from "../common/is_plain_object.ts";
 
 /**
  * A SHA-256 hash with nothing hashed yet: each digest starts from a copy of
- * it, the cheapest way node:crypto gives a fresh SHA-256 here (about 0.7x
- * the time of a createHash call per digest; scripts/bench_ledger.ts).
+ * it, the cheapest way node:crypto gives a fresh SHA-256 here (a few
+ * percent less CPU per digest than a createHash call; scripts/bench_ledger.ts
+ * prints both).
  */
 const SHA256 = createHash("sha256");
 

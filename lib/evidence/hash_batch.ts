@@ -18,7 +18,7 @@ export interface HashBatch {
   count: number;
 }
 
-/** A fresh SHA-256, copied for each digest (cheaper than createHash). */
+/** A fresh SHA-256, copied for each digest (a little cheaper than createHash). */
 const SHA256 = createHash("sha256");
 
 /**

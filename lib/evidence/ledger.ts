@@ -211,7 +211,7 @@ class ParallelHashes {
   here = 0;
   there = 0;
 
-  /** Starts the worker (once, at the first batch: a file that is not a ledger in verity's layout never starts one). */
+  /** Starts the worker (once). */
   #start(): void {
     if (this.#started) return;
     this.#started = true;
@@ -344,7 +344,10 @@ async function verifyOnTwoThreads(
   const { pieceBytes, counts } = options;
   const hashes = new ParallelHashes();
   try {
-    if (options.waitForWorker) await hashes.start();
+    // Started first: it takes a few tens of milliseconds to come up, and
+    // the walk hashes pieces itself meanwhile.
+    const up = hashes.start();
+    if (options.waitForWorker) await up;
     const w = new VerityByteWalker(expectedHead);
     w.deferHashes();
     const r = await walkFileBytes(path, w, {
