@@ -717,11 +717,11 @@ export class VerityByteWalker {
     const limit = bytes.lastIndexOf(0x0a) + 1;
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (this.#defer && this.#batch === null) {
-      // A block line is at least 120 bytes long.
-      const most = Math.floor(limit / 120) + 1;
+      // About one block per 500 bytes (grown when there are more).
+      const room = Math.floor(limit / 500) + 16;
       this.#batch = {
-        offsets: new Int32Array(2 * most),
-        published: new Uint8Array(64 * most),
+        offsets: new Int32Array(2 * room),
+        published: new Uint8Array(64 * room),
         count: 0,
       };
     }
@@ -1011,6 +1011,14 @@ export class VerityByteWalker {
     }
     const batch = this.#batch!;
     const n = batch.count++;
+    if (2 * n === batch.offsets.length) {
+      const offsets = new Int32Array(4 * n);
+      offsets.set(batch.offsets);
+      batch.offsets = offsets;
+      const published = new Uint8Array(128 * n);
+      published.set(batch.published);
+      batch.published = published;
+    }
     const at = input.byteOffset - b.byteOffset;
     batch.offsets[2 * n] = at;
     batch.offsets[2 * n + 1] = at + input.length;

@@ -342,6 +342,7 @@ async function verifyOnTwoThreads(
   options: VerifyFileOptions,
 ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
   const { pieceBytes, counts } = options;
+  if (counts) counts.answered = false;
   const hashes = new ParallelHashes();
   try {
     // Started first: it takes a few tens of milliseconds to come up, and
@@ -361,7 +362,9 @@ async function verifyOnTwoThreads(
     }
     if (r === null || !held) return null;
     const v = walkVerification(w, r);
-    return v.ok ? { ...v, recipes: w.recipes() } : null;
+    if (!v.ok) return null;
+    if (counts) counts.answered = true;
+    return { ...v, recipes: w.recipes() };
   } finally {
     hashes.close();
   }
@@ -378,8 +381,11 @@ export interface VerifyFileOptions {
   twoThreads?: "auto" | boolean;
   /** Bytes per read (4 MiB). */
   pieceBytes?: number | undefined;
-  /** Filled with how many pieces were hashed on each thread. */
-  counts?: { here: number; there: number };
+  /**
+   * Filled with how many pieces were hashed on each thread, and whether the
+   * two-thread walk gave the answer (false: it was walked again on one).
+   */
+  counts?: { here: number; there: number; answered?: boolean };
   /** Start walking once the worker is up (tests: so that it takes pieces). */
   waitForWorker?: boolean;
 }

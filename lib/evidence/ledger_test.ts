@@ -325,7 +325,10 @@ Deno.test("verified on two threads, a ledger gets the one-thread answer under ev
   const opts = { pieceBytes: 8192 }; // about 40 pieces
   const one = (p: string, head: string) =>
     verifyLedgerFile(p, head, { ...opts, twoThreads: false });
-  const counts = { here: 0, there: 0 };
+  const counts: { here: number; there: number; answered?: boolean } = {
+    here: 0,
+    there: 0,
+  };
   await Deno.writeTextFile(path, ledgerText(built.lines));
   const clean = await verifyLedgerFile(path, built.head, {
     ...opts,
@@ -334,7 +337,7 @@ Deno.test("verified on two threads, a ledger gets the one-thread answer under ev
     counts,
   });
   assert.equal(clean.ok, true);
-  assert.ok(counts.there > 0, JSON.stringify(counts));
+  assert.ok(counts.there > 0 && counts.answered, JSON.stringify(counts));
   assert.deepEqual(clean, await one(path, built.head));
   const edits: ((ls: string[]) => void)[] = [
     // a record's character, so that only its hash tells
@@ -381,6 +384,27 @@ Deno.test("verified on two threads, a ledger gets the one-thread answer under ev
     if (!two.ok) refused++;
   }
   assert.ok(refused >= 30, `${refused} refused`);
+  // Short blocks (about 200 bytes: more per piece than a batch first has
+  // room for), clean and with a record edited.
+  const small = chainBlocks(
+    GENESIS,
+    0,
+    Array.from({ length: 400 }, (_, i) => ({ type: "r", record: i })),
+  );
+  for (const k of [-1, 3, 399]) {
+    const lines = [...small.lines];
+    if (k >= 0) lines[k] = lines[k]!.replace(/"record":\d+/, '"record":1000');
+    await Deno.writeTextFile(path, ledgerText(lines));
+    const two = await verifyLedgerFile(path, small.head, {
+      ...opts,
+      twoThreads: true,
+      waitForWorker: true,
+      counts,
+    });
+    assert.equal(two.ok, k < 0);
+    assert.equal(counts.answered, k < 0); // a clean one without a second walk
+    assert.deepEqual(two, await one(path, small.head));
+  }
   // A record edited in a block whose type is too long to hash in place
   // (hashed by the walk itself), and in an ordinary one (by the worker).
   for (const k of [5, 42, 239]) {
