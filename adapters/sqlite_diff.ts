@@ -508,6 +508,10 @@ function wideAt(view: DataView, t: number, off: number) {
 
 const utf8 = new TextDecoder();
 
+/** Serial types and offsets of the record being decoded (reused). */
+let decodeTypes = new Int32Array(64);
+let decodeOffs = new Int32Array(64);
+
 /** Decode a whole record into `fields`; returns the field count or -1 (see {@linkcode parseHeader}). */
 function decodeRecord(
   buf: Uint8Array,
@@ -516,8 +520,12 @@ function decodeRecord(
   max: number,
   fields: unknown[],
 ): number {
-  const types = new Int32Array(max + 1);
-  const offs = new Int32Array(max + 1);
+  if (decodeTypes.length < max + 1) {
+    decodeTypes = new Int32Array(max + 1);
+    decodeOffs = new Int32Array(max + 1);
+  }
+  const types = decodeTypes;
+  const offs = decodeOffs;
   const n = parseHeader(buf, at, size, max, types, offs);
   if (n < 0) return -1;
   let view: DataView | null = null;
