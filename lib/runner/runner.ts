@@ -22,6 +22,18 @@ import { snapshotDigest } from "../state/delta.ts";
 import { shareRecords } from "../state/share.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
 import type { Snapshot } from "../state/types.ts";
+import {
+  isPatchedState,
+  isSeedHeader,
+  isWholeSnapshot,
+  patchFromDelta,
+  type SeedHeader,
+  type SnapshotPatch,
+  type StateView,
+  storedPatch,
+} from "../state/patched.ts";
+import { applyPatch } from "../report/pack.ts";
+import { streamSeed } from "../state_io/seed_stream.ts";
 import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
 import {
   type LogSpan,
@@ -112,7 +124,12 @@ export interface SessionTick {
 interface Ctx {
   def: Definition;
   opts: RunnerOptions;
-  snapshots: Map<string, Snapshot>;
+  /**
+   * Observed states by digest: whole snapshots, or (when the seed is held
+   * without its records) the seed's header and states kept as patches
+   * against it (`lib/state/patched.ts`).
+   */
+  snapshots: Map<string, StateView>;
   sessions: SessionRecord[];
   seq: number;
   timers: OverlapTimerPool;
@@ -130,6 +147,17 @@ interface Ctx {
   seedWhy: string;
   /** Digests of states rebuilt from the seed, by their delta's JSON. */
   rebuilt: Map<string, string>;
+  /**
+   * Digests of states kept as patches against a seed held without its
+   * records, by their stored patch's JSON (each distinct patch is hashed
+   * once, by streaming the seed merged with it), or why it could not be.
+   */
+  patched: Map<string, Promise<string | { why: string }>>;
+  /**
+   * The seed's whole snapshot, once a state that cannot be kept as a patch
+   * needed it (taken once; every held state is then made whole).
+   */
+  materialized: Promise<Snapshot> | null;
 }
 
 function describeFrame(f: Frame | undefined): string | null {
@@ -261,17 +289,35 @@ async function observeState(
           return ctx.seed.digest;
         }
         why = "the state differs from the seed";
-        const rebuilt = fromSeed(ctx, r);
-        if (typeof rebuilt === "string") {
-          record.stateMethod = { method: "rebuilt", why };
-          return rebuilt;
+        const held = ctx.snapshots.get(ctx.seed.digest);
+        if (held !== undefined && isSeedHeader(held)) {
+          const kept = await asPatch(ctx, held, r);
+          if (typeof kept === "string") {
+            record.stateMethod = { method: "patched", why };
+            return kept;
+          }
+          why += `; not kept as a patch: ${kept.why}`;
+        } else {
+          const rebuilt = fromSeed(ctx, r);
+          if (typeof rebuilt === "string") {
+            record.stateMethod = { method: "rebuilt", why };
+            return rebuilt;
+          }
+          why += `; not rebuilt from the seed: ${rebuilt.why}`;
         }
-        why += `; not rebuilt from the seed: ${rebuilt.why}`;
       } catch (e) {
         why = `comparing with the seed failed: ${(e as Error).message}`;
       }
     }
     record.stateMethod = { method: "snapshot", why };
+    // A whole snapshot is compared with whole snapshots only: the seed
+    // held without its records is taken whole now (memory follows the
+    // store from here on: the fallback).
+    if (
+      ctx.seed !== null && isSeedHeader(ctx.snapshots.get(ctx.seed.digest)!)
+    ) {
+      await materializeSeed(ctx);
+    }
   }
   const snap = normalize(
     await takeSnapshot(ctx.def, stateDir, {
@@ -287,7 +333,7 @@ async function observeState(
     const first = ctx.snapshots.values().next();
     ctx.snapshots.set(
       digest,
-      first.done ? snap : shareRecords(first.value, snap),
+      first.done ? snap : shareRecords(first.value as Snapshot, snap),
     );
   }
   return digest;
@@ -303,10 +349,13 @@ async function observeState(
  * snapshot is the one a snapshot would take.
  */
 function fromSeed(ctx: Ctx, r: StateDeltaResult): string | { why: string } {
-  const seed = ctx.seed === null
+  const held = ctx.seed === null
     ? undefined
     : ctx.snapshots.get(ctx.seed.digest);
-  if (seed === undefined) return { why: "the seed's snapshot is not kept" };
+  if (held === undefined || !isWholeSnapshot(held)) {
+    return { why: "the seed's snapshot is not kept" };
+  }
+  const seed = held;
   const other = r.methods.find((m) => m.method !== "pages");
   if (other !== undefined) {
     return { why: `${other.label} was compared by ${other.method}` };
@@ -331,6 +380,103 @@ function fromSeed(ctx: Ctx, r: StateDeltaResult): string | { why: string } {
   if (!ctx.snapshots.has(digest)) ctx.snapshots.set(digest, snap);
   ctx.rebuilt.set(key, digest);
   return digest;
+}
+
+/**
+ * The digest of a session's state kept as a patch against the seed held
+ * without its records (`patchFromDelta`: the rows the page engine found
+ * added, changed or removed; every adapter compared by pages, the seed's
+ * problems on both sides), its digest streamed over the seed merged with
+ * the patch (`streamSeed`; a patch seen before is not hashed again); or
+ * why it cannot be (then the state is snapshotted whole).
+ */
+async function asPatch(
+  ctx: Ctx,
+  header: SeedHeader,
+  r: StateDeltaResult,
+): Promise<string | { why: string }> {
+  const other = r.methods.find((m) => m.method !== "pages");
+  if (other !== undefined) {
+    return { why: `${other.label} was compared by ${other.method}` };
+  }
+  const same = (a: readonly string[]) =>
+    a.length === header.problems.length &&
+    a.every((p, i) => p === header.problems[i]);
+  if (!same(r.problems.before) || !same(r.problems.after)) {
+    return { why: "its problems differ from the seed's" };
+  }
+  const patch = patchFromDelta(header, r.delta, r.addedValues, header.problems);
+  if ("why" in patch) return patch;
+  const key = JSON.stringify(patch);
+  let known = ctx.patched.get(key);
+  if (known === undefined) {
+    known = hashPatch(ctx, header, patch);
+    ctx.patched.set(key, known);
+  }
+  return await known;
+}
+
+/** Stream the seed merged with one patch: the state's digest, kept as a patched state. */
+async function hashPatch(
+  ctx: Ctx,
+  header: SeedHeader,
+  patch: SnapshotPatch,
+): Promise<string | { why: string }> {
+  const s = await streamSeed(ctx.def, ctx.seed!.dirs.state, {
+    reader: ctx.reader,
+    patches: [patch],
+  });
+  if (s.header.digest !== header.digest) {
+    return { why: "the seed streamed again hashes to another digest" };
+  }
+  const digest = s.digests[0];
+  const state = s.patched[0];
+  if (digest === null || digest === undefined || !state) {
+    return { why: `the patch does not apply: ${s.patchErrors[0]}` };
+  }
+  if (!ctx.snapshots.has(digest)) {
+    // The seed made whole meanwhile: keep this state whole too.
+    const whole = ctx.materialized === null ? null : await ctx.materialized;
+    if (!ctx.snapshots.has(digest)) {
+      ctx.snapshots.set(
+        digest,
+        whole === null ? state : applyPatch(whole, storedPatch(state)),
+      );
+    }
+  }
+  return digest;
+}
+
+/**
+ * Take the seed's whole snapshot (once) and make every held state whole:
+ * for a state that cannot be kept as a patch, since a whole snapshot is
+ * compared only with whole snapshots.
+ */
+async function materializeSeed(ctx: Ctx): Promise<void> {
+  ctx.materialized ??= (async () => {
+    const seed = ctx.seed!;
+    const snap = normalize(
+      await takeSnapshot(ctx.def, seed.dirs.state, {
+        reader: ctx.reader,
+        postgres: ctx.opts.launcher.postgres,
+      }),
+      ctx.def,
+    );
+    const digest = snapshotDigest(snap);
+    if (digest !== seed.digest) {
+      throw new Error(
+        `the seed's snapshot hashes to ${digest}, its streamed digest is ${seed.digest}`,
+      );
+    }
+    for (const [d, v] of ctx.snapshots) {
+      if (isSeedHeader(v)) ctx.snapshots.set(d, snap);
+      else if (isPatchedState(v)) {
+        ctx.snapshots.set(d, applyPatch(snap, storedPatch(v)));
+      }
+    }
+    return snap;
+  })();
+  await ctx.materialized;
 }
 
 function toCall(
@@ -698,20 +844,45 @@ async function sameState(
   }
 }
 
-/** Reset twice and compare the normalized snapshots. */
+/**
+ * Reset twice and compare the states. When every adapter is sqlite the
+ * second reset is compared with the first page by page; if they are equal
+ * and the seed is rebuilt exactly by every reset, the first is kept as the
+ * seed without its records: its header and digest streamed from its pages
+ * (`streamSeed`), never a whole snapshot. Otherwise both are snapshotted
+ * and their digests compared.
+ */
 async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
   const digests: (string | null)[] = [];
   let first: ScratchDirs | null = null;
+  const byPages = ctx.def.adapters.every((a) => a.kind === "sqlite");
+  let reproducible: Promise<string | null> | null = null;
+  const whyNotReproducible = () =>
+    reproducible ??= seedNotReproducible(ctx.def);
   for (const i of [1, 2]) {
     const dirs = await makeDirs(ctx, `reset-${i}`);
     try {
       await ctx.opts.launcher.reset(dirs.state);
-      digests.push(
-        i === 2 && first !== null &&
-          await sameState(ctx, first.state, dirs.state)
-          ? digests[0]!
-          : await observeState(ctx, dirs.state),
-      );
+      if (i === 1) {
+        // Observed once the second reset says how (by pages: streamed).
+        if (!byPages) digests.push(await observeState(ctx, dirs.state));
+      } else if (
+        first !== null && await sameState(ctx, first.state, dirs.state)
+      ) {
+        if (digests.length === 0) {
+          digests.push(
+            await whyNotReproducible() === null
+              ? await streamedSeed(ctx, first.state)
+              : await observeState(ctx, first.state),
+          );
+        }
+        digests.push(digests[0]!);
+      } else {
+        if (digests.length === 0 && first !== null) {
+          digests.push(await observeState(ctx, first.state));
+        }
+        digests.push(await observeState(ctx, dirs.state));
+      }
     } catch (e) {
       await removeDirs(ctx, dirs);
       if (first !== null) await removeDirs(ctx, first);
@@ -727,9 +898,7 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
     else await removeDirs(ctx, dirs);
   }
   const ok = digests[0] !== null && digests[0] === digests[1];
-  const why = ok
-    ? await seedNotReproducible(ctx.def)
-    : "the reset is not verified";
+  const why = ok ? await whyNotReproducible() : "the reset is not verified";
   if (why === null) ctx.seed = { dirs: first!, digest: digests[0]! };
   else {
     ctx.seedWhy = `no seed to compare with: ${why}`;
@@ -740,6 +909,29 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
     digests,
     problem: ok ? null : "two resets produced different state",
   };
+}
+
+/**
+ * The seed's digest streamed from its pages (`streamSeed`: no snapshot),
+ * its header held in place of its snapshot; or, when the stream read a
+ * part whole anyway (a table stored in another order, an adapter the page
+ * reader declines), the seed's whole snapshot as before.
+ */
+async function streamedSeed(ctx: Ctx, stateDir: string): Promise<string> {
+  let header: SeedHeader;
+  try {
+    const s = await streamSeed(ctx.def, stateDir, { reader: ctx.reader });
+    if (s.methods.some((m) => m.method !== "pages")) {
+      return await observeState(ctx, stateDir);
+    }
+    header = s.header;
+  } catch {
+    return await observeState(ctx, stateDir);
+  }
+  if (!ctx.snapshots.has(header.digest)) {
+    ctx.snapshots.set(header.digest, header);
+  }
+  return header.digest;
 }
 
 /**
@@ -769,6 +961,8 @@ export async function runBattery(
     seed: null,
     seedWhy: "no seed to compare with",
     rebuilt: new Map(),
+    patched: new Map(),
+    materialized: null,
   };
   try {
     return await execute(ctx, tools);
