@@ -21,8 +21,14 @@ import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { shareRecords } from "../state/share.ts";
 import { coverage as coverageOf } from "../state/coverage.ts";
-import type { Snapshot } from "../state/types.ts";
 import {
+  CATEGORIES,
+  regionId,
+  type Snapshot,
+  type StateRecord,
+} from "../state/types.ts";
+import {
+  changedRows,
   isPatchedState,
   isSeedHeader,
   isWholeSnapshot,
@@ -149,8 +155,9 @@ interface Ctx {
   rebuilt: Map<string, string>;
   /**
    * Digests of states kept as patches against a seed held without its
-   * records, by their stored patch's JSON (each distinct patch is hashed
-   * once, by streaming the seed merged with it), or why it could not be.
+   * records, by the JSON of the page delta (and added rows) that gave them
+   * (each distinct state is hashed once, by streaming the seed merged with
+   * its patch), or why it could not be.
    */
   patched: Map<string, Promise<string | { why: string }>>;
   /**
@@ -405,15 +412,76 @@ async function asPatch(
   if (!same(r.problems.before) || !same(r.problems.after)) {
     return { why: "its problems differ from the seed's" };
   }
-  const patch = patchFromDelta(header, r.delta, r.addedValues, header.problems);
-  if ("why" in patch) return patch;
-  const key = JSON.stringify(patch);
+  // The state is a function of the seed and the delta: a delta seen
+  // before names the state already hashed.
+  const key = JSON.stringify([
+    r.delta,
+    [...r.addedValues].map(([id, m]) => [id, [...m]]),
+  ]);
   let known = ctx.patched.get(key);
   if (known === undefined) {
-    known = hashPatch(ctx, header, patch);
+    known = patchOf(ctx, header, r).then((patch) =>
+      "why" in patch ? patch : hashPatch(ctx, header, patch)
+    );
     ctx.patched.set(key, known);
   }
   return await known;
+}
+
+/**
+ * The stored patch of a session's state: the rows the page engine kept
+ * (added and changed records' full rows); where it kept only a changed
+ * record's differing fields, the seed's rows at those keys are read first
+ * by one streaming pass (`streamSeed`'s `was`) and the fields applied.
+ */
+async function patchOf(
+  ctx: Ctx,
+  header: SeedHeader,
+  r: StateDeltaResult,
+): Promise<SnapshotPatch | { why: string }> {
+  let rows: ReadonlyMap<string, ReadonlyMap<string, Record<string, unknown>>> =
+    r.addedValues;
+  const changed = CATEGORIES.flatMap((c) => r.delta[c].changed);
+  const missing = changed.filter((x) => !rows.get(x.region)?.has(x.key));
+  if (missing.length > 0) {
+    const keys = new Map<string, StateRecord[]>();
+    for (const x of missing) {
+      let l = keys.get(x.region);
+      if (l === undefined) keys.set(x.region, l = []);
+      l.push({ key: x.key, value: {} });
+    }
+    const probe: SnapshotPatch = {
+      base: header.digest,
+      problems: header.problems,
+      regions: header.regions.map(({ count: _count, ...g }) => ({
+        ...g,
+        put: keys.get(regionId(g)) ?? [],
+        drop: [],
+      })),
+    };
+    const s = await streamSeed(ctx.def, ctx.seed!.dirs.state, {
+      reader: ctx.reader,
+      patches: [probe],
+    });
+    if (s.patchErrors[0]) {
+      return { why: `reading the seed's changed rows: ${s.patchErrors[0]}` };
+    }
+    const was = new Map<string, Map<string, StateRecord>>();
+    probe.regions.forEach((g, i) => {
+      was.set(
+        regionId(g),
+        new Map((s.was[0]?.[i] ?? []).map((x) => [x.key, x])),
+      );
+    });
+    const full = changedRows(r.delta, was);
+    if ("why" in full) return full;
+    const merged = new Map(full);
+    for (const [id, m] of r.addedValues) {
+      merged.set(id, new Map([...(merged.get(id) ?? []), ...m]));
+    }
+    rows = merged;
+  }
+  return patchFromDelta(header, r.delta, rows, header.problems);
 }
 
 /** Stream the seed merged with one patch: the state's digest, kept as a patched state. */
