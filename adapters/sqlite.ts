@@ -55,6 +55,11 @@ export interface ReadSqliteOptions {
    * @default the process-wide {@linkcode pageCache}
    */
   cache?: PageCache | null;
+  /**
+   * False: tables and their columns only, no rows read (what checking a
+   * definition against its seed needs, at any size). @default true
+   */
+  records?: boolean;
 }
 
 /**
@@ -126,7 +131,11 @@ export function readSqlite(
       if (name.startsWith("sqlite_") && !include.has(name)) continue;
       if (/^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(sql)) continue;
       try {
-        tables.push(readTable(db, name, sql, bytes, Number(rootV ?? 0), cache));
+        tables.push(
+          options.records === false
+            ? columnsOnly(db, name, sql)
+            : readTable(db, name, sql, bytes, Number(rootV ?? 0), cache),
+        );
       } catch (e) {
         problems.push(`${label}: table ${name}: ${(e as Error).message}`);
       }
@@ -136,6 +145,11 @@ export function readSqlite(
     (options.cache === undefined ? pageCache : options.cache)?.nextGeneration();
   }
   return { tables, problems };
+}
+
+function columnsOnly(db: SqlDatabase, name: string, sql: string): SqliteTable {
+  const plan = planTable(db, name, sql);
+  return { name, columns: plan.columns, identity: plan.identity, records: [] };
 }
 
 function readTable(

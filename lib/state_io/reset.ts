@@ -25,6 +25,7 @@ import type { PostgresCluster } from "./postgres_cluster.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
 import { buildSqliteImage } from "../../adapters/sqlite_seed.ts";
 import { exists } from "../common/exists.ts";
+import { createHash } from "node:crypto";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -52,7 +53,7 @@ export async function sqliteSeedImage(
   const sql = new TextDecoder().decode(bytes);
   const key = `${p}\u0000${sql}`;
   const known = SEED_IMAGES.get(key);
-  if (known?.stable) return known.image;
+  if (known?.image) return known.image;
   const SQL = await loadSqlEngine();
   try {
     const image = buildSqliteImage(SQL, sql);
@@ -60,11 +61,13 @@ export async function sqliteSeedImage(
     // clock or random function gave the same bytes; from then on the
     // image is reused (a session's reset was mostly sql.js running the
     // seed). A seed that differs between builds is rebuilt every time, so
-    // verify-reset and every session see what it really does.
+    // verify-reset and every session see what it really does. The first
+    // build is remembered by its digest only: two images of a large seed
+    // are never held at once.
     if (!NONDETERMINISTIC_SQL.test(sql)) {
-      if (known === undefined) SEED_IMAGES.set(key, { image, stable: false });
-      else if (sameBytes(known.image, image)) known.stable = true;
-      else SEED_IMAGES.set(key, { image, stable: false });
+      const digest = createHash("sha256").update(image).digest("hex");
+      if (known?.digest === digest) known.image = image;
+      else SEED_IMAGES.set(key, { digest });
     }
     return image;
   } catch (e) {
@@ -82,17 +85,11 @@ export function nondeterministicSql(sql: string): boolean {
 }
 
 /** SQLite images built from SQL seeds, by seed path and text (see sqliteSeedImage). */
-const SEED_IMAGES = new Map<string, { image: Uint8Array; stable: boolean }>();
+const SEED_IMAGES = new Map<string, { digest: string; image?: Uint8Array }>();
 
 /** SQL functions whose result differs between builds: never reuse such a seed's image. */
 const NONDETERMINISTIC_SQL =
   /\b(random|randomblob|date|time|datetime|julianday|unixepoch|strftime|timediff|changes|last_insert_rowid|total_changes|sqlite_source_id)\s*\(|\bcurrent_(date|time|timestamp)\b/i;
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 async function writeAtomic(
   path: string,

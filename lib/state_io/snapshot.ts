@@ -79,6 +79,8 @@ export function assembleSnapshot(
   results: readonly WorkerResult[],
   SQL: SqlEngine | null,
   problems: readonly string[] = [],
+  /** False: sqlite tables with their columns and no records. */
+  sqliteRecords = true,
 ): Snapshot {
   const regions: Region[] = [];
   const allProblems = [...problems];
@@ -102,6 +104,7 @@ export function assembleSnapshot(
         wal: r.wal,
         include: [...a.business, ...a.append_only],
         label: adapter,
+        records: sqliteRecords,
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {
