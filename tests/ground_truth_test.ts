@@ -217,23 +217,25 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
     assert.deepEqual(s.stateMethod, { method: "delta", why: null });
   }
   // Its sessions insert rows into a rowid table: the page reader keeps the
-  // added rows' values, and the state is rebuilt from the seed's snapshot
-  // and the delta, no snapshot taken (the report verifies: above).
+  // added rows' values, and the state is kept as a patch against the seed
+  // (held without its records: its digest streamed from its pages), no
+  // snapshot taken (the report verifies: above).
   assert.ok(
     sessions.some((s) =>
-      s.stateMethod?.method === "rebuilt" &&
+      s.stateMethod?.method === "patched" &&
       s.stateMethod.why === "the state differs from the seed"
     ),
   );
-  // A session that changed rows (liar-destructive renames one) is rebuilt
-  // the same way, and its report verifies (its digest re-derived from the
-  // stored state).
+  assert.ok(!sessions.some((s) => s.stateMethod?.method === "snapshot"));
+  // A session that changed rows (liar-destructive renames one) is kept as
+  // a patch the same way, and its report verifies (its digest re-derived
+  // from the stored state).
   const destructivePath = reports.get("liar-destructive");
   assert.ok(destructivePath, "liar-destructive report was written");
   const destructive = JSON.parse(await Deno.readTextFile(destructivePath));
   assert.ok(
     (destructive.sessions as Sess[]).some((s) =>
-      s.stateMethod?.method === "rebuilt" &&
+      s.stateMethod?.method === "patched" &&
       s.stateMethod.why === "the state differs from the seed"
     ),
   );
