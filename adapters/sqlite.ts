@@ -23,6 +23,7 @@ import { type PageCache, pageCache } from "./sqlite_page_cache.ts";
 import { PageWalkError, planTable, readRows } from "./_sqlite_table.ts";
 import { readTableCached } from "./_sqlite_pages.ts";
 import { mergeWal } from "./wal.ts";
+import { imagePageSource, readSchema, type SchemaRow } from "./sqlite_diff.ts";
 
 /** One table's records. */
 export interface SqliteTable {
@@ -103,6 +104,10 @@ export function readSqlite(
     bytes = mergeWal(image, new Uint8Array()).image;
   }
   if (bytes.length === 0) return { tables: [], problems };
+  if (options.records === false) {
+    const tables = columnsFromPages(SQL, bytes, options.include ?? []);
+    if (tables !== null) return { tables, problems };
+  }
   let db: SqlDatabase;
   try {
     db = new SQL.Database(bytes);
@@ -145,6 +150,45 @@ export function readSqlite(
     (options.cache === undefined ? pageCache : options.cache)?.nextGeneration();
   }
   return { tables, problems };
+}
+
+/**
+ * Tables and their columns from the image's `sqlite_schema` read page by
+ * page, each schema replayed into an empty database (the image is never
+ * copied into the SQL engine); null when the schema cannot be read so.
+ */
+function columnsFromPages(
+  SQL: SqlEngine,
+  image: Uint8Array,
+  include: readonly string[],
+): SqliteTable[] | null {
+  let schema: SchemaRow[];
+  try {
+    schema = readSchema(imagePageSource(image));
+  } catch (e) {
+    if (e instanceof PageWalkError) return null;
+    throw e;
+  }
+  const inc = new Set(include);
+  const db = new SQL.Database();
+  try {
+    const tables: SqliteTable[] = [];
+    for (
+      const t of schema.filter((r) => r.type === "table").sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+      )
+    ) {
+      if (t.name.startsWith("sqlite_") && !inc.has(t.name)) continue;
+      if (/^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(t.sql)) continue;
+      db.exec(t.sql);
+      tables.push(columnsOnly(db, t.name, t.sql));
+    }
+    return tables;
+  } catch {
+    return null;
+  } finally {
+    db.close();
+  }
 }
 
 function columnsOnly(db: SqlDatabase, name: string, sql: string): SqliteTable {

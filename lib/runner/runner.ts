@@ -28,6 +28,7 @@ import {
   type StateRecord,
 } from "../state/types.ts";
 import {
+  applyPatch,
   changedRows,
   isPatchedState,
   isSeedHeader,
@@ -38,7 +39,6 @@ import {
   type StateView,
   storedPatch,
 } from "../state/patched.ts";
-import { applyPatch } from "../report/pack.ts";
 import { streamSeed } from "../state_io/seed_stream.ts";
 import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
 import {

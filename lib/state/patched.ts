@@ -35,6 +35,7 @@ import {
   structureChange,
 } from "./delta.ts";
 import { canonicalStateJson, compareKeys } from "./keys.ts";
+import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import {
   type Region,
   regionId,
@@ -207,6 +208,85 @@ export function patchedOf(
   const gone: GoneRegion[] = base.regions.filter((r) => !kept.has(regionKey(r)))
     .map(({ records, ...rest }) => ({ ...rest, was: records }));
   return { base: baseDigest, problems: snap.problems, regions, gone };
+}
+
+/**
+ * Rebuild a snapshot from its base and patch. Records the patch does not
+ * touch are the base's own objects (shared, not copied). Throws
+ * `RangeError` on a malformed patch (unsorted keys, a dropped key the base
+ * lacks).
+ */
+export function applyPatch(base: Snapshot, patch: SnapshotPatch): Snapshot {
+  const byKey = new Map<string, Region>();
+  for (const r of base.regions) byKey.set(regionKey(r), r);
+  const regions: Region[] = patch.regions.map((p, n) => {
+    const where = `regions[${n}]`;
+    if (
+      !isObject(p) || typeof p.adapter !== "string" ||
+      typeof p.name !== "string" || typeof p.kind !== "string" ||
+      typeof p.category !== "string" || !Array.isArray(p.put) ||
+      !Array.isArray(p.drop)
+    ) {
+      throw new RangeError(`${where}: not a region patch`);
+    }
+    const b = byKey.get(regionKey(p))?.records ?? [];
+    const out: StateRecord[] = [];
+    let i = 0;
+    let prev: string | null = null;
+    const ordered = (k: string, what: string) => {
+      if (prev !== null && compareKeys(prev, k) >= 0) {
+        throw new RangeError(`${where}: ${what} keys not in key order`);
+      }
+      prev = k;
+    };
+    // Drops first: a dropped key must be in the base.
+    const drops = new Set<string>();
+    for (const k of p.drop) {
+      if (typeof k !== "string") throw new RangeError(`${where}: bad drop`);
+      ordered(k, "drop");
+      drops.add(k);
+    }
+    prev = null;
+    let found = 0;
+    for (const rec of p.put) {
+      if (
+        !isObject(rec) || typeof rec.key !== "string" || !isObject(rec.value)
+      ) {
+        throw new RangeError(`${where}: bad put record`);
+      }
+      ordered(rec.key, "put");
+      while (i < b.length && compareKeys(b[i]!.key, rec.key) < 0) {
+        if (drops.has(b[i]!.key)) found++;
+        else out.push(b[i]!);
+        i++;
+      }
+      if (i < b.length && b[i]!.key === rec.key) {
+        if (drops.has(rec.key)) {
+          throw new RangeError(`${where}: key both put and dropped`);
+        }
+        i++;
+      }
+      out.push(rec as unknown as StateRecord);
+    }
+    for (; i < b.length; i++) {
+      if (drops.has(b[i]!.key)) found++;
+      else out.push(b[i]!);
+    }
+    if (found !== drops.size) {
+      throw new RangeError(
+        `${where}: drops ${drops.size - found} key(s) the base does not hold`,
+      );
+    }
+    return {
+      adapter: p.adapter,
+      kind: p.kind,
+      name: p.name,
+      category: p.category,
+      records: out,
+      ...(p.columns !== undefined ? { columns: p.columns } : {}),
+    };
+  });
+  return { regions, problems: patch.problems };
 }
 
 /** What a report stores of a patched state: its patch, without the seed's records. */
