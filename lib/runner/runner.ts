@@ -288,8 +288,11 @@ async function observeState(
     let why = ctx.seedWhy;
     if (ctx.seed !== null) {
       try {
+        // A seed held without its records: the page engine keeps the full
+        // rows of every change (the session's patch).
         const r = await stateDelta(ctx.def, ctx.seed.dirs.state, stateDir, {
           reader: ctx.reader,
+          rows: isSeedHeader(ctx.snapshots.get(ctx.seed.digest)!),
         });
         if (r.sameAsBefore) {
           record.stateMethod = { method: "delta", why: null };
@@ -429,10 +432,12 @@ async function asPatch(
 }
 
 /**
- * The stored patch of a session's state: the rows the page engine kept
- * (added and changed records' full rows); where it kept only a changed
- * record's differing fields, the seed's rows at those keys are read first
- * by one streaming pass (`streamSeed`'s `was`) and the fields applied.
+ * The stored patch of a session's state: the full rows of its added and
+ * changed records the page engine kept (`rows`); where it could not keep
+ * them (a row it cannot decode: only the added rows of plain rowid tables
+ * and the changed records' differing fields), the seed's rows at the
+ * changed keys are read first by one streaming pass (`streamSeed`'s `was`)
+ * and the fields applied.
  */
 async function patchOf(
   ctx: Ctx,
@@ -440,7 +445,12 @@ async function patchOf(
   r: StateDeltaResult,
 ): Promise<SnapshotPatch | { why: string }> {
   let rows: ReadonlyMap<string, ReadonlyMap<string, Record<string, unknown>>> =
-    r.addedValues;
+    r.rows === null ? r.addedValues : new Map(
+      [...r.rows].map(([id, x]) => [
+        id,
+        new Map(x.put.map((rec) => [rec.key, rec.value])),
+      ]),
+    );
   const changed = CATEGORIES.flatMap((c) => r.delta[c].changed);
   const missing = changed.filter((x) => !rows.get(x.region)?.has(x.key));
   if (missing.length > 0) {
