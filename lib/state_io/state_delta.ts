@@ -116,6 +116,8 @@ export class FilePages implements PageSource {
   readonly wal: Uint8Array;
   readonly walFrames: Map<number, number>;
   #fd: number;
+  /** The whole file, when the caller holds it in memory (a seed's image). */
+  #image: Uint8Array | null = null;
   #chunks = new Map<number, Uint8Array>();
   #singles = new Map<number, Uint8Array>();
   #last = -1;
@@ -145,6 +147,12 @@ export class FilePages implements PageSource {
     const w = this.walFrames.get(pgno);
     if (w !== undefined) return this.wal.subarray(w, w + this.pageSize);
     if (pgno > this.filePages) return this.#zero;
+    if (this.#image !== null) {
+      return this.#image.subarray(
+        (pgno - 1) * this.pageSize,
+        pgno * this.pageSize,
+      );
+    }
     // Reading on in page order (leaves skipped in between count too).
     const sequential = pgno > this.#last && pgno - this.#last <= CHUNK_PAGES;
     this.#last = pgno;
@@ -196,8 +204,28 @@ export class FilePages implements PageSource {
     return chunk.subarray(o, o + this.pageSize);
   }
 
-  /** Read raw file pages [first, first+n) into `into` (for bulk comparison). */
+  /**
+   * Read from now on from `image`, the file's bytes held in memory (read
+   * earlier under the same file identity); false when its size is not the
+   * file's.
+   */
+  useImage(image: Uint8Array): boolean {
+    if (image.length !== this.filePages * this.pageSize) return false;
+    this.#image = image;
+    return true;
+  }
+
+  /**
+   * Raw file pages [first, first+n): read into `into` (for bulk
+   * comparison), or a view of the image in memory.
+   */
   readRaw(first: number, n: number, into: Uint8Array): Uint8Array {
+    if (this.#image !== null) {
+      return this.#image.subarray(
+        (first - 1) * this.pageSize,
+        (first - 1 + n) * this.pageSize,
+      );
+    }
     const view = into.subarray(0, n * this.pageSize);
     readFully(this.#fd, view, (first - 1) * this.pageSize);
     return view;
@@ -309,9 +337,14 @@ let compareBuffers: [Buffer, Buffer] | null = null;
 
 /**
  * Which pages differ between two databases (1 = differs), comparing the
- * files in large chunks and the WAL pages one by one.
+ * files in large chunks and the WAL pages one by one. With `capture` (as
+ * long as `a`'s file), `a`'s file is read into it on the way.
  */
-function changedPages(a: FilePages, b: FilePages): Uint8Array {
+function changedPages(
+  a: FilePages,
+  b: FilePages,
+  capture: Uint8Array | null = null,
+): Uint8Array {
   const n = Math.max(a.pageCount, b.pageCount);
   const common = Math.min(a.pageCount, b.pageCount);
   const out = new Uint8Array(n + 1);
@@ -327,7 +360,11 @@ function changedPages(a: FilePages, b: FilePages): Uint8Array {
   const [ba, bb] = compareBuffers;
   for (let first = 1; first <= raw; first += per) {
     const k = Math.min(per, raw - first + 1);
-    const x = a.readRaw(first, k, ba);
+    const x = a.readRaw(
+      first,
+      k,
+      capture === null ? ba : capture.subarray((first - 1) * ps),
+    );
     const y = b.readRaw(first, k, bb);
     const bx = Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     const by = Buffer.from(y.buffer, y.byteOffset, y.byteLength);
@@ -369,6 +406,27 @@ const seedCache = new Map<
   string,
   { schema: DiffSide["schema"]; tables: DiffSide["tables"]; index: TreeIndex }
 >();
+
+/**
+ * The bytes of seeds compared before (the before side's file, without its
+ * WAL), by the same identity as {@linkcode seedCache}: a session then
+ * reads only its own file. Only files of at most `SEED_IMAGE_BYTES`, and
+ * that many bytes in all (least recently used dropped), so memory stays
+ * bounded whatever the database's size.
+ */
+const seedImages = new Map<string, Uint8Array>();
+const SEED_IMAGE_BYTES = 128 << 20;
+
+function keepSeedImage(key: string, image: Uint8Array): void {
+  let total = image.length;
+  for (const v of seedImages.values()) total += v.length;
+  for (const [k, v] of seedImages) {
+    if (total <= SEED_IMAGE_BYTES) break;
+    seedImages.delete(k);
+    total -= v.length;
+  }
+  if (total <= SEED_IMAGE_BYTES) seedImages.set(key, image);
+}
 
 /** Schemas already planned, by their tables' CREATE statements. */
 const planCache = new Map<string, DiffSide["tables"]>();
@@ -426,7 +484,21 @@ async function sqliteByPages(
       ? { src: sb, schema: known.schema, tables: known.tables }
       : sideOf(SQL, sb, include);
     const after = sideOf(SQL, sa, include);
-    const changed = sb && sa ? changedPages(sb, sa) : null;
+    // The seed's bytes from memory when held; else held from now on when
+    // its identity is stable and it is small enough (read on the way).
+    const image = cacheKey === null ? undefined : seedImages.get(cacheKey);
+    if (image !== undefined) {
+      seedImages.delete(cacheKey!);
+      if (sb!.useImage(image)) seedImages.set(cacheKey!, image);
+    }
+    const capture = cacheKey !== null && image === undefined && sb !== null &&
+        sa !== null && sb.pageSize === sa.pageSize &&
+        sb.filePages * sb.pageSize <= SEED_IMAGE_BYTES &&
+        sb.filePages <= Math.min(sb.pageCount, sa.pageCount, sa.filePages)
+      ? new Uint8Array(sb.filePages * sb.pageSize)
+      : null;
+    const changed = sb && sa ? changedPages(sb, sa, capture) : null;
+    if (capture !== null) keepSeedImage(cacheKey!, capture);
     const masks = new Map<string, MaskRule[]>();
     for (const m of a.mask) {
       masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
