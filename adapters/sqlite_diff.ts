@@ -101,8 +101,10 @@ export interface SchemaRow {
   sql: string;
 }
 
-let varintEnd = 0;
-function varint(b: Uint8Array, at: number): number {
+/** Where the last {@linkcode varint} ended. */
+export let varintEnd = 0;
+/** A SQLite varint at `at` (its end in {@linkcode varintEnd}). */
+export function varint(b: Uint8Array, at: number): number {
   let v = 0;
   for (let i = 0; i < 8; i++) {
     const x = b[at + i];
@@ -119,8 +121,8 @@ function varint(b: Uint8Array, at: number): number {
   return v * 256 + last;
 }
 
-const u16 = (b: Uint8Array, o: number) => (b[o]! << 8) | b[o + 1]!;
-const u32 = (b: Uint8Array, o: number) =>
+export const u16 = (b: Uint8Array, o: number) => (b[o]! << 8) | b[o + 1]!;
+export const u32 = (b: Uint8Array, o: number) =>
   ((b[o]! << 24) >>> 0) + (b[o + 1]! << 16) + (b[o + 2]! << 8) + b[o + 3]!;
 
 /** Geometry shared by every page of one database. */
@@ -153,14 +155,14 @@ export function geometry(src: PageSource): Geometry {
  * largest local payload (`maxLocal` for table leaves, `maxLocalIndex` for
  * index pages).
  */
-function localSize(g: Geometry, size: number, max = g.maxLocal): number {
+export function localSize(g: Geometry, size: number, max = g.maxLocal): number {
   if (size <= max) return size;
   const k = g.minLocal + ((size - g.minLocal) % (g.usable - 4));
   return k <= max ? k : g.minLocal;
 }
 
 /** The whole payload of a cell whose local part starts at `at` in `page`. */
-function assemble(
+export function assemble(
   src: PageSource,
   g: Geometry,
   page: Uint8Array,
@@ -187,7 +189,7 @@ function assemble(
 }
 
 /** Header offset of page `pgno` (page 1 has the 100-byte file header). */
-const hdrOf = (pgno: number) => (pgno === 1 ? 100 : 0);
+export const hdrOf = (pgno: number) => (pgno === 1 ? 100 : 0);
 
 /** Cells of one page at most (a cell takes at least 4 bytes and its pointer 2). */
 const CELLS_PER_PAGE = 65536;

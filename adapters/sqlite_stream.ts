@@ -12,9 +12,11 @@
  *   cells), which is SQLite's BINARY order of the key values, the order
  *   `compareKeys` defines; each record is checked to be above the previous
  *   one as it is read.
- * - Any other table (a rowid table identified by another primary key:
- *   `TEXT PRIMARY KEY`, composite keys, `INTEGER PRIMARY KEY DESC`; a
- *   `WITHOUT ROWID` table with a NOCASE, RTRIM or DESC key column) is
+ * - A rowid table identified by another primary key whose primary-key index
+ *   lists the key columns BINARY ascending (`TEXT PRIMARY KEY`, composite
+ *   keys) is streamed in that index's order, each row looked up by rowid.
+ * - Any other table (`INTEGER PRIMARY KEY DESC`, a primary key with a
+ *   NOCASE, RTRIM or DESC column, rowid or `WITHOUT ROWID`) is
  *   stored in an order that is not the snapshot's: its records are read
  *   (page by page) and sorted by key, that table alone held in memory.
  *
@@ -28,15 +30,23 @@ import { compareValues } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import type { MaskRule } from "../lib/definition/types.ts";
 import {
+  assemble,
   type DiffSide,
   type Geometry,
   geometry,
+  hdrOf,
   KeyCursor,
   keyStringOf,
   LeafCursor,
+  localSize,
+  type PageSource,
   parseHeader,
   type PlannedTable,
+  u16,
+  u32,
   valueAt,
+  varint,
+  varintEnd,
   walkTrees,
 } from "./sqlite_diff.ts";
 import type { TablePlan } from "./_sqlite_table.ts";
@@ -47,6 +57,11 @@ import { PageWalkError } from "./_sqlite_table.ts";
 export type StreamOrder =
   /** Plain rowid table: leaves in rowid order. */
   | "rowid"
+  /**
+   * Rowid table identified by another primary key whose index lists the
+   * key BINARY ascending: that index in order, each row looked up by rowid.
+   */
+  | "pk-index"
   /** `WITHOUT ROWID`, every key column BINARY ascending: index order. */
   | "index"
   /** Stored in another order: read whole, sorted by key (the table alone in memory). */
@@ -91,6 +106,16 @@ export function streamTables(
         order: "sorted",
         why: "WITHOUT ROWID key with a NOCASE, RTRIM or DESC column",
         records: () => sortRecords(indexRecords(side, g, leaves, t, m)),
+      };
+    }
+    const ix = t.keyCols !== null && t.pkIndex
+      ? side.schema.find((r) => r.type === "index" && r.name === t.pkIndex)
+      : undefined;
+    if (ix !== undefined && ix.rootpage > 0) {
+      return {
+        ...base,
+        order: "pk-index",
+        records: () => pkIndexRecords(side.src, g, leaves, ix.rootpage, t, m),
       };
     }
     if (t.keyCols !== null) {
@@ -244,6 +269,172 @@ class RowDecoder {
     const value = plan.make(fields);
     return this.#masks ? maskRow(value, this.#masks) : value;
   }
+}
+
+/**
+ * The records of a rowid table identified by another primary key, in key
+ * order: its primary-key index (key columns BINARY ascending, then the
+ * rowid) walked in order, each key checked to be above the previous one
+ * (`compareValues`, the snapshot's order), each row looked up by rowid in
+ * the table's b-tree and checked to hold that key; the index must list as
+ * many rows as the table holds (so every row comes exactly once).
+ */
+function* pkIndexRecords(
+  src: PageSource,
+  g: Geometry,
+  leaves: number[],
+  ixRoot: number,
+  t: PlannedTable,
+  masks: readonly MaskRule[] | undefined,
+): Generator<StateRecord> {
+  const plan = t.plan;
+  const nKey = plan.keyIdx.length;
+  // Rows in the table: the cell counts of its leaves.
+  let rows = 0;
+  for (const pgno of leaves) {
+    const page = src.page(pgno);
+    if (page[hdrOf(pgno)] !== 0x0d) {
+      throw new PageWalkError(`page ${pgno} is not a table leaf`);
+    }
+    rows += u16(page, hdrOf(pgno) + 3);
+  }
+  const it = new Int32Array(nKey + 2);
+  const io = new Int32Array(nKey + 2);
+  const n = plan.columns.length;
+  const rt = new Int32Array(n + 1);
+  const ro = new Int32Array(n + 1);
+  const d = new RowDecoder(plan, masks);
+  let prev: unknown[] | null = null;
+  let seen = 0;
+  const emit = (buf: Uint8Array, at: number, size: number): StateRecord => {
+    const count = parseHeader(buf, at, size, nKey + 1, it, io);
+    const rt0 = it[nKey]!;
+    if (
+      count !== nKey + 1 || !((rt0 >= 1 && rt0 <= 6) || rt0 === 8 || rt0 === 9)
+    ) {
+      throw new PageWalkError("unexpected index record");
+    }
+    for (let i = 0; i < nKey; i++) {
+      if (it[i] === 0) {
+        throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
+      }
+    }
+    const key = keyStringOf(buf, it, io, nKey, null);
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    const vals: unknown[] = new Array(nKey);
+    for (let i = 0; i < nKey; i++) vals[i] = valueAt(buf, view, it[i]!, io[i]!);
+    if (prev !== null && compareValues(prev, vals) >= 0) {
+      throw new PageWalkError(`table ${plan.name}: index keys not in order`);
+    }
+    prev = vals;
+    const rowid = valueAt(buf, view, rt0, io[nKey]!);
+    if (typeof rowid !== "number") {
+      throw new PageWalkError("rowid beyond 2^53");
+    }
+    const p = rowPayload(src, g, t.rootpage, rowid);
+    if (parseHeader(p, 0, p.length, n, rt, ro) < 0) {
+      throw new PageWalkError("record needs SQL");
+    }
+    if (keyStringOf(p, rt, ro, nKey, plan.keyIdx) !== key) {
+      throw new PageWalkError(
+        `table ${plan.name}: a row does not hold its index key`,
+      );
+    }
+    seen++;
+    return { key, value: d.decode(p, rowid) };
+  };
+  // In order: a leaf's cells; an interior page's children with its cells
+  // between them. Pages are copied (reading others may reuse their memory).
+  function* visit(pgno: number, depth: number): Generator<StateRecord> {
+    if (depth > 64 || pgno < 1 || pgno > src.pageCount) {
+      throw new PageWalkError(`bad page ${pgno}`);
+    }
+    const page = src.page(pgno).slice();
+    const h = hdrOf(pgno);
+    const type = page[h];
+    const cells = u16(page, h + 3);
+    if (type !== 0x0a && type !== 0x02) {
+      throw new PageWalkError(`page ${pgno} is not an index page`);
+    }
+    const leaf = type === 0x0a;
+    for (let c = 0; c < cells; c++) {
+      let p = u16(page, h + (leaf ? 8 : 12) + 2 * c);
+      if (!leaf) {
+        yield* visit(u32(page, p), depth + 1);
+        p += 4;
+      }
+      const size = varint(page, p);
+      p = varintEnd;
+      const local = localSize(g, size, g.maxLocalIndex);
+      if (p + local > page.length) {
+        throw new PageWalkError("cell past the page end");
+      }
+      if (local < size) {
+        yield emit(assemble(src, g, page, p, size, local), 0, size);
+      } else yield emit(page, p, size);
+    }
+    if (!leaf) yield* visit(u32(page, h + 8), depth + 1);
+  }
+  yield* visit(ixRoot, 0);
+  if (seen !== rows) {
+    throw new PageWalkError(
+      `table ${plan.name}: its index lists ${seen} rows, the table ${rows}`,
+    );
+  }
+}
+
+/** The payload of the row `rowid` of the table b-tree at `root` (a copy when it overflows). */
+function rowPayload(
+  src: PageSource,
+  g: Geometry,
+  root: number,
+  rowid: number,
+): Uint8Array {
+  let pgno = root;
+  for (let depth = 0; depth <= 64; depth++) {
+    const page = src.page(pgno);
+    const h = hdrOf(pgno);
+    const type = page[h];
+    const cells = u16(page, h + 3);
+    if (type === 0x05) {
+      // The first cell whose key is at least the rowid leads to it.
+      let lo = 0, hi = cells;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const at = u16(page, h + 12 + 2 * mid) + 4;
+        if (varint(page, at) < rowid) lo = mid + 1;
+        else hi = mid;
+      }
+      pgno = lo < cells
+        ? u32(page, u16(page, h + 12 + 2 * lo))
+        : u32(page, h + 8);
+      continue;
+    }
+    if (type !== 0x0d) {
+      throw new PageWalkError(`page ${pgno} is not a table page`);
+    }
+    let lo = 0, hi = cells - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      let p = u16(page, h + 8 + 2 * mid);
+      const size = varint(page, p);
+      const r = varint(page, varintEnd);
+      p = varintEnd;
+      if (r === rowid) {
+        const local = localSize(g, size);
+        if (p + local > page.length) {
+          throw new PageWalkError("cell past the page end");
+        }
+        return local < size
+          ? assemble(src, g, page, p, size, local)
+          : page.subarray(p, p + size);
+      }
+      if (r < rowid) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    throw new PageWalkError(`rowid ${rowid} not in the table`);
+  }
+  throw new PageWalkError("table b-tree too deep");
 }
 
 /** Records sorted by key (compareKeys order); two records with one key throw. */

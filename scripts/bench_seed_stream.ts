@@ -10,11 +10,13 @@
  * The seed: a SQLite database of `--rows` rows (a comma list runs each
  * size; default 1,000,000) in `items (id INTEGER PRIMARY KEY, name TEXT,
  * qty INTEGER, price REAL, updated TEXT)` (updated masked), or with
- * `--without-rowid` the same table `WITHOUT ROWID` keyed by a TEXT column;
+ * `--without-rowid` the same table `WITHOUT ROWID` keyed by a TEXT column,
+ * or with `--text-pk` a rowid table keyed by a TEXT column (stored in rowid
+ * order, streamed through its primary-key index);
  * `--patches N` (default 2) one-row patches hashed in the same pass.
  *
  * Run: deno run -A scripts/bench_seed_stream.ts [--rows 1000000[,10000000]]
- *      [--rounds 3] [--patches 2] [--without-rowid]
+ *      [--rounds 3] [--patches 2] [--without-rowid | --text-pk]
  *
  * @module
  */
@@ -36,6 +38,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "1" },
     patches: { type: "string", default: "2" },
     "without-rowid": { type: "boolean", default: false },
+    "text-pk": { type: "boolean", default: false },
     child: { type: "string" },
     dir: { type: "string" },
   },
@@ -129,7 +132,9 @@ function build(path: string, rows: number, keyed: boolean): void {
   const db = new DatabaseSync(path);
   db.exec(
     keyed
-      ? "CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL, qty INTEGER, price REAL, updated TEXT) WITHOUT ROWID"
+      ? `CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL, qty INTEGER, price REAL, updated TEXT)${
+        values["text-pk"] ? "" : " WITHOUT ROWID"
+      }`
       : "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER, price REAL, updated TEXT)",
   );
   db.exec(
@@ -181,12 +186,16 @@ const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)]!;
 };
 
-const keyed = values["without-rowid"];
+const keyed = values["without-rowid"] || values["text-pk"];
 const rounds = Number(values.rounds);
 const nPatches = Number(values.patches);
 console.log(
   `seed digest + ${nPatches} patched digests: whole snapshot vs streamed from pages (${
-    keyed ? "WITHOUT ROWID, TEXT key" : "INTEGER PRIMARY KEY"
+    values["text-pk"]
+      ? "rowid table, TEXT PRIMARY KEY"
+      : keyed
+      ? "WITHOUT ROWID, TEXT key"
+      : "INTEGER PRIMARY KEY"
   }; ${rounds} round(s), medians; load ${Deno.loadavg()[0]!.toFixed(1)})`,
 );
 console.log(
