@@ -3,7 +3,8 @@
  * file, written atomically. The chain itself (hashing, verification) is the
  * pure `chain.ts`; this module reads and writes files.
  *
- * Requires `--allow-read` and `--allow-write` for the ledger's directory.
+ * Requires `--allow-read` and `--allow-write` for the ledger's directory
+ * (and `--allow-sys=loadavg` to verify a large ledger on two threads).
  *
  * @module
  */
@@ -315,13 +316,16 @@ class ParallelHashes {
 /**
  * Whether a second core is likely idle: two or more cores and a one-minute
  * load average at least one below their count (false when the load cannot
- * be read). A second thread only pays when it runs beside this one.
+ * be read: `--allow-sys=loadavg` not granted). A second thread only pays
+ * when it runs beside this one.
  */
 function coreIdle(): boolean {
   const cores = navigator.hardwareConcurrency;
   if (cores < 2) return false;
   try {
-    return Deno.loadavg()[0]! <= cores - 1;
+    // Asked first, so that no permission prompt is ever shown.
+    const sys = Deno.permissions.querySync({ name: "sys", kind: "loadavg" });
+    return sys.state === "granted" && Deno.loadavg()[0]! <= cores - 1;
   } catch {
     return false;
   }
