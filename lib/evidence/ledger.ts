@@ -345,7 +345,10 @@ async function verifyOnTwoThreads(
   expectedHead: string,
   options: VerifyFileOptions,
 ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
-  const { pieceBytes, counts } = options;
+  const { counts } = options;
+  // Pieces of 1 MiB: the threads share the work more evenly than in
+  // 4 MiB pieces (measured: less CPU over all, less wall time).
+  const pieceBytes = options.pieceBytes ?? 1 << 20;
   if (counts) counts.answered = false;
   const hashes = new ParallelHashes();
   try {
@@ -383,7 +386,7 @@ export interface VerifyFileOptions {
    * or never.
    */
   twoThreads?: "auto" | boolean;
-  /** Bytes per read (4 MiB). */
+  /** Bytes per read (4 MiB on one thread, 1 MiB on two). */
   pieceBytes?: number | undefined;
   /**
    * Filled with how many pieces were hashed on each thread, and whether the
