@@ -947,34 +947,25 @@ export class VerityByteWalker {
       uv.setUint32(7 + k, dv.getUint32(hexStart + k));
     }
     const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
-    if (this.#defer) {
-      this.#deferred(b, input, index);
-      this.#pub = this.#prev;
-      this.#pubView = iv;
-      this.#prev = pub;
-      this.#prevView = uv;
-      this.#typeRun++;
-      if (sawRecipeKey()) {
-        recordRecipes(UTF8.decode(b.subarray(recStart, recEnd)), this.#recipes);
+    if (this.#defer) this.#deferred(b, input, index);
+    else {
+      const h = SHA256.copy().update(input).digest("hex");
+      // The recomputed hash is compared with the published one; the
+      // published one is #prev for the next block (the chain is followed on
+      // published hashes, as verifyLedger follows it).
+      let same = true;
+      for (let k = 0; k < 64 && same; k++) {
+        same = pub[7 + k] === h.charCodeAt(k);
       }
-      this.#index++;
-      this.#lastHadComma = comma;
-      return next + 1;
+      if (same && !this.#off) {
+        // The common case: the published hash is the recomputed one (so 64
+        // lowercase hex digits), and the replay from genesis agrees.
+        this.#strictHex = h;
+        if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
+          this.#expectedAt = index;
+        }
+      } else if (!this.#recover(h, index, input)) return -1;
     }
-    const h = SHA256.copy().update(input).digest("hex");
-    // The recomputed hash is compared with the published one; the
-    // published one is #prev for the next block (the chain is followed on
-    // published hashes, as verifyLedger follows it).
-    let same = true;
-    for (let k = 0; k < 64 && same; k++) same = pub[7 + k] === h.charCodeAt(k);
-    if (same && !this.#off) {
-      // The common case: the published hash is the recomputed one (so 64
-      // lowercase hex digits), and the replay from genesis agrees.
-      this.#strictHex = h;
-      if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
-        this.#expectedAt = index;
-      }
-    } else if (!this.#recover(h, index, input)) return -1;
     this.#pub = this.#prev;
     this.#pubView = iv;
     this.#prev = pub;
