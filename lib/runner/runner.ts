@@ -415,11 +415,12 @@ async function asPatch(
   if (!same(r.problems.before) || !same(r.problems.after)) {
     return { why: "its problems differ from the seed's" };
   }
-  // The state is a function of the seed and the delta: a delta seen
-  // before names the state already hashed.
+  // The state is a function of the seed, the delta and the rows it puts:
+  // the same ones seen before name the state already hashed.
   const key = JSON.stringify([
     r.delta,
     [...r.addedValues].map(([id, m]) => [id, [...m]]),
+    r.rows === null ? null : [...r.rows].map(([id, x]) => [id, x.put]),
   ]);
   let known = ctx.patched.get(key);
   if (known === undefined) {

@@ -125,7 +125,9 @@ Deno.test("reset: a stable SQL seed's image is reused after two equal builds; a 
     const s3 = await sqliteSeedImage(def, stable, 0);
     assert.deepEqual(s1, s2);
     assert.notEqual(s2, s1, "the second build is a build");
-    assert.equal(s3, s1, "the third reset reuses the first image");
+    // The first build is remembered by its digest only (two images of a
+    // large seed are never held at once): the second one is kept.
+    assert.equal(s3, s2, "the third reset reuses the second image");
     const r = [];
     for (let i = 0; i < 4; i++) r.push(await sqliteSeedImage(def, random, 0));
     assert.equal(new Set(r.map((b) => b.join())).size, 4);
