@@ -2195,6 +2195,86 @@ function diffKeyed(
   }
 }
 
+/**
+ * Decodes rows of one table as the snapshot reader builds them (masks
+ * applied), reusing its header arrays and the view of the
+ * page memory the payloads lie in: a stream decodes millions of rows.
+ */
+export class RowDecoder {
+  #plan: TablePlan;
+  #masks: readonly MaskRule[] | undefined;
+  #colField: Int32Array | null;
+  #n: number;
+  #types: Int32Array;
+  #offs: Int32Array;
+  #rec: unknown[];
+  #fields: unknown[];
+  #buffer: ArrayBufferLike | null = null;
+  #whole: Uint8Array = new Uint8Array();
+  #view: DataView = new DataView(new ArrayBuffer(0));
+
+  constructor(
+    plan: TablePlan,
+    masks: readonly MaskRule[] | undefined,
+    colField: Int32Array | null = null,
+  ) {
+    this.#plan = plan;
+    this.#masks = masks;
+    this.#colField = colField;
+    this.#n = plan.columns.length;
+    this.#types = new Int32Array(this.#n + 1);
+    this.#offs = new Int32Array(this.#n + 1);
+    this.#rec = new Array(this.#n);
+    this.#fields = new Array(this.#n);
+  }
+
+  decode(p: Uint8Array, rowid: number): Record<string, unknown> {
+    if (p.buffer !== this.#buffer) {
+      this.#buffer = p.buffer;
+      this.#whole = new Uint8Array(p.buffer);
+      this.#view = new DataView(p.buffer);
+    }
+    const plan = this.#plan;
+    const n = this.#n;
+    const types = this.#types;
+    const offs = this.#offs;
+    const whole = this.#whole;
+    const view = this.#view;
+    const count = parseHeader(whole, p.byteOffset, p.length, n, types, offs);
+    if (count < 0) throw new PageWalkError("record needs SQL");
+    const fields = this.#fields;
+    const cf = this.#colField;
+    if (cf !== null) {
+      // Record order (key columns first) to declaration order.
+      for (let i = 0; i < n; i++) {
+        const f = cf[i]!;
+        if (f < count) fields[i] = valueAt(whole, view, types[f]!, offs[f]!);
+        else if (plan.hasDefault[i]) {
+          throw new PageWalkError("short record with default");
+        } else fields[i] = null;
+      }
+    } else {
+      for (let i = 0; i < count; i++) {
+        fields[i] = valueAt(whole, view, types[i]!, offs[i]!);
+      }
+      for (let i = count; i < n; i++) {
+        if (plan.hasDefault[i]) {
+          throw new PageWalkError("short record with default");
+        }
+        fields[i] = null;
+      }
+    }
+    if (plan.aliasIdx !== -1) {
+      if (fields[plan.aliasIdx] !== null) {
+        throw new PageWalkError("stored INTEGER PRIMARY KEY value");
+      }
+      fields[plan.aliasIdx] = rowid;
+    }
+    const value = plan.make(fields);
+    return this.#masks ? maskRow(value, this.#masks) : value;
+  }
+}
+
 /** A row's value object, as the snapshot reader builds it (masks applied). */
 export function rowValue(
   payload: Uint8Array,
@@ -2203,37 +2283,7 @@ export function rowValue(
   masks: readonly MaskRule[] | undefined,
   colField: Int32Array | null = null,
 ): Record<string, unknown> {
-  const n = plan.columns.length;
-  let fields: unknown[] = new Array(n);
-  const count = decodeRecord(payload, 0, payload.length, n, fields);
-  if (count < 0) throw new PageWalkError("record needs SQL");
-  if (colField !== null) {
-    // Record order (key columns first) to declaration order.
-    const inRecord = fields;
-    fields = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const f = colField[i]!;
-      if (f < count) fields[i] = inRecord[f];
-      else if (plan.hasDefault[i]) {
-        throw new PageWalkError("short record with default");
-      } else fields[i] = null;
-    }
-  } else {
-    for (let i = count; i < n; i++) {
-      if (plan.hasDefault[i]) {
-        throw new PageWalkError("short record with default");
-      }
-      fields[i] = null;
-    }
-  }
-  if (plan.aliasIdx !== -1) {
-    if (fields[plan.aliasIdx] !== null) {
-      throw new PageWalkError("stored INTEGER PRIMARY KEY value");
-    }
-    fields[plan.aliasIdx] = rowid;
-  }
-  const value = plan.make(fields);
-  return masks ? maskRow(value, masks) : value;
+  return new RowDecoder(plan, masks, colField).decode(payload, rowid);
 }
 
 /** Whether `for … in` over a row object visits its columns in declaration order. */
