@@ -59,14 +59,28 @@ export async function seedNotReproducible(
 export async function rebuildSeed(
   def: Definition,
 ): Promise<{ snapshot: Snapshot; digest: string }> {
+  return await inRebuiltSeed(def, async (dir) => {
+    const snapshot = normalize(await takeSnapshot(def, dir), def);
+    return { snapshot, digest: snapshotDigest(snapshot) };
+  });
+}
+
+/**
+ * `f` of a directory the seed of `def` was just rebuilt into (a reset in a
+ * new temporary directory, removed after); throws `RangeError` when the
+ * seed is not reproducible.
+ */
+async function inRebuiltSeed<T>(
+  def: Definition,
+  f: (dir: string) => Promise<T>,
+): Promise<T> {
   const why = await seedNotReproducible(def);
   if (why !== null) throw new RangeError(`seed not rebuildable: ${why}`);
   const work = await Deno.makeTempDir({ prefix: "verity-seed-" });
   try {
     const dir = `${work}/state`;
     await resetState(def, dir);
-    const snapshot = normalize(await takeSnapshot(def, dir), def);
-    return { snapshot, digest: snapshotDigest(snapshot) };
+    return await f(dir);
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }
@@ -96,12 +110,7 @@ export async function streamRebuiltSeed(
   >;
   methods: SeedStreamMethod[];
 }> {
-  const why = await seedNotReproducible(def);
-  if (why !== null) throw new RangeError(`seed not rebuildable: ${why}`);
-  const work = await Deno.makeTempDir({ prefix: "verity-seed-" });
-  try {
-    const dir = `${work}/state`;
-    await resetState(def, dir);
+  return await inRebuiltSeed(def, async (dir) => {
     const ids = [...patches.keys()];
     const r = await streamSeed(def, dir, {
       patches: ids.map((d) => patches.get(d)!),
@@ -112,7 +121,5 @@ export async function streamRebuiltSeed(
       error: r.patchErrors[i]!,
     }]));
     return { header: r.header, states, methods: r.methods };
-  } finally {
-    await Deno.remove(work, { recursive: true }).catch(() => {});
-  }
+  });
 }
