@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import type { AdapterDef, Definition } from "../lib/definition/types.ts";
 
 /** A record shaped like what `verity run` appends: a report digest and a little provenance. */
 export function ledgerRecord(i: number): unknown {
@@ -42,4 +43,45 @@ export async function fixtureRoot(
     }
   }
   return dir;
+}
+
+/**
+ * The definition a state benchmark observes: one sqlite adapter on
+ * `state.db` in `dir`, with `items` as business state and the adapter's
+ * other settings as given (append-only tables, masks).
+ */
+export function sqliteBenchDefinition(
+  dir: string,
+  adapter: Pick<AdapterDef, "append_only" | "mask">,
+): Definition {
+  return {
+    kind: "fixture",
+    file: `${dir}/fixture.toml`,
+    dir,
+    digest: "",
+    name: "bench",
+    command: ["true"],
+    env: {},
+    timeouts: { start_s: 30, call_s: 30 },
+    sandbox: null,
+    read: [],
+    cwd: null,
+    allow: { sys: [], run: [] },
+    locations: ["sqlite:state.db"],
+    adapters: [{
+      kind: "sqlite",
+      label: "state.db",
+      seed: null,
+      business: ["items"],
+      key: {},
+      ...adapter,
+    }],
+    tools: [],
+    source: null,
+  } as unknown as Definition;
+}
+
+/** `a / b` as a ratio (`0.123x`), or n/a when sqldiff took no measurable CPU (tiny stores). */
+export function ratioText(a: number, b: number, digits: number): string {
+  return b > 0 ? `${(a / b).toFixed(digits)}x` : "n/a (sqldiff under 1 ms CPU)";
 }

@@ -21,6 +21,7 @@
  * @module
  */
 import { parseArgs } from "./_args.ts";
+import { sqliteBenchDefinition } from "./_bench_shared.ts";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { Definition } from "../lib/definition/types.ts";
@@ -46,32 +47,10 @@ const { values } = parseArgs({
 });
 
 function definition(dir: string): Definition {
-  return {
-    kind: "fixture",
-    file: `${dir}/fixture.toml`,
-    dir,
-    digest: "",
-    name: "bench",
-    command: ["true"],
-    env: {},
-    timeouts: { start_s: 30, call_s: 30 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: ["sqlite:state.db"],
-    adapters: [{
-      kind: "sqlite",
-      label: "state.db",
-      seed: null,
-      business: ["items"],
-      append_only: [],
-      mask: [{ region: "items", column: "updated", kind: "timestamp" }],
-      key: {},
-    }],
-    tools: [],
-    source: null,
-  } as unknown as Definition;
+  return sqliteBenchDefinition(dir, {
+    append_only: [],
+    mask: [{ region: "items", column: "updated", kind: "timestamp" }],
+  });
 }
 
 /** `n` one-row patches: row k*step renamed. */

@@ -21,6 +21,7 @@
 import { DatabaseSync } from "node:sqlite";
 import process from "node:process";
 import { parseArgs } from "./_args.ts";
+import { ratioText, sqliteBenchDefinition } from "./_bench_shared.ts";
 import type { Definition } from "../lib/definition/types.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
@@ -103,34 +104,11 @@ function peakRssMiB(): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** The definition the benchmark observes: one sqlite adapter on state.db. */
 function benchDefinition(dir: string): Definition {
-  return {
-    kind: "fixture",
-    file: `${dir}/fixture.toml`,
-    dir,
-    digest: "",
-    name: "bench",
-    command: ["true"],
-    env: {},
-    timeouts: { start_s: 30, call_s: 30 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: ["sqlite:state.db"],
-    adapters: [{
-      kind: "sqlite",
-      label: "state.db",
-      seed: null,
-      business: ["items"],
-      append_only: ["events"],
-      mask: [],
-      key: {},
-    }],
-    tools: [],
-    source: null,
-  };
+  return sqliteBenchDefinition(dir, {
+    append_only: ["events"],
+    mask: [],
+  });
 }
 
 /**
@@ -294,13 +272,13 @@ try {
     console.log(
       `median cpu time:              verity ${cv.toFixed(0)} ms, sqldiff ${
         cs.toFixed(0)
-      } ms, ratio ${(cv / cs).toFixed(2)}x`,
+      } ms, ratio ${ratioText(cv, cs, 2)}`,
     );
     const cf = median(verityFreshCpu);
     console.log(
       `  fresh process, first pass:  verity ${cf.toFixed(0)} ms, ratio ${
-        (cf / cs).toFixed(2)
-      }x`,
+        ratioText(cf, cs, 2)
+      }`,
     );
   }
   console.log(

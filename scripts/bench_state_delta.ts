@@ -39,6 +39,7 @@
  */
 import process from "node:process";
 import { parseArgs } from "./_args.ts";
+import { ratioText, sqliteBenchDefinition } from "./_bench_shared.ts";
 import type { Definition } from "../lib/definition/types.ts";
 import { stateDelta } from "../lib/state_io/state_delta.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
@@ -65,32 +66,10 @@ const { values, positionals } = parseArgs({
 });
 
 function benchDefinition(dir: string): Definition {
-  return {
-    kind: "fixture",
-    file: `${dir}/fixture.toml`,
-    dir,
-    digest: "",
-    name: "bench",
-    command: ["true"],
-    env: {},
-    timeouts: { start_s: 30, call_s: 30 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: ["sqlite:state.db"],
-    adapters: [{
-      kind: "sqlite",
-      label: "state.db",
-      seed: null,
-      business: ["items"],
-      append_only: ["events"],
-      mask: [],
-      key: {},
-    }],
-    tools: [],
-    source: null,
-  } as Definition;
+  return sqliteBenchDefinition(dir, {
+    append_only: ["events"],
+    mask: [],
+  });
 }
 
 function peakMiB(): number {
@@ -438,10 +417,10 @@ try {
     );
     const line = (k: string) =>
       `${k.padEnd(10)} cpu warm ${md(`${k} warm cpu`).toFixed(0)} ms (${
-        (md(`${k} warm cpu`) / sd).toFixed(3)
-      }x sqldiff), cold ${md(`${k} cold cpu`).toFixed(0)} ms (${
-        (md(`${k} cold cpu`) / sd).toFixed(3)
-      }x); wall warm ${md(`${k} warm wall`).toFixed(0)} ms (${
+        ratioText(md(`${k} warm cpu`), sd, 3)
+      } sqldiff), cold ${md(`${k} cold cpu`).toFixed(0)} ms (${
+        ratioText(md(`${k} cold cpu`), sd, 3)
+      }); wall warm ${md(`${k} warm wall`).toFixed(0)} ms (${
         (md(`${k} warm wall`) / md("sqldiff wall")).toFixed(3)
       }x); peak ${Math.max(...m[`${k} peak`]!).toFixed(0)} MiB`;
     console.log(
@@ -455,14 +434,14 @@ try {
       `${pair.padEnd(8)} ${rows} rows${
         keyed ? ` ${keyKind}` : ""
       }: verity/sqldiff cpu warm ${
-        (md("new warm cpu") / sd).toFixed(3)
-      }x, cold ${(md("new cold cpu") / sd).toFixed(3)}x; peak ${
+        ratioText(md("new warm cpu"), sd, 3)
+      }, cold ${ratioText(md("new cold cpu"), sd, 3)}; peak ${
         Math.max(...m["new peak"]!).toFixed(0)
       } MiB (sqldiff ${Math.max(...m["sqldiff peak"]!).toFixed(0)} MiB)${
         values.old
           ? `; before (full snapshots) warm ${
-            (md("old warm cpu") / sd).toFixed(2)
-          }x, peak ${Math.max(...m["old peak"]!).toFixed(0)} MiB`
+            ratioText(md("old warm cpu"), sd, 2)
+          }, peak ${Math.max(...m["old peak"]!).toFixed(0)} MiB`
           : ""
       }`,
     );
