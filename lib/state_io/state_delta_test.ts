@@ -13,6 +13,7 @@ import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";
 import { deltaFaults, deltaTuning } from "../../adapters/sqlite_diff.ts";
 import { takeSnapshot } from "./snapshot.ts";
+import { createPrng } from "../reality/prng.ts";
 import { applyDelta } from "../state/apply_delta.ts";
 import { patchedOf } from "../state/patched.ts";
 
@@ -51,17 +52,8 @@ function def(dir: string, adapter: Partial<AdapterDef> = {}): Definition {
   } as Definition;
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG: the project's mulberry32 (lib/reality/prng.ts). */
+const prng = (seed: number): () => number => createPrng(seed).next;
 
 const SCHEMA = `
   CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER, price REAL, data BLOB, note TEXT, updated TEXT);
