@@ -2645,14 +2645,14 @@ export function diffSqlitePair(
     const addRow = () => {
       const key = "[" + ca.rowid + "]";
       part.added.push({ region: id, key });
-      rows.keep(
-        "put",
-        key,
-        () => rowValue(ca.payload(), ca.rowid, planA!, masks),
-      );
+      // Decoded once for both the kept rows and addedValues.
+      let value: Record<string, unknown> | undefined;
+      const decoded = () =>
+        value ??= rowValue(ca.payload(), ca.rowid, planA!, masks);
+      rows.keep("put", key, decoded);
       if (addedValues === undefined) return;
       try {
-        addedValues.set(key, rowValue(ca.payload(), ca.rowid, planA!, masks));
+        addedValues.set(key, decoded());
       } catch {
         addedValues = undefined;
       }
