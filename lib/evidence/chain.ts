@@ -17,7 +17,6 @@ import {
   parseEvidenceJson,
 } from "./canonical.ts";
 import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
-import type { HashBatch } from "./hash_batch.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /**
@@ -578,6 +577,8 @@ const be32 = (t: string, at: number): number =>
   new DataView(ascii(t).buffer).getUint32(at);
 const be16 = (t: string, at: number): number =>
   new DataView(ascii(t).buffer).getUint16(at);
+const INDEX_KEY = ascii('{"index":');
+const PREV_KEY = ascii(',"prev_hash":"');
 const K_INDEX0 = be32('{"index"', 0);
 const K_INDEX1 = be32('{"index"', 4);
 const K_PREV0 = be32(',"prev_hash":"', 0);
@@ -619,6 +620,74 @@ export interface ByteWalk {
   types: Record<string, number>;
   /** verifyLedger's problems for the blocks (none when the chain holds; no head problem). */
   problems: LedgerProblem[];
+}
+
+/**
+ * What a walker found in one segment of a ledger in verity's layout: the
+ * block lines that start in a range of the file's bytes (the first segment
+ * also holds the header line, the last the closing `]}`). Segments are
+ * walked independently (on different threads) and joined by
+ * {@linkcode joinSegments}.
+ */
+export interface SegmentWalk {
+  /**
+   * Its first block's index (the one its first line publishes); -1 for a
+   * segment that holds only the closing line `]}` (its last block's line
+   * being longer than a segment), which has no block and no hash.
+   */
+  first: number;
+  blocks: number;
+  /** Its first block's published prev_hash (genesis for the first segment). */
+  startPrev: string;
+  /** Its last block's published hash (startPrev when it has no block). */
+  lastHash: string;
+  /** Whether its last block line ended with a comma (true with no block). */
+  lastHadComma: boolean;
+  /** Whether it ended with the closing `]}` (the last segment must). */
+  closed: boolean;
+  /** No block problem: every index, prev_hash and hash as the chain says. */
+  clean: boolean;
+  types: Record<string, number>;
+  recipes: string[];
+}
+
+/**
+ * Join the walks of a file's segments, in file order (segments with no
+ * line start left out): the whole file's walk when every segment is clean
+ * and each begins where the one before ended (the next index, its last
+ * hash as prev_hash, after a comma), the last closing the blocks; null
+ * otherwise (the file is then walked again whole, which names every
+ * problem). The head is the last block's hash: every hash was recomputed
+ * and found equal, so it is where the chain replays to from genesis.
+ */
+export function joinSegments(
+  segments: readonly SegmentWalk[],
+): ByteWalk | null {
+  let next = 0;
+  let prev = GENESIS;
+  let comma = true;
+  const types: Record<string, number> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!;
+    const last = i === segments.length - 1;
+    if (s.first === -1) {
+      // Only the closing line: after a block line with no comma.
+      if (!last || !s.closed || comma || next === 0) return null;
+      continue;
+    }
+    if (
+      !s.clean || s.first !== next || s.startPrev !== prev || !comma ||
+      s.closed !== last
+    ) return null;
+    next += s.blocks;
+    prev = s.lastHash;
+    comma = s.lastHadComma;
+    for (const [t, n] of Object.entries(s.types)) {
+      types[t] = (types[t] ?? 0) + n;
+    }
+  }
+  if (segments.length === 0) return null;
+  return { blocks: next, head: prev, types, problems: [] };
 }
 
 /**
@@ -676,6 +745,10 @@ export class VerityByteWalker {
   #strictHex = GENESIS.slice(7);
   /** Whether the replay has left the published chain (it is not #prev). */
   #off = false;
+  /** The segment's first block (0 for a whole file). */
+  #first = 0;
+  /** The segment's first published prev_hash. */
+  #startPrev = GENESIS;
   #expectedHead: string | null;
   // Its 64 hex digits (null unless it is "sha256:" and 64 characters) and
   // their first character code, for a cheap comparison per block.
@@ -684,11 +757,6 @@ export class VerityByteWalker {
   #expectedAt: number | undefined = undefined;
   /** Called for each block in the layout (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
-  // Deferred hashing (see deferHashes): each block's hashed input (its
-  // start and end in the bytes given to lines()) and published digits, for
-  // the blocks walked since the last takeBatch().
-  #defer = false;
-  #batch: HashBatch | null = null;
 
   /**
    * `expectedHead`, when given, is looked for among the published hashes
@@ -716,15 +784,6 @@ export class VerityByteWalker {
     // at its own newline (it fails on any newline inside).
     const limit = bytes.lastIndexOf(0x0a) + 1;
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (this.#defer && this.#batch === null) {
-      // About one block per 500 bytes (grown when there are more).
-      const room = Math.floor(limit / 500) + 16;
-      this.#batch = {
-        offsets: new Int32Array(2 * room),
-        published: new Uint8Array(64 * room),
-        count: 0,
-      };
-    }
     let pos = 0;
     while (pos < limit) {
       if (this.#state === "blocks" && bytes[pos] === 0x7b) {
@@ -741,31 +800,6 @@ export class VerityByteWalker {
   }
 
   /**
-   * Defer hashing (call before the first lines()): each block's hashed
-   * input is built in the bytes as usual but not hashed; after each
-   * lines(), {@linkcode VerityByteWalker.takeBatch} gives the inputs and
-   * published digits, for {@linkcode batchHolds} to check (on another
-   * thread, say). The walk then follows the published hashes and its
-   * result stands only when the walk is ok and every batch holds: a
-   * deferred walk finds no hash problem and replays no head, so whatever
-   * else it returns must be taken again by a walk that does not defer.
-   */
-  deferHashes(): void {
-    this.#defer = true;
-  }
-
-  /**
-   * The hashed inputs of the blocks walked since the last call (their
-   * offsets in the bytes given to lines()), in deferred mode; null when
-   * there are none.
-   */
-  takeBatch(): HashBatch | null {
-    const b = this.#batch;
-    this.#batch = null;
-    return b !== null && b.count > 0 ? b : null;
-  }
-
-  /**
    * The walk's result, given the bytes after the last newline (empty for a
    * file verity wrote): null when the file is not verity's exact layout.
    * `problems` are verifyLedger's for the blocks (none when the chain
@@ -777,15 +811,68 @@ export class VerityByteWalker {
     if (rest.length !== 0 || this.#state !== "closed") return null;
     this.#state = "done";
     this.#countTypes();
-    if (this.#defer) {
-      // The last published hash, which is the head when every batch holds.
-      this.#strictHex = VerityByteWalker.#text(this.#prev, 7, 71);
-    }
     return {
       blocks: this.#index,
       head: "sha256:" + this.#strictHex,
       types: this.#types,
       problems: this.#problems,
+    };
+  }
+
+  /**
+   * A walker for one segment of a ledger's block lines (see
+   * {@linkcode SegmentWalk}), whose first line, at `b[s]`, begins
+   * `{"index":N,"prev_hash":"<71 bytes>"`: it starts at block N with that
+   * prev_hash, in the blocks (after a line that ended with a comma). Null
+   * when the line does not begin so.
+   */
+  static segmentAt(b: Uint8Array, s: number): VerityByteWalker | null {
+    if (s + 120 > b.length || !bytesAt(b, s, INDEX_KEY)) return null;
+    let p = s + INDEX_KEY.length;
+    const d0 = p;
+    let n = 0;
+    while (b[p]! >= 0x30 && b[p]! <= 0x39 && p - d0 < 16) {
+      n = n * 10 + (b[p]! - 0x30);
+      p++;
+    }
+    if (p === d0 || (b[d0] === 0x30 && p - d0 > 1)) return null;
+    if (!bytesAt(b, p, PREV_KEY) || !plainAscii(b, p + 14, p + 85)) {
+      return null;
+    }
+    const w = new VerityByteWalker();
+    w.#state = "blocks";
+    w.#index = n;
+    w.#first = n;
+    w.#prev = b.slice(p + 14, p + 85);
+    w.#prevView = new DataView(w.#prev.buffer, 0, 71);
+    w.#startPrev = VerityByteWalker.#text(w.#prev, 0, 71);
+    w.#strictHex = w.#startPrev.slice(7);
+    return w;
+  }
+
+  /**
+   * What this walker found in its segment, given whether the segment is
+   * the file's last (then `rest`, the bytes after its last newline, must
+   * be empty and the blocks closed); null when the walk failed.
+   */
+  segment(last: boolean, rest: Uint8Array): SegmentWalk | null {
+    if (this.#state === "failed") return null;
+    let closed = false;
+    if (last) {
+      if (this.end(rest) === null) return null;
+      closed = true;
+    } else if (this.#state !== "blocks") return null;
+    this.#countTypes();
+    return {
+      first: this.#first,
+      blocks: this.#index - this.#first,
+      startPrev: this.#startPrev,
+      lastHash: VerityByteWalker.#text(this.#prev, 0, 71),
+      lastHadComma: this.#lastHadComma,
+      closed,
+      clean: this.#problems.length === 0 && !this.#off,
+      types: this.#types,
+      recipes: this.recipes(),
     };
   }
 
@@ -947,25 +1034,22 @@ export class VerityByteWalker {
       uv.setUint32(7 + k, dv.getUint32(hexStart + k));
     }
     const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
-    if (this.#defer) this.#deferred(b, input, index);
-    else {
-      const h = SHA256.copy().update(input).digest("hex");
-      // The recomputed hash is compared with the published one; the
-      // published one is #prev for the next block (the chain is followed on
-      // published hashes, as verifyLedger follows it).
-      let same = true;
-      for (let k = 0; k < 64 && same; k++) {
-        same = pub[7 + k] === h.charCodeAt(k);
-      }
-      if (same && !this.#off) {
-        // The common case: the published hash is the recomputed one (so 64
-        // lowercase hex digits), and the replay from genesis agrees.
-        this.#strictHex = h;
-        if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
-          this.#expectedAt = index;
-        }
-      } else if (!this.#recover(h, index, input)) return -1;
+    const h = SHA256.copy().update(input).digest("hex");
+    // The recomputed hash is compared with the published one; the
+    // published one is #prev for the next block (the chain is followed on
+    // published hashes, as verifyLedger follows it).
+    let same = true;
+    for (let k = 0; k < 64 && same; k++) {
+      same = pub[7 + k] === h.charCodeAt(k);
     }
+    if (same && !this.#off) {
+      // The common case: the published hash is the recomputed one (so 64
+      // lowercase hex digits), and the replay from genesis agrees.
+      this.#strictHex = h;
+      if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
+        this.#expectedAt = index;
+      }
+    } else if (!this.#recover(h, index, input)) return -1;
     this.#pub = this.#prev;
     this.#pubView = iv;
     this.#prev = pub;
@@ -984,36 +1068,6 @@ export class VerityByteWalker {
     this.#index++;
     this.#lastHadComma = comma;
     return next + 1;
-  }
-
-  /**
-   * Adds a block's hashed input and published digits to the batch; an
-   * input not in `b` (a type too long to build it in place) is hashed
-   * here, a mismatch being the hash problem it is.
-   */
-  #deferred(b: Uint8Array, input: Uint8Array, index: number): void {
-    if (input.buffer !== b.buffer) {
-      const h = SHA256.copy().update(input).digest("hex");
-      const published = VerityByteWalker.#text(this.#pub, 0, 71);
-      if ("sha256:" + h !== published) {
-        this.#problems.push(hashProblem(index, published, "sha256:" + h));
-      }
-      return;
-    }
-    const batch = this.#batch!;
-    const n = batch.count++;
-    if (2 * n === batch.offsets.length) {
-      const offsets = new Int32Array(4 * n);
-      offsets.set(batch.offsets);
-      batch.offsets = offsets;
-      const published = new Uint8Array(128 * n);
-      published.set(batch.published);
-      batch.published = published;
-    }
-    const at = input.byteOffset - b.byteOffset;
-    batch.offsets[2 * n] = at;
-    batch.offsets[2 * n + 1] = at + input.length;
-    batch.published.set(this.#pub.subarray(7, 71), 64 * n);
   }
 
   /**

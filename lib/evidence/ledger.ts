@@ -23,10 +23,12 @@ import {
   chainBlocks,
   type Entry,
   GENESIS,
+  joinSegments,
   LEDGER_NAME,
   LEDGER_VERSION,
   ledgerRecipesText,
   ledgerText,
+  type SegmentWalk,
   verifyLedger,
   verifyLedgerText,
   VerityByteWalker,
@@ -34,8 +36,12 @@ import {
   walkVerification,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
-import { batchHolds, type HashBatch } from "./hash_batch.ts";
-import type { HashReply, HashRequest } from "./hash_worker.ts";
+import type { SegmentReply, SegmentRequest } from "./segment_worker.ts";
+import {
+  type SegmentOutcome,
+  segmentPlan,
+  walkSegment,
+} from "./segment_walk.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 
 export { GENESIS, verifyLedger, verifyLedgerText };
@@ -74,8 +80,6 @@ async function walkFileBytes(
   w: VerityByteWalker,
   options: WalkOptions = {},
 ): Promise<ReturnType<VerityByteWalker["end"]>> {
-  const walked = options.walked ??
-    ((piece: Uint8Array<ArrayBuffer>) => piece);
   let f: Deno.FsFile;
   try {
     f = await Deno.open(path, { read: true });
@@ -128,7 +132,7 @@ async function walkFileBytes(
         await pending.catch(() => {});
         return null;
       }
-      const free = walked(cur);
+      const free = cur;
       n = await pending;
       cur = nxt;
       nxt = free;
@@ -137,9 +141,7 @@ async function walkFileBytes(
     }
     const tail = w.lines(cur.subarray(0, filled));
     if (tail < 0) return null;
-    const r = w.end(cur.subarray(tail, filled));
-    walked(cur);
-    return r;
+    return w.end(cur.subarray(tail, filled));
   } finally {
     f.close();
   }
@@ -181,136 +183,6 @@ export async function walkLedgerFile(
 interface WalkOptions {
   /** Bytes per read (4 MiB); a line longer than that doubles it. */
   pieceBytes?: number | undefined;
-  /**
-   * Called with each buffer once the walker is done with its lines (after
-   * lines(), or after end() for the last); returns the buffer to read into
-   * next, of the same length (the same one, or another when it keeps it).
-   */
-  walked?: (piece: Uint8Array<ArrayBuffer>) => Uint8Array<ArrayBuffer>;
-}
-
-/**
- * Checks a deferring walker's hash batches ({@linkcode batchHolds}) on a
- * worker thread while the walk goes on, or on this thread when the worker
- * is not up yet or already has two pieces: the two threads share the work
- * as their speeds allow. `holds()` says whether every batch held (false too
- * when the worker failed: the caller then walks again on one thread).
- */
-class ParallelHashes {
-  #worker: Worker | null = null;
-  #started = false;
-  #ready = false;
-  #held = true;
-  #inFlight = 0;
-  #next = 0;
-  #spare: Uint8Array<ArrayBuffer>[] = [];
-  #idle: (() => void) | null = null;
-  #up: (() => void) | null = null;
-  /** Resolves once the worker can take pieces (or has failed). */
-  readonly started: Promise<void> = new Promise((r) => this.#up = r);
-  /** Pieces checked here and on the worker, for the bench. */
-  here = 0;
-  there = 0;
-
-  /** Starts the worker (once). */
-  #start(): void {
-    if (this.#started) return;
-    this.#started = true;
-    let worker: Worker | null = null;
-    try {
-      worker = new Worker(new URL("./hash_worker.ts", import.meta.url).href, {
-        type: "module",
-        name: "verity-ledger-hashes",
-      });
-    } catch {
-      worker = null; // no worker: every batch is checked here
-    }
-    this.#worker = worker;
-    if (worker === null) {
-      this.#up?.();
-      return;
-    }
-    worker.onmessage = (ev: MessageEvent<HashReply | "ready">) => {
-      if (ev.data === "ready") {
-        this.#ready = true;
-        this.#up?.();
-        return;
-      }
-      this.#held &&= ev.data.holds;
-      this.#spare.push(new Uint8Array(ev.data.buffer));
-      this.#inFlight--;
-      if (this.#inFlight === 0) this.#idle?.();
-    };
-    worker.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      this.#fail();
-    };
-  }
-
-  /** Starts the worker now; resolves once it can take pieces (or has failed). */
-  start(): Promise<void> {
-    this.#start();
-    return this.started;
-  }
-
-  #fail(): void {
-    this.#held = false;
-    this.#ready = false;
-    this.#worker?.terminate();
-    this.#worker = null;
-    this.#inFlight = 0;
-    this.#idle?.();
-    this.#up?.();
-  }
-
-  /** The walk is done with `piece`: check its batch; returns the buffer to read into next. */
-  walked(
-    piece: Uint8Array<ArrayBuffer>,
-    batch: HashBatch | null,
-  ): Uint8Array<ArrayBuffer> {
-    if (batch === null) return piece;
-    this.#start();
-    const worker = this.#worker;
-    if (
-      worker === null || !this.#ready || this.#inFlight >= 2 ||
-      piece.byteOffset !== 0 || piece.byteLength !== piece.buffer.byteLength
-    ) {
-      this.here++;
-      this.#held &&= batchHolds(piece, batch);
-      return piece;
-    }
-    this.there++;
-    this.#inFlight++;
-    const size = piece.byteLength; // before the piece is transferred
-    const request: HashRequest = {
-      id: this.#next++,
-      buffer: piece.buffer,
-      batch,
-    };
-    worker.postMessage(request, [
-      request.buffer,
-      batch.offsets.buffer as ArrayBuffer,
-      batch.published.buffer as ArrayBuffer,
-    ]);
-    let spare = this.#spare.pop();
-    while (spare !== undefined && spare.length !== size) {
-      spare = this.#spare.pop();
-    }
-    return spare ?? new Uint8Array(size);
-  }
-
-  /** Whether every batch held, once the worker has answered for all. */
-  async holds(): Promise<boolean> {
-    if (this.#inFlight > 0) {
-      await new Promise<void>((resolve) => this.#idle = resolve);
-    }
-    return this.#held;
-  }
-
-  close(): void {
-    this.#worker?.terminate();
-    this.#worker = null;
-  }
 }
 
 /**
@@ -331,77 +203,143 @@ function coreIdle(): boolean {
   }
 }
 
-/** Ledgers at least this large are verified on two threads (see verifyLedgerFile). */
-const PARALLEL_BYTES = 8 << 20;
+/**
+ * Ledgers at least this large are verified on two threads (see
+ * verifyLedgerFile): the second thread takes about 50 ms to come up (a new
+ * isolate loading node:crypto), the time one thread walks about 8 MiB, so
+ * below twice that it would add CPU for little or no gain in time.
+ */
+const PARALLEL_BYTES = 16 << 20;
 
 /**
- * The fast path of {@linkcode verifyLedgerFile} on two threads: the walk
- * checks layout, chain and canonical form here while another thread
- * hashes. Only a ledger that verifies is answered (null otherwise: the
- * caller walks again on one thread, which names every problem).
+ * The fast path of {@linkcode verifyLedgerFile} on two threads: the file
+ * is cut into segments ({@linkcode segmentPlan}) and each thread takes the
+ * next segment not yet taken and walks it whole (layout, chain, canonical
+ * form and hashes), this one from the start while the worker comes up.
+ * The walks are joined ({@linkcode joinSegments}); only a ledger that
+ * verifies is answered (null otherwise: the caller walks it again on one
+ * thread, which names every problem).
  */
-async function verifyOnTwoThreads(
+async function verifyInSegments(
   path: string,
   expectedHead: string,
+  size: number,
   options: VerifyFileOptions,
 ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
   const { counts } = options;
-  // Pieces of 1 MiB: the threads share the work more evenly than in
-  // 4 MiB pieces (measured: less CPU over all, less wall time).
-  const pieceBytes = options.pieceBytes ?? 1 << 20;
   if (counts) counts.answered = false;
-  const hashes = new ParallelHashes();
+  const plan = segmentPlan(size, options.segmentBytes);
+  const counter = new SharedArrayBuffer(4);
+  const next = new Int32Array(counter);
+  let worker: Worker | null = null;
   try {
-    // Started first: it takes a few tens of milliseconds to come up, and
-    // the walk hashes pieces itself meanwhile.
-    const up = hashes.start();
-    if (options.waitForWorker) await up;
-    const w = new VerityByteWalker(expectedHead);
-    w.deferHashes();
-    const r = await walkFileBytes(path, w, {
-      pieceBytes,
-      walked: (piece) => hashes.walked(piece, w.takeBatch()),
-    });
-    const held = await hashes.holds();
-    if (counts) {
-      counts.here = hashes.here;
-      counts.there = hashes.there;
+    let theirs: Promise<SegmentReply> = Promise.resolve([]);
+    try {
+      const wk = new Worker(
+        new URL("./segment_worker.ts", import.meta.url).href,
+        { type: "module", name: "verity-ledger-segments" },
+      );
+      worker = wk;
+      theirs = new Promise<SegmentReply>((resolve) => {
+        wk.onmessage = (ev: MessageEvent<SegmentReply>) => resolve(ev.data);
+        wk.onerror = (ev: ErrorEvent) => {
+          ev.preventDefault();
+          resolve(null);
+        };
+      });
+    } catch {
+      worker = null; // no worker: this thread walks every segment
     }
-    if (r === null || !held) return null;
-    const v = walkVerification(w, r);
-    if (!v.ok) return null;
-    if (counts) counts.answered = true;
-    return { ...v, recipes: w.recipes() };
+    const request: SegmentRequest = { path, plan, counter };
+    const mine: [number, SegmentOutcome][] = [];
+    // Tests: this thread walks the first segment, the worker the rest.
+    const one = options.waitForWorker === true && worker !== null;
+    if (one) mine.push([Atomics.add(next, 0, 1), null]);
+    worker?.postMessage(request);
+    try {
+      if (one) mine[0]![1] = await walkSegment(path, plan, 0);
+      while (!one) {
+        const k = Atomics.add(next, 0, 1);
+        if (k >= plan.count) break;
+        const r = await walkSegment(path, plan, k);
+        mine.push([k, r]);
+        if (r === null) Atomics.store(next, 0, plan.count);
+      }
+    } catch {
+      // Unreadable: the walk on one thread says so.
+      Atomics.store(next, 0, plan.count);
+      return null;
+    }
+    return await joined(mine, theirs);
   } finally {
-    hashes.close();
+    worker?.terminate();
+  }
+
+  async function joined(
+    mine: [number, SegmentOutcome][],
+    other: Promise<SegmentReply>,
+  ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
+    const walked = await other;
+    if (walked === null) return null;
+    if (counts) {
+      counts.here = mine.length;
+      counts.there = walked.length;
+    }
+    const all = [...mine, ...walked].sort((a, b) => a[0] - b[0]);
+    if (all.length !== plan.count) return null;
+    const segments: SegmentWalk[] = [];
+    const recipes = new Set<string>();
+    for (const [, r] of all) {
+      if (r === null) return null;
+      if (r === "empty") continue;
+      segments.push(r);
+      for (const x of r.recipes) recipes.add(x);
+    }
+    const r = joinSegments(segments);
+    if (r === null || r.head !== expectedHead) return null;
+    if (counts) counts.answered = true;
+    return {
+      ok: true,
+      blocks: r.blocks,
+      problems: [],
+      head: r.head,
+      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
+      types: r.types,
+      recipes: [...recipes].sort(),
+    };
   }
 }
 
 /** Options of {@linkcode verifyLedgerFile}, for tests and benches. */
 export interface VerifyFileOptions {
   /**
-   * Hash on a second thread: "auto" (the default) for a ledger of at
-   * least 8 MiB when a second core is likely idle (two or more cores, the
-   * one-minute load average at least one below their count), or always,
-   * or never.
+   * Walk on two threads, in segments: "auto" (the default) for a ledger of
+   * at least 16 MiB when a second core is likely idle (two or more cores,
+   * the one-minute load average at least one below their count), or
+   * always, or never.
    */
   twoThreads?: "auto" | boolean;
-  /** Bytes per read (4 MiB on one thread, 1 MiB on two). */
+  /** Bytes per read on one thread (4 MiB). */
   pieceBytes?: number | undefined;
   /**
-   * Filled with how many pieces were hashed on each thread, and whether the
+   * Filled with how many segments each thread walked, and whether the
    * two-thread walk gave the answer (false: it was walked again on one).
    */
   counts?: { here: number; there: number; answered?: boolean };
-  /** Start walking once the worker is up (tests: so that it takes pieces). */
+  /**
+   * This thread walks the first segment only, the worker all the others
+   * (tests: so that segments are joined across threads).
+   */
   waitForWorker?: boolean;
+  /** Bytes per segment (2 MiB; tests use small ones). */
+  segmentBytes?: number;
 }
 
 /**
  * Verify a ledger file against a head kept elsewhere (see `verifyLedger`).
  * verity's own layout is walked as a stream; anything else (or a chain that
  * does not reach the head) is parsed as Python reads it, reporting every
- * problem. A large ledger may be hashed on a second thread (see
+ * problem. A large ledger may be walked on two threads (see
  * {@linkcode VerifyFileOptions.twoThreads}): only a ledger that verifies
  * is answered that way; any other is walked again on one thread, so the
  * problems named are the same. Throws {@linkcode UsageError} for a
@@ -413,11 +351,14 @@ export async function verifyLedgerFile(
   options: VerifyFileOptions = {},
 ): Promise<LedgerVerification & { recipes: string[] }> {
   const mode = options.twoThreads ?? "auto";
-  const two = mode === true ||
-    (mode === "auto" && coreIdle() &&
-      (await Deno.stat(path).then((s) => s.size, () => 0)) >= PARALLEL_BYTES);
+  const size = mode === false
+    ? -1
+    : await Deno.stat(path).then((s) => s.size, () => -1);
+  const two = size >= 0 &&
+    (mode === true ||
+      (mode === "auto" && size >= PARALLEL_BYTES && coreIdle()));
   if (two) {
-    const fast = await verifyOnTwoThreads(path, expectedHead, options);
+    const fast = await verifyInSegments(path, expectedHead, size, options);
     if (fast !== null) return fast;
   }
   const w = new VerityByteWalker(expectedHead);

@@ -309,7 +309,7 @@ Deno.test("a file past V8's string limit that is not verity's layout is refused 
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("verified on two threads, a ledger gets the one-thread answer under every tampering; a clean one is hashed on the worker", async () => {
+Deno.test("verified on two threads, a ledger gets the one-thread answer under every tampering; a clean one is walked in segments joined across threads", async () => {
   const dir = await tmp();
   const path = `${dir}/ledger.json`;
   let seed = 17;
@@ -322,7 +322,8 @@ Deno.test("verified on two threads, a ledger gets the one-thread answer under ev
     record: { i, digest: `sha256:${"ab".repeat(32)}`, s: "x→" + i },
   }));
   const built = chainBlocks(GENESIS, 0, entries);
-  const opts = { pieceBytes: 8192 }; // about 40 pieces
+  // About 40 pieces on one thread, 23 segments on two.
+  const opts = { pieceBytes: 8192, segmentBytes: 2048 };
   const one = (p: string, head: string) =>
     verifyLedgerFile(p, head, { ...opts, twoThreads: false });
   const counts: { here: number; there: number; answered?: boolean } = {
