@@ -1,9 +1,9 @@
 /**
  * Reset: build a fresh state directory from a definition's seeds.
  *
- * - sqlite: a `.sql` script executed by the WASM engine (sql.js), its image
- *   written to the label; a seed that already is a database image
- *   ("SQLite format 3") is copied.
+ * - sqlite: a `.sql` script run by SQLite (node:sqlite) on a new file at
+ *   the label; a seed that already is a database image ("SQLite format 3")
+ *   is copied.
  * - fs: a directory tree copied to the label (files, directories,
  *   symbolic links; permission bits kept).
  * - json: the file copied to the label.
@@ -22,8 +22,7 @@ import { normalizeLabel } from "../common/paths.ts";
 import { seedPath, walkSeed } from "../definition/seeds.ts";
 import { DefinitionError, UsageError } from "../errors.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
-import { loadSqlEngine } from "../../adapters/sql_engine.ts";
-import { buildSqliteImage } from "../../adapters/sqlite_seed.ts";
+import { DatabaseSync } from "node:sqlite";
 import { exists } from "../common/exists.ts";
 import { createHash } from "node:crypto";
 
@@ -39,53 +38,177 @@ export function isSqliteImage(bytes: Uint8Array): boolean {
 }
 
 /**
- * The database image a sqlite seed produces (script run in memory). Throws
- * a {@linkcode DefinitionError} naming the seed when the script fails.
+ * The database image a sqlite seed produces, in memory (built on disk by
+ * {@linkcode writeSqliteSeed}, then read). Throws a
+ * {@linkcode DefinitionError} naming the seed when the script fails.
  */
 export async function sqliteSeedImage(
   def: Pick<Definition, "dir" | "file">,
   a: AdapterDef,
   index: number,
 ): Promise<Uint8Array> {
-  const p = seedPath(def, a.seed!);
-  const bytes = await Deno.readFile(p);
-  if (isSqliteImage(bytes)) return bytes;
-  const sql = new TextDecoder().decode(bytes);
-  const key = `${p}\u0000${sql}`;
-  const known = SEED_IMAGES.get(key);
-  if (known?.image) return known.image;
-  const SQL = await loadSqlEngine();
+  const dir = await Deno.makeTempDir({ prefix: "verity-seed-image-" });
   try {
-    const image = buildSqliteImage(SQL, sql);
-    // Rebuilt for every reset until two builds of a seed that calls no
-    // clock or random function gave the same bytes; from then on the
-    // image is reused (a session's reset was mostly sql.js running the
-    // seed). A seed that differs between builds is rebuilt every time, so
-    // verify-reset and every session see what it really does. The first
-    // build is remembered by its digest only: two images of a large seed
-    // are never held at once.
-    if (!NONDETERMINISTIC_SQL.test(sql)) {
-      const digest = createHash("sha256").update(image).digest("hex");
-      if (known?.digest === digest) known.image = image;
-      else SEED_IMAGES.set(key, { digest });
-    }
-    return image;
-  } catch (e) {
-    throw new DefinitionError(
-      def.file,
-      `adapters[${index}].seed`,
-      `SQL seed ${a.seed} failed: ${(e as Error).message}`,
-    );
+    await writeSqliteSeed(def, a, index, `${dir}/seed.db`);
+    return await Deno.readFile(`${dir}/seed.db`);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * Write the database a sqlite seed gives to `dest` (a temporary name, then
+ * renamed: never half-written): a seed that already is a database image is
+ * copied; a SQL script is run by SQLite (node:sqlite) on a new file, so no
+ * image is ever held in memory, whatever its size. Rebuilt for every reset
+ * until two builds of a script that calls no clock or random function gave
+ * the same bytes; from then on a copy of that build (kept in a temporary
+ * directory of this process, removed when it exits) is copied instead. A
+ * seed that differs between builds is rebuilt every time, so verify-reset
+ * and every session see what it really does. Says which it did. Throws a
+ * {@linkcode DefinitionError} naming the seed when the script fails.
+ *
+ * The file is what sql.js (verity's engine before) wrote, page for page:
+ * only the header's change counter, schema cookie and SQLite version
+ * differ. A script that sets `journal_mode=WAL` gets a database in
+ * rollback-journal mode, as sql.js gave it (WAL is the one journal mode
+ * kept in the file).
+ */
+export async function writeSqliteSeed(
+  def: Pick<Definition, "dir" | "file">,
+  a: AdapterDef,
+  index: number,
+  dest: string,
+): Promise<"image" | "built" | "cached"> {
+  const p = seedPath(def, a.seed!);
+  const folder = dest.slice(0, dest.lastIndexOf("/"));
+  await Deno.mkdir(folder, { recursive: true });
+  if (await isSqliteImageFile(p)) {
+    await copyAtomic(p, dest);
+    return "image";
+  }
+  const sql = await Deno.readTextFile(p);
+  const key = `${p}\u0000${sql}`;
+  const known = SEED_FILES.get(key);
+  if (known?.file !== undefined) {
+    await copyAtomic(known.file, dest);
+    return "cached";
+  }
+  // Built in a directory of its own beside dest (a journal or WAL file
+  // SQLite leaves goes with it), then renamed into place.
+  const work = await Deno.makeTempDir({ dir: folder, prefix: ".verity-seed-" });
+  try {
+    const built = `${work}/seed.db`;
+    try {
+      buildSqliteSeed(sql, built);
+    } catch (e) {
+      throw new DefinitionError(
+        def.file,
+        `adapters[${index}].seed`,
+        `SQL seed ${a.seed} failed: ${(e as Error).message}`,
+      );
+    }
+    if (!NONDETERMINISTIC_SQL.test(sql)) {
+      const digest = await fileDigest(built);
+      if (known?.digest === digest) {
+        const file = `${await seedCacheDir()}/${digest}.db`;
+        await Deno.copyFile(built, file);
+        known.file = file;
+      } else SEED_FILES.set(key, { digest });
+    }
+    await Deno.rename(built, dest);
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+  return "built";
+}
+
+/** Run a SQL seed on a new database file at `path` (rollback-journal mode, at least one page). */
+function buildSqliteSeed(sql: string, path: string): void {
+  const db = new DatabaseSync(path);
+  try {
+    db.exec(sql);
+    const mode = db.prepare("PRAGMA journal_mode").get() as
+      | { journal_mode?: string }
+      | undefined;
+    if (mode?.journal_mode === "wal") db.exec("PRAGMA journal_mode=DELETE");
+    // A script that wrote nothing leaves an empty file; sql.js gave a
+    // database of one page (its header): write it.
+    const pages = db.prepare("PRAGMA page_count").get() as
+      | { page_count?: number }
+      | undefined;
+    if (pages?.page_count === 0) db.exec("PRAGMA user_version = 0");
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether the file at `path` starts with the SQLite database header. */
+async function isSqliteImageFile(path: string): Promise<boolean> {
+  using f = await Deno.open(path, { read: true });
+  const head = new Uint8Array(16);
+  let n = 0;
+  while (n < 16) {
+    const r = await f.read(head.subarray(n));
+    if (r === null) break;
+    n += r;
+  }
+  return isSqliteImage(head.subarray(0, n));
+}
+
+/** SHA-256 of a file, read 1 MiB at a time. */
+async function fileDigest(path: string): Promise<string> {
+  const h = createHash("sha256");
+  using f = await Deno.open(path, { read: true });
+  const buf = new Uint8Array(1 << 20);
+  while (true) {
+    const n = await f.read(buf);
+    if (n === null) break;
+    h.update(buf.subarray(0, n));
+  }
+  return h.digest("hex");
+}
+
+/** Copy a file to `dest` through a temporary name (never half-written). */
+async function copyAtomic(from: string, dest: string): Promise<void> {
+  const tmp = `${dest}.verity-tmp-${crypto.randomUUID()}`;
+  try {
+    await Deno.copyFile(from, tmp);
+    await Deno.rename(tmp, dest);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * SQL seeds' databases, by seed path and text: the digest of the first
+ * build, and once a second build gave the same bytes, the cached copy.
+ */
+const SEED_FILES = new Map<string, { digest: string; file?: string }>();
+
+let cacheDir: string | null = null;
+
+/** This process's directory of cached seed databases, removed when it exits. */
+async function seedCacheDir(): Promise<string> {
+  if (cacheDir === null) {
+    const dir = await Deno.makeTempDir({ prefix: "verity-seeds-" });
+    cacheDir = dir;
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already gone
+      }
+    });
+  }
+  return cacheDir;
 }
 
 /** Whether a SQL seed calls a function whose result differs between builds. */
 export function nondeterministicSql(sql: string): boolean {
   return NONDETERMINISTIC_SQL.test(sql);
 }
-
-/** SQLite images built from SQL seeds, by seed path and text (see sqliteSeedImage). */
-const SEED_IMAGES = new Map<string, { digest: string; image?: Uint8Array }>();
 
 /** SQL functions whose result differs between builds: never reuse such a seed's image. */
 const NONDETERMINISTIC_SQL =
@@ -170,7 +293,7 @@ export async function resetState(
     const dest = at(a.label);
     try {
       if (a.kind === "sqlite") {
-        await writeAtomic(dest, await sqliteSeedImage(def, a, i));
+        await writeSqliteSeed(def, a, i, dest);
       } else if (a.kind === "json") {
         await writeAtomic(dest, await Deno.readFile(src));
       } else {

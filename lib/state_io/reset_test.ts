@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
-import { isSqliteImage, resetState, sqliteSeedImage } from "./reset.ts";
+import {
+  isSqliteImage,
+  resetState,
+  sqliteSeedImage,
+  writeSqliteSeed,
+} from "./reset.ts";
 import { takeSnapshot } from "./snapshot.ts";
 
 const ITEMS = new URL("../../tests/data/items", import.meta.url).pathname;
@@ -98,7 +103,7 @@ Deno.test("reset: fs seeds keep permission bits and symbolic links", async () =>
   }
 });
 
-Deno.test("reset: a stable SQL seed's image is reused after two equal builds; a random seed is rebuilt every time", async () => {
+Deno.test("reset: a stable SQL seed's database is copied after two equal builds; a random seed is rebuilt every time", async () => {
   const dir = await Deno.makeTempDir({ prefix: "verity-seed-cache-" });
   try {
     const def = {
@@ -110,7 +115,7 @@ Deno.test("reset: a stable SQL seed's image is reused after two equal builds; a 
       kind: "sqlite",
       label: "a.db",
       seed: "stable.sql",
-    } as unknown as Parameters<typeof sqliteSeedImage>[1];
+    } as unknown as Parameters<typeof writeSqliteSeed>[1];
     const random = { ...stable, seed: "random.sql" };
     await Deno.writeTextFile(
       `${dir}/stable.sql`,
@@ -120,24 +125,123 @@ Deno.test("reset: a stable SQL seed's image is reused after two equal builds; a 
       `${dir}/random.sql`,
       "CREATE TABLE t (x); INSERT INTO t VALUES (hex(randomblob(16)));",
     );
-    const s1 = await sqliteSeedImage(def, stable, 0);
-    const s2 = await sqliteSeedImage(def, stable, 0);
-    const s3 = await sqliteSeedImage(def, stable, 0);
+    const out = (n: number) => `${dir}/out/${n}/a.db`;
+    const how = [];
+    for (let n = 0; n < 3; n++) {
+      how.push(await writeSqliteSeed(def, stable, 0, out(n)));
+    }
+    assert.deepEqual(how, ["built", "built", "cached"]);
+    const [s1, s2, s3] = [0, 1, 2].map((n) => Deno.readFileSync(out(n)));
+    assert.ok(isSqliteImage(s1!));
     assert.deepEqual(s1, s2);
-    assert.notEqual(s2, s1, "the second build is a build");
-    // The first build is remembered by its digest only (two images of a
-    // large seed are never held at once): the second one is kept.
-    assert.equal(s3, s2, "the third reset reuses the second image");
+    assert.deepEqual(s3, s2);
     const r = [];
-    for (let i = 0; i < 4; i++) r.push(await sqliteSeedImage(def, random, 0));
-    assert.equal(new Set(r.map((b) => b.join())).size, 4);
+    for (let n = 3; n < 7; n++) {
+      assert.equal(await writeSqliteSeed(def, random, 0, out(n)), "built");
+      r.push(Deno.readFileSync(out(n)).join());
+    }
+    assert.equal(new Set(r).size, 4);
     // An edited seed is a new seed.
     await Deno.writeTextFile(
       `${dir}/stable.sql`,
       "CREATE TABLE t (x); INSERT INTO t VALUES (2);",
     );
-    const e = await sqliteSeedImage(def, stable, 0);
-    assert.notDeepEqual(e, s1);
+    assert.equal(await writeSqliteSeed(def, stable, 0, out(7)), "built");
+    assert.notDeepEqual(Deno.readFileSync(out(7)), s1);
+    assert.deepEqual(
+      await sqliteSeedImage(def, stable, 0),
+      Deno.readFileSync(out(7)),
+    );
+    // Nothing but the databases is left beside them.
+    for (let n = 0; n < 8; n++) {
+      assert.deepEqual(
+        [...Deno.readDirSync(`${dir}/out/${n}`)].map((e) => e.name),
+        ["a.db"],
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reset: a SQL seed gives the database sql.js gave, page for page (only header counters and the version differ); WAL is not kept", async () => {
+  const { loadSqlEngine } = await import("../../adapters/sql_engine.ts");
+  const { buildSqliteImage } = await import("../../adapters/sqlite_seed.ts");
+  const SQL = await loadSqlEngine();
+  const dir = await Deno.makeTempDir({ prefix: "verity-seed-engine-" });
+  try {
+    const def = { dir, file: `${dir}/fixture.toml`, adapters: [] };
+    const scripts = [
+      "CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+      "PRAGMA journal_mode=WAL; CREATE TABLE t (x INTEGER PRIMARY KEY, y TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
+      "PRAGMA page_size=1024; CREATE TABLE w (k TEXT PRIMARY KEY, v BLOB) WITHOUT ROWID; CREATE INDEX i ON w (v);" +
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000) INSERT INTO w SELECT 'k' || x, zeroblob(x % 700) FROM c;",
+      "PRAGMA user_version = 7; CREATE TABLE e (x); -- only a comment after",
+      "",
+      "-- a comment only\n",
+      ...[
+        "honest-readonly",
+        "liar-destructive",
+        "native-python",
+        "liar-openworld",
+      ].map((f) =>
+        Deno.readTextFileSync(
+          new URL(`../../fixtures/${f}/seed.sql`, import.meta.url),
+        )
+      ),
+    ];
+    let n = 0;
+    for (const sql of scripts) {
+      await Deno.writeTextFile(`${dir}/s${n}.sql`, sql);
+      const a = {
+        kind: "sqlite",
+        label: "x.db",
+        seed: `s${n}.sql`,
+      } as unknown as Parameters<typeof writeSqliteSeed>[1];
+      await writeSqliteSeed(def, a, 0, `${dir}/o${n}.db`);
+      const mine = Deno.readFileSync(`${dir}/o${n}.db`);
+      const theirs = buildSqliteImage(SQL, sql);
+      assert.equal(mine.length, theirs.length, `script ${n}: size`);
+      const differ = [];
+      for (let k = 0; k < mine.length; k++) {
+        if (mine[k] !== theirs[k]) differ.push(k);
+      }
+      // 24-27 change counter, 40-43 schema cookie, 92-99 version-valid-for
+      // and SQLite's version.
+      assert.deepEqual(
+        differ.filter((k) =>
+          !(k >= 24 && k < 28) && !(k >= 40 && k < 44) && !(k >= 92 && k < 100)
+        ),
+        [],
+        `script ${n}: bytes differ beyond the header's counters`,
+      );
+      assert.equal(
+        mine[18],
+        1,
+        `script ${n}: rollback journal (write version)`,
+      );
+      assert.equal(mine[19], 1, `script ${n}: rollback journal (read version)`);
+      n++;
+    }
+    // A failing script is the seed's error, naming it.
+    await Deno.writeTextFile(
+      `${dir}/bad.sql`,
+      "CREATE TABLE t (x); INSERT INTO nope VALUES (1);",
+    );
+    const bad = {
+      kind: "sqlite",
+      label: "x.db",
+      seed: "bad.sql",
+    } as unknown as Parameters<typeof writeSqliteSeed>[1];
+    await assert.rejects(
+      writeSqliteSeed(def, bad, 3, `${dir}/bad/x.db`),
+      /adapters\[3\]\.seed: SQL seed bad\.sql failed: no such table: nope/,
+    );
+    assert.deepEqual(
+      [...Deno.readDirSync(`${dir}/bad`)],
+      [],
+      "nothing left of a failed build",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
