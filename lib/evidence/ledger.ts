@@ -132,10 +132,8 @@ async function walkFileBytes(
         await pending.catch(() => {});
         return null;
       }
-      const free = cur;
       n = await pending;
-      cur = nxt;
-      nxt = free;
+      [cur, nxt] = [nxt, cur];
       filled = rest + (n ?? 0);
       eof = n === null;
     }
@@ -279,8 +277,9 @@ async function verifyInSegments(
     mine: [number, SegmentOutcome][],
     other: Promise<SegmentReply>,
   ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
-    const walked = await other;
-    if (walked === null) return null;
+    // A worker that failed walked nothing that counts: the segments it
+    // took are missing, and the file is walked again on one thread.
+    const walked = (await other) ?? [];
     if (counts) {
       counts.here = mine.length;
       counts.there = walked.length;
