@@ -117,8 +117,10 @@ Deno.test("parseToolPages is linear: 100,000 tools that each repeat a key", () =
   const small = build(25_000);
   const large = build(100_000);
   time(small); // warm up
-  const a = Math.min(time(small).ms, time(small).ms);
-  const { ms: b, r } = time(large);
+  // The fastest of three each: a shared machine stretches single runs.
+  const a = Math.min(time(small).ms, time(small).ms, time(small).ms);
+  const { r } = time(large);
+  const b = Math.min(time(large).ms, time(large).ms, time(large).ms);
   assert.equal(r.contracts.length, 100_000);
   assert.deepEqual(r.contracts[99_999]!.problems, ['duplicate key "name"']);
   // Four times the input: linear is ~4x, quadratic ~16x (205 s before).
