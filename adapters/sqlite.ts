@@ -23,7 +23,12 @@ import { type PageCache, pageCache } from "./sqlite_page_cache.ts";
 import { PageWalkError, planTable, readRows } from "./_sqlite_table.ts";
 import { readTableCached } from "./_sqlite_pages.ts";
 import { mergeWal } from "./wal.ts";
-import { imagePageSource, readSchema, type SchemaRow } from "./sqlite_diff.ts";
+import {
+  imagePageSource,
+  type PageSource,
+  readSchema,
+  type SchemaRow,
+} from "./sqlite_diff.ts";
 
 /** One table's records. */
 export interface SqliteTable {
@@ -105,7 +110,16 @@ export function readSqlite(
   }
   if (bytes.length === 0) return { tables: [], problems };
   if (options.records === false) {
-    const tables = columnsFromPages(SQL, bytes, options.include ?? []);
+    let tables: SqliteTable[] | null = null;
+    try {
+      tables = columnsFromPages(
+        SQL,
+        imagePageSource(bytes),
+        options.include ?? [],
+      );
+    } catch (e) {
+      if (!(e instanceof PageWalkError)) throw e;
+    }
     if (tables !== null) return { tables, problems };
   }
   let db: SqlDatabase;
@@ -153,18 +167,20 @@ export function readSqlite(
 }
 
 /**
- * Tables and their columns from the image's `sqlite_schema` read page by
- * page, each schema replayed into an empty database (the image is never
- * copied into the SQL engine); null when the schema cannot be read so.
+ * Tables and their columns from a database's `sqlite_schema` read page by
+ * page (from an image in memory or a file), each schema replayed into an
+ * empty database (the database is never copied into the SQL engine); null
+ * when the schema cannot be read so. Internal `sqlite_` tables only when
+ * `include` names them; virtual tables never (as {@linkcode readSqlite}).
  */
-function columnsFromPages(
+export function columnsFromPages(
   SQL: SqlEngine,
-  image: Uint8Array,
+  src: PageSource,
   include: readonly string[],
 ): SqliteTable[] | null {
   let schema: SchemaRow[];
   try {
-    schema = readSchema(imagePageSource(image));
+    schema = readSchema(src);
   } catch (e) {
     if (e instanceof PageWalkError) return null;
     throw e;

@@ -657,3 +657,49 @@ Deno.test("a tool's probe: read strictly, placeholders kept", async () => {
     /unknown placeholder \{stat\}/,
   );
 });
+
+Deno.test("seeded state without records: columns read from the seed's file pages equal those read from its image, on every fixture", async () => {
+  const { seededSnapshot, seedColumns } = await import("./seeded.ts");
+  const { sqliteSeedImage } = await import("../state_io/reset.ts");
+  const { readSqlite } = await import("../../adapters/sqlite.ts");
+  const { loadSqlEngine } = await import("../../adapters/sql_engine.ts");
+  const SQL = await loadSqlEngine();
+  const root = new URL("../../fixtures/", import.meta.url).pathname;
+  let compared = 0;
+  for (const e of Deno.readDirSync(root)) {
+    if (!e.isDirectory || e.name.startsWith("_")) continue;
+    let def;
+    try {
+      def = await loadDefinition(`${root}${e.name}`);
+    } catch {
+      continue; // not a definition (or one that is meant to fail)
+    }
+    if (!def.adapters.some((a) => a.kind === "sqlite" && a.seed !== null)) {
+      continue;
+    }
+    const snap = await seededSnapshot(def, false);
+    for (const [i, a] of def.adapters.entries()) {
+      if (a.kind !== "sqlite" || a.seed === null) continue;
+      const image = await sqliteSeedImage(def, a, i);
+      const fromImage = readSqlite(SQL, image, {
+        include: [...a.business, ...a.append_only],
+        records: false,
+      });
+      const label = a.label.replace(/^\.\//, "");
+      const direct = await seedColumns(def, i, label);
+      assert.ok(direct !== null, `${e.name}: ${a.label} read from its pages`);
+      assert.deepEqual(direct, fromImage, `${e.name}: ${a.label}`);
+      const mine = snap.regions.filter((r) =>
+        r.kind === "sqlite" && r.adapter === a.label.replace(/^\.\//, "")
+      ).map((r) => ({ name: r.name, columns: r.columns }));
+      assert.deepEqual(
+        mine,
+        fromImage.tables.map((t) => ({ name: t.name, columns: t.columns })),
+        `${e.name}: ${a.label}`,
+      );
+      assert.ok(mine.length > 0, `${e.name}: ${a.label} has tables`);
+      compared++;
+    }
+  }
+  assert.ok(compared >= 15, `${compared} seeds compared`);
+});

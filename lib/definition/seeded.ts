@@ -2,7 +2,9 @@
  * Check a definition against its seeded state: every mask must match a
  * field that exists in the seeded state, and every sqlite table named in
  * `business` / `append_only` must exist there. Seeds are materialised in
- * memory (SQL runs in the WASM engine), never on disk.
+ * a temporary directory (a sqlite seed's tables and columns read from its
+ * pages there, when its records are not wanted), never in the state
+ * directory.
  *
  * @module
  */
@@ -13,7 +15,13 @@ import { seedPath } from "./seeds.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
 import { getPath } from "../state/json_path.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
-import { sqliteSeedImage } from "../state_io/reset.ts";
+import { sqliteSeedImage, writeSqliteSeed } from "../state_io/reset.ts";
+import { openSide } from "../state_io/state_delta.ts";
+import {
+  columnsFromPages,
+  type SqliteObservation,
+} from "../../adapters/sqlite.ts";
+import { PageWalkError } from "../../adapters/_sqlite_table.ts";
 import { assembleSnapshot } from "../state_io/snapshot.ts";
 import type { WorkerResult } from "../state_io/_worker_protocol.ts";
 import type { Snapshot } from "../state/types.ts";
@@ -35,11 +43,17 @@ export async function seededSnapshot(
       // Seeded and checked in a real database when a run starts (postgres_cluster.ts).
       results.push({ kind: "postgres", label });
     } else if (a.kind === "sqlite") {
+      const observed = a.seed !== null && !sqliteRecords
+        ? await seedColumns(def, i, label)
+        : null;
       results.push({
         kind: "sqlite",
         label,
-        db: a.seed === null ? null : await sqliteSeedImage(def, a, i),
+        db: a.seed === null || observed !== null
+          ? null
+          : await sqliteSeedImage(def, a, i),
         wal: null,
+        ...(observed !== null ? { observed } : {}),
       });
     } else if (a.kind === "json") {
       results.push({
@@ -71,6 +85,46 @@ export async function seededSnapshot(
     ? await loadSqlEngine()
     : null;
   return assembleSnapshot(def, results, SQL, [], sqliteRecords);
+}
+
+/**
+ * The tables and columns of adapter `index`'s sqlite seed, read from its
+ * pages in a file built for the purpose (`writeSqliteSeed`), so that the
+ * database is never held in memory whatever its size; null when its pages
+ * cannot be read so (the caller then reads the image). Throws what
+ * building the seed throws (a {@linkcode DefinitionError} for a failing
+ * script).
+ */
+export async function seedColumns(
+  def: Definition,
+  index: number,
+  label: string,
+): Promise<SqliteObservation | null> {
+  const a = def.adapters[index]!;
+  const dir = await Deno.makeTempDir({ prefix: "verity-seed-schema-" });
+  try {
+    await writeSqliteSeed(def, a, index, `${dir}/${label}`);
+    const problems: string[] = [];
+    let side: Awaited<ReturnType<typeof openSide>>;
+    try {
+      side = await openSide(dir, label, problems);
+    } catch (e) {
+      if (e instanceof PageWalkError) return null;
+      throw e;
+    }
+    if (side === null) return { tables: [], problems };
+    try {
+      const tables = columnsFromPages(await loadSqlEngine(), side.pages, [
+        ...a.business,
+        ...a.append_only,
+      ]);
+      return tables === null ? null : { tables, problems };
+    } finally {
+      side.pages.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 }
 
 /** Throw a {@linkcode DefinitionError} for the first mask or classification that matches nothing seeded. */

@@ -4,6 +4,7 @@
  * @module
  */
 import type { FsEntry } from "../../adapters/fs.ts";
+import type { SqliteObservation } from "../../adapters/sqlite.ts";
 
 /** One thing to read. */
 export type WorkerItem =
@@ -28,6 +29,11 @@ export type WorkerResult =
     label: string;
     db: Uint8Array | null;
     wal: Uint8Array | null;
+    /**
+     * The tables and their columns, read already (a seed's, from its file:
+     * `db` is then null); never set by the worker.
+     */
+    observed?: SqliteObservation;
   }
   | { kind: "json"; label: string; bytes: Uint8Array | null }
   | { kind: "fs"; label: string; entries: FsEntry[] }

@@ -94,13 +94,13 @@ export function assembleSnapshot(
       return;
     }
     if (r.kind === "sqlite") {
-      if (r.db === null && r.wal === null) return;
+      if (r.db === null && r.wal === null && !r.observed) return;
       if (SQL === null) {
         throw new TypeError(
           "assembleSnapshot: a sqlite adapter needs the SQL engine",
         );
       }
-      const obs = readSqlite(SQL, r.db ?? new Uint8Array(), {
+      const obs = r.observed ?? readSqlite(SQL, r.db ?? new Uint8Array(), {
         wal: r.wal,
         include: [...a.business, ...a.append_only],
         label: adapter,
