@@ -16,6 +16,7 @@ import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
 import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
 import { stateDelta, type StateDeltaResult } from "../state_io/state_delta.ts";
 import { applyDelta } from "../state/apply_delta.ts";
+import { seedBudget, type StateBudget } from "../state_io/budget.ts";
 import { seedNotReproducible } from "../state_io/seed_ref.ts";
 import { normalize } from "../state/normalize.ts";
 import { snapshotDigest } from "../state/delta.ts";
@@ -140,6 +141,11 @@ interface Ctx {
   seq: number;
   timers: OverlapTimerPool;
   reader: SnapshotReader;
+  /**
+   * The state budget of every observation: the seed's size plus the default
+   * allowance, once the first reset laid the seed (`seedBudget`).
+   */
+  budget: StateBudget;
   /** Scratch directory removals under way (awaited when the battery ends). */
   cleanups: Promise<void>[];
   /**
@@ -292,6 +298,7 @@ async function observeState(
         // rows of every change (the session's patch).
         const r = await stateDelta(ctx.def, ctx.seed.dirs.state, stateDir, {
           reader: ctx.reader,
+          budget: ctx.budget,
           rows: isSeedHeader(ctx.snapshots.get(ctx.seed.digest)!),
         });
         if (r.sameAsBefore) {
@@ -332,6 +339,7 @@ async function observeState(
   const snap = normalize(
     await takeSnapshot(ctx.def, stateDir, {
       reader: ctx.reader,
+      budget: ctx.budget,
       postgres: ctx.opts.launcher.postgres,
     }),
     ctx.def,
@@ -472,6 +480,7 @@ async function patchOf(
     };
     const s = await streamSeed(ctx.def, ctx.seed!.dirs.state, {
       reader: ctx.reader,
+      budget: ctx.budget,
       patches: [probe],
     });
     if (s.patchErrors[0]) {
@@ -503,6 +512,7 @@ async function hashPatch(
 ): Promise<string | { why: string }> {
   const s = await streamSeed(ctx.def, ctx.seed!.dirs.state, {
     reader: ctx.reader,
+    budget: ctx.budget,
     patches: [patch],
   });
   if (s.header.digest !== header.digest) {
@@ -537,6 +547,7 @@ async function materializeSeed(ctx: Ctx): Promise<void> {
     const snap = normalize(
       await takeSnapshot(ctx.def, seed.dirs.state, {
         reader: ctx.reader,
+        budget: ctx.budget,
         postgres: ctx.opts.launcher.postgres,
       }),
       ctx.def,
@@ -916,6 +927,7 @@ async function sameState(
   try {
     const r = await stateDelta(ctx.def, firstDir, stateDir, {
       reader: ctx.reader,
+      budget: ctx.budget,
     });
     return r.sameAsBefore;
   } catch {
@@ -943,6 +955,8 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
     try {
       await ctx.opts.launcher.reset(dirs.state);
       if (i === 1) {
+        // Sessions may add to the seed, not hold it all within the budget.
+        ctx.budget = await seedBudget(dirs.state);
         // Observed once the second reset says how (by pages: streamed).
         if (!byPages) digests.push(await observeState(ctx, dirs.state));
       } else if (
@@ -999,7 +1013,10 @@ async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
 async function streamedSeed(ctx: Ctx, stateDir: string): Promise<string> {
   let header: SeedHeader;
   try {
-    const s = await streamSeed(ctx.def, stateDir, { reader: ctx.reader });
+    const s = await streamSeed(ctx.def, stateDir, {
+      reader: ctx.reader,
+      budget: ctx.budget,
+    });
     if (s.methods.some((m) => m.method !== "pages")) {
       return await observeState(ctx, stateDir);
     }
@@ -1036,6 +1053,7 @@ export async function runBattery(
     seq: 0,
     timers: new OverlapTimerPool(),
     reader: new SnapshotReader(await Deno.realPath(opts.workDir)),
+    budget: {},
     cleanups: [],
     seed: null,
     seedWhy: "no seed to compare with",

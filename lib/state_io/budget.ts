@@ -1,6 +1,7 @@
 /**
  * The per-session state budget: how much a server may leave in its state
- * directory before verity refuses to observe it. A server that writes a
+ * directory, beyond the seed it started from, before verity refuses to
+ * observe it. A server that writes a
  * 3 GiB (even sparse) file, or a million small ones, ends its session with
  * a named reason instead of making every snapshot read it all.
  *
@@ -122,4 +123,30 @@ export async function checkStateBudget(
     }
   }
   return usage;
+}
+
+/**
+ * The budget of a session that starts from the state in `seedDir` (as a
+ * reset laid it): the seed's own bytes and entries plus the default
+ * allowance, so the limit is on what a server adds, not on the store the
+ * definition seeds (a 1.4 GiB seed is auditable; a server that writes
+ * 1 GiB more than it is not). Reads metadata only.
+ *
+ * @example
+ * ```ts ignore
+ * const budget = await seedBudget("/tmp/verity-run-1/reset-1/state");
+ * await checkStateBudget("/tmp/verity-run-1/session-3/state", budget);
+ * ```
+ */
+export async function seedBudget(
+  seedDir: string,
+): Promise<Required<StateBudget>> {
+  const seed = await checkStateBudget(seedDir, {
+    maxBytes: Infinity,
+    maxEntries: Infinity,
+  });
+  return {
+    maxBytes: DEFAULT_STATE_BUDGET.maxBytes + seed.bytes,
+    maxEntries: DEFAULT_STATE_BUDGET.maxEntries + seed.entries,
+  };
 }

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { takeSnapshot } from "./snapshot.ts";
-import { checkStateBudget, overBudget, StateBudgetError } from "./budget.ts";
+import {
+  checkStateBudget,
+  DEFAULT_STATE_BUDGET,
+  overBudget,
+  seedBudget,
+  StateBudgetError,
+} from "./budget.ts";
 
 const fsAdapter: AdapterDef = {
   kind: "fs",
@@ -90,6 +96,41 @@ Deno.test("snapshots hash a file larger than the streaming threshold chunk by ch
     assert.ok(rec, "the big file is observed");
     assert.match(JSON.stringify(rec), new RegExp(want));
     assert.match(JSON.stringify(rec), /"size":20971533/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("state budget: relative to the seed, a 1.5 GiB seed is within it and a server that adds more than 1 GiB is not", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-budget-seed-" });
+  const sparse = async (path: string, bytes: number) => {
+    using f = await Deno.open(path, { write: true, create: true });
+    await f.truncate(bytes);
+  };
+  try {
+    const GiB = 1024 * 1024 * 1024;
+    await Deno.mkdir(`${dir}/seed/sub`, { recursive: true });
+    await sparse(`${dir}/seed/store.db`, 1.5 * GiB);
+    await Deno.writeTextFile(`${dir}/seed/sub/a.txt`, "abc");
+    const budget = await seedBudget(`${dir}/seed`);
+    assert.deepEqual(budget, {
+      maxBytes: DEFAULT_STATE_BUDGET.maxBytes + 1.5 * GiB + 3,
+      maxEntries: DEFAULT_STATE_BUDGET.maxEntries + 3,
+    });
+    // The seed alone is over the default budget, within its own.
+    await assert.rejects(
+      () => checkStateBudget(`${dir}/seed`),
+      StateBudgetError,
+    );
+    await checkStateBudget(`${dir}/seed`, budget);
+    // A session that added 0.9 GiB is within it; 1.1 GiB is not.
+    await sparse(`${dir}/seed/added.bin`, 0.9 * GiB);
+    await checkStateBudget(`${dir}/seed`, budget);
+    await sparse(`${dir}/seed/added.bin`, 1.1 * GiB);
+    await assert.rejects(
+      () => checkStateBudget(`${dir}/seed`, budget),
+      /state budget exceeded: more than 2\.5 GiB \(2\.6 GiB seen so far\)/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

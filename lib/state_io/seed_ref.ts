@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { seedBudget } from "./budget.ts";
 import type { Definition } from "../definition/types.ts";
 import { seedPath } from "../definition/seeds.ts";
 import { snapshotDigest } from "../state/delta.ts";
@@ -60,7 +61,10 @@ export async function rebuildSeed(
   def: Definition,
 ): Promise<{ snapshot: Snapshot; digest: string }> {
   return await inRebuiltSeed(def, async (dir) => {
-    const snapshot = normalize(await takeSnapshot(def, dir), def);
+    const snapshot = normalize(
+      await takeSnapshot(def, dir, { budget: await seedBudget(dir) }),
+      def,
+    );
     return { snapshot, digest: snapshotDigest(snapshot) };
   });
 }
@@ -114,6 +118,7 @@ export async function streamRebuiltSeed(
     const ids = [...patches.keys()];
     const r = await streamSeed(def, dir, {
       patches: ids.map((d) => patches.get(d)!),
+      budget: await seedBudget(dir),
     });
     const states = new Map(ids.map((d, i) => [d, {
       state: r.patched[i]!,
