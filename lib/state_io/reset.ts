@@ -91,8 +91,14 @@ export async function writeSqliteSeed(
   const key = `${p}\u0000${sql}`;
   const known = SEED_FILES.get(key);
   if (known?.file !== undefined) {
-    await copyAtomic(known.file, dest);
-    return "cached";
+    try {
+      await copyAtomic(known.file, dest);
+      return "cached";
+    } catch (e) {
+      // The cached build was removed under us: build again.
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      SEED_FILES.delete(key);
+    }
   }
   // Built in a directory of its own beside dest (a journal or WAL file
   // SQLite leaves goes with it), then renamed into place.
@@ -188,6 +194,11 @@ async function copyAtomic(from: string, dest: string): Promise<void> {
 const SEED_FILES = new Map<string, { digest: string; file?: string }>();
 
 let cacheDir: string | null = null;
+
+/** This process's directory of cached seed databases, if one was made (tests). */
+export function seedCacheDirectory(): string | null {
+  return cacheDir;
+}
 
 /** This process's directory of cached seed databases, removed when it exits. */
 async function seedCacheDir(): Promise<string> {

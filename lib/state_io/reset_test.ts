@@ -4,6 +4,7 @@ import { loadDefinition } from "../definition/load.ts";
 import {
   isSqliteImage,
   resetState,
+  seedCacheDirectory,
   sqliteSeedImage,
   writeSqliteSeed,
 } from "./reset.ts";
@@ -131,6 +132,17 @@ Deno.test("reset: a stable SQL seed's database is copied after two equal builds;
       how.push(await writeSqliteSeed(def, stable, 0, out(n)));
     }
     assert.deepEqual(how, ["built", "built", "cached"]);
+    // A cached build removed under the process is built again.
+    const cache = seedCacheDirectory();
+    assert.ok(cache !== null);
+    const { createHash } = await import("node:crypto");
+    const digest = createHash("sha256").update(Deno.readFileSync(out(1)))
+      .digest("hex");
+    Deno.removeSync(`${cache}/${digest}.db`);
+    assert.equal(
+      await writeSqliteSeed(def, stable, 0, `${dir}/out/x/a.db`),
+      "built",
+    );
     const [s1, s2, s3] = [0, 1, 2].map((n) => Deno.readFileSync(out(n)));
     assert.ok(isSqliteImage(s1!));
     assert.deepEqual(s1, s2);
