@@ -38,6 +38,7 @@ import {
 import { writeChunksAtomic } from "./atomic_write.ts";
 import type { SegmentReply, SegmentRequest } from "./segment_worker.ts";
 import {
+  feedLines,
   type SegmentOutcome,
   segmentPlan,
   walkSegment,
@@ -68,12 +69,10 @@ export async function readLedgerFile(path: string): Promise<unknown> {
 }
 
 /**
- * Feed a file's bytes to a walker as a stream, in 4 MiB reads: every
- * complete line to `lines`, the bytes after the last newline to the
- * result. Null when the walk failed. The next piece is read while the
- * walker works on the current one (two buffers). Memory is bounded by the
- * buffers and the longest line. Throws {@linkcode UsageError} for a
- * missing or unreadable file.
+ * Feed a file's bytes to a walker as a stream, in 4 MiB reads
+ * ({@linkcode feedLines}): every complete line to `lines`, the bytes after
+ * the last newline to the result. Null when the walk failed. Throws
+ * {@linkcode UsageError} for a missing or unreadable file.
  */
 async function walkFileBytes(
   path: string,
@@ -93,53 +92,11 @@ async function walkFileBytes(
     f.read(into).catch((e) => {
       throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
     });
-  const size = options.pieceBytes ?? 1 << 22;
-  let cur = new Uint8Array(size);
-  let nxt = new Uint8Array(size);
   try {
-    // cur[0, filled) starts at a line's start; eof: nothing more to read.
-    let n = await read(cur);
-    let filled = n ?? 0;
-    let eof = n === null;
-    while (!eof) {
-      const cut = cur.subarray(0, filled).lastIndexOf(0x0a) + 1;
-      const rest = filled - cut;
-      if (rest === cur.length) {
-        // One line longer than the buffer: make room for it, if it can be
-        // a line of the layout.
-        if (!w.mayContinue(rest)) return null;
-        const bigger = new Uint8Array(cur.length * 2);
-        bigger.set(cur);
-        cur = bigger;
-        nxt = new Uint8Array(cur.length);
-        n = await read(cur.subarray(filled));
-        if (n === null) eof = true;
-        else filled += n;
-        continue;
-      }
-      // The incomplete last line goes first in the other buffer, and the
-      // next piece is read after it while this one is walked.
-      nxt.set(cur.subarray(cut, filled));
-      const pending = read(nxt.subarray(rest));
-      let tail: number;
-      try {
-        tail = w.lines(cur.subarray(0, cut));
-      } catch (e) {
-        await pending.catch(() => {});
-        throw e;
-      }
-      if (tail < 0) {
-        await pending.catch(() => {});
-        return null;
-      }
-      n = await pending;
-      [cur, nxt] = [nxt, cur];
-      filled = rest + (n ?? 0);
-      eof = n === null;
-    }
-    const tail = w.lines(cur.subarray(0, filled));
-    if (tail < 0) return null;
-    return w.end(cur.subarray(tail, filled));
+    const rest = await feedLines(w, read, {
+      pieceBytes: options.pieceBytes ?? 1 << 22,
+    });
+    return rest === null ? null : w.end(rest);
   } finally {
     f.close();
   }
