@@ -1,21 +1,8 @@
 import assert from "node:assert/strict";
-import type { AdapterDef } from "../lib/definition/types.ts";
+import { adapterDef } from "../lib/definition/_test_definition.ts";
 import { type FsEntry, fsExclusions, fsRegions, walkFs } from "./fs.ts";
 
-const ad = (
-  kind: AdapterDef["kind"],
-  label: string,
-  extra: Partial<AdapterDef> = {},
-): AdapterDef => ({
-  kind,
-  label,
-  seed: null,
-  business: [],
-  append_only: [],
-  mask: [],
-  key: {},
-  ...extra,
-});
+const ad = adapterDef;
 
 Deno.test("fs: an adapter on . skips what other adapters observe (databases with their -wal/-shm, json, nested fs)", () => {
   const root = ad("fs", ".");

@@ -1,21 +1,13 @@
 import assert from "node:assert/strict";
 import type { AdapterDef } from "../lib/definition/types.ts";
+import { adapterDef } from "../lib/definition/_test_definition.ts";
 import { computeDelta } from "../lib/state/delta.ts";
 import type { Snapshot } from "../lib/state/types.ts";
 import { readJsonState } from "./json.ts";
 import { getPath } from "../lib/state/json_path.ts";
 
 function def(label: string, extra: Partial<AdapterDef> = {}): AdapterDef {
-  return {
-    kind: "json",
-    label,
-    seed: null,
-    business: [],
-    append_only: [],
-    mask: [],
-    key: {},
-    ...extra,
-  };
+  return adapterDef("json", label, extra);
 }
 
 function snap(text: string, d: AdapterDef): Snapshot {

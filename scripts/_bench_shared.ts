@@ -7,6 +7,10 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { AdapterDef, Definition } from "../lib/definition/types.ts";
+import {
+  adapterDef,
+  bareDefinition,
+} from "../lib/definition/_test_definition.ts";
 
 /** A record shaped like what `verity run` appends: a report digest and a little provenance. */
 export function ledgerRecord(i: number): unknown {
@@ -54,31 +58,9 @@ export function sqliteBenchDefinition(
   dir: string,
   adapter: Pick<AdapterDef, "append_only" | "mask">,
 ): Definition {
-  return {
-    kind: "fixture",
-    file: `${dir}/fixture.toml`,
-    dir,
-    digest: "",
-    name: "bench",
-    command: ["true"],
-    env: {},
-    timeouts: { start_s: 30, call_s: 30 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: ["sqlite:state.db"],
-    adapters: [{
-      kind: "sqlite",
-      label: "state.db",
-      seed: null,
-      business: ["items"],
-      key: {},
-      ...adapter,
-    }],
-    tools: [],
-    source: null,
-  } as unknown as Definition;
+  return bareDefinition(dir, [
+    adapterDef("sqlite", "state.db", { business: ["items"], ...adapter }),
+  ], { name: "bench", locations: ["sqlite:state.db"] });
 }
 
 /** `a / b` as a ratio (`0.123x`), or n/a when sqldiff took no measurable CPU (tiny stores). */

@@ -1,16 +1,10 @@
 import assert from "node:assert/strict";
 import type { AdapterDef } from "../definition/types.ts";
+import { adapterDef } from "../definition/_test_definition.ts";
 import { coverage } from "./coverage.ts";
 
-const a = (kind: AdapterDef["kind"], label: string): AdapterDef => ({
-  kind,
-  label,
-  seed: null,
-  business: [],
-  append_only: [],
-  mask: [],
-  key: {},
-});
+const a = (kind: AdapterDef["kind"], label: string): AdapterDef =>
+  adapterDef(kind, label);
 
 Deno.test("coverage: every declared location observed by a matching adapter", () => {
   const c = coverage({

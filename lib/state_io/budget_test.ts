@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { AdapterDef, Definition } from "../definition/types.ts";
+import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import {
   checkStateBudget,
@@ -10,35 +11,14 @@ import {
   StateBudgetError,
 } from "./budget.ts";
 
-const fsAdapter: AdapterDef = {
-  kind: "fs",
-  label: ".",
-  seed: null,
-  business: [],
-  append_only: [],
-  mask: [],
-  key: {},
-};
+const fsAdapter: AdapterDef = adapterDef("fs", ".");
 
 function definition(): Definition {
-  return {
-    kind: "fixture",
-    file: "/x/fixture.toml",
-    dir: "/x",
-    digest: "",
+  return bareDefinition("/x", [fsAdapter], {
     name: "t",
     command: ["x"],
-    env: {},
     timeouts: { start_s: 1, call_s: 1 },
-    sandbox: null,
-    read: [],
-    locations: [],
-    adapters: [fsAdapter],
-    tools: [],
-    source: null,
-    cwd: null,
-    allow: { sys: [], run: [] },
-  };
+  });
 }
 
 Deno.test("state budget: a 3 GiB sparse file is refused from metadata, before any read", async () => {

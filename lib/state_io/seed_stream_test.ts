@@ -10,7 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import type { AdapterDef, Definition } from "../definition/types.ts";
+import type { Definition } from "../definition/types.ts";
+import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import type { Snapshot, StateRecord } from "../state/types.ts";
@@ -176,56 +177,18 @@ function edit(db: DatabaseSync, rnd: () => number, rows: number): void {
 }
 
 function definition(dir: string): Definition {
-  const base = {
-    seed: null,
-    key: {},
-  };
-  return {
-    kind: "fixture",
-    file: `${dir}/fixture.toml`,
-    dir,
-    digest: "",
-    name: "stream",
-    command: ["true"],
-    env: {},
-    timeouts: { start_s: 30, call_s: 30 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: [],
-    adapters: [
-      {
-        ...base,
-        kind: "sqlite",
-        label: "state.db",
-        business: ["items", "kv_int", "r_text"],
-        append_only: ["events"],
-        mask: [
-          { region: "items", column: "updated", kind: "timestamp" },
-          { region: "kv_text", column: "body", kind: "uuid" },
-        ],
-      },
-      {
-        ...base,
-        kind: "json",
-        label: "data.json",
-        business: [],
-        append_only: [],
-        mask: [],
-      },
-      {
-        ...base,
-        kind: "sqlite",
-        label: "other.db",
-        business: [],
-        append_only: [],
-        mask: [],
-      },
-    ] as AdapterDef[],
-    tools: [],
-    source: null,
-  } as unknown as Definition;
+  return bareDefinition(dir, [
+    adapterDef("sqlite", "state.db", {
+      business: ["items", "kv_int", "r_text"],
+      append_only: ["events"],
+      mask: [
+        { region: "items", column: "updated", kind: "timestamp" },
+        { region: "kv_text", column: "body", kind: "uuid" },
+      ],
+    }),
+    adapterDef("json", "data.json"),
+    adapterDef("sqlite", "other.db"),
+  ], { name: "stream" });
 }
 
 /** Synthetic patches over a snapshot: new regions, drops, puts, and malformed ones. */

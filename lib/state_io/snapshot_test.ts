@@ -1,42 +1,17 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
+import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
 import { readOnlyWorkerOptions, takeSnapshot } from "./snapshot.ts";
 
 function definition(adapters: AdapterDef[]): Definition {
-  return {
-    kind: "fixture",
-    file: "/x/fixture.toml",
-    dir: "/x",
-    digest: "",
+  return bareDefinition("/x", adapters, {
     name: "t",
     command: ["x"],
-    env: {},
     timeouts: { start_s: 1, call_s: 1 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: [],
-    adapters,
-    tools: [],
-    source: null,
-  };
+  });
 }
-const adapter = (
-  kind: AdapterDef["kind"],
-  label: string,
-  extra: Partial<AdapterDef> = {},
-): AdapterDef => ({
-  kind,
-  label,
-  seed: null,
-  business: [],
-  append_only: [],
-  mask: [],
-  key: {},
-  ...extra,
-});
+const adapter = adapterDef;
 
 async function tree(files: Record<string, string>): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "verity-snap-" });

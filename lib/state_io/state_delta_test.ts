@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
+import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
 import { computeDelta, snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";
@@ -23,33 +24,14 @@ const rebuilt = { count: 0, refused: 0 };
 const fullRows = { checked: 0, unknown: 0, records: 0 };
 
 function def(dir: string, adapter: Partial<AdapterDef> = {}): Definition {
-  return {
-    kind: "fixture",
-    file: `${dir}/fixture.toml`,
-    dir,
-    digest: "",
-    name: "diff",
-    command: ["true"],
-    env: {},
-    timeouts: { start_s: 30, call_s: 30 },
-    sandbox: null,
-    read: [],
-    cwd: null,
-    allow: { sys: [], run: [] },
-    locations: ["sqlite:state.db"],
-    adapters: [{
-      kind: "sqlite",
-      label: "state.db",
-      seed: null,
+  return bareDefinition(dir, [
+    adapterDef("sqlite", "state.db", {
       business: ["items"],
       append_only: ["events"],
       mask: [{ region: "items", column: "updated", kind: "timestamp" }],
-      key: {},
       ...adapter,
-    }],
-    tools: [],
-    source: null,
-  } as Definition;
+    }),
+  ], { name: "diff", locations: ["sqlite:state.db"] });
 }
 
 /** A small deterministic PRNG: the project's mulberry32 (lib/reality/prng.ts). */
