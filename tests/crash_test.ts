@@ -152,6 +152,8 @@ Deno.test("recovery: scratch directories of dead runs are removed, live ones and
       const [name, owner] of [
         ["verity-run-dead", ownerText({ pid: await deadPid(), start: 1 })],
         ["verity-cmd-dead", ownerText({ pid: await deadPid(), start: null })],
+        ["verity-seeds-dead", ownerText({ pid: await deadPid(), start: 1 })],
+        ["verity-seeds-live", ownerText(selfOwner())],
         ["verity-run-live", ownerText(selfOwner())],
         ["verity-run-unmarked", null],
         ["other-dead", ownerText({ pid: await deadPid(), start: 1 })],
@@ -162,10 +164,15 @@ Deno.test("recovery: scratch directories of dead runs are removed, live ones and
         Deno.writeTextFileSync(`${root}/${name}/.owner`, owner);
       }
     }
-    assert.equal(await cleanScratch(root), 2);
+    assert.equal(await cleanScratch(root), 3);
     assert.deepEqual(
       [...Deno.readDirSync(root)].map((e) => e.name).sort(),
-      ["other-dead", "verity-run-live", "verity-run-unmarked"],
+      [
+        "other-dead",
+        "verity-run-live",
+        "verity-run-unmarked",
+        "verity-seeds-live",
+      ],
     );
   } finally {
     await Deno.remove(root, { recursive: true });

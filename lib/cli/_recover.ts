@@ -25,7 +25,7 @@ import {
 /** The marker a run writes beside its report until the report is in the ledger. */
 export const WRITER_MARKER = ".writer";
 
-/** The owner file in a scratch directory (`verity-run-*`, `verity-cmd-*`). */
+/** The owner file in a scratch directory (`verity-run-*`, `verity-cmd-*`, `verity-seeds-*`). */
 export const SCRATCH_OWNER = ".owner";
 
 /** Mark `dir` as being written by this process. */
@@ -162,14 +162,15 @@ function tempRoot(): string {
 }
 
 /**
- * Remove `verity-run-*` and `verity-cmd-*` scratch directories whose owner
- * (recorded in their `.owner` file) is dead. Returns how many were removed.
+ * Remove `verity-run-*`, `verity-cmd-*` and `verity-seeds-*` (cached seed
+ * databases) scratch directories whose owner (recorded in their `.owner`
+ * file) is dead. Returns how many were removed.
  */
 export async function cleanScratch(root = tempRoot()): Promise<number> {
   let n = 0;
   try {
     for await (const e of Deno.readDir(root)) {
-      if (!e.isDirectory || !/^verity-(run|cmd)-/.test(e.name)) continue;
+      if (!e.isDirectory || !/^verity-(run|cmd|seeds)-/.test(e.name)) continue;
       const dir = join(root, e.name);
       const owner = await ownerOf(join(dir, SCRATCH_OWNER));
       if (owner === "absent" || owner === null || ownerAlive(owner)) continue;

@@ -25,6 +25,7 @@ import type { PostgresCluster } from "./postgres_cluster.ts";
 import { DatabaseSync } from "node:sqlite";
 import { exists } from "../common/exists.ts";
 import { createHash } from "node:crypto";
+import { ownerText, selfOwner } from "../common/owner.ts";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -200,10 +201,17 @@ export function seedCacheDirectory(): string | null {
   return cacheDir;
 }
 
-/** This process's directory of cached seed databases, removed when it exits. */
+/**
+ * This process's directory of cached seed databases, removed when it
+ * exits. It names its owner in `.owner`, as the scratch directories of
+ * runs do: one left by a process killed outright (SIGKILL, where no exit
+ * handler runs) is removed by the next `verity run` or `verity ledger
+ * recover` (`cleanScratch`), since it may hold copies of a large seed.
+ */
 async function seedCacheDir(): Promise<string> {
   if (cacheDir === null) {
     const dir = await Deno.makeTempDir({ prefix: "verity-seeds-" });
+    await Deno.writeTextFile(`${dir}/.owner`, ownerText(selfOwner()));
     cacheDir = dir;
     globalThis.addEventListener("unload", () => {
       try {

@@ -9,6 +9,7 @@ import {
   writeSqliteSeed,
 } from "./reset.ts";
 import { takeSnapshot } from "./snapshot.ts";
+import { parseOwner, selfOwner } from "../common/owner.ts";
 
 const ITEMS = new URL("../../tests/data/items", import.meta.url).pathname;
 
@@ -135,6 +136,12 @@ Deno.test("reset: a stable SQL seed's database is copied after two equal builds;
     // A cached build removed under the process is built again.
     const cache = seedCacheDirectory();
     assert.ok(cache !== null);
+    // It names this process as its owner, so that it is removed after a
+    // SIGKILL (cleanScratch).
+    assert.deepEqual(
+      parseOwner(Deno.readTextFileSync(`${cache}/.owner`)),
+      selfOwner(),
+    );
     const { createHash } = await import("node:crypto");
     const digest = createHash("sha256").update(Deno.readFileSync(out(1)))
       .digest("hex");
