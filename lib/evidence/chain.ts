@@ -623,6 +623,57 @@ export interface ByteWalk {
 }
 
 /**
+ * Where a walk that defers its hashing ({@linkcode VerityByteWalker.deferTo})
+ * leaves each block: the block's hashed input is built in place in `data`
+ * (the bytes walked must lie in it) at `[starts[i], ends[i])`, and its
+ * published hash's 64 digits are kept at `digits[64 i, 64 i + 64)`. Another
+ * thread hashes them ({@linkcode checkDeferred}); the arrays may be shared.
+ */
+export interface HashSlot {
+  data: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  digits: Uint8Array;
+}
+
+/** A slot for a segment of up to `bytes` bytes (backed by shared memory when `shared`). */
+export function newHashSlot(bytes: number, shared: boolean): HashSlot {
+  // A block line is at least 199 bytes long.
+  const blocks = Math.floor(bytes / 199) + 1;
+  const mem = (n: number) =>
+    shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n);
+  return {
+    data: new Uint8Array(mem(bytes)),
+    starts: new Int32Array(mem(4 * blocks)),
+    ends: new Int32Array(mem(4 * blocks)),
+    digits: new Uint8Array(mem(64 * blocks)),
+  };
+}
+
+/**
+ * Hash the inputs `from` to `to` (exclusive) a deferred walk left in `slot`
+ * and compare each with its published digits: true when every one is
+ * equal (once all are, the segment's walk holds as if it had hashed them
+ * itself).
+ */
+export function checkDeferred(
+  slot: HashSlot,
+  from: number,
+  to: number,
+): boolean {
+  const { data, starts, ends, digits } = slot;
+  for (let i = from; i < to; i++) {
+    const h = SHA256.copy().update(data.subarray(starts[i]!, ends[i]!))
+      .digest("hex");
+    const at = 64 * i;
+    for (let k = 0; k < 64; k++) {
+      if (digits[at + k] !== h.charCodeAt(k)) return false;
+    }
+  }
+  return true;
+}
+
+/**
  * What a walker found in one segment of a ledger in verity's layout: the
  * block lines that start in a range of the file's bytes (the first segment
  * also holds the header line, the last the closing `]}`). Segments are
@@ -757,6 +808,11 @@ export class VerityByteWalker {
   #expectedAt: number | undefined = undefined;
   /** Called for each block in the layout (the record text is canonical). */
   onBlock: ((b: WalkedBlock) => void) | null = null;
+  /** Where blocks go unhashed (see deferTo), and how many went there. */
+  #slot: HashSlot | null = null;
+  #deferred = 0;
+  /** Set when a block could not be deferred (see deferTo). */
+  #cannotDefer = false;
 
   /**
    * `expectedHead`, when given, is looked for among the published hashes
@@ -874,6 +930,35 @@ export class VerityByteWalker {
       types: this.#types,
       recipes: this.recipes(),
     };
+  }
+
+  /**
+   * Hash nothing from here on: leave each block's hashed input and
+   * published digits in `slot` (see {@linkcode HashSlot}) for another
+   * thread to check, and walk on as if every published hash were the
+   * recomputed one. The bytes given to {@linkcode VerityByteWalker.lines}
+   * must then lie in `slot.data`. A block that cannot be left there (its
+   * input built outside the bytes, for a type too long to build it in
+   * place, or no room) fails the walk, with
+   * {@linkcode VerityByteWalker.cannotDefer} set: its segment is then to be
+   * walked with its hashes. Only for a segment walk whose outcome counts
+   * once its hashes are checked: the head and problems of a deferred walk
+   * are not the chain's.
+   */
+  deferTo(slot: HashSlot): void {
+    this.#slot = slot;
+    this.#deferred = 0;
+    this.#cannotDefer = false;
+  }
+
+  /** How many blocks were left in the slot (see deferTo). */
+  get deferred(): number {
+    return this.#deferred;
+  }
+
+  /** Whether the walk failed because a block could not be deferred. */
+  get cannotDefer(): boolean {
+    return this.#cannotDefer;
   }
 
   /**
@@ -1034,22 +1119,41 @@ export class VerityByteWalker {
       uv.setUint32(7 + k, dv.getUint32(hexStart + k));
     }
     const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
-    const h = SHA256.copy().update(input).digest("hex");
-    // The recomputed hash is compared with the published one; the
-    // published one is #prev for the next block (the chain is followed on
-    // published hashes, as verifyLedger follows it).
-    let same = true;
-    for (let k = 0; k < 64 && same; k++) {
-      same = pub[7 + k] === h.charCodeAt(k);
-    }
-    if (same && !this.#off) {
-      // The common case: the published hash is the recomputed one (so 64
-      // lowercase hex digits), and the replay from genesis agrees.
-      this.#strictHex = h;
-      if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
-        this.#expectedAt = index;
+    const slot = this.#slot;
+    if (slot !== null) {
+      // Deferred: the input and the published digits are left for another
+      // thread to hash and compare (checkDeferred).
+      const i = this.#deferred;
+      const at = input.byteOffset - slot.data.byteOffset;
+      if (
+        input.buffer !== slot.data.buffer || at < 0 ||
+        i >= slot.starts.length
+      ) {
+        this.#cannotDefer = true;
+        return this.#failed();
       }
-    } else if (!this.#recover(h, index, input)) return -1;
+      slot.starts[i] = at;
+      slot.ends[i] = at + input.length;
+      slot.digits.set(pub.subarray(7, 71), 64 * i);
+      this.#deferred = i + 1;
+    } else {
+      const h = SHA256.copy().update(input).digest("hex");
+      // The recomputed hash is compared with the published one; the
+      // published one is #prev for the next block (the chain is followed
+      // on published hashes, as verifyLedger follows it).
+      let same = true;
+      for (let k = 0; k < 64 && same; k++) {
+        same = pub[7 + k] === h.charCodeAt(k);
+      }
+      if (same && !this.#off) {
+        // The common case: the published hash is the recomputed one (so 64
+        // lowercase hex digits), and the replay from genesis agrees.
+        this.#strictHex = h;
+        if (h.charCodeAt(0) === this.#expected0 && h === this.#expected) {
+          this.#expectedAt = index;
+        }
+      } else if (!this.#recover(h, index, input)) return -1;
+    }
     this.#pub = this.#prev;
     this.#pubView = iv;
     this.#prev = pub;

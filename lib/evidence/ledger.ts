@@ -28,6 +28,7 @@ import {
   LEDGER_VERSION,
   ledgerRecipesText,
   ledgerText,
+  newHashSlot,
   type SegmentWalk,
   verifyLedger,
   verifyLedgerText,
@@ -38,7 +39,11 @@ import {
 import { writeChunksAtomic } from "./atomic_write.ts";
 import type { SegmentReply, SegmentRequest } from "./segment_worker.ts";
 import {
+  CONTROL,
+  type DeferredOutcome,
   feedLines,
+  hashChunk,
+  newControl,
   type SegmentOutcome,
   segmentPlan,
   walkSegment,
@@ -160,20 +165,35 @@ function coreIdle(): boolean {
 
 /**
  * Ledgers at least this large are verified on two threads (see
- * verifyLedgerFile): the second thread takes about 50 ms to come up (a new
- * isolate loading node:crypto), the time one thread walks about 8 MiB, so
- * below twice that it would add CPU for little or no gain in time.
+ * verifyLedgerFile): the second thread takes 35-60 ms to come up (a new
+ * isolate loading node:crypto) and walks its first segments slowly (its
+ * code not yet compiled); measured side by side, two threads are slower
+ * than one at 10 MB, even at 17.5 MB and faster from about 25 MB
+ * (scripts/bench_ledger.ts, docs/benchmarks.md).
  */
-const PARALLEL_BYTES = 16 << 20;
+const PARALLEL_BYTES = 24 << 20;
+
+/** Slots of deferred hashes between the two threads. */
+const SLOTS = 4;
 
 /**
- * The fast path of {@linkcode verifyLedgerFile} on two threads: the file
- * is cut into segments ({@linkcode segmentPlan}) and each thread takes the
- * next segment not yet taken and walks it whole (layout, chain, canonical
- * form and hashes), this one from the start while the worker comes up.
- * The walks are joined ({@linkcode joinSegments}); only a ledger that
- * verifies is answered (null otherwise: the caller walks it again on one
- * thread, which names every problem).
+ * Bytes per segment on two threads: small enough that this thread, walking
+ * segments whole while the worker comes up, turns to hashing soon after.
+ */
+const SEGMENT_BYTES = 1 << 20;
+
+/**
+ * The fast path of {@linkcode verifyLedgerFile} on two threads, split by
+ * stage: the file is cut into segments ({@linkcode segmentPlan}); a worker
+ * takes the next segment not yet taken and walks it (layout, chain links,
+ * canonical form), leaving each block's hashed input and published digits
+ * in a shared slot ({@linkcode HashSlot}). This thread hashes and compares
+ * them a chunk at a time ({@linkcode hashChunk}), and the worker helps
+ * when every slot is full. While nothing is ready to hash (the worker
+ * coming up) this thread takes segments too and walks them whole, hashes
+ * included. The walks are joined ({@linkcode joinSegments}); only a ledger
+ * that verifies is answered (null otherwise: the caller walks it again on
+ * one thread, which names every problem).
  */
 async function verifyInSegments(
   path: string,
@@ -183,70 +203,129 @@ async function verifyInSegments(
 ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
   const { counts } = options;
   if (counts) counts.answered = false;
-  const plan = segmentPlan(size, options.segmentBytes);
-  const counter = new SharedArrayBuffer(4);
-  const next = new Int32Array(counter);
+  const plan = segmentPlan(size, options.segmentBytes ?? SEGMENT_BYTES);
+  const c = newControl(SLOTS);
+  const control = c.buffer as SharedArrayBuffer;
+  const verified = new SharedArrayBuffer(4 * plan.count);
+  const hashed = new Int32Array(verified);
+  // A slot holds a segment and its last line, or the last segment (up to
+  // twice the others); one that does not fit is walked here.
+  const slots = Array.from(
+    { length: SLOTS },
+    () => newHashSlot(2 * plan.bytes + 4096, true),
+  );
+  // Segments walked here, and the worker's as it tells them.
+  const walked = new Map<number, SegmentOutcome>();
+  const theirs = new Map<number, DeferredOutcome>();
+  let failed = false;
+  const stop = () => {
+    failed = true;
+    Atomics.store(c, CONTROL.next, plan.count);
+  };
+  let wake: (() => void) | null = null;
+  let messages = 0;
+  let told: (ok: boolean) => void = () => {};
+  const allTold = new Promise<boolean>((resolve) => told = resolve);
   let worker: Worker | null = null;
   try {
-    let theirs: Promise<SegmentReply> = Promise.resolve([]);
     try {
       const wk = new Worker(
         new URL("./segment_worker.ts", import.meta.url).href,
         { type: "module", name: "verity-ledger-segments" },
       );
       worker = wk;
-      theirs = new Promise<SegmentReply>((resolve) => {
-        wk.onmessage = (ev: MessageEvent<SegmentReply>) => resolve(ev.data);
-        wk.onerror = (ev: ErrorEvent) => {
-          ev.preventDefault();
-          resolve(null);
-        };
-      });
+      wk.onmessage = (ev: MessageEvent<SegmentReply>) => {
+        const m = ev.data;
+        messages++;
+        if (m === "done") told(true);
+        else if (m === null) told(false);
+        else theirs.set(m.k, m.outcome);
+        wake?.();
+      };
+      wk.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        Atomics.store(c, CONTROL.worker, 2);
+        told(false);
+        wake?.();
+      };
     } catch {
-      worker = null; // no worker: this thread walks every segment
+      // No worker: this thread walks every segment.
+      Atomics.store(c, CONTROL.worker, 1);
+      told(true);
     }
-    const request: SegmentRequest = { path, plan, counter };
-    const mine: [number, SegmentOutcome][] = [];
+    const walkHere = async (k: number) => {
+      const r = await walkSegment(path, plan, k);
+      walked.set(k, r);
+      if (r === null) stop();
+    };
     // Tests: this thread walks the first segment, the worker the rest.
     const one = options.waitForWorker === true && worker !== null;
-    if (one) mine.push([Atomics.add(next, 0, 1), null]);
+    const first = one ? Atomics.add(c, CONTROL.next, 1) : -1;
+    const request: SegmentRequest = { path, plan, control, verified, slots };
     worker?.postMessage(request);
+    const hash = () => hashChunk(c, slots, hashed, plan.count);
     try {
-      if (one) mine[0]![1] = await walkSegment(path, plan, 0);
-      while (!one) {
-        const k = Atomics.add(next, 0, 1);
-        if (k >= plan.count) break;
-        const r = await walkSegment(path, plan, k);
-        mine.push([k, r]);
-        if (r === null) Atomics.store(next, 0, plan.count);
+      if (one) await walkHere(first);
+      while (!failed) {
+        if (hash()) continue;
+        if (Atomics.load(c, CONTROL.mismatch) !== 0) {
+          stop();
+          break;
+        }
+        const k = one ? plan.count : Atomics.add(c, CONTROL.next, 1);
+        if (k < plan.count) {
+          await walkHere(k);
+          continue;
+        }
+        const state = Atomics.load(c, CONTROL.worker);
+        if (state === 2) stop();
+        // Done: every block it left is claimed, and hashed (it finished
+        // its own chunks before saying so, this thread too).
+        if (state !== 0) break;
+        // Nothing to do until the worker tells (its messages wake this).
+        // A worker silent for 10 s while this thread waits is given up
+        // (the file is then walked on one thread), so that no fault of
+        // the two threads' sharing can hang a verify.
+        const heard = messages;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, 10_000);
+          if (Atomics.load(c, CONTROL.worker) !== 0) resolve();
+        });
+        clearTimeout(timer);
+        wake = null;
+        if (messages === heard && Atomics.load(c, CONTROL.worker) === 0) {
+          stop();
+        }
+      }
+      // A failure ends it here (the worker may be waiting for a slot).
+      if (failed || !(await allTold)) return null;
+      // Segments the worker could not leave in a slot are walked here.
+      for (const [k, r] of theirs) {
+        if (r === "hash here" && !failed) await walkHere(k);
       }
     } catch {
       // Unreadable: the walk on one thread says so.
-      Atomics.store(next, 0, plan.count);
       return null;
     }
-    return await joined(mine, theirs);
-  } finally {
-    worker?.terminate();
-  }
-
-  async function joined(
-    mine: [number, SegmentOutcome][],
-    other: Promise<SegmentReply>,
-  ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
-    // A worker that failed walked nothing that counts: the segments it
-    // took are missing, and the file is walked again on one thread.
-    const walked = (await other) ?? [];
+    if (failed) return null;
     if (counts) {
-      counts.here = mine.length;
-      counts.there = walked.length;
+      counts.here = walked.size;
+      counts.there = theirs.size;
     }
-    const all = [...mine, ...walked].sort((a, b) => a[0] - b[0]);
-    if (all.length !== plan.count) return null;
     const segments: SegmentWalk[] = [];
     const recipes = new Set<string>();
-    for (const [, r] of all) {
-      if (r === null) return null;
+    for (let k = 0; k < plan.count; k++) {
+      let r = walked.get(k);
+      if (r === undefined) {
+        const t = theirs.get(k);
+        // A walk of the worker's counts only once its hashes were checked.
+        if (typeof t === "object" && t !== null && t.blocks > 0) {
+          r = Atomics.load(hashed, k) === 1 ? t : null;
+        } else r = t === "hash here" ? null : t;
+      }
+      if (r === null || r === undefined) return null;
       if (r === "empty") continue;
       segments.push(r);
       for (const x of r.recipes) recipes.add(x);
@@ -263,6 +342,8 @@ async function verifyInSegments(
       types: r.types,
       recipes: [...recipes].sort(),
     };
+  } finally {
+    worker?.terminate();
   }
 }
 
@@ -270,7 +351,7 @@ async function verifyInSegments(
 export interface VerifyFileOptions {
   /**
    * Walk on two threads, in segments: "auto" (the default) for a ledger of
-   * at least 16 MiB when a second core is likely idle (two or more cores,
+   * at least 24 MiB when a second core is likely idle (two or more cores,
    * the one-minute load average at least one below their count), or
    * always, or never.
    */
@@ -287,7 +368,7 @@ export interface VerifyFileOptions {
    * (tests: so that segments are joined across threads).
    */
   waitForWorker?: boolean;
-  /** Bytes per segment (2 MiB; tests use small ones). */
+  /** Bytes per segment (1 MiB; tests use small ones). */
   segmentBytes?: number;
 }
 

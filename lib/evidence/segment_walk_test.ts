@@ -1,22 +1,47 @@
 import assert from "node:assert/strict";
 import {
   chainBlocks,
+  checkDeferred,
   GENESIS,
   joinSegments,
   ledgerText,
+  newHashSlot,
   type SegmentWalk,
 } from "./chain.ts";
-import { segmentPlan, walkSegment } from "./segment_walk.ts";
+import {
+  type SegmentOutcome,
+  segmentPlan,
+  walkSegment,
+  walkSegmentDeferred,
+} from "./segment_walk.ts";
 import { verifyLedgerFile } from "./ledger.ts";
 import { createPrng } from "../reality/prng.ts";
 
-/** Every segment of the file walked here in turn, then joined; null when the join refuses. */
-async function joined(path: string, bytes: number) {
+/**
+ * Every segment of the file walked here in turn, then joined; null when
+ * the join refuses. Deferred: each segment walked with its hashing left
+ * in a slot (walked with its hashes when it asks), the slot's hashes then
+ * checked, as the two threads share it; a check that fails is null too.
+ */
+async function joined(path: string, bytes: number, deferred = false) {
   const plan = segmentPlan((await Deno.stat(path)).size, bytes);
   const walks: SegmentWalk[] = [];
   const recipes = new Set<string>();
+  const slot = newHashSlot(2 * bytes + 4096, false);
   for (let k = 0; k < plan.count; k++) {
-    const r = await walkSegment(path, plan, k);
+    let r: SegmentOutcome;
+    if (deferred) {
+      const d = await walkSegmentDeferred(path, plan, k, slot);
+      if (d.outcome === "hash here") {
+        hashedHere++;
+        r = await walkSegment(path, plan, k);
+      } else {
+        if (d.outcome !== null && !checkDeferred(slot, 0, d.deferred)) {
+          return null;
+        }
+        r = d.outcome;
+      }
+    } else r = await walkSegment(path, plan, k);
     if (r === null) return null;
     if (r === "empty") continue;
     walks.push(r);
@@ -25,6 +50,9 @@ async function joined(path: string, bytes: number) {
   const j = joinSegments(walks);
   return j === null ? null : { ...j, recipes: [...recipes].sort() };
 }
+
+/** Segments a deferred walk asked to walk with their hashes (a long type or line). */
+let hashedHere = 0;
 
 const one = (path: string, head: string) =>
   verifyLedgerFile(path, head, { twoThreads: false });
@@ -61,16 +89,18 @@ Deno.test("segments: a clean ledger joins to the one-thread walk at every segmen
     if (p === shortPath) { for (let b = 1; b <= size + 1; b++) sizes.push(b); }
     else for (let b = 150; b <= size + 10; b += b < 450 ? 3 : 97) sizes.push(b);
     for (const bytes of sizes) {
-      const j = await joined(p!, bytes);
-      assert.ok(
-        j !== null,
-        `segments of ${bytes} bytes refused a clean ledger`,
-      );
-      assert.equal(j.head, whole.head);
-      assert.equal(j.blocks, whole.blocks);
-      assert.deepEqual(j.types, whole.types);
-      assert.deepEqual(Object.keys(j.types), Object.keys(whole.types));
-      assert.deepEqual(j.recipes, whole.recipes);
+      for (const deferred of [false, true]) {
+        const j = await joined(p!, bytes, deferred);
+        assert.ok(
+          j !== null,
+          `segments of ${bytes} bytes refused a clean ledger (deferred: ${deferred})`,
+        );
+        assert.equal(j.head, whole.head);
+        assert.equal(j.blocks, whole.blocks);
+        assert.deepEqual(j.types, whole.types);
+        assert.deepEqual(Object.keys(j.types), Object.keys(whole.types));
+        assert.deepEqual(j.recipes, whole.recipes);
+      }
       const plan = segmentPlan(size, bytes);
       for (let k = 0; k < plan.count; k++) {
         if ((await walkSegment(p!, plan, k)) === "empty") empties++;
@@ -78,6 +108,8 @@ Deno.test("segments: a clean ledger joins to the one-thread walk at every segmen
     }
   }
   assert.ok(empties > 0, "no segment without a line start was walked");
+  // The long type, and the long line wherever it is longer than a slot.
+  assert.ok(hashedHere > 0, "no deferred walk asked to be hashed here");
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -195,14 +227,16 @@ Deno.test("segments: no tampering joins, whatever the segment size (the one-thre
       bytes <= size;
       bytes = Math.ceil(bytes * 1.12) + prng.int(0, 9)
     ) {
-      const j = await joined(path, bytes);
-      assert.ok(
-        j === null || j.head !== head,
-        `${name} (variant ${kind}): segments of ${bytes} bytes joined to the expected head`,
-      );
-      checked++;
+      for (const deferred of [false, true]) {
+        const j = await joined(path, bytes, deferred);
+        assert.ok(
+          j === null || j.head !== head,
+          `${name} (variant ${kind}): segments of ${bytes} bytes joined to the expected head (deferred: ${deferred})`,
+        );
+        checked++;
+      }
     }
   }
-  assert.ok(checked > 800, `${checked} splits checked`);
+  assert.ok(checked > 1600, `${checked} splits checked`);
   await Deno.remove(dir, { recursive: true });
 });
