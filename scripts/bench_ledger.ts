@@ -8,10 +8,12 @@
  *   file as a stream of bytes, check every block's layout and chain, its
  *   type and record canonical (one scan of their bytes), hash every block
  *   over its bytes as they stand, compare with the head; on one thread,
- *   and on two threads, the file cut into 2 MiB segments that this thread
- *   and a worker take in turn, each walking its own (what it does for a
- *   ledger of 16 MiB or more when a second core is idle; its CPU time
- *   includes the worker's start);
+ *   and on two threads (what it does for a ledger of 24 MiB or more when a
+ *   second core is idle; its CPU time includes the worker's start): the
+ *   file cut into 1 MiB segments, a worker walking them and leaving each
+ *   block's input in shared slots, this thread hashing those (the worker
+ *   helping when every slot is full) and walking segments whole while
+ *   nothing is ready to hash;
  * - general path: the same verification through a full parse
  *   (`parsePythonJson` + `verifyLedger`), the path a ledger in another
  *   layout (mcp-evidence-validator's) takes;

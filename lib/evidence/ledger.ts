@@ -312,7 +312,8 @@ async function verifyInSegments(
     if (failed) return null;
     if (counts) {
       counts.here = walked.size;
-      counts.there = theirs.size;
+      counts.there = [...theirs.values()].filter((r) => r !== "hash here")
+        .length;
     }
     const segments: SegmentWalk[] = [];
     const recipes = new Set<string>();
