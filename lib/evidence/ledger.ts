@@ -239,7 +239,11 @@ async function verifyInSegments(
         messages++;
         if (m === "done") told(true);
         else if (m === null) told(false);
-        else theirs.set(m.k, m.outcome);
+        else {
+          theirs.set(m.k, m.outcome);
+          // A segment that failed fails the whole: stop at once.
+          if (m.outcome === null) stop();
+        }
         wake?.();
       };
       wk.onerror = (ev: ErrorEvent) => {
