@@ -41,7 +41,6 @@ import type { SegmentReply, SegmentRequest } from "./segment_worker.ts";
 import {
   CONTROL,
   type DeferredOutcome,
-  feedLines,
   hashChunk,
   newControl,
   type SegmentOutcome,
@@ -74,6 +73,64 @@ export async function readLedgerFile(path: string): Promise<unknown> {
 }
 
 /**
+ * Feed a file's lines to a walker as they are read: every complete line to
+ * `w.lines`. Returns the bytes after the file's last newline, or null when
+ * the walk failed. The next piece is read while the walker works on the
+ * current one (two buffers); memory is bounded by the buffers and the
+ * longest line. Throws what `read` throws.
+ */
+async function feedLines(
+  w: VerityByteWalker,
+  read: (into: Uint8Array) => Promise<number | null>,
+  pieceBytes: number,
+): Promise<Uint8Array | null> {
+  let cur = new Uint8Array(pieceBytes);
+  let nxt = new Uint8Array(cur.length);
+  // cur[0, filled) starts at a line's start; eof: nothing more to read.
+  let n = await read(cur);
+  let filled = n ?? 0;
+  let eof = n === null;
+  while (!eof) {
+    const cut = cur.subarray(0, filled).lastIndexOf(0x0a) + 1;
+    const rest = filled - cut;
+    if (rest === cur.length) {
+      // One line longer than the buffer: make room for it, if it can be
+      // a line of the layout.
+      if (!w.mayContinue(rest)) return null;
+      const bigger = new Uint8Array(cur.length * 2);
+      bigger.set(cur);
+      cur = bigger;
+      nxt = new Uint8Array(cur.length);
+      n = await read(cur.subarray(filled));
+      if (n === null) eof = true;
+      else filled += n;
+      continue;
+    }
+    // The incomplete last line goes first in the other buffer, and the
+    // next piece is read after it while this one is walked.
+    nxt.set(cur.subarray(cut, filled));
+    const pending = read(nxt.subarray(rest));
+    let tail: number;
+    try {
+      tail = w.lines(cur.subarray(0, cut));
+    } catch (e) {
+      await pending.catch(() => {});
+      throw e;
+    }
+    if (tail < 0) {
+      await pending.catch(() => {});
+      return null;
+    }
+    n = await pending;
+    [cur, nxt] = [nxt, cur];
+    filled = rest + (n ?? 0);
+    eof = n === null;
+  }
+  const tail = w.lines(cur.subarray(0, filled));
+  return tail < 0 ? null : cur.subarray(tail, filled);
+}
+
+/**
  * Feed a file's bytes to a walker as a stream, in 4 MiB reads
  * ({@linkcode feedLines}): every complete line to `lines`, the bytes after
  * the last newline to the result. Null when the walk failed. Throws
@@ -98,9 +155,7 @@ async function walkFileBytes(
       throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
     });
   try {
-    const rest = await feedLines(w, read, {
-      pieceBytes: options.pieceBytes ?? 1 << 22,
-    });
+    const rest = await feedLines(w, read, options.pieceBytes ?? 1 << 22);
     return rest === null ? null : w.end(rest);
   } finally {
     f.close();
@@ -177,12 +232,6 @@ const PARALLEL_BYTES = 24 << 20;
 const SLOTS = 4;
 
 /**
- * Bytes per segment on two threads: small enough that this thread, walking
- * segments whole while the worker comes up, turns to hashing soon after.
- */
-const SEGMENT_BYTES = 1 << 20;
-
-/**
  * The fast path of {@linkcode verifyLedgerFile} on two threads, split by
  * stage: the file is cut into segments ({@linkcode segmentPlan}); a worker
  * takes the next segment not yet taken and walks it (layout, chain links,
@@ -203,7 +252,7 @@ async function verifyInSegments(
 ): Promise<(LedgerVerification & { recipes: string[] }) | null> {
   const { counts } = options;
   if (counts) counts.answered = false;
-  const plan = segmentPlan(size, options.segmentBytes ?? SEGMENT_BYTES);
+  const plan = segmentPlan(size, options.segmentBytes);
   const c = newControl(SLOTS);
   const control = c.buffer as SharedArrayBuffer;
   const verified = new SharedArrayBuffer(4 * plan.count);
@@ -373,7 +422,7 @@ export interface VerifyFileOptions {
    * (tests: so that segments are joined across threads).
    */
   waitForWorker?: boolean;
-  /** Bytes per segment (1 MiB; tests use small ones). */
+  /** Bytes per segment (1 MiB, segmentPlan's; tests use small ones). */
   segmentBytes?: number;
 }
 

@@ -1,10 +1,12 @@
 /**
- * Walking a ledger file in verity's layout as it is read
- * ({@linkcode feedLines}: the whole file on one thread), or one segment of
- * it: the block lines that start in a range of its bytes, read from the
- * file at that range (see {@linkcode SegmentWalk}). `verifyLedgerFile` walks a large ledger's
- * segments on two threads, this one and `segment_worker.ts`, each taking
- * the next segment not yet taken, and joins them ({@linkcode joinSegments}).
+ * Walking one segment of a ledger file in verity's layout: the block lines
+ * that start in a range of its bytes, read from the file at that range
+ * (see {@linkcode SegmentWalk}), hashing each block or leaving its hashing
+ * to another thread ({@linkcode HashSlot}), and the shared control words
+ * by which `verifyLedgerFile`'s two threads (this one and
+ * `segment_worker.ts`) split a large ledger: the worker walks segments,
+ * both hash ({@linkcode hashChunk}); the walks are joined
+ * ({@linkcode joinSegments}).
  *
  * @module
  */
@@ -25,8 +27,12 @@ export interface SegmentPlan {
   count: number;
 }
 
-/** Segments of `bytes` (2 MiB by default) over a file of `size` bytes. */
-export function segmentPlan(size: number, bytes = 2 << 20): SegmentPlan {
+/**
+ * Segments of `bytes` over a file of `size` bytes. 1 MiB by default: small
+ * enough that the first thread, walking segments whole while the worker
+ * comes up, turns to hashing soon after.
+ */
+export function segmentPlan(size: number, bytes = 1 << 20): SegmentPlan {
   return { size, bytes, count: Math.max(1, Math.floor(size / bytes)) };
 }
 
@@ -50,98 +56,6 @@ const CLOSING: SegmentWalk = {
  * line, or the file changed size): the file is then walked whole.
  */
 export type SegmentOutcome = SegmentWalk | "empty" | null;
-
-/** Options of {@linkcode feedLines}. */
-export interface FeedOptions {
-  /** Bytes per read; a line longer than the buffer doubles it. */
-  pieceBytes: number;
-  /** Bytes already read, starting at a line's start (none by default). */
-  first?: Uint8Array;
-  /** The file offset of the first byte (of `first`, or of the first read). */
-  base?: number;
-  /** Feed only the lines that start before this offset (all by default). */
-  end?: number;
-}
-
-const NOTHING = new Uint8Array(0);
-
-/**
- * Feed a file's lines to a walker as they are read: every complete line
- * that starts before `end` to `w.lines`. Returns the bytes after the last
- * line fed (those after the file's last newline when the file ended first,
- * none when `end` stopped it), or null when the walk failed. The next piece
- * is read while the walker works on the current one (two buffers); memory
- * is bounded by the buffers and the longest line. Throws what `read`
- * throws.
- */
-export async function feedLines(
-  w: VerityByteWalker,
-  read: (into: Uint8Array) => Promise<number | null>,
-  options: FeedOptions,
-): Promise<Uint8Array | null> {
-  const end = options.end ?? Infinity;
-  const first = options.first ?? NOTHING;
-  let base = options.base ?? 0;
-  let cur = new Uint8Array(Math.max(options.pieceBytes, 2 * first.length));
-  let nxt = new Uint8Array(cur.length);
-  cur.set(first);
-  // cur[0, filled) starts at a line's start, at file offset base; eof:
-  // nothing more to read.
-  let filled = first.length;
-  let n = await read(cur.subarray(filled));
-  if (n !== null) filled += n;
-  let eof = n === null;
-  while (true) {
-    if (base >= end) return NOTHING;
-    const lines = cur.subarray(0, filled);
-    if (end - base <= filled) {
-      // The line holding byte end - 1 is the last one that starts before end.
-      const stop = lines.indexOf(0x0a, end - base - 1);
-      if (stop >= 0) {
-        return w.lines(lines.subarray(0, stop + 1)) < 0 ? null : NOTHING;
-      }
-    }
-    if (eof) {
-      const tail = w.lines(lines);
-      return tail < 0 ? null : lines.subarray(tail);
-    }
-    const cut = lines.lastIndexOf(0x0a) + 1;
-    const rest = filled - cut;
-    if (rest === cur.length) {
-      // One line longer than the buffer: make room for it, if it can be
-      // a line of the layout.
-      if (!w.mayContinue(rest)) return null;
-      const bigger = new Uint8Array(cur.length * 2);
-      bigger.set(cur);
-      cur = bigger;
-      nxt = new Uint8Array(cur.length);
-      n = await read(cur.subarray(filled));
-      if (n === null) eof = true;
-      else filled += n;
-      continue;
-    }
-    // The incomplete last line goes first in the other buffer, and the
-    // next piece is read after it while this one is walked.
-    nxt.set(cur.subarray(cut, filled));
-    const pending = read(nxt.subarray(rest));
-    let tail: number;
-    try {
-      tail = w.lines(cur.subarray(0, cut));
-    } catch (e) {
-      await pending.catch(() => {});
-      throw e;
-    }
-    if (tail < 0) {
-      await pending.catch(() => {});
-      return null;
-    }
-    n = await pending;
-    [cur, nxt] = [nxt, cur];
-    base += cut;
-    filled = rest + (n ?? 0);
-    eof = n === null;
-  }
-}
 
 /**
  * The shared control words of a two-thread walk (an `Int32Array` made by
@@ -269,8 +183,8 @@ export async function walkSegment(
   const bytes = await readSegment(path, plan, k, null);
   if (bytes === "empty") return bytes;
   if (bytes === null || bytes === "too long") return null;
-  const r = walkSegmentBytes(bytes, plan, k, null);
-  return r === "hash here" ? null : r;
+  const { outcome } = walkSegmentBytes(bytes, plan, k, null);
+  return outcome === "hash here" ? null : outcome;
 }
 
 /**
@@ -290,9 +204,7 @@ export async function walkSegmentDeferred(
   if (bytes === null || bytes === "empty") {
     return { outcome: bytes, deferred: 0 };
   }
-  let deferred = 0;
-  const outcome = walkSegmentBytes(bytes, plan, k, slot, (n) => deferred = n);
-  return { outcome, deferred };
+  return walkSegmentBytes(bytes, plan, k, slot);
 }
 
 /**
@@ -361,16 +273,15 @@ async function readSegment(
 
 /**
  * Walk the bytes of segment `k` (see readSegment), hashing each block, or
- * with the hashing deferred to `slot` (`deferred` is told how many blocks
- * were left there).
+ * with the hashing deferred to `slot`; `deferred`: how many blocks were
+ * left there.
  */
 function walkSegmentBytes(
   bytes: Uint8Array,
   plan: SegmentPlan,
   k: number,
   slot: HashSlot | null,
-  deferred?: (n: number) => void,
-): DeferredOutcome {
+): { outcome: DeferredOutcome; deferred: number } {
   const last = k === plan.count - 1;
   let w: VerityByteWalker;
   if (k > 0) {
@@ -381,18 +292,24 @@ function walkSegmentBytes(
       // Only the closing line "]}" starts here (the last block's line is
       // longer than a segment). The join takes it only as the last
       // segment with a line: anything after it fails.
-      return CLOSING;
+      return { outcome: CLOSING, deferred: 0 };
     }
     const s = VerityByteWalker.segmentAt(bytes, 0);
-    if (s === null) return null;
+    if (s === null) return { outcome: null, deferred: 0 };
     w = s;
   } else w = new VerityByteWalker();
   if (slot !== null) w.deferTo(slot);
   const tail = w.lines(bytes);
-  deferred?.(w.deferred);
-  if (tail < 0) return w.cannotDefer ? "hash here" : null;
+  const deferred = w.deferred;
+  if (tail < 0) {
+    return { outcome: w.cannotDefer ? "hash here" : null, deferred };
+  }
   const rest = bytes.subarray(tail);
   // A segment before the last ends at a newline.
-  if (last) return w.segment(true, rest);
-  return rest.length === 0 ? w.segment(false, rest) : null;
+  const outcome = last
+    ? w.segment(true, rest)
+    : rest.length === 0
+    ? w.segment(false, rest)
+    : null;
+  return { outcome, deferred };
 }
