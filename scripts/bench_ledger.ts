@@ -8,12 +8,13 @@
  *   file as a stream of bytes, check every block's layout and chain, its
  *   type and record canonical (one scan of their bytes), hash every block
  *   over its bytes as they stand, compare with the head; on one thread,
- *   and on two threads (what it does for a ledger of 24 MiB or more when a
+ *   and on two threads (what it does for a ledger of 16 MiB or more when a
  *   second core is idle; its CPU time includes the worker's start): the
- *   file cut into 1 MiB segments, a worker walking them and leaving each
- *   block's input in shared slots, this thread hashing those (the worker
- *   helping when every slot is full) and walking segments whole while
- *   nothing is ready to hash;
+ *   file cut into 1 MiB segments, this thread walking them in turn into
+ *   shared slots with the hashing deferred, a worker that only hashes
+ *   building each block's input in place and hashing it, this thread
+ *   hashing too whenever its next slot is not free yet (the bench prints
+ *   how many blocks the worker hashed);
  * - general path: the same verification through a full parse
  *   (`parsePythonJson` + `verifyLedger`), the path a ledger in another
  *   layout (mcp-evidence-validator's) takes;
@@ -204,7 +205,7 @@ console.log(
 console.log(
   `verify, two threads (segments)       ${f(rows.verify2!.wall)}  ${
     bps(median(rows.verify2!.wall))
-  }  (segments walked on the worker: ${onWorker.join(", ")})`,
+  }  (blocks hashed on the worker: ${onWorker.join(", ")})`,
 );
 console.log(
   `verify, general path (full parse)     ${f(rows.general!.wall)}  ${

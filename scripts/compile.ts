@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
  */
 export const INCLUDES = [
   "lib/state_io/snapshot_worker.ts",
-  "lib/evidence/segment_worker.ts",
+  "lib/evidence/hash_worker.ts",
   "lib/runner/overlap_timer.ts",
 ];
 

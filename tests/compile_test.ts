@@ -34,9 +34,9 @@ Deno.test("compile: the arguments embed the worker and the overlap-timer entry",
   const ledger = await Deno.readTextFile(`${ROOT}lib/evidence/ledger.ts`);
   assert.match(
     ledger,
-    /new URL\("\.\/segment_worker\.ts", import\.meta\.url\)/,
+    /new URL\("\.\/hash_worker\.ts", import\.meta\.url\)/,
   );
-  assert.ok(INCLUDES.includes("lib/evidence/segment_worker.ts"));
+  assert.ok(INCLUDES.includes("lib/evidence/hash_worker.ts"));
 });
 
 Deno.test("compile: builds a working binary, or says in one line why it cannot", async () => {

@@ -18,6 +18,7 @@ import {
 } from "./canonical.ts";
 import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import type { HashSlot } from "./slot_hash.ts";
 
 /**
  * A SHA-256 hash with nothing hashed yet: each digest starts from a copy of
@@ -623,57 +624,6 @@ export interface ByteWalk {
 }
 
 /**
- * Where a walk that defers its hashing ({@linkcode VerityByteWalker.deferTo})
- * leaves each block: the block's hashed input is built in place in `data`
- * (the bytes walked must lie in it) at `[starts[i], ends[i])`, and its
- * published hash's 64 digits are kept at `digits[64 i, 64 i + 64)`. Another
- * thread hashes them ({@linkcode checkDeferred}); the arrays may be shared.
- */
-export interface HashSlot {
-  data: Uint8Array;
-  starts: Int32Array;
-  ends: Int32Array;
-  digits: Uint8Array;
-}
-
-/** A slot for a segment of up to `bytes` bytes (backed by shared memory when `shared`). */
-export function newHashSlot(bytes: number, shared: boolean): HashSlot {
-  // A block line is at least 199 bytes long.
-  const blocks = Math.floor(bytes / 199) + 1;
-  const mem = (n: number) =>
-    shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n);
-  return {
-    data: new Uint8Array(mem(bytes)),
-    starts: new Int32Array(mem(4 * blocks)),
-    ends: new Int32Array(mem(4 * blocks)),
-    digits: new Uint8Array(mem(64 * blocks)),
-  };
-}
-
-/**
- * Hash the inputs `from` to `to` (exclusive) a deferred walk left in `slot`
- * and compare each with its published digits: true when every one is
- * equal (once all are, the segment's walk holds as if it had hashed them
- * itself).
- */
-export function checkDeferred(
-  slot: HashSlot,
-  from: number,
-  to: number,
-): boolean {
-  const { data, starts, ends, digits } = slot;
-  for (let i = from; i < to; i++) {
-    const h = SHA256.copy().update(data.subarray(starts[i]!, ends[i]!))
-      .digest("hex");
-    const at = 64 * i;
-    for (let k = 0; k < 64; k++) {
-      if (digits[at + k] !== h.charCodeAt(k)) return false;
-    }
-  }
-  return true;
-}
-
-/**
  * What a walker found in one segment of a ledger in verity's layout: the
  * block lines that start in a range of the file's bytes (the first segment
  * also holds the header line, the last the closing `]}`). Segments are
@@ -933,12 +883,12 @@ export class VerityByteWalker {
   }
 
   /**
-   * Hash nothing from here on: leave each block's hashed input and
-   * published digits in `slot` (see {@linkcode HashSlot}) for another
-   * thread to check, and walk on as if every published hash were the
-   * recomputed one. The bytes given to {@linkcode VerityByteWalker.lines}
-   * must then lie in `slot.data`. A block that cannot be left there (its
-   * input built outside the bytes, for a type too long to build it in
+   * Hash nothing from here on: leave where each block's parts lie in
+   * `slot` (see {@linkcode HashSlot}) for another thread to build its
+   * input, hash it and check it, and walk on as if every published hash
+   * were the recomputed one. The bytes given to
+   * {@linkcode VerityByteWalker.lines} must then lie in `slot.data`. A
+   * block that cannot be left there (a type too long to build its input in
    * place, or no room) fails the walk, with
    * {@linkcode VerityByteWalker.cannotDefer} set: its segment is then to be
    * walked with its hashes. Only for a segment walk whose outcome counts
@@ -1118,25 +1068,30 @@ export class VerityByteWalker {
     for (let k = 0; k < 64; k += 4) {
       uv.setUint32(7 + k, dv.getUint32(hexStart + k));
     }
-    const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
     const slot = this.#slot;
     if (slot !== null) {
-      // Deferred: the input and the published digits are left for another
-      // thread to hash and compare (checkDeferred).
+      // Deferred: where the block's parts lie is left for another thread,
+      // which builds its input in place, hashes it and compares the digest
+      // with the published digits (checkDeferred). Its prev_hash is then
+      // the line's own, which is #prev when the block has no problem (and
+      // a segment with a problem does not count).
       const i = this.#deferred;
-      const at = input.byteOffset - slot.data.byteOffset;
+      const base = b.byteOffset - slot.data.byteOffset;
       if (
-        input.buffer !== slot.data.buffer || at < 0 ||
-        i >= slot.starts.length
+        b.buffer !== slot.data.buffer || base < 0 ||
+        4 * i + 4 > slot.at.length || typeEnd - typeStart > 73
       ) {
         this.#cannotDefer = true;
         return this.#failed();
       }
-      slot.starts[i] = at;
-      slot.ends[i] = at + input.length;
-      slot.digits.set(pub.subarray(7, 71), 64 * i);
+      const at = slot.at;
+      at[4 * i] = base + typeStart;
+      at[4 * i + 1] = base + typeEnd;
+      at[4 * i + 2] = base + recEnd;
+      at[4 * i + 3] = base + hexStart;
       this.#deferred = i + 1;
     } else {
+      const input = this.#input(b, dv, typeStart, typeEnd, recStart, recEnd);
       const h = SHA256.copy().update(input).digest("hex");
       // The recomputed hash is compared with the published one; the
       // published one is #prev for the next block (the chain is followed

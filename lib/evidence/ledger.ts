@@ -28,7 +28,6 @@ import {
   LEDGER_VERSION,
   ledgerRecipesText,
   ledgerText,
-  newHashSlot,
   type SegmentWalk,
   verifyLedger,
   verifyLedgerText,
@@ -37,16 +36,21 @@ import {
   walkVerification,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
-import type { SegmentReply, SegmentRequest } from "./segment_worker.ts";
+import type { HashRequest } from "./hash_worker.ts";
 import {
-  CONTROL,
   type DeferredOutcome,
-  hashChunk,
-  newControl,
   type SegmentOutcome,
   segmentPlan,
   walkSegment,
+  walkSegmentDeferred,
 } from "./segment_walk.ts";
+import {
+  CONTROL,
+  hashChunk,
+  markReady,
+  newControl,
+  newHashSlot,
+} from "./slot_hash.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 
 export { GENESIS, verifyLedger, verifyLedgerText };
@@ -220,27 +224,28 @@ function coreIdle(): boolean {
 
 /**
  * Ledgers at least this large are verified on two threads (see
- * verifyLedgerFile): the second thread takes 35-60 ms to come up (a new
- * isolate loading node:crypto) and walks its first segments slowly (its
- * code not yet compiled); measured side by side, two threads are slower
- * than one at 10 MB, even at 17.5 MB and faster from about 25 MB
- * (scripts/bench_ledger.ts, docs/benchmarks.md).
+ * verifyLedgerFile): starting the worker blocks this thread 10-25 ms (a
+ * new isolate), and it hashes about 25 ms later (loading node:crypto);
+ * measured side by side, two threads are slower than one at 5 and 7.5 MB,
+ * about even at 10 MB and faster from 15 MB (docs/benchmarks.md).
  */
-const PARALLEL_BYTES = 24 << 20;
+const PARALLEL_BYTES = 10 << 20;
 
 /** Slots of deferred hashes between the two threads. */
 const SLOTS = 4;
 
 /**
  * The fast path of {@linkcode verifyLedgerFile} on two threads, split by
- * stage: the file is cut into segments ({@linkcode segmentPlan}); a worker
- * takes the next segment not yet taken and walks it (layout, chain links,
- * canonical form), leaving each block's hashed input and published digits
- * in a shared slot ({@linkcode HashSlot}). This thread hashes and compares
- * them a chunk at a time ({@linkcode hashChunk}), and the worker helps
- * when every slot is full. While nothing is ready to hash (the worker
- * coming up) this thread takes segments too and walks them whole, hashes
- * included. The walks are joined ({@linkcode joinSegments}); only a ledger
+ * stage: the file is cut into segments ({@linkcode segmentPlan}); this
+ * thread walks them in turn (layout, chain links, canonical form), each
+ * into the next free shared slot, leaving each block's hashed input and
+ * published digits there ({@linkcode HashSlot}). A worker that only
+ * hashes claims the slots' blocks a chunk at a time and compares each
+ * digest with the published digits ({@linkcode hashChunk}); this thread
+ * does too whenever its next slot is not free yet, so that it never
+ * waits while there is work (nor while the worker comes up). A segment
+ * whose blocks cannot all be left in a slot is walked here with its
+ * hashes. The walks are joined ({@linkcode joinSegments}); only a ledger
  * that verifies is answered (null otherwise: the caller walks it again on
  * one thread, which names every problem).
  */
@@ -254,135 +259,105 @@ async function verifyInSegments(
   if (counts) counts.answered = false;
   const plan = segmentPlan(size, options.segmentBytes);
   const c = newControl(SLOTS);
-  const control = c.buffer as SharedArrayBuffer;
   const verified = new SharedArrayBuffer(4 * plan.count);
   const hashed = new Int32Array(verified);
   // A slot holds a segment and its last line, or the last segment (up to
-  // twice the others); one that does not fit is walked here.
+  // twice the others); one that does not fit is walked here with its
+  // hashes.
   const slots = Array.from(
     { length: SLOTS },
     () => newHashSlot(2 * plan.bytes + 4096, true),
   );
-  // Segments walked here, and the worker's as it tells them.
-  const walked = new Map<number, SegmentOutcome>();
-  const theirs = new Map<number, DeferredOutcome>();
-  let failed = false;
-  const stop = () => {
-    failed = true;
-    Atomics.store(c, CONTROL.next, plan.count);
+  // Tests: this thread leaves every hash to the worker.
+  const hashHere = options.workerHashesAll !== true;
+  let here = 0;
+  const hash = () => {
+    const n = hashHere ? hashChunk(c, slots, hashed) : 0;
+    here += n;
+    return n > 0;
   };
-  let wake: (() => void) | null = null;
-  let messages = 0;
-  let told: (ok: boolean) => void = () => {};
-  const allTold = new Promise<boolean>((resolve) => told = resolve);
+  /**
+   * Wait until slot `s` is free, hashing meanwhile; false on a mismatch,
+   * or when nothing moved for 10 s (a worker that died holding a claim),
+   * so that no fault of the two threads' sharing can hang a verify.
+   */
+  const free = (s: number): boolean => {
+    const state = CONTROL.slot(s);
+    let since = performance.now();
+    let moved = Atomics.load(c, CONTROL.there);
+    while (Atomics.load(c, state) !== 0) {
+      if (Atomics.load(c, CONTROL.mismatch) !== 0) return false;
+      if (hash()) continue;
+      Atomics.wait(c, state, 1, 5);
+      const m = Atomics.load(c, CONTROL.there);
+      if (m !== moved) {
+        moved = m;
+        since = performance.now();
+      } else if (performance.now() - since > 10_000) return false;
+    }
+    return true;
+  };
   let worker: Worker | null = null;
   try {
     try {
-      const wk = new Worker(
-        new URL("./segment_worker.ts", import.meta.url).href,
-        { type: "module", name: "verity-ledger-segments" },
+      worker = new Worker(
+        new URL("./hash_worker.ts", import.meta.url).href,
+        { type: "module", name: "verity-ledger-hash" },
       );
-      worker = wk;
-      wk.onmessage = (ev: MessageEvent<SegmentReply>) => {
-        const m = ev.data;
-        messages++;
-        if (m === "done") told(true);
-        else if (m === null) told(false);
-        else {
-          theirs.set(m.k, m.outcome);
-          // A segment that failed fails the whole: stop at once.
-          if (m.outcome === null) stop();
-        }
-        wake?.();
+      worker.onerror = (ev: ErrorEvent) => ev.preventDefault();
+      const request: HashRequest = {
+        control: c.buffer as SharedArrayBuffer,
+        verified,
+        slots,
       };
-      wk.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        Atomics.store(c, CONTROL.worker, 2);
-        told(false);
-        wake?.();
-      };
+      worker.postMessage(request);
     } catch {
-      // No worker: this thread walks every segment.
-      Atomics.store(c, CONTROL.worker, 1);
-      told(true);
+      // No worker: this thread hashes every block.
     }
-    const walkHere = async (k: number) => {
-      const r = await walkSegment(path, plan, k);
-      walked.set(k, r);
-      if (r === null) stop();
-    };
-    // Tests: this thread walks the first segment, the worker the rest.
-    const one = options.waitForWorker === true && worker !== null;
-    const first = one ? Atomics.add(c, CONTROL.next, 1) : -1;
-    const request: SegmentRequest = { path, plan, control, verified, slots };
-    worker?.postMessage(request);
-    const hash = () => hashChunk(c, slots, hashed, plan.count);
+    const walks: SegmentOutcome[] = [];
+    const deferred = new Int32Array(plan.count);
+    let ring = 0;
     try {
-      if (one) await walkHere(first);
-      while (!failed) {
-        if (hash()) continue;
-        if (Atomics.load(c, CONTROL.mismatch) !== 0) {
-          stop();
-          break;
+      using file = Deno.openSync(path, { read: true });
+      for (let k = 0; k < plan.count; k++) {
+        // Reads block: let timers and signal handlers run now and then.
+        if (k % 32 === 31) await new Promise((go) => setTimeout(go, 0));
+        const s = ring % SLOTS;
+        if (!free(s)) return null;
+        const d = walkSegmentDeferred(file, plan, k, slots[s]!);
+        let r: DeferredOutcome = d.outcome;
+        if (typeof r === "object" && r !== null && d.deferred > 0) {
+          deferred[k] = d.deferred;
+          markReady(c, SLOTS, ring, k, d.deferred);
+          ring++;
         }
-        const k = one ? plan.count : Atomics.add(c, CONTROL.next, 1);
-        if (k < plan.count) {
-          await walkHere(k);
-          continue;
-        }
-        const state = Atomics.load(c, CONTROL.worker);
-        if (state === 2) stop();
-        // Done: every block it left is claimed, and hashed (it finished
-        // its own chunks before saying so, this thread too).
-        if (state !== 0) break;
-        // Nothing to do until the worker tells (its messages wake this).
-        // A worker silent for 10 s while this thread waits is given up
-        // (the file is then walked on one thread), so that no fault of
-        // the two threads' sharing can hang a verify.
-        const heard = messages;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          timer = setTimeout(resolve, 10_000);
-          if (Atomics.load(c, CONTROL.worker) !== 0) resolve();
-        });
-        clearTimeout(timer);
-        wake = null;
-        if (messages === heard && Atomics.load(c, CONTROL.worker) === 0) {
-          stop();
-        }
-      }
-      // A failure ends it here (the worker may be waiting for a slot).
-      if (failed || !(await allTold)) return null;
-      // Segments the worker could not leave in a slot are walked here.
-      for (const [k, r] of theirs) {
-        if (r === "hash here" && !failed) await walkHere(k);
+        if (r === "hash here") r = walkSegment(file, plan, k);
+        if (r === null) return null;
+        walks.push(r);
       }
     } catch {
       // Unreadable: the walk on one thread says so.
       return null;
     }
-    if (failed) return null;
+    Atomics.store(c, CONTROL.over, 1);
+    Atomics.notify(c, CONTROL.ready);
+    // Every slot hashed: what is left is hashed here too (or, in tests,
+    // by the worker alone).
+    for (let s = 0; s < SLOTS; s++) if (!free(s)) return null;
+    if (Atomics.load(c, CONTROL.mismatch) !== 0) return null;
     if (counts) {
-      counts.here = walked.size;
-      counts.there = [...theirs.values()].filter((r) => r !== "hash here")
-        .length;
+      counts.here = here;
+      counts.there = Atomics.load(c, CONTROL.there);
     }
     const segments: SegmentWalk[] = [];
     const recipes = new Set<string>();
     for (let k = 0; k < plan.count; k++) {
-      let r = walked.get(k);
-      if (r === undefined) {
-        const t = theirs.get(k);
-        // A walk of the worker's counts only once its hashes were checked.
-        if (typeof t === "object" && t !== null && t.blocks > 0) {
-          r = Atomics.load(hashed, k) === 1 ? t : null;
-        } else r = t === "hash here" ? null : t;
-      }
-      if (r === null || r === undefined) return null;
+      const r = walks[k]!;
+      // A walk counts only once its deferred hashes were found equal.
+      if (deferred[k]! > 0 && Atomics.load(hashed, k) !== 1) return null;
       if (r === "empty") continue;
-      segments.push(r);
-      for (const x of r.recipes) recipes.add(x);
+      segments.push(r as SegmentWalk);
+      for (const x of (r as SegmentWalk).recipes) recipes.add(x);
     }
     const r = joinSegments(segments);
     if (r === null || r.head !== expectedHead) return null;
@@ -405,7 +380,7 @@ async function verifyInSegments(
 export interface VerifyFileOptions {
   /**
    * Walk on two threads, in segments: "auto" (the default) for a ledger of
-   * at least 24 MiB when a second core is likely idle (two or more cores,
+   * at least 10 MiB when a second core is likely idle (two or more cores,
    * the one-minute load average at least one below their count), or
    * always, or never.
    */
@@ -413,15 +388,17 @@ export interface VerifyFileOptions {
   /** Bytes per read on one thread (4 MiB). */
   pieceBytes?: number | undefined;
   /**
-   * Filled with how many segments each thread walked, and whether the
-   * two-thread walk gave the answer (false: it was walked again on one).
+   * Filled with how many blocks each thread hashed on two threads (this
+   * one: those it left in a slot and hashed itself, not those of a
+   * segment it walked with its hashes), and whether the two-thread walk
+   * gave the answer (false: it was walked again on one).
    */
   counts?: { here: number; there: number; answered?: boolean };
   /**
-   * This thread walks the first segment only, the worker all the others
-   * (tests: so that segments are joined across threads).
+   * This thread hashes nothing it left in a slot: the worker hashes every
+   * such block (tests: so that every hash is checked across threads).
    */
-  waitForWorker?: boolean;
+  workerHashesAll?: boolean;
   /** Bytes per segment (1 MiB, segmentPlan's; tests use small ones). */
   segmentBytes?: number;
 }

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import {
   chainBlocks,
-  checkDeferred,
   GENESIS,
   joinSegments,
   ledgerText,
-  newHashSlot,
   type SegmentWalk,
 } from "./chain.ts";
+import { checkDeferred, newHashSlot } from "./slot_hash.ts";
 import {
   type SegmentOutcome,
   segmentPlan,
@@ -25,23 +24,24 @@ import { createPrng } from "../reality/prng.ts";
  */
 async function joined(path: string, bytes: number, deferred = false) {
   const plan = segmentPlan((await Deno.stat(path)).size, bytes);
+  using file = Deno.openSync(path);
   const walks: SegmentWalk[] = [];
   const recipes = new Set<string>();
   const slot = newHashSlot(2 * bytes + 4096, false);
   for (let k = 0; k < plan.count; k++) {
     let r: SegmentOutcome;
     if (deferred) {
-      const d = await walkSegmentDeferred(path, plan, k, slot);
+      const d = walkSegmentDeferred(file, plan, k, slot);
       if (d.outcome === "hash here") {
         hashedHere++;
-        r = await walkSegment(path, plan, k);
+        r = walkSegment(file, plan, k);
       } else {
         if (d.outcome !== null && !checkDeferred(slot, 0, d.deferred)) {
           return null;
         }
         r = d.outcome;
       }
-    } else r = await walkSegment(path, plan, k);
+    } else r = walkSegment(file, plan, k);
     if (r === null) return null;
     if (r === "empty") continue;
     walks.push(r);
@@ -102,8 +102,9 @@ Deno.test("segments: a clean ledger joins to the one-thread walk at every segmen
         assert.deepEqual(j.recipes, whole.recipes);
       }
       const plan = segmentPlan(size, bytes);
+      using file = Deno.openSync(p!);
       for (let k = 0; k < plan.count; k++) {
-        if ((await walkSegment(p!, plan, k)) === "empty") empties++;
+        if (walkSegment(file, plan, k) === "empty") empties++;
       }
     }
   }
