@@ -238,12 +238,13 @@ const SLOTS = 4;
  * The fast path of {@linkcode verifyLedgerFile} on two threads, split by
  * stage: the file is cut into segments ({@linkcode segmentPlan}); this
  * thread walks them in turn (layout, chain links, canonical form), each
- * into the next free shared slot, leaving each block's hashed input and
- * published digits there ({@linkcode HashSlot}). A worker that only
- * hashes claims the slots' blocks a chunk at a time and compares each
- * digest with the published digits ({@linkcode hashChunk}); this thread
- * does too whenever its next slot is not free yet, so that it never
- * waits while there is work (nor while the worker comes up). A segment
+ * into the next free shared slot, leaving there where each block's parts
+ * lie ({@linkcode HashSlot}). A worker that only hashes claims the slots'
+ * blocks a chunk at a time, builds each block's input in place, hashes it
+ * and compares the digest with the published digits
+ * ({@linkcode hashChunk}); this thread does too whenever its next slot is
+ * not free yet, so that it never waits while there is work (nor while the
+ * worker comes up). A segment
  * whose blocks cannot all be left in a slot is walked here with its
  * hashes. The walks are joined ({@linkcode joinSegments}); only a ledger
  * that verifies is answered (null otherwise: the caller walks it again on
