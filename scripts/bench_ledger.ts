@@ -8,7 +8,7 @@
  *   file as a stream of bytes, check every block's layout and chain, its
  *   type and record canonical (one scan of their bytes), hash every block
  *   over its bytes as they stand, compare with the head; on one thread,
- *   and on two threads (what it does for a ledger of 16 MiB or more when a
+ *   and on two threads (what it does for a ledger of 12 MiB or more when a
  *   second core is idle; its CPU time includes the worker's start): the
  *   file cut into 1 MiB segments, this thread walking them in turn into
  *   shared slots with the hashing deferred, a worker that only hashes

@@ -227,9 +227,10 @@ function coreIdle(): boolean {
  * verifyLedgerFile): starting the worker blocks this thread 10-25 ms (a
  * new isolate), and it hashes about 25 ms later (loading node:crypto);
  * measured side by side, two threads are slower than one at 5 and 7.5 MB,
- * about even at 10 MB and faster from 15 MB (docs/benchmarks.md).
+ * about even at 10 MB (faster in two runs, slower in one) and faster from
+ * 15 MB (docs/benchmarks.md).
  */
-const PARALLEL_BYTES = 10 << 20;
+const PARALLEL_BYTES = 12 << 20;
 
 /**
  * Slots of deferred hashes between the two threads: how far this thread
@@ -387,7 +388,7 @@ async function verifyInSegments(
 export interface VerifyFileOptions {
   /**
    * Walk on two threads, in segments: "auto" (the default) for a ledger of
-   * at least 10 MiB when a second core is likely idle (two or more cores,
+   * at least 12 MiB when a second core is likely idle (two or more cores,
    * the one-minute load average at least one below their count), or
    * always, or never.
    */
