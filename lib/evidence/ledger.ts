@@ -233,13 +233,11 @@ function coreIdle(): boolean {
 const PARALLEL_BYTES = 12 << 20;
 
 /**
- * Slots of deferred hashes between the two threads: how far this thread
- * may walk ahead of the hashing. Measured side by side at 100,000 blocks
- * (31 rounds, the median of each round's ratio): 8 slots take 0.93x the
- * time of 4, 16 0.93x that of 8, 32 0.97x that of 16. Each holds up to
- * twice a segment (2 MiB; about 1 MiB of it touched for most segments).
+ * Slots between the two threads: how far this thread may walk ahead of the
+ * hashing. 16 slots measured no faster than 4 (1.03x the time, 31 rounds
+ * at 100,000 blocks, each design loaded from its own copy).
  */
-const SLOTS = 16;
+const SLOTS = 4;
 
 /**
  * The fast path of {@linkcode verifyLedgerFile} on two threads, split by
