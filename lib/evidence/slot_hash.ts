@@ -1,12 +1,13 @@
 /**
  * The hashing half of a two-thread ledger verify, shared by both threads:
- * the slots a walk leaves its blocks' hashed inputs in
- * ({@linkcode HashSlot}), the control words by which the slots are passed
- * between the thread that fills them and the threads that hash them
- * ({@linkcode CONTROL}), and the hashing itself, a chunk at a time
- * ({@linkcode hashChunk}). It imports node:crypto and nothing else, so that
- * the worker that only hashes (`hash_worker.ts`) starts with the least to
- * load.
+ * the slots a walk leaves its segment's bytes and where each block's parts
+ * lie in ({@linkcode HashSlot}), the control words by which the slots are
+ * passed between the thread that fills them and the threads that hash
+ * them ({@linkcode CONTROL}), and the hashing itself, a chunk at a time,
+ * each block's input built in place ({@linkcode hashChunk},
+ * {@linkcode checkDeferred}). It imports node:crypto and nothing else, so
+ * that the worker that only hashes (`hash_worker.ts`) starts with the
+ * least to load.
  *
  * @module
  */
