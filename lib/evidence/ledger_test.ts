@@ -427,6 +427,38 @@ Deno.test("verified on two threads, a ledger gets the one-thread answer under ev
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("two threads: a worker that fails at its start costs only its share: this thread hashes every block and answers", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  const built = chainBlocks(
+    GENESIS,
+    0,
+    Array.from({ length: 300 }, (_, i) => ({ type: "report", record: { i } })),
+  );
+  await Deno.writeTextFile(path, ledgerText(built.lines));
+  const broken = `${dir}/broken_worker.ts`;
+  await Deno.writeTextFile(broken, 'throw new Error("no worker today");\n');
+  const counts: { here: number; there: number; answered?: boolean } = {
+    here: 0,
+    there: 0,
+  };
+  const two = await verifyLedgerFile(path, built.head, {
+    twoThreads: true,
+    segmentBytes: 2048,
+    workerModule: new URL(`file://${broken}`).href,
+    counts,
+  });
+  assert.deepEqual(
+    two,
+    await verifyLedgerFile(path, built.head, { twoThreads: false }),
+  );
+  assert.ok(
+    counts.answered && counts.there === 0 && counts.here === 300,
+    JSON.stringify(counts),
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("two threads sharing slots: a clean ledger is answered every time, in every order the threads take; a line longer than a slot is walked by this thread", async () => {
   // Many small segments through few slots, so that slots are freed out of
   // order and written again while the other thread still reads the ring:
