@@ -17,21 +17,12 @@ import { appendBlocks } from "../evidence/ledger.ts";
 import {
   type Owner,
   ownerAlive,
-  ownerText,
   parseOwner,
-  selfOwner,
+  SCRATCH_OWNER,
 } from "../common/owner.ts";
 
 /** The marker a run writes beside its report until the report is in the ledger. */
 export const WRITER_MARKER = ".writer";
-
-/** The owner file in a scratch directory (`verity-run-*`, `verity-cmd-*`, `verity-seeds-*`). */
-export const SCRATCH_OWNER = ".owner";
-
-/** Mark `dir` as being written by this process. */
-export async function markOwner(dir: string, name: string): Promise<void> {
-  await Deno.writeTextFile(join(dir, name), ownerText(selfOwner()));
-}
 
 async function ownerOf(path: string): Promise<Owner | null | "absent"> {
   try {

@@ -26,13 +26,8 @@ import { appendReportToLedger } from "./_ledger.ts";
 import { seedNotReproducible } from "../state_io/seed_ref.ts";
 import { definitionGitState } from "../audit/definition_git.ts";
 import { targetProvenance } from "../audit/provenance.ts";
-import {
-  cleanScratch,
-  markOwner,
-  recoverRuns,
-  SCRATCH_OWNER,
-  WRITER_MARKER,
-} from "./_recover.ts";
+import { cleanScratch, recoverRuns, WRITER_MARKER } from "./_recover.ts";
+import { markOwner } from "../common/owner.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
@@ -186,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
   const started = new Date();
   const id = runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
-  await markOwner(workDir, SCRATCH_OWNER);
+  await markOwner(workDir);
   // Progress: phase lines unless --json or --quiet; the live line (sessions
   // done/total, tool, ETA) only when stderr is a terminal as well.
   const silent = p.values.json === true || p.values.quiet === true;

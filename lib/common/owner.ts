@@ -76,3 +76,18 @@ export function parseOwner(text: string): Owner | null {
 export function ownerText(owner: Owner): string {
   return JSON.stringify({ pid: owner.pid, start: owner.start }) + "\n";
 }
+
+/**
+ * The owner file of a scratch directory (`verity-run-*`, `verity-cmd-*`,
+ * `verity-seeds-*`): one whose owner is dead is removed by the next run
+ * (`cleanScratch`), even after a SIGKILL, where no exit handler runs.
+ */
+export const SCRATCH_OWNER = ".owner";
+
+/** Write this process as the owner of `dir`, in its file `name` (a scratch directory's owner file by default). */
+export async function markOwner(
+  dir: string,
+  name: string = SCRATCH_OWNER,
+): Promise<void> {
+  await Deno.writeTextFile(`${dir}/${name}`, ownerText(selfOwner()));
+}

@@ -25,7 +25,7 @@ import { isDenoRun } from "../sandbox/choose_backend.ts";
 import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/_errors.ts";
-import { ownerText, selfOwner } from "../common/owner.ts";
+import { markOwner } from "../common/owner.ts";
 
 function isExecutable(path: string): boolean {
   try {
@@ -129,7 +129,7 @@ export async function launchCommand(
     return refine(e);
   }
   const root = await Deno.makeTempDir({ prefix: "verity-cmd-" });
-  await Deno.writeTextFile(`${root}/.owner`, ownerText(selfOwner()));
+  await markOwner(root);
   const dispose = () => Deno.remove(root, { recursive: true }).catch(() => {});
   try {
     const state = join(root, "state");

@@ -25,7 +25,7 @@ import type { PostgresCluster } from "./postgres_cluster.ts";
 import { DatabaseSync } from "node:sqlite";
 import { exists } from "../common/exists.ts";
 import { createHash } from "node:crypto";
-import { ownerText, selfOwner } from "../common/owner.ts";
+import { markOwner } from "../common/owner.ts";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -211,7 +211,7 @@ export function seedCacheDirectory(): string | null {
 async function seedCacheDir(): Promise<string> {
   if (cacheDir === null) {
     const dir = await Deno.makeTempDir({ prefix: "verity-seeds-" });
-    await Deno.writeTextFile(`${dir}/.owner`, ownerText(selfOwner()));
+    await markOwner(dir);
     cacheDir = dir;
     globalThis.addEventListener("unload", () => {
       try {
