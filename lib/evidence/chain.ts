@@ -18,7 +18,7 @@ import {
 } from "./canonical.ts";
 import { canonicalBytesEnd, sawRecipeKey } from "./canonical_bytes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
-import type { HashSlot } from "./slot_hash.ts";
+import { type HashSlot, inputInPlace, MAX_TYPE_IN_PLACE } from "./slot_hash.ts";
 
 /**
  * A SHA-256 hash with nothing hashed yet: each digest starts from a copy of
@@ -591,8 +591,6 @@ const K_TYPE1 = be32('","type":', 4);
 const K_RECORD0 = be32(',"record":', 0);
 const K_RECORD1 = be32(',"record":', 4);
 const K_RECORD2 = be16(',"record":', 8);
-const K_BODY_TYPE0 = be32(',"type":', 0);
-const K_BODY_TYPE1 = be32(',"type":', 4);
 const K_HASH0 = be32(',"hash":"sha256:', 0);
 const K_HASH1 = be32(',"hash":"sha256:', 4);
 const K_HASH2 = be32(',"hash":"sha256:', 8);
@@ -1079,7 +1077,8 @@ export class VerityByteWalker {
       const base = b.byteOffset - slot.data.byteOffset;
       if (
         b.buffer !== slot.data.buffer || base < 0 ||
-        4 * i + 4 > slot.at.length || typeEnd - typeStart > 73
+        4 * i + 4 > slot.at.length ||
+        typeEnd - typeStart > MAX_TYPE_IN_PLACE
       ) {
         this.#cannotDefer = true;
         return this.#failed();
@@ -1132,13 +1131,10 @@ export class VerityByteWalker {
   /**
    * A block's hashed input, prev_hash + '{"record":' + R + ',"type":' + T +
    * '}' (prev_hash from #prev; R at b[recStart, recEnd), T at
-   * b[typeStart, typeEnd)). It is built in place around R, which stays
-   * where it is: ',"type":' + T + '}' over the ',"hash":"sha256:' and the
-   * published digits after R (kept in #pub already), '{' over the ','
-   * before '"record":', and prev_hash over the 71 bytes before that (the
-   * line's published prev_hash and T, both read already). Only R's bytes
-   * are left as they were. A type too long to fit in the 82 bytes after R
-   * is built in #long instead.
+   * b[typeStart, typeEnd)), built in place around R (inputInPlace: the
+   * published digits after R are kept in #pub already, the line's
+   * published prev_hash and T read already). A type too long to build in
+   * place is built in #long instead.
    */
   #input(
     b: Uint8Array,
@@ -1149,8 +1145,7 @@ export class VerityByteWalker {
     recEnd: number,
   ): Uint8Array {
     const typeLen = typeEnd - typeStart;
-    const iv = this.#prevView;
-    if (typeLen > 73) {
+    if (typeLen > MAX_TYPE_IN_PLACE) {
       const len = 81 + (recEnd - recStart) + 9 + typeLen;
       if (this.#long.length < len) this.#long = new Uint8Array(len * 2);
       const out = this.#long;
@@ -1163,18 +1158,16 @@ export class VerityByteWalker {
       out[len - 1] = 0x7d;
       return out.subarray(0, len);
     }
-    const start = recStart - 81;
-    const end = recEnd + 9 + typeLen;
-    dv.setUint32(recEnd, K_BODY_TYPE0);
-    dv.setUint32(recEnd + 4, K_BODY_TYPE1);
-    if (typeLen <= 16) {
-      for (let k = 0; k < typeLen; k++) b[recEnd + 8 + k] = b[typeStart + k]!;
-    } else b.copyWithin(recEnd + 8, typeStart, typeEnd);
-    b[end - 1] = 0x7d;
-    b[recStart - 10] = 0x7b;
-    dv.setUint32(start + 67, iv.getUint32(67));
-    for (let k = 0; k < 68; k += 4) dv.setUint32(start + k, iv.getUint32(k));
-    return b.subarray(start, end);
+    const start = inputInPlace(
+      b,
+      dv,
+      this.#prevView,
+      0,
+      typeStart,
+      typeEnd,
+      recEnd,
+    );
+    return b.subarray(start, recEnd + 9 + typeLen);
   }
 
   /**

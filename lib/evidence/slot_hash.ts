@@ -42,21 +42,64 @@ export function newHashSlot(bytes: number, shared: boolean): HashSlot {
   };
 }
 
-/** `,"type":` */
-const BODY_TYPE = new TextEncoder().encode(',"type":');
+/** `,"type":` as two big-endian words. */
+const BODY_TYPE = new DataView(new TextEncoder().encode(',"type":').buffer);
+const BODY_TYPE0 = BODY_TYPE.getUint32(0);
+const BODY_TYPE1 = BODY_TYPE.getUint32(4);
+
+/**
+ * The longest type (a JSON string, quotes included) whose block's input
+ * can be built in place ({@linkcode inputInPlace}): `,"type":` + T + `}`
+ * must fit in the 82 bytes after the record.
+ */
+export const MAX_TYPE_IN_PLACE = 73;
+
+/**
+ * Build a block's hashed input, `P + '{"record":' + R + ',"type":' + T +
+ * '}'`, in place over its line in `b` (`dv` a view of the same bytes),
+ * `{"index":N,"prev_hash":…,"type":T,"record":R,"hash":"sha256:<hex>"}`
+ * (T at `[typeStart, typeEnd)`, at most {@linkcode MAX_TYPE_IN_PLACE}
+ * bytes, R ending at `recEnd`): `,"type":` + T + `}` over
+ * `,"hash":"sha256:` and the digits after R, `{` over the `,` before
+ * `"record":`, and P, the 71 bytes at `prevAt` in `prev`, over the 71
+ * bytes before that. Only R's bytes are left as they were, and nothing
+ * outside the line is touched. P may be the line's own `prev_hash` (it is
+ * moved: copied from its end down). Returns where the input starts; it
+ * ends at `recEnd + 9 + (typeEnd - typeStart)`.
+ */
+export function inputInPlace(
+  b: Uint8Array,
+  dv: DataView,
+  prev: DataView,
+  prevAt: number,
+  typeStart: number,
+  typeEnd: number,
+  recEnd: number,
+): number {
+  const typeLen = typeEnd - typeStart;
+  dv.setUint32(recEnd, BODY_TYPE0);
+  dv.setUint32(recEnd + 4, BODY_TYPE1);
+  if (typeLen <= 16) {
+    for (let k = 0; k < typeLen; k++) b[recEnd + 8 + k] = b[typeStart + k]!;
+  } else b.copyWithin(recEnd + 8, typeStart, typeEnd);
+  b[recEnd + 8 + typeLen] = 0x7d;
+  b[typeEnd] = 0x7b;
+  const start = typeEnd - 71;
+  dv.setUint32(start + 67, prev.getUint32(prevAt + 67));
+  for (let k = 64; k >= 0; k -= 4) {
+    dv.setUint32(start + k, prev.getUint32(prevAt + k));
+  }
+  return start;
+}
 
 /**
  * Build the inputs of blocks `from` to `to` (exclusive) a deferred walk
  * left in `slot`, hash each and compare it with its published digits:
  * true when every one is equal (once all are, the segment's walk holds as
- * if it had hashed them itself). A block line is
- * `{"index":N,"prev_hash":P,"type":T,"record":R,"hash":"sha256:<hex>"}`
- * and its input `P + '{"record":' + R + ',"type":' + T + '}'`; it is built
- * over the line's own bytes, which no other block's input touches (so
- * that two threads may build blocks of one slot at once): the digits are
- * read first, `,"type":` + T + `}` is written over `,"hash":"sha256:` and
- * the digits after R, `{` over the `,` before `"record":`, and P moved to
- * just before that, over its own end and T.
+ * if it had hashed them itself). Each input is built over its line's own
+ * bytes ({@linkcode inputInPlace}, the digits read first, P the line's
+ * own), which no other block's input touches, so that two threads may
+ * build blocks of one slot at once.
  */
 export function checkDeferred(
   slot: HashSlot,
@@ -64,22 +107,26 @@ export function checkDeferred(
   to: number,
 ): boolean {
   const { data, at } = slot;
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const digits = DIGITS;
   for (let i = from; i < to; i++) {
     const typeStart = at[4 * i]!;
     const typeEnd = at[4 * i + 1]!;
     const recEnd = at[4 * i + 2]!;
     const hex = at[4 * i + 3]!;
-    const typeLen = typeEnd - typeStart;
     digits.set(data.subarray(hex, hex + 64));
-    data.set(BODY_TYPE, recEnd);
-    data.copyWithin(recEnd + 8, typeStart, typeEnd);
-    data[recEnd + 8 + typeLen] = 0x7d;
-    data[typeEnd] = 0x7b;
     // P is the 71 bytes before '","type":' (9 bytes before T).
-    data.copyWithin(typeEnd - 71, typeStart - 80, typeStart - 9);
+    const start = inputInPlace(
+      data,
+      dv,
+      dv,
+      typeStart - 80,
+      typeStart,
+      typeEnd,
+      recEnd,
+    );
     const h = SHA256.copy().update(
-      data.subarray(typeEnd - 71, recEnd + 9 + typeLen),
+      data.subarray(start, recEnd + 9 + typeEnd - typeStart),
     ).digest("hex");
     for (let k = 0; k < 64; k++) {
       if (digits[k] !== h.charCodeAt(k)) return false;
