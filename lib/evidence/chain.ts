@@ -1070,7 +1070,7 @@ export class VerityByteWalker {
     if (slot !== null) {
       // Deferred: where the block's parts lie is left for another thread,
       // which builds its input in place, hashes it and compares the digest
-      // with the published digits (checkDeferred). Its prev_hash is then
+      // with the published digits (LaneHasher.check). Its prev_hash is then
       // the line's own, which is #prev when the block has no problem (and
       // a segment with a problem does not count).
       const i = this.#deferred;

@@ -6,15 +6,21 @@
  * its published digits); this thread claims the slots' blocks a chunk at
  * a time and hashes them ({@linkcode hashChunk}), as the first thread does
  * too whenever its next slot is not free yet. It imports only
- * `slot_hash.ts` (and so node:crypto), so that it is hashing soon after
- * it is started, and reads nothing but the shared memory it is given.
+ * `slot_hash.ts` (and the module that writes the WebAssembly it hashes
+ * with; the compiled module is sent, not compiled again), so that it is
+ * hashing soon after it is started, and reads nothing but the shared
+ * memory it is given.
  *
  * @module
  */
-import { CONTROL, hashChunk, type HashSlot } from "./slot_hash.ts";
+import { CONTROL, hashChunk, type HashSlot, LaneHasher } from "./slot_hash.ts";
 
 /** The shared control words and slots, and the per-segment verified marks. */
 export interface HashRequest {
+  /** The arena's memory and compiled module, and this thread's work area. */
+  memory: WebAssembly.Memory;
+  module: WebAssembly.Module;
+  work: number;
   /** The control words ({@linkcode CONTROL}). */
   control: SharedArrayBuffer;
   /** One Int32 per segment: 1 once its deferred hashes were all found equal. */
@@ -31,11 +37,12 @@ const scope = self as unknown as {
 };
 scope.onmessage = (ev) => {
   const { control, verified, slots } = ev.data;
+  const hasher = new LaneHasher(ev.data, ev.data.work);
   const c = new Int32Array(control);
   const done = new Int32Array(verified);
   while (Atomics.load(c, CONTROL.mismatch) === 0) {
     const seen = Atomics.load(c, CONTROL.ready);
-    const n = hashChunk(c, slots, done);
+    const n = hashChunk(c, hasher, slots, done);
     if (n > 0) {
       Atomics.add(c, CONTROL.there, n);
       continue;

@@ -47,9 +47,10 @@ import {
 import {
   CONTROL,
   hashChunk,
+  LaneHasher,
   markReady,
   newControl,
-  newHashSlot,
+  newHashArena,
 } from "./slot_hash.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 
@@ -270,15 +271,14 @@ async function verifyInSegments(
   // A slot holds a segment and its last line, or the last segment (up to
   // twice the others); one that does not fit is walked here with its
   // hashes.
-  const slots = Array.from(
-    { length: SLOTS },
-    () => newHashSlot(2 * plan.bytes + 4096, true),
-  );
+  const arena = newHashArena(2 * plan.bytes + 4096, SLOTS, 2);
+  const { slots } = arena;
+  const hasher = new LaneHasher(arena, arena.work[0]!);
   // Tests: this thread leaves every hash to the worker.
   const hashHere = options.workerHashesAll !== true;
   let here = 0;
   const hash = () => {
-    const n = hashHere ? hashChunk(c, slots, hashed) : 0;
+    const n = hashHere ? hashChunk(c, hasher, slots, hashed) : 0;
     here += n;
     return n > 0;
   };
@@ -316,6 +316,9 @@ async function verifyInSegments(
         control: c.buffer as SharedArrayBuffer,
         verified,
         slots,
+        memory: arena.memory,
+        module: arena.module,
+        work: arena.work[1]!,
       };
       worker.postMessage(request);
     } catch {

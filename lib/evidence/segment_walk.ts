@@ -83,7 +83,7 @@ export function walkSegment(
  * Walk segment `k` with its hashing deferred: its bytes are read into
  * `slot.data`, and each block's hashed input and published digits left in
  * the slot (see {@linkcode HashSlot}); the outcome holds once
- * `checkDeferred` (slot_hash.ts) finds the slot's first `deferred` hashes
+ * `LaneHasher.check` (slot_hash.ts) finds the slot's first `deferred` hashes
  * equal.
  */
 export function walkSegmentDeferred(

@@ -6,7 +6,7 @@ import {
   ledgerText,
   type SegmentWalk,
 } from "./chain.ts";
-import { checkDeferred, newHashSlot } from "./slot_hash.ts";
+import { CHUNK, type HashSlot, LaneHasher, newHashArena } from "./slot_hash.ts";
 import {
   type SegmentOutcome,
   segmentPlan,
@@ -27,7 +27,9 @@ async function joined(path: string, bytes: number, deferred = false) {
   using file = Deno.openSync(path);
   const walks: SegmentWalk[] = [];
   const recipes = new Set<string>();
-  const slot = newHashSlot(2 * bytes + 4096, false);
+  const arena = newHashArena(2 * bytes + 4096, 1, 1);
+  const slot = arena.slots[0]!;
+  const hasher = new LaneHasher(arena, arena.work[0]!);
   for (let k = 0; k < plan.count; k++) {
     let r: SegmentOutcome;
     if (deferred) {
@@ -36,7 +38,7 @@ async function joined(path: string, bytes: number, deferred = false) {
         hashedHere++;
         r = walkSegment(file, plan, k);
       } else {
-        if (d.outcome !== null && !checkDeferred(slot, 0, d.deferred)) {
+        if (d.outcome !== null && !checkAll(hasher, slot, d.deferred)) {
           return null;
         }
         r = d.outcome;
@@ -49,6 +51,14 @@ async function joined(path: string, bytes: number, deferred = false) {
   }
   const j = joinSegments(walks);
   return j === null ? null : { ...j, recipes: [...recipes].sort() };
+}
+
+/** The first `n` deferred hashes of `slot`, a chunk at a time, all equal. */
+function checkAll(hasher: LaneHasher, slot: HashSlot, n: number): boolean {
+  for (let i = 0; i < n; i += CHUNK) {
+    if (!hasher.check(slot, i, Math.min(n, i + CHUNK))) return false;
+  }
+  return true;
 }
 
 /** Segments a deferred walk asked to walk with their hashes (a long type or line). */

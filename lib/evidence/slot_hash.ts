@@ -1,20 +1,23 @@
 /**
  * The hashing half of a two-thread ledger verify, shared by both threads:
  * the slots a walk leaves its segment's bytes and where each block's parts
- * lie in ({@linkcode HashSlot}), the control words by which the slots are
- * passed between the thread that fills them and the threads that hash
- * them ({@linkcode CONTROL}), and the hashing itself, a chunk at a time,
- * each block's input built in place ({@linkcode hashChunk},
- * {@linkcode checkDeferred}). It imports node:crypto and nothing else, so
- * that the worker that only hashes (`hash_worker.ts`) starts with the
- * least to load.
+ * lie in ({@linkcode HashSlot}), all in one shared WebAssembly memory
+ * ({@linkcode HashArena}); the control words by which the slots are passed
+ * between the thread that fills them and the threads that hash them
+ * ({@linkcode CONTROL}); and the hashing itself, a chunk at a time, each
+ * block's input built in place and hashed four at a time by
+ * `sha256_lanes.ts` ({@linkcode hashChunk}, {@linkcode LaneHasher}). It
+ * imports nothing that loads other modules, so that the worker that only
+ * hashes (`hash_worker.ts`) starts with the least to load.
  *
  * @module
  */
-import { createHash } from "node:crypto";
-
-/** A SHA-256 hash with nothing hashed yet; each digest starts from a copy of it (as the byte walker's). */
-const SHA256 = createHash("sha256");
+import {
+  DIGESTS_AT,
+  GROUP_BYTES,
+  SCRATCH_BYTES,
+  sha256LanesWasm,
+} from "./sha256_lanes.ts";
 
 /**
  * Where a walk that defers its hashing (`VerityByteWalker.deferTo`)
@@ -22,24 +25,12 @@ const SHA256 = createHash("sha256");
  * type starts at `at[4 i]` and ends at `at[4 i + 1]` (a JSON string of at
  * most 73 bytes), its record ends at `at[4 i + 2]`, and its published
  * hash's 64 digits start at `at[4 i + 3]`. Another thread builds each
- * block's input in place and hashes it ({@linkcode checkDeferred}); the
- * arrays may be shared.
+ * block's input in place and hashes it ({@linkcode LaneHasher.check});
+ * `data` lies in a {@linkcode HashArena}'s memory, `at` in shared memory.
  */
 export interface HashSlot {
   data: Uint8Array;
   at: Int32Array;
-}
-
-/** A slot for a segment of up to `bytes` bytes (backed by shared memory when `shared`). */
-export function newHashSlot(bytes: number, shared: boolean): HashSlot {
-  // A block line is at least 199 bytes long.
-  const blocks = Math.floor(bytes / 199) + 1;
-  const mem = (n: number) =>
-    shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n);
-  return {
-    data: new Uint8Array(mem(bytes)),
-    at: new Int32Array(mem(16 * blocks)),
-  };
 }
 
 /** `,"type":` as two big-endian words. */
@@ -92,51 +83,159 @@ export function inputInPlace(
   return start;
 }
 
+/** Blocks hashed per claim. */
+export const CHUNK = 128;
+
 /**
- * Build the inputs of blocks `from` to `to` (exclusive) a deferred walk
- * left in `slot`, hash each and compare it with its published digits:
- * true when every one is equal (once all are, the segment's walk holds as
- * if it had hashed them itself). Each input is built over its line's own
- * bytes ({@linkcode inputInPlace}, the digits read first, P the line's
- * own), which no other block's input touches, so that two threads may
- * build blocks of one slot at once.
+ * Where a verify's slots lie: one shared WebAssembly memory holding every
+ * slot's data, then a work area per thread (the list of messages
+ * `sha256_lanes.ts`'s `many` reads and writes its digests into, and its
+ * scratch), and the compiled module that hashes them. Every thread that
+ * hashes makes its own {@linkcode LaneHasher} over it.
  */
-export function checkDeferred(
-  slot: HashSlot,
-  from: number,
-  to: number,
-): boolean {
-  const { data, at } = slot;
-  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const digits = DIGITS;
-  for (let i = from; i < to; i++) {
-    const typeStart = at[4 * i]!;
-    const typeEnd = at[4 * i + 1]!;
-    const recEnd = at[4 * i + 2]!;
-    const hex = at[4 * i + 3]!;
-    digits.set(data.subarray(hex, hex + 64));
-    // P is the 71 bytes before '","type":' (9 bytes before T).
-    const start = inputInPlace(
-      data,
-      dv,
-      dv,
-      typeStart - 80,
-      typeStart,
-      typeEnd,
-      recEnd,
-    );
-    const h = SHA256.copy().update(
-      data.subarray(start, recEnd + 9 + typeEnd - typeStart),
-    ).digest("hex");
-    for (let k = 0; k < 64; k++) {
-      if (digits[k] !== h.charCodeAt(k)) return false;
-    }
-  }
-  return true;
+export interface HashArena {
+  memory: WebAssembly.Memory;
+  module: WebAssembly.Module;
+  slots: HashSlot[];
+  /** Where each thread's work area starts in the memory. */
+  work: number[];
 }
 
-/** The digits of the block being checked (per thread: module state). */
-const DIGITS = new Uint8Array(64);
+/** Bytes of a thread's work area: a chunk's groups, then scratch. */
+const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES;
+
+/** The compiled module, made once per thread that asks. */
+let MODULE: WebAssembly.Module | null = null;
+
+/**
+ * An arena of `slots` slots of `bytes` bytes each (their `at` words in
+ * shared memory too) and work areas for `threads` threads.
+ */
+export function newHashArena(
+  bytes: number,
+  slots: number,
+  threads: number,
+): HashArena {
+  const size = slots * bytes + threads * WORK_BYTES;
+  const pages = Math.ceil(size / 65536);
+  const memory = new WebAssembly.Memory({
+    initial: pages,
+    maximum: pages,
+    shared: true,
+  });
+  MODULE ??= new WebAssembly.Module(sha256LanesWasm());
+  // A block line is at least 199 bytes long.
+  const blocks = Math.floor(bytes / 199) + 1;
+  return {
+    memory,
+    module: MODULE,
+    slots: Array.from({ length: slots }, (_, k) => ({
+      data: new Uint8Array(memory.buffer, k * bytes, bytes),
+      at: new Int32Array(new SharedArrayBuffer(16 * blocks)),
+    })),
+    work: Array.from(
+      { length: threads },
+      (_, t) => slots * bytes + t * WORK_BYTES,
+    ),
+  };
+}
+
+/** A hex digit's value by its byte, -1 for any other byte (uppercase too). */
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let d = 0; d < 16; d++) HEX_VALUE["0123456789abcdef".charCodeAt(d)] = d;
+
+/**
+ * One thread's hashing over an arena's memory: an instance of the lanes
+ * module, its work area, and the published digests of the chunk being
+ * checked (as eight 32-bit words each).
+ */
+export class LaneHasher {
+  readonly #many: (list: number, groups: number, scratch: number) => void;
+  readonly #mem: DataView;
+  readonly #list: number;
+  readonly #scratch: number;
+  readonly #expected = new Int32Array(8 * CHUNK);
+
+  constructor(arena: Pick<HashArena, "memory" | "module">, work: number) {
+    const instance = new WebAssembly.Instance(arena.module, {
+      env: { mem: arena.memory },
+    });
+    this.#many = instance.exports.many as (
+      list: number,
+      groups: number,
+      scratch: number,
+    ) => void;
+    this.#mem = new DataView(arena.memory.buffer);
+    this.#list = work;
+    this.#scratch = work + (CHUNK / 4) * GROUP_BYTES;
+  }
+
+  /**
+   * Build the inputs of blocks `from` to `to` (exclusive, at most
+   * {@linkcode CHUNK}) a deferred walk left in `slot` (its data in this
+   * hasher's memory), hash them and compare each digest with its published
+   * digits: true when every one is equal (once all are, the segment's walk
+   * holds as if it had hashed them itself). The digits are read first, as
+   * lowercase hex (anything else is not equal); each input is built over
+   * its line's own bytes ({@linkcode inputInPlace}, P the line's own),
+   * which no other block's input touches, so that two threads may build
+   * blocks of one slot at once.
+   */
+  check(slot: HashSlot, from: number, to: number): boolean {
+    const { data, at } = slot;
+    const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const mem = this.#mem;
+    const list = this.#list;
+    const expected = this.#expected;
+    const base = data.byteOffset;
+    let j = 0;
+    for (let i = from; i < to; i++, j++) {
+      const typeStart = at[4 * i]!;
+      const typeEnd = at[4 * i + 1]!;
+      const recEnd = at[4 * i + 2]!;
+      const hex = at[4 * i + 3]!;
+      for (let w = 0; w < 8; w++) {
+        let x = 0;
+        for (let k = 0; k < 8; k++) {
+          const d = HEX_VALUE[data[hex + 8 * w + k]!]!;
+          if (d < 0) return false;
+          x = (x << 4) | d;
+        }
+        expected[8 * j + w] = x;
+      }
+      // P is the 71 bytes before '","type":' (9 bytes before T).
+      const start = inputInPlace(
+        data,
+        dv,
+        dv,
+        typeStart - 80,
+        typeStart,
+        typeEnd,
+        recEnd,
+      );
+      const rec = list + (j >> 2) * GROUP_BYTES + 8 * (j & 3);
+      mem.setInt32(rec, base + start, true);
+      mem.setInt32(rec + 4, recEnd + 9 + typeEnd - typeStart - start, true);
+    }
+    const n = j;
+    // The last group's unused lanes hash nothing.
+    for (; (j & 3) !== 0; j++) {
+      const rec = list + (j >> 2) * GROUP_BYTES + 8 * (j & 3);
+      mem.setInt32(rec, this.#scratch, true);
+      mem.setInt32(rec + 4, 0, true);
+    }
+    this.#many(list, j >> 2, this.#scratch);
+    for (let k = 0; k < n; k++) {
+      const out = list + (k >> 2) * GROUP_BYTES + DIGESTS_AT + 4 * (k & 3);
+      for (let w = 0; w < 8; w++) {
+        if (mem.getInt32(out + 16 * w, true) !== expected[8 * k + w]) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+}
 
 /**
  * The shared control words of a two-thread verify (an `Int32Array` made by
@@ -172,9 +271,6 @@ export function newControl(slots: number): Int32Array {
   return c;
 }
 
-/** Blocks hashed per claim. */
-export const CHUNK = 128;
-
 /**
  * Mark the slot of ring index `ring` ready: it holds segment `k`'s walk
  * with `blocks` deferred hashes (the first thread, after walking into it),
@@ -199,13 +295,15 @@ export function markReady(
 
 /**
  * Claim and hash the next chunk of the oldest ready slot's deferred hashes
- * ({@linkcode checkDeferred}); either thread calls it. The number of
+ * ({@linkcode LaneHasher.check}); either thread calls it, with its own
+ * hasher. The number of
  * blocks hashed, or 0 when there is none to claim now (or a hash was not
  * the published one: then `mismatch` is set). The thread that hashes a
  * slot's last block marks its segment in `verified` and frees the slot.
  */
 export function hashChunk(
   c: Int32Array,
+  hasher: LaneHasher,
   slots: readonly HashSlot[],
   verified: Int32Array,
 ): number {
@@ -229,7 +327,7 @@ export function hashChunk(
     // The slot's last chunk: the next slot is the oldest from now on
     // (before this one can be freed and written again).
     if (to === n) Atomics.compareExchange(c, CONTROL.head, h, h + 1);
-    if (!checkDeferred(slots[s]!, from, to)) {
+    if (!hasher.check(slots[s]!, from, to)) {
       Atomics.store(c, CONTROL.mismatch, 1);
       Atomics.notify(c, at);
       return 0;
