@@ -5,16 +5,22 @@
  * - write: chain 100,000 report-digest records and write the file atomically
  *   (`appendBlocks` on a new file);
  * - verify: `verifyLedgerFile`, what `verity ledger verify` does: read the
- *   file as a stream of bytes, check every block's layout and chain, its
- *   type and record canonical (one scan of their bytes), hash every block
- *   over its bytes as they stand, compare with the head; on one thread,
- *   and on two threads (what it does for a ledger of 12 MiB or more when a
- *   second core is idle; its CPU time includes the worker's start): the
- *   file cut into 1 MiB segments, this thread walking them in turn into
- *   shared slots with the hashing deferred, a worker that only hashes
- *   building each block's input in place and hashing it, this thread
- *   hashing too whenever its next slot is not free yet (the bench prints
- *   how many blocks the worker hashed);
+ *   file, check every block's layout and chain, its type and record
+ *   canonical (one scan of their bytes), hash every block over its bytes
+ *   as they stand, compare with the head; three ways:
+ *   - one thread, the stream walk (`stream: true`: what it does for a
+ *     ledger under 4 MiB, and to name the problems of one that fails),
+ *     each block hashed through node:crypto as it is walked;
+ *   - one thread, segments (what it does from 4 MiB when no core is idle):
+ *     the file cut into 1 MiB segments, each walked into a slot of shared
+ *     WebAssembly memory with its hashing deferred, then its blocks' inputs
+ *     built in place and hashed four at a time in WebAssembly SIMD
+ *     (`sha256_lanes.ts`);
+ *   - two threads (what it does from 32 MiB when a second core is idle;
+ *     its CPU time includes the worker's start): the same segments, this
+ *     thread walking them in turn, a worker that only hashes, this thread
+ *     hashing too whenever its next slot is not free yet (the bench prints
+ *     how many blocks the worker hashed);
  * - general path: the same verification through a full parse
  *   (`parsePythonJson` + `verifyLedger`), the path a ledger in another
  *   layout (mcp-evidence-validator's) takes;
@@ -101,6 +107,8 @@ const ratios = {
   general: [] as number[],
   createWall: [] as number[],
   createCpu: [] as number[],
+  oneWall: [] as number[],
+  oneCpu: [] as number[],
   twoWall: [] as number[],
   twoCpu: [] as number[],
 };
@@ -129,12 +137,19 @@ for (let r = 0; r < ROUNDS; r++) {
     Buffer.from(b.prev_hash + blockBody(b.type, b.record), "utf8")
   );
   const v = await timed(() =>
-    verifyLedgerFile(path, head, { twoThreads: false })
+    verifyLedgerFile(path, head, { twoThreads: false, stream: true })
   );
   if (!v.value.ok || v.value.blocks !== N) {
     throw new Error(`verify failed: ${JSON.stringify(v.value.problems[0])}`);
   }
   keep("verify", v);
+  const v1 = await timed(() =>
+    verifyLedgerFile(path, head, { twoThreads: false })
+  );
+  if (!v1.value.ok || v1.value.blocks !== N) {
+    throw new Error("verify in segments on one thread failed");
+  }
+  keep("verify1", v1);
   const counts = { here: 0, there: 0, answered: false };
   const v2 = await timed(() =>
     verifyLedgerFile(path, head, { twoThreads: true, counts })
@@ -173,6 +188,8 @@ for (let r = 0; r < ROUNDS; r++) {
   ratios.wall.push(v.wall / raw.wall);
   ratios.cpu.push(v.cpu / raw.cpu);
   ratios.file.push(v.wall / whole.wall);
+  ratios.oneWall.push(v1.wall / raw.wall);
+  ratios.oneCpu.push(v1.cpu / raw.cpu);
   ratios.twoWall.push(v2.wall / raw.wall);
   ratios.twoCpu.push(v2.cpu / raw.cpu);
   ratios.createWall.push(v.wall / rawCreate.wall);
@@ -203,6 +220,11 @@ console.log(
   }`,
 );
 console.log(
+  `verify, one thread (segments)        ${f(rows.verify1!.wall)}  ${
+    bps(median(rows.verify1!.wall))
+  }`,
+);
+console.log(
   `verify, two threads (segments)       ${f(rows.verify2!.wall)}  ${
     bps(median(rows.verify2!.wall))
   }  (blocks hashed on the worker: ${onWorker.join(", ")})`,
@@ -224,14 +246,24 @@ console.log(
 );
 console.log(`raw SHA-256, the whole file at once   ${f(rows.whole!.wall)}`);
 console.log(
-  `ratio verify on one thread / raw per-block: ${
+  `ratio verify on one thread, the stream walk / raw per-block: ${
     median(ratios.wall).toFixed(2)
   }x wall [${list(ratios.wall)}]`,
 );
 console.log(
   `                               ${median(ratios.cpu).toFixed(2)}x CPU  [${
     list(ratios.cpu)
-  }]  (target <= 1.5x)`,
+  }]`,
+);
+console.log(
+  `ratio verify on one thread, segments / raw per-block: ${
+    median(ratios.oneWall).toFixed(2)
+  }x wall [${list(ratios.oneWall)}]`,
+);
+console.log(
+  `                               ${median(ratios.oneCpu).toFixed(2)}x CPU  [${
+    list(ratios.oneCpu)
+  }]  (target <= 1.5x: what verify does when no core is idle)`,
 );
 console.log(
   `ratio verify on two threads / raw per-block: ${
@@ -244,7 +276,7 @@ console.log(
   }]  (the wall figure is the goal's when a core is idle)`,
 );
 console.log(
-  `ratio verify / raw per-block with createHash (previous baseline): ${
+  `ratio verify, the stream walk / raw per-block with createHash (previous baseline): ${
     median(ratios.createWall).toFixed(2)
   }x wall, ${median(ratios.createCpu).toFixed(2)}x CPU`,
 );

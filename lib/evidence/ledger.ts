@@ -224,14 +224,23 @@ function coreIdle(): boolean {
 }
 
 /**
- * Ledgers at least this large are verified on two threads (see
- * verifyLedgerFile): starting the worker blocks this thread 10-25 ms (a
- * new isolate), and it hashes about 25 ms later (loading node:crypto);
- * measured side by side, two threads are slower than one at 5 and 7.5 MB,
- * about even at 10 MB (faster in two runs, slower in one) and faster from
- * 15 MB (docs/benchmarks.md).
+ * Ledgers at least this large are verified in segments, their blocks
+ * hashed four at a time in WebAssembly (`sha256_lanes.ts`) rather than one
+ * stream hashed block by block through node:crypto. Measured side by side
+ * (in one process, medians of 11 to 15 rounds): segments took 0.98x the
+ * stream's time at 2 MB, 0.87x at 5 MB, 0.96x at 8 MB, 0.76x at 12.5 MB
+ * and 0.80x at 20 MB (docs/benchmarks.md).
  */
-const PARALLEL_BYTES = 12 << 20;
+const SEGMENT_BYTES = 4 << 20;
+
+/**
+ * Ledgers at least this large are verified on two threads when a second
+ * core is idle (see verifyLedgerFile): starting the worker blocks this
+ * thread 10-25 ms (a new isolate). Measured side by side against segments
+ * on one thread: 1.31x the time at 12.5 MB, 1.12x at 20 MB, 0.93x at 30
+ * MB, 0.83x at 50 MB.
+ */
+const PARALLEL_BYTES = 32 << 20;
 
 /**
  * Slots between the two threads: how far this thread may walk ahead of the
@@ -306,6 +315,7 @@ async function verifyInSegments(
   let worker: Worker | null = null;
   try {
     try {
+      if (options.noWorker === true) throw new Error("no worker");
       worker = new Worker(
         options.workerModule ??
           new URL("./hash_worker.ts", import.meta.url).href,
@@ -390,9 +400,10 @@ async function verifyInSegments(
 export interface VerifyFileOptions {
   /**
    * Walk on two threads, in segments: "auto" (the default) for a ledger of
-   * at least 12 MiB when a second core is likely idle (two or more cores,
+   * at least 32 MiB when a second core is likely idle (two or more cores,
    * the one-minute load average at least one below their count), or
-   * always, or never.
+   * always, or never. On one thread, a ledger of at least 4 MiB is walked
+   * in segments too (unless `stream`), a smaller one as one stream.
    */
   twoThreads?: "auto" | boolean;
   /** Bytes per read on one thread (4 MiB). */
@@ -411,6 +422,14 @@ export interface VerifyFileOptions {
   workerHashesAll?: boolean;
   /** Bytes per segment (1 MiB, segmentPlan's; tests use small ones). */
   segmentBytes?: number;
+  /**
+   * On one thread, walk the ledger as one stream, hashing each block as it
+   * goes (node:crypto), even when it is large enough to be walked in
+   * segments here (tests and benches: the walk that names every problem).
+   */
+  stream?: boolean;
+  /** Segments walked and hashed on this thread alone (benches). */
+  noWorker?: boolean;
   /** The worker's module (tests: one that fails); hash_worker.ts. */
   workerModule?: string;
 }
@@ -431,14 +450,18 @@ export async function verifyLedgerFile(
   options: VerifyFileOptions = {},
 ): Promise<LedgerVerification & { recipes: string[] }> {
   const mode = options.twoThreads ?? "auto";
-  const size = mode === false
+  const size = mode === false && options.stream === true
     ? -1
     : await Deno.stat(path).then((s) => s.size, () => -1);
   const two = size >= 0 &&
     (mode === true ||
       (mode === "auto" && size >= PARALLEL_BYTES && coreIdle()));
-  if (two) {
-    const fast = await verifyInSegments(path, expectedHead, size, options);
+  const one = !two && size >= SEGMENT_BYTES && options.stream !== true;
+  if (two || one) {
+    const fast = await verifyInSegments(path, expectedHead, size, {
+      ...options,
+      noWorker: one || options.noWorker === true,
+    });
     if (fast !== null) return fast;
   }
   const w = new VerityByteWalker(expectedHead);
