@@ -46,6 +46,7 @@ import {
 } from "./segment_walk.ts";
 import {
   CONTROL,
+  type HashArena,
   hashChunk,
   LaneHasher,
   markReady,
@@ -280,9 +281,17 @@ async function verifyInSegments(
   // A slot holds a segment and its last line, or the last segment (up to
   // twice the others); one that does not fit is walked here with its
   // hashes.
-  const arena = newHashArena(2 * plan.bytes + 4096, SLOTS, 2);
+  let arena: HashArena;
+  let hasher: LaneHasher;
+  try {
+    arena = newHashArena(2 * plan.bytes + 4096, SLOTS, 2, options.lanesWasm);
+    hasher = new LaneHasher(arena, arena.work[0]!);
+  } catch {
+    // No WebAssembly SIMD or shared memory here: the stream walk answers.
+    if (counts) counts.noArena = true;
+    return null;
+  }
   const { slots } = arena;
-  const hasher = new LaneHasher(arena, arena.work[0]!);
   // Tests: this thread leaves every hash to the worker.
   const hashHere = options.workerHashesAll !== true;
   let here = 0;
@@ -414,7 +423,13 @@ export interface VerifyFileOptions {
    * segment it walked with its hashes), and whether the two-thread walk
    * gave the answer (false: it was walked again on one).
    */
-  counts?: { here: number; there: number; answered?: boolean };
+  counts?: {
+    here: number;
+    there: number;
+    answered?: boolean;
+    /** Set when the segments' memory or hashing module could not be made. */
+    noArena?: boolean;
+  };
   /**
    * This thread hashes nothing it left in a slot: the worker hashes every
    * such block (tests: so that every hash is checked across threads).
@@ -428,6 +443,8 @@ export interface VerifyFileOptions {
    * segments here (tests and benches: the walk that names every problem).
    */
   stream?: boolean;
+  /** The hashing module's bytes (tests: a module that does not compile). */
+  lanesWasm?: Uint8Array<ArrayBuffer>;
   /** Segments walked and hashed on this thread alone (benches). */
   noWorker?: boolean;
   /** The worker's module (tests: one that fails); hash_worker.ts. */

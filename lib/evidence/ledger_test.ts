@@ -501,3 +501,70 @@ Deno.test("two threads sharing slots: a clean ledger is answered every time, in 
   assert.ok(there > 0, "the worker hashed no block");
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("segments on one thread: no worker, every block hashed here in WebAssembly, the stream walk's answer clean and tampered; a hashing module that cannot be made leaves the stream walk to answer", async () => {
+  const dir = await tmp();
+  const path = `${dir}/ledger.json`;
+  const built = chainBlocks(
+    GENESIS,
+    0,
+    Array.from({ length: 300 }, (_, i) => ({
+      type: i % 3 === 0 ? "report" : "contract",
+      record: { i, text: "é".repeat(i % 5) },
+    })),
+  );
+  const clean = ledgerText(built.lines);
+  await Deno.writeTextFile(path, clean);
+  const stream = () =>
+    verifyLedgerFile(path, built.head, { twoThreads: false, stream: true });
+  const counts: {
+    here: number;
+    there: number;
+    answered?: boolean;
+    noArena?: boolean;
+  } = { here: 0, there: 0 };
+  const seg = await verifyLedgerFile(path, built.head, {
+    twoThreads: true,
+    noWorker: true,
+    segmentBytes: 4096,
+    counts,
+  });
+  assert.equal(seg.ok, true);
+  assert.deepEqual(seg, await stream());
+  assert.ok(
+    counts.answered && counts.here === 300 && counts.there === 0,
+    JSON.stringify(counts),
+  );
+  // A digit of a hash, a record and a prev_hash changed: refused, with the
+  // stream walk's problems.
+  const at = [clean.indexOf('"hash":"sha256:', 9000) + 20, 20000, 40000];
+  for (const k of at) {
+    const b = new TextEncoder().encode(clean);
+    b[k] = b[k] === 0x30 ? 0x31 : 0x30;
+    await Deno.writeFile(path, b);
+    const c = { here: 0, there: 0, answered: false };
+    const r = await verifyLedgerFile(path, built.head, {
+      twoThreads: true,
+      noWorker: true,
+      segmentBytes: 4096,
+      counts: c,
+    });
+    assert.equal(r.ok, false, `byte ${k}`);
+    assert.equal(c.answered, false);
+    assert.deepEqual(r, await stream());
+  }
+  // No module: the stream walk answers, the same.
+  await Deno.writeTextFile(path, clean);
+  const none: { here: number; there: number; noArena?: boolean } = {
+    here: 0,
+    there: 0,
+  };
+  const fallback = await verifyLedgerFile(path, built.head, {
+    twoThreads: true,
+    lanesWasm: new Uint8Array([0, 0x61, 0x73, 0x6d, 9, 9, 9, 9]),
+    counts: none,
+  });
+  assert.equal(none.noArena, true);
+  assert.deepEqual(fallback, await stream());
+  await Deno.remove(dir, { recursive: true });
+});

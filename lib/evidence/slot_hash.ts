@@ -109,12 +109,16 @@ let MODULE: WebAssembly.Module | null = null;
 
 /**
  * An arena of `slots` slots of `bytes` bytes each (their `at` words in
- * shared memory too) and work areas for `threads` threads.
+ * shared memory too) and work areas for `threads` threads, hashed by the
+ * module of `wasm` (tests: other bytes; the lanes module by default).
+ * Throws when this runtime cannot make it (no WebAssembly SIMD, no shared
+ * memory, or not enough of it).
  */
 export function newHashArena(
   bytes: number,
   slots: number,
   threads: number,
+  wasm?: Uint8Array<ArrayBuffer>,
 ): HashArena {
   const size = slots * bytes + threads * WORK_BYTES;
   const pages = Math.ceil(size / 65536);
@@ -123,12 +127,14 @@ export function newHashArena(
     maximum: pages,
     shared: true,
   });
-  MODULE ??= new WebAssembly.Module(sha256LanesWasm());
+  const module = wasm === undefined
+    ? (MODULE ??= new WebAssembly.Module(sha256LanesWasm()))
+    : new WebAssembly.Module(wasm);
   // A block line is at least 199 bytes long.
   const blocks = Math.floor(bytes / 199) + 1;
   return {
     memory,
-    module: MODULE,
+    module,
     slots: Array.from({ length: slots }, (_, k) => ({
       data: new Uint8Array(memory.buffer, k * bytes, bytes),
       at: new Int32Array(new SharedArrayBuffer(16 * blocks)),
