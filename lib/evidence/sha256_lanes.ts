@@ -21,7 +21,11 @@
  * 32-bit integer: the digest's bytes 4w to 4w + 3 read big-endian). A lane
  * not in use is given length 0. `scratch` is {@linkcode SCRATCH_BYTES} bytes
  * the call may write (each lane's padded last bytes). Messages are read,
- * never written. Pure: nothing here touches the process, clock or disk.
+ * never written. It also exports `compare(list, count, digits)`: how many
+ * of the first `count` messages, counted from the first until one
+ * differs, have a digest whose lowercase hex is exactly the 64 bytes at
+ * `digits + 64 k` (message k is lane k mod 4 of group k / 4). Pure:
+ * nothing here touches the process, clock or disk.
  *
  * @module
  */
@@ -165,6 +169,7 @@ const OP = {
   localGet: 0x20,
   localSet: 0x21,
   i32Load: 0x28,
+  i32Eqz: 0x45,
   i32Store8: 0x3a,
   i32Const: 0x41,
   i32LtU: 0x49,
@@ -182,37 +187,55 @@ const SIMD = {
   store: 0x0b,
   const: 0x0c,
   shuffle: 0x0d,
+  swizzle: 0x0e,
   splat: 0x11,
   replaceLane: 0x1c,
+  i8Eq: 0x23,
   gtU: 0x3c,
+  and: 0x4e,
   xor: 0x51,
   bitselect: 0x52,
+  i8AllTrue: 0x63,
+  i8ShrU: 0x6d,
   shl: 0xab,
   shrU: 0xad,
   add: 0xae,
 } as const;
 
-/** The body of `many` (locals and instructions). */
-function manyBody(): number[] {
+/** Instructions written into a function body, a few helpers to write them. */
+function emitter() {
   const code: number[] = [];
   const e = (...b: number[]) => {
     for (const x of b) code.push(x);
   };
-  const get = (l: number) => e(OP.localGet, ...uleb(l));
-  const set = (l: number) => e(OP.localSet, ...uleb(l));
-  const i32 = (n: number) => e(OP.i32Const, ...sleb(n));
   const simd = (op: number, ...rest: number[]) => e(0xfd, ...uleb(op), ...rest);
-  const memarg = (align: number, offset: number) => [
-    ...uleb(align),
-    ...uleb(offset),
-  ];
-  const splat32 = (x: number) => {
-    const b: number[] = [];
-    for (let k = 0; k < 4; k++) {
-      b.push(x & 0xff, (x >>> 8) & 0xff, (x >>> 16) & 0xff, x >>> 24);
-    }
-    simd(SIMD.const, ...b);
+  return {
+    code,
+    e,
+    get: (l: number) => e(OP.localGet, ...uleb(l)),
+    set: (l: number) => e(OP.localSet, ...uleb(l)),
+    i32: (n: number) => e(OP.i32Const, ...sleb(n)),
+    simd,
+    memarg: (align: number, offset: number) => [
+      ...uleb(align),
+      ...uleb(offset),
+    ],
+    /** A v128 constant of 16 bytes. */
+    bytes16: (b: number[]) => simd(SIMD.const, ...b),
+    /** A v128 constant of four equal 32-bit lanes. */
+    splat32: (x: number) => {
+      const b: number[] = [];
+      for (let k = 0; k < 4; k++) {
+        b.push(x & 0xff, (x >>> 8) & 0xff, (x >>> 16) & 0xff, x >>> 24);
+      }
+      simd(SIMD.const, ...b);
+    },
   };
+}
+
+/** The body of `many` (locals and instructions). */
+function manyBody(): number[] {
+  const { code, e, get, set, i32, simd, memarg, splat32 } = emitter();
 
   // Parameters 0 list, 1 groups, 2 scratch; then i32 locals, then v128.
   let next = 3;
@@ -386,12 +409,75 @@ function manyBody(): number[] {
   ];
 }
 
+/**
+ * The body of `compare(list, count, digits)`: how many of the first
+ * `count` messages of the groups at `list` (whose digests `many` wrote)
+ * have digests whose lowercase hex is exactly the 64 bytes at `digits + 64
+ * k` for message k, counted from the first until one differs.
+ */
+function compareBody(): number[] {
+  const { code, e, get, set, i32, simd, memarg, bytes16 } = emitter();
+  // Parameters 0 list, 1 count, 2 digits; i32 locals k, out, d; then v128.
+  const K_ = 3;
+  const OUT = 4;
+  const D = 5;
+  const V = [6, 7];
+  const HI = 8;
+  const LO = 9;
+  const ACC = 10;
+  const HEX = [..."0123456789abcdef"].map((c) => c.charCodeAt(0));
+  // Each 32-bit lane's bytes reversed: the digest's bytes in order.
+  const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
+  const first = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
+  const second = first.map((x) => x + 8);
+  i32(0), set(K_);
+  e(OP.block, 0x40, OP.loop, 0x40);
+  get(K_), get(1), e(OP.i32GeU, OP.brIf, 1);
+  // out = list + (k >> 2) * GROUP_BYTES + 4 (k & 3); d = digits + 64 k
+  get(0), get(K_), i32(2), e(OP.i32ShrU), i32(GROUP_BYTES), e(OP.i32Mul);
+  e(OP.i32Add), get(K_), i32(3), e(OP.i32And), i32(2), e(OP.i32Shl);
+  e(OP.i32Add), set(OUT);
+  get(2), get(K_), i32(6), e(OP.i32Shl, OP.i32Add), set(D);
+  for (let half = 0; half < 2; half++) {
+    // The lane's words 4 half to 4 half + 3, gathered from the rows.
+    const w0 = 4 * half;
+    get(OUT), e(OP.i32Load, ...memarg(2, DIGESTS_AT + 16 * w0));
+    simd(SIMD.splat);
+    for (let q = 1; q < 4; q++) {
+      get(OUT), e(OP.i32Load, ...memarg(2, DIGESTS_AT + 16 * (w0 + q)));
+      simd(SIMD.replaceLane, q);
+    }
+    set(V[half]!);
+    // Its 16 bytes in order, their high and low halves as hex digits,
+    // interleaved, compared with the published digits.
+    get(V[half]!), get(V[half]!), simd(SIMD.shuffle, ...BSWAP), set(V[half]!);
+    bytes16(HEX), get(V[half]!), i32(4), simd(SIMD.i8ShrU);
+    simd(SIMD.swizzle), set(HI);
+    bytes16(HEX), get(V[half]!), bytes16(Array(16).fill(0x0f)), simd(SIMD.and);
+    simd(SIMD.swizzle), set(LO);
+    get(HI), get(LO), simd(SIMD.shuffle, ...first);
+    get(D), simd(SIMD.load, ...memarg(0, 32 * half)), simd(SIMD.i8Eq);
+    get(HI), get(LO), simd(SIMD.shuffle, ...second);
+    get(D), simd(SIMD.load, ...memarg(0, 32 * half + 16)), simd(SIMD.i8Eq);
+    simd(SIMD.and);
+    if (half === 1) get(ACC), simd(SIMD.and);
+    set(ACC);
+  }
+  get(ACC), simd(SIMD.i8AllTrue), e(OP.i32Eqz, OP.brIf, 1);
+  get(K_), i32(1), e(OP.i32Add), set(K_);
+  e(OP.br, 0, OP.end, OP.end);
+  get(K_);
+  e(OP.end);
+  return [...vec([[3, I32], [5, V128]]), ...code];
+}
+
 let BYTES: Uint8Array | null = null;
 
 /** The module's bytes (made once). */
 export function sha256LanesWasm(): Uint8Array<ArrayBuffer> {
   if (BYTES === null) {
     const body = manyBody();
+    const cmp = compareBody();
     BYTES = new Uint8Array([
       0x00,
       0x61,
@@ -401,7 +487,13 @@ export function sha256LanesWasm(): Uint8Array<ArrayBuffer> {
       0x00,
       0x00,
       0x00,
-      ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), 0x00]])),
+      ...section(
+        1,
+        vec([
+          [0x60, ...vec([[I32], [I32], [I32]]), 0x00],
+          [0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])],
+        ]),
+      ),
       // import env.mem: a shared memory of 1 to 65,536 pages
       ...section(
         2,
@@ -414,9 +506,15 @@ export function sha256LanesWasm(): Uint8Array<ArrayBuffer> {
           ...uleb(65536),
         ]]),
       ),
-      ...section(3, vec([[0]])),
-      ...section(7, vec([[...name("many"), 0x00, 0]])),
-      ...section(10, vec([[...uleb(body.length), ...body]])),
+      ...section(3, vec([[0], [1]])),
+      ...section(
+        7,
+        vec([[...name("many"), 0x00, 0], [...name("compare"), 0x00, 1]]),
+      ),
+      ...section(
+        10,
+        vec([[...uleb(body.length), ...body], [...uleb(cmp.length), ...cmp]]),
+      ),
     ]);
   }
   return BYTES as Uint8Array<ArrayBuffer>;

@@ -24,7 +24,12 @@ function lanes(pages: number) {
     groups: number,
     scratch: number,
   ) => void;
-  return { memory, many, u8: new Uint8Array(memory.buffer) };
+  const compare = instance.exports.compare as (
+    list: number,
+    count: number,
+    digits: number,
+  ) => number;
+  return { memory, many, compare, u8: new Uint8Array(memory.buffer) };
 }
 
 /**
@@ -117,4 +122,52 @@ Deno.test("sha256 lanes: known answers (FIPS 180-4 examples)", () => {
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
   ]);
+});
+
+Deno.test("sha256 lanes: compare counts the leading digests whose lowercase hex is exactly the digits given", () => {
+  const rnd = createPrng(13);
+  const count = 11;
+  const messages = Array.from({ length: count }, () => {
+    const m = new Uint8Array(rnd.int(0, 700));
+    for (let i = 0; i < m.length; i++) m[i] = rnd.int(0, 255);
+    return m;
+  });
+  const groups = Math.ceil(count / 4);
+  const list = SCRATCH_BYTES;
+  const digits = list + groups * GROUP_BYTES;
+  let at = digits + 64 * count;
+  const { memory, many, compare, u8 } = lanes(4);
+  const dv = new DataView(memory.buffer);
+  for (let j = 0; j < 4 * groups; j++) {
+    const rec = list + (j >> 2) * GROUP_BYTES + 8 * (j & 3);
+    const m = messages[j] ?? new Uint8Array(0);
+    u8.set(m, at);
+    dv.setInt32(rec, at, true);
+    dv.setInt32(rec + 4, m.length, true);
+    at += m.length;
+  }
+  many(list, groups, 0);
+  const hexes = messages.map(sha);
+  const put = (k: number, hex: string) =>
+    u8.set(new TextEncoder().encode(hex), digits + 64 * k);
+  hexes.forEach((h, k) => put(k, h));
+  assert.equal(compare(list, count, digits), count);
+  assert.equal(compare(list, 5, digits), 5);
+  assert.equal(compare(list, 0, digits), 0);
+  // One digit changed, or made uppercase, at message k: k match.
+  for (const k of [0, 3, 4, 10]) {
+    for (const pos of [0, 31, 32, 63]) {
+      const h = hexes[k]!;
+      const c = h[pos]!;
+      const other = c === "0" ? "1" : /[a-f]/.test(c) ? c.toUpperCase() : "0";
+      put(k, h.slice(0, pos) + other + h.slice(pos + 1));
+      assert.equal(
+        compare(list, count, digits),
+        k,
+        `message ${k} digit ${pos}`,
+      );
+      put(k, h);
+    }
+  }
+  assert.equal(compare(list, count, digits), count);
 });

@@ -12,12 +12,7 @@
  *
  * @module
  */
-import {
-  DIGESTS_AT,
-  GROUP_BYTES,
-  SCRATCH_BYTES,
-  sha256LanesWasm,
-} from "./sha256_lanes.ts";
+import { GROUP_BYTES, SCRATCH_BYTES, sha256LanesWasm } from "./sha256_lanes.ts";
 
 /**
  * Where a walk that defers its hashing (`VerityByteWalker.deferTo`)
@@ -101,8 +96,8 @@ export interface HashArena {
   work: number[];
 }
 
-/** Bytes of a thread's work area: a chunk's groups, then scratch. */
-const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES;
+/** Bytes of a thread's work area: a chunk's groups, scratch, a chunk's digits. */
+const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES + 64 * CHUNK;
 
 /** The compiled module, made once per thread that asks. */
 let MODULE: WebAssembly.Module | null = null;
@@ -146,21 +141,18 @@ export function newHashArena(
   };
 }
 
-/** A hex digit's value by its byte, -1 for any other byte (uppercase too). */
-const HEX_VALUE = new Int8Array(256).fill(-1);
-for (let d = 0; d < 16; d++) HEX_VALUE["0123456789abcdef".charCodeAt(d)] = d;
-
 /**
  * One thread's hashing over an arena's memory: an instance of the lanes
- * module, its work area, and the published digests of the chunk being
- * checked (as eight 32-bit words each).
+ * module and its work area (the chunk's list of messages, scratch, and the
+ * chunk's published digits).
  */
 export class LaneHasher {
   readonly #many: (list: number, groups: number, scratch: number) => void;
+  readonly #compare: (list: number, count: number, digits: number) => number;
   readonly #mem: DataView;
   readonly #list: number;
   readonly #scratch: number;
-  readonly #expected = new Int32Array(8 * CHUNK);
+  readonly #digits: number;
 
   constructor(arena: Pick<HashArena, "memory" | "module">, work: number) {
     const instance = new WebAssembly.Instance(arena.module, {
@@ -171,9 +163,15 @@ export class LaneHasher {
       groups: number,
       scratch: number,
     ) => void;
+    this.#compare = instance.exports.compare as (
+      list: number,
+      count: number,
+      digits: number,
+    ) => number;
     this.#mem = new DataView(arena.memory.buffer);
     this.#list = work;
     this.#scratch = work + (CHUNK / 4) * GROUP_BYTES;
+    this.#digits = this.#scratch + SCRATCH_BYTES;
   }
 
   /**
@@ -181,8 +179,9 @@ export class LaneHasher {
    * {@linkcode CHUNK}) a deferred walk left in `slot` (its data in this
    * hasher's memory), hash them and compare each digest with its published
    * digits: true when every one is equal (once all are, the segment's walk
-   * holds as if it had hashed them itself). The digits are read first, as
-   * lowercase hex (anything else is not equal); each input is built over
+   * holds as if it had hashed them itself). The digits are copied aside
+   * first and compared as they stand with each digest's lowercase hex
+   * (anything else is not equal); each input is built over
    * its line's own bytes ({@linkcode inputInPlace}, P the line's own),
    * which no other block's input touches, so that two threads may build
    * blocks of one slot at once.
@@ -192,7 +191,7 @@ export class LaneHasher {
     const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
     const mem = this.#mem;
     const list = this.#list;
-    const expected = this.#expected;
+    const digits = this.#digits;
     const base = data.byteOffset;
     let j = 0;
     for (let i = from; i < to; i++, j++) {
@@ -200,14 +199,9 @@ export class LaneHasher {
       const typeEnd = at[4 * i + 1]!;
       const recEnd = at[4 * i + 2]!;
       const hex = at[4 * i + 3]!;
-      for (let w = 0; w < 8; w++) {
-        let x = 0;
-        for (let k = 0; k < 8; k++) {
-          const d = HEX_VALUE[data[hex + 8 * w + k]!]!;
-          if (d < 0) return false;
-          x = (x << 4) | d;
-        }
-        expected[8 * j + w] = x;
+      const to = digits + 64 * j;
+      for (let k = 0; k < 64; k += 4) {
+        mem.setInt32(to + k, dv.getInt32(hex + k));
       }
       // P is the 71 bytes before '","type":' (9 bytes before T).
       const start = inputInPlace(
@@ -231,15 +225,7 @@ export class LaneHasher {
       mem.setInt32(rec + 4, 0, true);
     }
     this.#many(list, j >> 2, this.#scratch);
-    for (let k = 0; k < n; k++) {
-      const out = list + (k >> 2) * GROUP_BYTES + DIGESTS_AT + 4 * (k & 3);
-      for (let w = 0; w < 8; w++) {
-        if (mem.getInt32(out + 16 * w, true) !== expected[8 * k + w]) {
-          return false;
-        }
-      }
-    }
-    return true;
+    return this.#compare(list, n, digits) === n;
   }
 }
 
