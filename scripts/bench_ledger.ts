@@ -26,12 +26,15 @@
  *   layout (mcp-evidence-validator's) takes;
  * - raw SHA-256 over the same bytes, one digest per block over exactly the
  *   bytes the chain hashes (`prev_hash + body`, UTF-8, each block's bytes
- *   in a node Buffer), the floor for any chain verifier, two ways:
+ *   in a node Buffer), the floor for any chain verifier, four ways:
  *   `seed.copy().update(buf).digest("hex")` from one fresh SHA-256 hash
- *   (the fastest per-digest path node:crypto has here, and the call verify
- *   makes: the goal's baseline), and `createHash("sha256").update(buf)
- *   .digest("hex")` (the previous session's baseline, a few percent more
- *   CPU per digest); and one hash over the whole file.
+ *   (the fastest per-digest path node:crypto has here, and the call the
+ *   stream walk makes: the goal's baseline), and
+ *   `createHash("sha256").update(buf).digest("hex")` (the previous
+ *   session's baseline, a few percent more CPU per digest); the same inputs hashed four lanes at a time in
+ *   WebAssembly, 128 per call, as verify hashes them in segments (verity's
+ *   own hashing, printed with the ratio of two threads to it); and one hash
+ *   over the whole file.
  *
  * Prints blocks/s and ratios (target: verify within 1.5x of the fastest raw
  * per-block hashing). Ratios are taken per round (wall and process CPU
@@ -51,6 +54,44 @@ import { blockBody, type Entry, verifyLedger } from "../lib/evidence/chain.ts";
 import { parsePythonJson } from "../lib/evidence/canonical.ts";
 import { appendBlocks, verifyLedgerFile } from "../lib/evidence/ledger.ts";
 import { ledgerRecord } from "./_bench_shared.ts";
+import {
+  GROUP_BYTES,
+  SCRATCH_BYTES,
+  sha256LanesWasm,
+} from "../lib/evidence/sha256_lanes.ts";
+import { CHUNK } from "../lib/evidence/slot_hash.ts";
+
+/**
+ * `inputs` laid out in a shared WebAssembly memory with their group list,
+ * and the lanes module's `many` over it (as `LaneHasher` calls it).
+ */
+function lanesOver(inputs: Uint8Array[]) {
+  const groups = Math.ceil(inputs.length / 4);
+  const list = SCRATCH_BYTES;
+  let at = list + groups * GROUP_BYTES;
+  const size = at + inputs.reduce((n, x) => n + x.length, 0);
+  const pages = Math.ceil(size / 65536);
+  const memory = new WebAssembly.Memory({
+    initial: pages,
+    maximum: pages,
+    shared: true,
+  });
+  const many = new WebAssembly.Instance(
+    new WebAssembly.Module(sha256LanesWasm()),
+    { env: { mem: memory } },
+  ).exports.many as (list: number, groups: number, scratch: number) => void;
+  const u8 = new Uint8Array(memory.buffer);
+  const dv = new DataView(memory.buffer);
+  for (let j = 0; j < 4 * groups; j++) {
+    const rec = list + (j >> 2) * GROUP_BYTES + 8 * (j & 3);
+    const x = inputs[j] ?? new Uint8Array(0);
+    u8.set(x, at);
+    dv.setInt32(rec, at, true);
+    dv.setInt32(rec + 4, x.length, true);
+    at += x.length;
+  }
+  return { many, list, groups };
+}
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -107,6 +148,7 @@ const ratios = {
   general: [] as number[],
   createWall: [] as number[],
   createCpu: [] as number[],
+  lanes: [] as number[],
   oneWall: [] as number[],
   oneCpu: [] as number[],
   twoWall: [] as number[],
@@ -173,6 +215,20 @@ for (let r = 0; r < ROUNDS; r++) {
     }
   });
   keep("rawCreate", rawCreate);
+  // The same inputs hashed as verify hashes them in segments: four lanes at
+  // a time in WebAssembly, 128 messages per call (verity's own hashing).
+  const lanes = lanesOver(inputs);
+  const rawLanes = await timed(() => {
+    for (let g = 0; g < lanes.groups; g += CHUNK / 4) {
+      lanes.many(
+        lanes.list + g * GROUP_BYTES,
+        Math.min(CHUNK / 4, lanes.groups - g),
+        0,
+      );
+    }
+  });
+  keep("rawLanes", rawLanes);
+  ratios.lanes.push(v2.wall / rawLanes.wall);
 
   const g = await timed(() => verifyLedger(parsePythonJson(text), head));
   if (!g.value.ok) throw new Error("general path failed");
@@ -244,6 +300,11 @@ console.log(
     bps(median(rows.rawCreate!.wall))
   }  (the previous baseline)`,
 );
+console.log(
+  `raw SHA-256, four lanes in WebAssembly ${f(rows.rawLanes!.wall)}  ${
+    bps(median(rows.rawLanes!.wall))
+  }  (verity's own hashing, 128 blocks per call)`,
+);
 console.log(`raw SHA-256, the whole file at once   ${f(rows.whole!.wall)}`);
 console.log(
   `ratio verify on one thread, the stream walk / raw per-block: ${
@@ -279,6 +340,11 @@ console.log(
   `ratio verify, the stream walk / raw per-block with createHash (previous baseline): ${
     median(ratios.createWall).toFixed(2)
   }x wall, ${median(ratios.createCpu).toFixed(2)}x CPU`,
+);
+console.log(
+  `ratio verify on two threads / raw four lanes in WebAssembly: ${
+    median(ratios.lanes).toFixed(2)
+  }x wall [${list(ratios.lanes)}]  (against verity's own hashing alone)`,
 );
 console.log(
   `ratio general path / raw per-block: ${
