@@ -605,6 +605,9 @@ function plainAscii(b: Uint8Array, from: number, to: number): boolean {
   return true;
 }
 
+/** `sha256:`, the start of every hash a ledger publishes. */
+const SHA256_PREFIX = new TextEncoder().encode("sha256:");
+
 /** Whether `b[at, at + word.length)` is `word`. */
 function bytesAt(b: Uint8Array, at: number, word: Uint8Array): boolean {
   for (let k = 0; k < word.length; k++) if (b[at + k] !== word[k]) return false;
@@ -840,9 +843,13 @@ export class VerityByteWalker {
       p++;
     }
     if (p === d0 || (b[d0] === 0x30 && p - d0 > 1)) return null;
-    if (!bytesAt(b, p, PREV_KEY) || !plainAscii(b, p + 14, p + 85)) {
-      return null;
-    }
+    // The prev_hash must begin "sha256:" (the walker keeps only the
+    // digits of each hash it reads; any other start is not a hash this
+    // segment can follow, and the whole file is then walked).
+    if (
+      !bytesAt(b, p, PREV_KEY) || !plainAscii(b, p + 14, p + 85) ||
+      !bytesAt(b, p + 14, SHA256_PREFIX)
+    ) return null;
     const w = new VerityByteWalker();
     w.#state = "blocks";
     w.#index = n;

@@ -353,7 +353,13 @@ async function verifyInSegments(
         if (k % 32 === 31) await new Promise((go) => setTimeout(go, 0));
         const s = ring % SLOTS;
         if (!free(s)) return null;
-        const d = walkSegmentDeferred(file, plan, k, slots[s]!);
+        const d = walkSegmentDeferred(
+          file,
+          plan,
+          k,
+          slots[s]!,
+          options.jsWalk === true ? undefined : hasher,
+        );
         let r: DeferredOutcome = d.outcome;
         if (typeof r === "object" && r !== null && d.deferred > 0) {
           deferred[k] = d.deferred;
@@ -443,6 +449,11 @@ export interface VerifyFileOptions {
    * segments here (tests and benches: the walk that names every problem).
    */
   stream?: boolean;
+  /**
+   * Walk every segment with `VerityByteWalker`, never in WebAssembly
+   * (tests and benches: the walk the WebAssembly one must agree with).
+   */
+  jsWalk?: boolean;
   /** The hashing module's bytes (tests: a module that does not compile). */
   lanesWasm?: Uint8Array<ArrayBuffer>;
   /** Segments walked and hashed on this thread alone (benches). */

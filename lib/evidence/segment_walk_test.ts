@@ -5,6 +5,7 @@ import {
   joinSegments,
   ledgerText,
   type SegmentWalk,
+  VerityByteWalker,
 } from "./chain.ts";
 import { CHUNK, type HashSlot, LaneHasher, newHashArena } from "./slot_hash.ts";
 import {
@@ -250,4 +251,285 @@ Deno.test("segments: no tampering joins, whatever the segment size (the one-thre
   }
   assert.ok(checked > 1600, `${checked} splits checked`);
   await Deno.remove(dir, { recursive: true });
+});
+
+/**
+ * A random JSON value: inside the WebAssembly walk's subset when `plain`,
+ * otherwise often not.
+ */
+function randomValue(
+  rnd: ReturnType<typeof createPrng>,
+  depth: number,
+  plain: boolean,
+): unknown {
+  let pick = rnd.int(0, depth > 3 ? 5 : 9);
+  if (plain && pick === 1) pick = 0;
+  if (plain && (pick === 3 || pick === 4)) pick = 5;
+  switch (pick) {
+    case 0:
+      return rnd.pick([0, 1, -1, 7, -12, 1234567890123, 2 ** 40, -(2 ** 33)]);
+    case 1:
+      return rnd.pick([1.5, -0.25, 1e21, 1e-7, 3.0e10, 0.1]); // floats: outside
+    case 2:
+      return rnd.pick([true, false, null]);
+    case 3:
+    case 4:
+      return rnd.pick([
+        "",
+        "plain text",
+        "!#$%&'()*+,-./:;<=>?@[]^_`{|}~",
+        'a "quoted" word', // escapes: outside
+        "back\\slash",
+        "é", // non-ASCII: outside
+        "\u0001",
+        "\x7f", // DEL: outside
+        "tab\there",
+      ]);
+    case 5:
+      return "s".repeat(rnd.int(0, 40));
+    case 6:
+    case 7: {
+      const o: Record<string, unknown> = {};
+      const n = rnd.int(0, 4);
+      for (let k = 0; k < n; k++) {
+        const key = rnd.pick([
+          "a",
+          "ab",
+          "b",
+          "",
+          "zz",
+          "A",
+          "contract_recipe", // recipes: outside
+          "contract_recipes",
+          "contract_recipeX",
+          "é",
+          "k" + rnd.int(0, 99),
+        ]);
+        if (plain && (key.startsWith("contract_recipe") || key === "é")) {
+          continue;
+        }
+        o[key] = randomValue(rnd, depth + 1, plain);
+      }
+      return o;
+    }
+    default: {
+      const n = rnd.int(0, 3);
+      return Array.from(
+        { length: n },
+        () => randomValue(rnd, depth + 1, plain),
+      );
+    }
+  }
+}
+
+Deno.test("segments walked in WebAssembly: what it takes, the walker takes the same way (random records, random byte edits); what is outside its subset it leaves to the walker", () => {
+  const rnd = createPrng(31);
+  const arena = newHashArena(1 << 16, 1, 1);
+  const slot = arena.slots[0]!;
+  const hasher = new LaneHasher(arena, arena.work[0]!);
+  const edits = [...'0123456789"\\{}[],:aeE.- x'].map((c) => c.charCodeAt(0))
+    .concat([0x7f, 0xc3, 0x00]);
+  let taken = 0;
+  let takenEdited = 0;
+  let left = 0;
+  for (let round = 0; round < 1500; round++) {
+    const nested = rnd.int(0, 30) === 0;
+    const plain = rnd.int(0, 1) === 0;
+    const entries = Array.from({ length: rnd.int(3, 9) }, (_, i) => {
+      let record = randomValue(rnd, 0, plain);
+      if (nested) {
+        // Deeper than the subset's 64 levels, or just within.
+        for (let d = 0; d < rnd.pick([63, 64, 70]); d++) record = [record];
+      }
+      return {
+        type: plain
+          ? rnd.pick(["report", "report", "contract", "t" + (i % 3)])
+          : rnd.pick(["report", "contract", "t" + (i % 3), "é"]),
+        record,
+      };
+    });
+    const lines = ledgerText(chainBlocks(GENESIS, 0, entries).lines).split(
+      "\n",
+    );
+    // Block lines only, every one ending with a comma: the first block's
+    // line to the one before the last.
+    const text = lines.slice(1, lines.length - 3).join("\n") + "\n";
+    const bytes = new TextEncoder().encode(text);
+    const edited = rnd.int(0, 2) > 0;
+    let b = bytes;
+    if (edited) {
+      const at = rnd.int(0, bytes.length - 2);
+      const kind = rnd.int(0, 2);
+      if (kind === 0) {
+        b = bytes.slice();
+        b[at] = rnd.pick(edits);
+      } else if (kind === 1) {
+        b = new Uint8Array([
+          ...bytes.subarray(0, at),
+          ...bytes.subarray(at + 1),
+        ]);
+      } else {
+        b = new Uint8Array([
+          ...bytes.subarray(0, at),
+          rnd.pick(edits),
+          ...bytes.subarray(at),
+        ]);
+      }
+    }
+    if (b.length > slot.data.length - 64) continue;
+    slot.data.fill(0x20);
+    slot.data.set(b);
+    const seg = slot.data.subarray(0, b.length);
+    // The walker, deferred, as a segment that is not the file's last.
+    const w = VerityByteWalker.segmentAt(seg, 0);
+    let walker: SegmentWalk | null = null;
+    let walkerAt: number[] = [];
+    if (w !== null) {
+      w.deferTo(slot);
+      const tail = w.lines(seg);
+      if (tail >= 0) walker = w.segment(false, seg.subarray(tail));
+      if (walker !== null) {
+        walkerAt = [...slot.at.subarray(0, 4 * w.deferred)];
+      }
+    }
+    slot.at.fill(-7);
+    const fast = hasher.walkLines(seg, slot);
+    if (fast === null) {
+      if (walker !== null && walker.clean) left++;
+      continue;
+    }
+    taken++;
+    if (edited) takenEdited++;
+    assert.ok(walker !== null && walker.clean, `round ${round}: ${text}`);
+    assert.deepEqual(
+      {
+        ...fast.walk,
+        lastHadComma: true,
+        closed: false,
+        clean: true,
+        recipes: [],
+      },
+      walker,
+      `round ${round}`,
+    );
+    assert.deepEqual([...slot.at.subarray(0, 4 * fast.deferred)], walkerAt);
+    assert.deepEqual(
+      Object.keys(fast.walk.types),
+      Object.keys(walker.types),
+      "types in the same order",
+    );
+  }
+  // Both ways are exercised: many segments taken (edited ones among them,
+  // e.g. a digit of a hash), and many the walker takes left to it.
+  assert.ok(
+    taken > 200 && takenEdited > 20 && left > 200,
+    `${taken} ${takenEdited} ${left}`,
+  );
+});
+
+Deno.test("segments walked in WebAssembly: chosen records, each taken or left as the walker decides (key order, numbers, literals, nesting, recipes)", () => {
+  const arena = newHashArena(1 << 16, 1, 1);
+  const slot = arena.slots[0]!;
+  const hasher = new LaneHasher(arena, arena.work[0]!);
+  const hex = (i: number) => i.toString(16).padStart(64, "0");
+  /** Three block lines around `record` (the hashes are not checked here). */
+  const segment = (record: string) => {
+    let text = "";
+    for (let i = 0; i < 3; i++) {
+      const prev = "sha256:" + hex(i === 0 ? 0 : 1000 + i - 1);
+      text += `{"index":${5 + i},"prev_hash":"${prev}","type":"report",` +
+        `"record":${i === 1 ? record : '{"n":1}'},"hash":"sha256:${
+          hex(1000 + i)
+        }"},\n`;
+    }
+    return new TextEncoder().encode(text);
+  };
+  const both = (record: string) => {
+    const b = segment(record);
+    slot.data.set(b);
+    const seg = slot.data.subarray(0, b.length);
+    const w = VerityByteWalker.segmentAt(seg, 0)!;
+    w.deferTo(slot);
+    const tail = w.lines(seg);
+    const walker = tail < 0 ? null : w.segment(false, seg.subarray(tail));
+    const walkerAt = [...slot.at.subarray(0, 12)];
+    slot.at.fill(-7);
+    const fast = hasher.walkLines(seg, slot);
+    if (fast !== null) {
+      assert.ok(walker?.clean, record);
+      assert.deepEqual(
+        {
+          ...fast.walk,
+          lastHadComma: true,
+          closed: false,
+          clean: true,
+          recipes: [],
+        },
+        walker,
+        record,
+      );
+      assert.deepEqual([...slot.at.subarray(0, 12)], walkerAt, record);
+    }
+    return { taken: fast !== null, walkerTakes: walker?.clean === true };
+  };
+  const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
+  // In the subset: taken.
+  for (
+    const r of [
+      "{}",
+      "[]",
+      '{"a":1,"ab":2}',
+      '{"A":1,"a":2,"b":[true,false,null]}',
+      '{"":0,"a":-1,"b":10,"c":1234567890123456789}',
+      '{"a":{"b":{"c":[[],{}]}}}',
+      '"plain !#$%&()*+,-./:;<=>?@[]^_`{|}~"',
+      '{"contract_recip":1,"contract_recipf":2}',
+      deep(63),
+      deep(64),
+    ]
+  ) assert.deepEqual(both(r), { taken: true, walkerTakes: true }, r);
+  // Canonical, outside the subset: left to the walker, which takes them.
+  for (
+    const r of [
+      "1.5",
+      "1.0",
+      '{"a":0.25}',
+      '"a\\"b"',
+      '"tab\\there"',
+      '"\\u0001"',
+      '"é"',
+      '"\x7f"',
+      '{"é":1}',
+      '{"contract_recipe":"x"}',
+      '{"contract_recipes":["x"]}',
+      deep(65),
+    ]
+  ) assert.deepEqual(both(r), { taken: false, walkerTakes: true }, r);
+  // Not canonical: neither takes them.
+  for (
+    const r of [
+      '{"b":1,"a":2}',
+      '{"a":1,"a":2}',
+      '{"ab":1,"a":2}',
+      '{"a":1,}',
+      "[1,2,]",
+      "[,1]",
+      "[1 ,2]",
+      '{"a" :1}',
+      '{"a":}',
+      "01",
+      "-01",
+      "-0",
+      "1e5",
+      "1E5",
+      "1.",
+      "tru",
+      "nul",
+      "falsey",
+      "{}}",
+      "[]]",
+      '"\\/"',
+      "{\"a\":'x'}",
+    ]
+  ) assert.deepEqual(both(r), { taken: false, walkerTakes: false }, r);
 });

@@ -30,6 +30,19 @@
  * @module
  */
 
+import {
+  emitter,
+  I32,
+  name,
+  OP,
+  section,
+  SIMD,
+  uleb,
+  V128,
+  vec,
+} from "./wasm_emit.ts";
+import { walkBody } from "./block_walk_wasm.ts";
+
 /** Bytes per group record in the list `many` reads (see the module doc). */
 export const GROUP_BYTES = 160;
 /** Where a group's digests start in its record. */
@@ -116,122 +129,6 @@ const IV = [
   0x1f83d9ab,
   0x5be0cd19,
 ];
-
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  n |= 0;
-  while (true) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-}
-
-const vec = (items: number[][]): number[] => [
-  ...uleb(items.length),
-  ...items.flat(),
-];
-const section = (id: number, body: number[]): number[] => [
-  id,
-  ...uleb(body.length),
-  ...body,
-];
-const name = (s: string): number[] => [
-  ...uleb(s.length),
-  ...[...s].map((c) => c.charCodeAt(0)),
-];
-
-// Value types and the opcodes used (WebAssembly core 2.0, SIMD prefix 0xfd).
-const I32 = 0x7f;
-const V128 = 0x7b;
-const OP = {
-  block: 0x02,
-  loop: 0x03,
-  end: 0x0b,
-  br: 0x0c,
-  brIf: 0x0d,
-  select: 0x1b,
-  localGet: 0x20,
-  localSet: 0x21,
-  i32Load: 0x28,
-  i32Eqz: 0x45,
-  i32Store8: 0x3a,
-  i32Const: 0x41,
-  i32LtU: 0x49,
-  i32GtU: 0x4b,
-  i32GeU: 0x4f,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32Mul: 0x6c,
-  i32And: 0x71,
-  i32Shl: 0x74,
-  i32ShrU: 0x76,
-} as const;
-const SIMD = {
-  load: 0x00,
-  store: 0x0b,
-  const: 0x0c,
-  shuffle: 0x0d,
-  swizzle: 0x0e,
-  splat: 0x11,
-  replaceLane: 0x1c,
-  i8Eq: 0x23,
-  gtU: 0x3c,
-  and: 0x4e,
-  xor: 0x51,
-  bitselect: 0x52,
-  i8AllTrue: 0x63,
-  i8ShrU: 0x6d,
-  shl: 0xab,
-  shrU: 0xad,
-  add: 0xae,
-} as const;
-
-/** Instructions written into a function body, a few helpers to write them. */
-function emitter() {
-  const code: number[] = [];
-  const e = (...b: number[]) => {
-    for (const x of b) code.push(x);
-  };
-  const simd = (op: number, ...rest: number[]) => e(0xfd, ...uleb(op), ...rest);
-  return {
-    code,
-    e,
-    get: (l: number) => e(OP.localGet, ...uleb(l)),
-    set: (l: number) => e(OP.localSet, ...uleb(l)),
-    i32: (n: number) => e(OP.i32Const, ...sleb(n)),
-    simd,
-    memarg: (align: number, offset: number) => [
-      ...uleb(align),
-      ...uleb(offset),
-    ],
-    /** A v128 constant of 16 bytes. */
-    bytes16: (b: number[]) => simd(SIMD.const, ...b),
-    /** A v128 constant of four equal 32-bit lanes. */
-    splat32: (x: number) => {
-      const b: number[] = [];
-      for (let k = 0; k < 4; k++) {
-        b.push(x & 0xff, (x >>> 8) & 0xff, (x >>> 16) & 0xff, x >>> 24);
-      }
-      simd(SIMD.const, ...b);
-    },
-  };
-}
 
 /** The body of `many` (locals and instructions). */
 function manyBody(): number[] {
@@ -478,6 +375,7 @@ export function sha256LanesWasm(): Uint8Array<ArrayBuffer> {
   if (BYTES === null) {
     const body = manyBody();
     const cmp = compareBody();
+    const walk = walkBody();
     BYTES = new Uint8Array([
       0x00,
       0x61,
@@ -492,6 +390,11 @@ export function sha256LanesWasm(): Uint8Array<ArrayBuffer> {
         vec([
           [0x60, ...vec([[I32], [I32], [I32]]), 0x00],
           [0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])],
+          [
+            0x60,
+            ...vec(Array.from({ length: 8 }, () => [I32])),
+            ...vec([[I32]]),
+          ],
         ]),
       ),
       // import env.mem: a shared memory of 1 to 65,536 pages
@@ -506,14 +409,22 @@ export function sha256LanesWasm(): Uint8Array<ArrayBuffer> {
           ...uleb(65536),
         ]]),
       ),
-      ...section(3, vec([[0], [1]])),
+      ...section(3, vec([[0], [1], [2]])),
       ...section(
         7,
-        vec([[...name("many"), 0x00, 0], [...name("compare"), 0x00, 1]]),
+        vec([
+          [...name("many"), 0x00, 0],
+          [...name("compare"), 0x00, 1],
+          [...name("walk"), 0x00, 2],
+        ]),
       ),
       ...section(
         10,
-        vec([[...uleb(body.length), ...body], [...uleb(cmp.length), ...cmp]]),
+        vec([
+          [...uleb(body.length), ...body],
+          [...uleb(cmp.length), ...cmp],
+          [...uleb(walk.length), ...walk],
+        ]),
       ),
     ]);
   }

@@ -96,8 +96,16 @@ export interface HashArena {
   work: number[];
 }
 
-/** Bytes of a thread's work area: a chunk's groups, scratch, a chunk's digits. */
-const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES + 64 * CHUNK;
+/** Most runs of equal types a segment walked in WebAssembly may have. */
+const MAX_RUNS = 256;
+
+/**
+ * Bytes of a thread's work area: a chunk's groups, scratch, a chunk's
+ * digits, then what the walk in WebAssembly writes (the first index, the
+ * type runs) and its stack.
+ */
+const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES + 64 * CHUNK +
+  8 + 12 * MAX_RUNS + 768;
 
 /** The compiled module, made once per thread that asks. */
 let MODULE: WebAssembly.Module | null = null;
@@ -115,7 +123,13 @@ export function newHashArena(
   threads: number,
   wasm?: Uint8Array<ArrayBuffer>,
 ): HashArena {
-  const size = slots * bytes + threads * WORK_BYTES;
+  // A block line is at least 199 bytes long.
+  const blocks = Math.floor(bytes / 199) + 1;
+  const atBytes = 16 * blocks;
+  // Each slot's data starts on a 16-byte boundary (and so does what
+  // follows); sixteen-byte reads may run a little past a slot's last line.
+  const stride = Math.ceil(bytes / 16) * 16;
+  const size = slots * (stride + atBytes) + threads * WORK_BYTES + 64;
   const pages = Math.ceil(size / 65536);
   const memory = new WebAssembly.Memory({
     initial: pages,
@@ -125,20 +139,31 @@ export function newHashArena(
   const module = wasm === undefined
     ? (MODULE ??= new WebAssembly.Module(sha256LanesWasm()))
     : new WebAssembly.Module(wasm);
-  // A block line is at least 199 bytes long.
-  const blocks = Math.floor(bytes / 199) + 1;
   return {
     memory,
     module,
     slots: Array.from({ length: slots }, (_, k) => ({
-      data: new Uint8Array(memory.buffer, k * bytes, bytes),
-      at: new Int32Array(new SharedArrayBuffer(16 * blocks)),
+      data: new Uint8Array(memory.buffer, k * stride, bytes),
+      at: new Int32Array(
+        memory.buffer,
+        slots * stride + k * atBytes,
+        4 * blocks,
+      ),
     })),
     work: Array.from(
       { length: threads },
-      (_, t) => slots * bytes + t * WORK_BYTES,
+      (_, t) => slots * (stride + atBytes) + t * WORK_BYTES,
     ),
   };
+}
+
+/** What a walk of block lines in WebAssembly found (see {@linkcode LaneHasher.walkLines}). */
+export interface SegmentLines {
+  first: number;
+  blocks: number;
+  startPrev: string;
+  lastHash: string;
+  types: Record<string, number>;
 }
 
 /**
@@ -153,6 +178,8 @@ export class LaneHasher {
   readonly #list: number;
   readonly #scratch: number;
   readonly #digits: number;
+  readonly #walk: (...args: number[]) => number;
+  readonly #out: number;
 
   constructor(arena: Pick<HashArena, "memory" | "module">, work: number) {
     const instance = new WebAssembly.Instance(arena.module, {
@@ -172,6 +199,70 @@ export class LaneHasher {
     this.#list = work;
     this.#scratch = work + (CHUNK / 4) * GROUP_BYTES;
     this.#digits = this.#scratch + SCRATCH_BYTES;
+    this.#walk = instance.exports.walk as (...args: number[]) => number;
+    this.#out = this.#digits + 64 * CHUNK;
+  }
+
+  /**
+   * Walk the block lines `bytes` (all of a segment's lines, lying in
+   * `slot.data`, none of them the file's first or last block line) in
+   * WebAssembly, leaving each block's parts in `slot.at` as a deferred
+   * walk does (`block_walk_wasm.ts`): null when they are not all in the
+   * subset that walk takes (the segment is then walked by
+   * `VerityByteWalker`, which decides), else the segment's walk and how
+   * many blocks were left in the slot. Its hashes are still to be checked.
+   */
+  walkLines(
+    bytes: Uint8Array,
+    slot: HashSlot,
+  ): { walk: SegmentLines; deferred: number } | null {
+    const base = slot.data.byteOffset;
+    if (bytes.buffer !== slot.data.buffer || bytes.byteOffset < base) {
+      return null;
+    }
+    const n = this.#walk(
+      bytes.byteOffset,
+      bytes.byteOffset + bytes.length,
+      base,
+      slot.at.byteOffset,
+      slot.at.length >> 2,
+      this.#out,
+      MAX_RUNS,
+      this.#out + 8 + 12 * MAX_RUNS,
+    );
+    if (n <= 0) return null;
+    const mem = this.#mem;
+    const data = slot.data;
+    const at = slot.at;
+    const text = (from: number, to: number) => {
+      let t = "";
+      for (let k = from; k < to; k++) t += String.fromCharCode(data[k]!);
+      return t;
+    };
+    const types: Record<string, number> = {};
+    const runs = mem.getInt32(this.#out + 4, true);
+    for (let r = 0; r < runs; r++) {
+      const rec = this.#out + 8 + 12 * r;
+      const first = mem.getInt32(rec, true);
+      const end = r + 1 < runs ? mem.getInt32(rec + 12, true) : n;
+      // Printable ASCII with no quote or backslash: its text as it stands.
+      const name = text(
+        mem.getInt32(rec + 4, true) - base + 1,
+        mem.getInt32(rec + 8, true) - base - 1,
+      );
+      types[name] = (types[name] ?? 0) + end - first;
+    }
+    // P ends 9 bytes before T; the published hash is "sha256:" + D.
+    return {
+      walk: {
+        first: mem.getInt32(this.#out, true),
+        blocks: n,
+        startPrev: text(at[0]! - 80, at[0]! - 9),
+        lastHash: text(at[4 * (n - 1) + 3]! - 7, at[4 * (n - 1) + 3]! + 64),
+        types,
+      },
+      deferred: n,
+    };
   }
 
   /**
