@@ -254,6 +254,57 @@ Deno.test("segments: no tampering joins, whatever the segment size (the one-thre
 });
 
 /**
+ * Walk the block lines `seg` (lying in `slot.data`) both ways: with the
+ * walker, deferred, as a segment that is not the file's last, and in
+ * WebAssembly. Whenever the WebAssembly walk takes it, the walker must take
+ * it the same way (the walk, its types in the same order, each block's
+ * positions). Whether each took it.
+ */
+function walkBoth(
+  hasher: LaneHasher,
+  slot: HashSlot,
+  seg: Uint8Array,
+  what: string,
+): { taken: boolean; walkerTakes: boolean } {
+  const w = VerityByteWalker.segmentAt(seg, 0);
+  let walker: SegmentWalk | null = null;
+  let walkerAt: number[] = [];
+  if (w !== null) {
+    w.deferTo(slot);
+    const tail = w.lines(seg);
+    if (tail >= 0) walker = w.segment(false, seg.subarray(tail));
+    if (walker !== null) walkerAt = [...slot.at.subarray(0, 4 * w.deferred)];
+  }
+  slot.at.fill(-7);
+  const fast = hasher.walkLines(seg, slot);
+  if (fast !== null) {
+    assert.ok(walker !== null && walker.clean, what);
+    assert.deepEqual(
+      {
+        ...fast.walk,
+        lastHadComma: true,
+        closed: false,
+        clean: true,
+        recipes: [],
+      },
+      walker,
+      what,
+    );
+    assert.deepEqual(
+      Object.keys(fast.walk.types),
+      Object.keys(walker.types),
+      `${what}: types in the same order`,
+    );
+    assert.deepEqual(
+      [...slot.at.subarray(0, 4 * fast.deferred)],
+      walkerAt,
+      what,
+    );
+  }
+  return { taken: fast !== null, walkerTakes: walker?.clean === true };
+}
+
+/**
  * A random JSON value: inside the WebAssembly walk's subset when `plain`,
  * otherwise often not.
  */
@@ -380,44 +431,11 @@ Deno.test("segments walked in WebAssembly: what it takes, the walker takes the s
     slot.data.fill(0x20);
     slot.data.set(b);
     const seg = slot.data.subarray(0, b.length);
-    // The walker, deferred, as a segment that is not the file's last.
-    const w = VerityByteWalker.segmentAt(seg, 0);
-    let walker: SegmentWalk | null = null;
-    let walkerAt: number[] = [];
-    if (w !== null) {
-      w.deferTo(slot);
-      const tail = w.lines(seg);
-      if (tail >= 0) walker = w.segment(false, seg.subarray(tail));
-      if (walker !== null) {
-        walkerAt = [...slot.at.subarray(0, 4 * w.deferred)];
-      }
-    }
-    slot.at.fill(-7);
-    const fast = hasher.walkLines(seg, slot);
-    if (fast === null) {
-      if (walker !== null && walker.clean) left++;
-      continue;
-    }
-    taken++;
-    if (edited) takenEdited++;
-    assert.ok(walker !== null && walker.clean, `round ${round}: ${text}`);
-    assert.deepEqual(
-      {
-        ...fast.walk,
-        lastHadComma: true,
-        closed: false,
-        clean: true,
-        recipes: [],
-      },
-      walker,
-      `round ${round}`,
-    );
-    assert.deepEqual([...slot.at.subarray(0, 4 * fast.deferred)], walkerAt);
-    assert.deepEqual(
-      Object.keys(fast.walk.types),
-      Object.keys(walker.types),
-      "types in the same order",
-    );
+    const r = walkBoth(hasher, slot, seg, `round ${round}: ${text}`);
+    if (r.taken) {
+      taken++;
+      if (edited) takenEdited++;
+    } else if (r.walkerTakes) left++;
   }
   // Both ways are exercised: many segments taken (edited ones among them,
   // e.g. a digit of a hash), and many the walker takes left to it.
@@ -447,30 +465,7 @@ Deno.test("segments walked in WebAssembly: chosen records, each taken or left as
   const both = (record: string) => {
     const b = segment(record);
     slot.data.set(b);
-    const seg = slot.data.subarray(0, b.length);
-    const w = VerityByteWalker.segmentAt(seg, 0)!;
-    w.deferTo(slot);
-    const tail = w.lines(seg);
-    const walker = tail < 0 ? null : w.segment(false, seg.subarray(tail));
-    const walkerAt = [...slot.at.subarray(0, 12)];
-    slot.at.fill(-7);
-    const fast = hasher.walkLines(seg, slot);
-    if (fast !== null) {
-      assert.ok(walker?.clean, record);
-      assert.deepEqual(
-        {
-          ...fast.walk,
-          lastHadComma: true,
-          closed: false,
-          clean: true,
-          recipes: [],
-        },
-        walker,
-        record,
-      );
-      assert.deepEqual([...slot.at.subarray(0, 12)], walkerAt, record);
-    }
-    return { taken: fast !== null, walkerTakes: walker?.clean === true };
+    return walkBoth(hasher, slot, slot.data.subarray(0, b.length), record);
   };
   const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
   // In the subset: taken.
