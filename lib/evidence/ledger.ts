@@ -358,7 +358,7 @@ async function verifyInSegments(
           plan,
           k,
           slots[s]!,
-          options.jsWalk === true ? undefined : hasher,
+          hasher,
         );
         let r: DeferredOutcome = d.outcome;
         if (typeof r === "object" && r !== null && d.deferred > 0) {
@@ -381,6 +381,7 @@ async function verifyInSegments(
     for (let s = 0; s < SLOTS; s++) if (!free(s)) return null;
     if (Atomics.load(c, CONTROL.mismatch) !== 0) return null;
     if (counts) {
+      counts.walkedHere = hasher.segmentsWalked;
       counts.here = here;
       counts.there = Atomics.load(c, CONTROL.there);
     }
@@ -435,6 +436,8 @@ export interface VerifyFileOptions {
     answered?: boolean;
     /** Set when the segments' memory or hashing module could not be made. */
     noArena?: boolean;
+    /** Segments whose block lines were walked in WebAssembly. */
+    walkedHere?: number;
   };
   /**
    * This thread hashes nothing it left in a slot: the worker hashes every
@@ -449,11 +452,6 @@ export interface VerifyFileOptions {
    * segments here (tests and benches: the walk that names every problem).
    */
   stream?: boolean;
-  /**
-   * Walk every segment with `VerityByteWalker`, never in WebAssembly
-   * (tests and benches: the walk the WebAssembly one must agree with).
-   */
-  jsWalk?: boolean;
   /** The hashing module's bytes (tests: a module that does not compile). */
   lanesWasm?: Uint8Array<ArrayBuffer>;
   /** Segments walked and hashed on this thread alone (benches). */

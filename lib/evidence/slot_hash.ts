@@ -180,6 +180,8 @@ export class LaneHasher {
   readonly #digits: number;
   readonly #walk: (...args: number[]) => number;
   readonly #out: number;
+  /** Segments {@linkcode LaneHasher.walkLines} took. */
+  segmentsWalked = 0;
 
   constructor(arena: Pick<HashArena, "memory" | "module">, work: number) {
     const instance = new WebAssembly.Instance(arena.module, {
@@ -231,6 +233,7 @@ export class LaneHasher {
       this.#out + 8 + 12 * MAX_RUNS,
     );
     if (n <= 0) return null;
+    this.segmentsWalked++;
     const mem = this.#mem;
     const data = slot.data;
     const at = slot.at;
