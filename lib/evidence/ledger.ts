@@ -225,12 +225,13 @@ function coreIdle(): boolean {
 }
 
 /**
- * Ledgers at least this large are verified in segments, their blocks
- * hashed four at a time in WebAssembly (`sha256_lanes.ts`) rather than one
- * stream hashed block by block through node:crypto. Measured side by side
- * (in one process, medians of 11 to 15 rounds): segments took 0.98x the
- * stream's time at 2 MB, 0.87x at 5 MB, 0.96x at 8 MB, 0.76x at 12.5 MB
- * and 0.80x at 20 MB (docs/benchmarks.md).
+ * Ledgers at least this large are verified in segments, walked and hashed
+ * in WebAssembly (`block_walk_wasm.ts`, `sha256_lanes.ts`) rather than as
+ * one stream hashed block by block through node:crypto. Measured side by
+ * side (in one process, medians of 11 to 15 rounds): segments took 0.58x
+ * the stream's time at 4 MB, 0.55x at 8 MB, 0.56x at 12.5 MB and 0.64x at
+ * 20 MB; at 1 MB 0.71x once warm, but 35 ms against 19 ms on a first call
+ * (the module compiled) (docs/benchmarks.md).
  */
 const SEGMENT_BYTES = 4 << 20;
 
@@ -238,8 +239,8 @@ const SEGMENT_BYTES = 4 << 20;
  * Ledgers at least this large are verified on two threads when a second
  * core is idle (see verifyLedgerFile): starting the worker blocks this
  * thread 10-25 ms (a new isolate). Measured side by side against segments
- * on one thread: 1.31x the time at 12.5 MB, 1.12x at 20 MB, 0.93x at 30
- * MB, 0.83x at 50 MB.
+ * on one thread: 1.41x the time at 4 MB, 1.20x at 8 MB, 1.17x at 12.5 MB,
+ * 1.03x at 20 MB, 0.86x at 30 MB.
  */
 const PARALLEL_BYTES = 32 << 20;
 
@@ -251,18 +252,21 @@ const PARALLEL_BYTES = 32 << 20;
 const SLOTS = 4;
 
 /**
- * The fast path of {@linkcode verifyLedgerFile} on two threads, split by
- * stage: the file is cut into segments ({@linkcode segmentPlan}); this
- * thread walks them in turn (layout, chain links, canonical form), each
- * into the next free shared slot, leaving there where each block's parts
- * lie ({@linkcode HashSlot}). A worker that only hashes claims the slots'
- * blocks a chunk at a time, builds each block's input in place, hashes it
- * and compares the digest with the published digits
- * ({@linkcode hashChunk}); this thread does too whenever its next slot is
- * not free yet, so that it never waits while there is work (nor while the
- * worker comes up). A segment
- * whose blocks cannot all be left in a slot is walked here with its
- * hashes. The walks are joined ({@linkcode joinSegments}); only a ledger
+ * The fast path of {@linkcode verifyLedgerFile}, in segments, on two
+ * threads (or on this one alone, `noWorker`), split by stage: the file is
+ * cut into segments ({@linkcode segmentPlan}); this thread walks them in
+ * turn (layout, chain links, canonical form: in WebAssembly when a
+ * segment's lines are in the subset `block_walk_wasm.ts` takes, else with
+ * `VerityByteWalker`), each into the next free slot of shared WebAssembly
+ * memory, leaving there where each block's parts lie
+ * ({@linkcode HashSlot}). A worker that only hashes claims the slots'
+ * blocks a chunk at a time, builds each block's input in place, hashes
+ * them four at a time in WebAssembly and compares each digest with the
+ * published digits ({@linkcode hashChunk}); this thread does too whenever
+ * its next slot is not free yet, so that it never waits while there is
+ * work (nor while the worker comes up). A segment whose blocks cannot all
+ * be left in a slot is walked here with its hashes. A runtime that cannot
+ * make the memory or the module answers null. The walks are joined ({@linkcode joinSegments}); only a ledger
  * that verifies is answered (null otherwise: the caller walks it again on
  * one thread, which names every problem).
  */
@@ -454,7 +458,7 @@ export interface VerifyFileOptions {
   stream?: boolean;
   /** The hashing module's bytes (tests: a module that does not compile). */
   lanesWasm?: Uint8Array<ArrayBuffer>;
-  /** Segments walked and hashed on this thread alone (benches). */
+  /** Segments walked and hashed on this thread alone (tests and benches). */
   noWorker?: boolean;
   /** The worker's module (tests: one that fails); hash_worker.ts. */
   workerModule?: string;

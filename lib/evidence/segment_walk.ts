@@ -82,7 +82,9 @@ export function walkSegment(
 /**
  * Walk segment `k` with its hashing deferred: its bytes are read into
  * `slot.data`, and each block's hashed input and published digits left in
- * the slot (see {@linkcode HashSlot}); the outcome holds once
+ * the slot (see {@linkcode HashSlot}), by `lanes` in WebAssembly when the
+ * segment is neither the file's first nor its last and its lines are in
+ * the subset that walk takes, else by `VerityByteWalker`; the outcome holds once
  * `LaneHasher.check` (slot_hash.ts) finds the slot's first `deferred` hashes
  * equal.
  */
