@@ -56,8 +56,8 @@ import { appendBlocks, verifyLedgerFile } from "../lib/evidence/ledger.ts";
 import { ledgerRecord } from "./_bench_shared.ts";
 import {
   GROUP_BYTES,
+  instantiateLanes,
   SCRATCH_BYTES,
-  sha256LanesWasm,
 } from "../lib/evidence/sha256_lanes.ts";
 import { CHUNK } from "../lib/evidence/slot_hash.ts";
 
@@ -76,10 +76,7 @@ function lanesOver(inputs: Uint8Array[]) {
     maximum: pages,
     shared: true,
   });
-  const many = new WebAssembly.Instance(
-    new WebAssembly.Module(sha256LanesWasm()),
-    { env: { mem: memory } },
-  ).exports.many as (list: number, groups: number, scratch: number) => void;
+  const { many } = instantiateLanes(memory);
   const u8 = new Uint8Array(memory.buffer);
   const dv = new DataView(memory.buffer);
   for (let j = 0; j < 4 * groups; j++) {

@@ -30,17 +30,35 @@
  * at `at + 16 i`: where T starts and ends, where R ends and where D starts,
  * each less `base`. At `out + 4` it writes how many runs of equal types
  * there were, and at `out + 8 + 12 r` run r's first block, and where its T
- * starts and ends (at most `maxRuns`). `stack` is 768 bytes of scratch.
+ * starts and ends (at most `maxRuns`): {@linkcode walkOutBytes} bytes in
+ * all. `stack` is {@linkcode WALK_STACK_BYTES} bytes of scratch.
  * Returns the number of blocks (at most `maxBlocks`), or -1.
  *
  * Pure: nothing here touches the process, clock or disk.
  *
  * @module
  */
-import { emitter, I32, OP, SIMD, sleb64, uleb, vec } from "./wasm_emit.ts";
+import {
+  emitter,
+  I32,
+  OP,
+  SIMD,
+  sleb64,
+  uleb,
+  V128,
+  vec,
+} from "./wasm_emit.ts";
 
 /** Deepest nesting of a record's arrays and objects the walk takes. */
 const MAX_DEPTH = 64;
+
+/** Bytes of the stack `walk` is given: per depth a kind and a key's start and end. */
+export const WALK_STACK_BYTES = 12 * MAX_DEPTH;
+
+/** Bytes `walk` writes at `out` for at most `maxRuns` runs of equal types. */
+export function walkOutBytes(maxRuns: number): number {
+  return 8 + 12 * maxRuns;
+}
 
 /** The body of `walk` (locals and instructions). */
 export function walkBody(): number[] {
@@ -80,6 +98,7 @@ export function walkBody(): number[] {
   const TOP = local();
   const T = local();
   const i32Count = next - 8;
+  const V = next++; // the one v128 local
 
   const fail = () => {
     i32(-1), e(OP.return);
@@ -149,7 +168,6 @@ export function walkBody(): number[] {
     });
     get(ptr), i32(1), e(OP.i32Add), set(ptr);
   };
-  const V = next++; // the one v128 local (declared after the i32 ones)
 
   failIf(() => {
     get(START), get(END), e(OP.i32GeU);
@@ -465,7 +483,7 @@ export function walkBody(): number[] {
   }
 
   return [
-    ...vec([[...uleb(i32Count), I32], [1, 0x7b]]),
+    ...vec([[...uleb(i32Count), I32], [1, V128]]),
     ...code,
   ];
 }

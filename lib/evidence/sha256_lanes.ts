@@ -289,6 +289,39 @@ function compareBody(): number[] {
   return [...vec([[3, I32], [5, V128]]), ...code];
 }
 
+/** The functions of the lanes module (see the module doc and `block_walk_wasm.ts`). */
+export interface Lanes {
+  many(list: number, groups: number, scratch: number): void;
+  compare(list: number, count: number, digits: number): number;
+  walk(
+    start: number,
+    end: number,
+    base: number,
+    at: number,
+    maxBlocks: number,
+    out: number,
+    maxRuns: number,
+    stack: number,
+  ): number;
+}
+
+/** The lanes module compiled (once per thread that asks). */
+let MODULE: WebAssembly.Module | null = null;
+
+/** The lanes module, compiled once. Throws where WebAssembly SIMD is missing. */
+export function lanesModule(): WebAssembly.Module {
+  return MODULE ??= new WebAssembly.Module(sha256LanesWasm());
+}
+
+/** An instance of `module` (the lanes module by default) over the shared `memory`. */
+export function instantiateLanes(
+  memory: WebAssembly.Memory,
+  module: WebAssembly.Module = lanesModule(),
+): Lanes {
+  return new WebAssembly.Instance(module, { env: { mem: memory } })
+    .exports as unknown as Lanes;
+}
+
 let BYTES: Uint8Array | null = null;
 
 /** The module's bytes (made once). */

@@ -3,32 +3,19 @@ import { createHash } from "node:crypto";
 import {
   DIGESTS_AT,
   GROUP_BYTES,
+  instantiateLanes,
   SCRATCH_BYTES,
-  sha256LanesWasm,
 } from "./sha256_lanes.ts";
 import { createPrng } from "../reality/prng.ts";
 
-/** `many` over a fresh shared memory of `pages` pages. */
+/** The lanes module over a fresh shared memory of `pages` pages. */
 function lanes(pages: number) {
   const memory = new WebAssembly.Memory({
     initial: pages,
     maximum: pages,
     shared: true,
   });
-  const instance = new WebAssembly.Instance(
-    new WebAssembly.Module(sha256LanesWasm()),
-    { env: { mem: memory } },
-  );
-  const many = instance.exports.many as (
-    list: number,
-    groups: number,
-    scratch: number,
-  ) => void;
-  const compare = instance.exports.compare as (
-    list: number,
-    count: number,
-    digits: number,
-  ) => number;
+  const { many, compare } = instantiateLanes(memory);
   return { memory, many, compare, u8: new Uint8Array(memory.buffer) };
 }
 

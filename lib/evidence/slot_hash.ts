@@ -7,12 +7,19 @@
  * ({@linkcode CONTROL}); and the hashing itself, a chunk at a time, each
  * block's input built in place and hashed four at a time by
  * `sha256_lanes.ts` ({@linkcode hashChunk}, {@linkcode LaneHasher}). It
- * imports nothing that loads other modules, so that the worker that only
- * hashes (`hash_worker.ts`) starts with the least to load.
+ * imports only pure modules that write the WebAssembly, so that the worker
+ * that only hashes (`hash_worker.ts`) starts with the least to load.
  *
  * @module
  */
-import { GROUP_BYTES, SCRATCH_BYTES, sha256LanesWasm } from "./sha256_lanes.ts";
+import {
+  GROUP_BYTES,
+  instantiateLanes,
+  type Lanes,
+  lanesModule,
+  SCRATCH_BYTES,
+} from "./sha256_lanes.ts";
+import { WALK_STACK_BYTES, walkOutBytes } from "./block_walk_wasm.ts";
 
 /**
  * Where a walk that defers its hashing (`VerityByteWalker.deferTo`)
@@ -21,7 +28,7 @@ import { GROUP_BYTES, SCRATCH_BYTES, sha256LanesWasm } from "./sha256_lanes.ts";
  * most 73 bytes), its record ends at `at[4 i + 2]`, and its published
  * hash's 64 digits start at `at[4 i + 3]`. Another thread builds each
  * block's input in place and hashes it ({@linkcode LaneHasher.check});
- * `data` lies in a {@linkcode HashArena}'s memory, `at` in shared memory.
+ * both lie in a {@linkcode HashArena}'s memory.
  */
 export interface HashSlot {
   data: Uint8Array;
@@ -105,10 +112,7 @@ const MAX_RUNS = 256;
  * type runs) and its stack.
  */
 const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES + 64 * CHUNK +
-  8 + 12 * MAX_RUNS + 768;
-
-/** The compiled module, made once per thread that asks. */
-let MODULE: WebAssembly.Module | null = null;
+  walkOutBytes(MAX_RUNS) + WALK_STACK_BYTES;
 
 /**
  * An arena of `slots` slots of `bytes` bytes each (their `at` words in
@@ -137,7 +141,7 @@ export function newHashArena(
     shared: true,
   });
   const module = wasm === undefined
-    ? (MODULE ??= new WebAssembly.Module(sha256LanesWasm()))
+    ? lanesModule()
     : new WebAssembly.Module(wasm);
   return {
     memory,
@@ -172,36 +176,21 @@ export interface SegmentLines {
  * chunk's published digits).
  */
 export class LaneHasher {
-  readonly #many: (list: number, groups: number, scratch: number) => void;
-  readonly #compare: (list: number, count: number, digits: number) => number;
+  readonly #lanes: Lanes;
   readonly #mem: DataView;
   readonly #list: number;
   readonly #scratch: number;
   readonly #digits: number;
-  readonly #walk: (...args: number[]) => number;
   readonly #out: number;
   /** Segments {@linkcode LaneHasher.walkLines} took. */
   segmentsWalked = 0;
 
   constructor(arena: Pick<HashArena, "memory" | "module">, work: number) {
-    const instance = new WebAssembly.Instance(arena.module, {
-      env: { mem: arena.memory },
-    });
-    this.#many = instance.exports.many as (
-      list: number,
-      groups: number,
-      scratch: number,
-    ) => void;
-    this.#compare = instance.exports.compare as (
-      list: number,
-      count: number,
-      digits: number,
-    ) => number;
+    this.#lanes = instantiateLanes(arena.memory, arena.module);
     this.#mem = new DataView(arena.memory.buffer);
     this.#list = work;
     this.#scratch = work + (CHUNK / 4) * GROUP_BYTES;
     this.#digits = this.#scratch + SCRATCH_BYTES;
-    this.#walk = instance.exports.walk as (...args: number[]) => number;
     this.#out = this.#digits + 64 * CHUNK;
   }
 
@@ -222,7 +211,7 @@ export class LaneHasher {
     if (bytes.buffer !== slot.data.buffer || bytes.byteOffset < base) {
       return null;
     }
-    const n = this.#walk(
+    const n = this.#lanes.walk(
       bytes.byteOffset,
       bytes.byteOffset + bytes.length,
       base,
@@ -230,7 +219,7 @@ export class LaneHasher {
       slot.at.length >> 2,
       this.#out,
       MAX_RUNS,
-      this.#out + 8 + 12 * MAX_RUNS,
+      this.#out + walkOutBytes(MAX_RUNS),
     );
     if (n <= 0) return null;
     this.segmentsWalked++;
@@ -293,9 +282,9 @@ export class LaneHasher {
       const typeEnd = at[4 * i + 1]!;
       const recEnd = at[4 * i + 2]!;
       const hex = at[4 * i + 3]!;
-      const to = digits + 64 * j;
+      const aside = digits + 64 * j;
       for (let k = 0; k < 64; k += 4) {
-        mem.setInt32(to + k, dv.getInt32(hex + k));
+        mem.setInt32(aside + k, dv.getInt32(hex + k));
       }
       // P is the 71 bytes before '","type":' (9 bytes before T).
       const start = inputInPlace(
@@ -318,8 +307,8 @@ export class LaneHasher {
       mem.setInt32(rec, this.#scratch, true);
       mem.setInt32(rec + 4, 0, true);
     }
-    this.#many(list, j >> 2, this.#scratch);
-    return this.#compare(list, n, digits) === n;
+    this.#lanes.many(list, j >> 2, this.#scratch);
+    return this.#lanes.compare(list, n, digits) === n;
   }
 }
 
