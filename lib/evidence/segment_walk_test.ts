@@ -528,3 +528,21 @@ Deno.test("segments walked in WebAssembly: chosen records, each taken or left as
     ]
   ) assert.deepEqual(both(r), { taken: false, walkerTakes: false }, r);
 });
+
+Deno.test("segments walked in WebAssembly: types that change on every line (as a run's report, manifest and reality blocks do) are taken, one run per line", () => {
+  const arena = newHashArena(1 << 18, 1, 1);
+  const slot = arena.slots[0]!;
+  const hasher = new LaneHasher(arena, arena.work[0]!);
+  const types = ["report", "manifest", "reality"];
+  const entries = Array.from({ length: 602 }, (_, i) => ({
+    type: types[i % 3]!,
+    record: { i, run_id: `run-${i >> 2}` },
+  }));
+  const lines = ledgerText(chainBlocks(GENESIS, 0, entries).lines).split("\n");
+  const b = new TextEncoder().encode(
+    lines.slice(1, lines.length - 3).join("\n") + "\n",
+  );
+  slot.data.set(b);
+  const r = walkBoth(hasher, slot, slot.data.subarray(0, b.length), "600");
+  assert.deepEqual(r, { taken: true, walkerTakes: true });
+});

@@ -103,16 +103,16 @@ export interface HashArena {
   work: number[];
 }
 
-/** Most runs of equal types a segment walked in WebAssembly may have. */
-const MAX_RUNS = 256;
-
 /**
- * Bytes of a thread's work area: a chunk's groups, scratch, a chunk's
- * digits, then what the walk in WebAssembly writes (the first index, the
- * type runs) and its stack.
+ * Bytes of a thread's work area for slots of `blocks` blocks: a chunk's
+ * groups, scratch, a chunk's digits, the stack of the walk in WebAssembly,
+ * then what it writes (the first index, and the runs of equal types: at
+ * most one per block, as when types alternate line by line).
  */
-const WORK_BYTES = (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES + 64 * CHUNK +
-  walkOutBytes(MAX_RUNS) + WALK_STACK_BYTES;
+function workBytes(blocks: number): number {
+  return (CHUNK / 4) * GROUP_BYTES + SCRATCH_BYTES + 64 * CHUNK +
+    WALK_STACK_BYTES + walkOutBytes(blocks);
+}
 
 /**
  * An arena of `slots` slots of `bytes` bytes each (their `at` words in
@@ -133,7 +133,8 @@ export function newHashArena(
   // Each slot's data starts on a 16-byte boundary (and so does what
   // follows); sixteen-byte reads may run a little past a slot's last line.
   const stride = Math.ceil(bytes / 16) * 16;
-  const size = slots * (stride + atBytes) + threads * WORK_BYTES + 64;
+  const work = Math.ceil(workBytes(blocks) / 16) * 16;
+  const size = slots * (stride + atBytes) + threads * work + 64;
   const pages = Math.ceil(size / 65536);
   const memory = new WebAssembly.Memory({
     initial: pages,
@@ -156,7 +157,7 @@ export function newHashArena(
     })),
     work: Array.from(
       { length: threads },
-      (_, t) => slots * (stride + atBytes) + t * WORK_BYTES,
+      (_, t) => slots * (stride + atBytes) + t * work,
     ),
   };
 }
@@ -181,6 +182,7 @@ export class LaneHasher {
   readonly #list: number;
   readonly #scratch: number;
   readonly #digits: number;
+  readonly #stack: number;
   readonly #out: number;
   /** Segments {@linkcode LaneHasher.walkLines} took. */
   segmentsWalked = 0;
@@ -191,7 +193,8 @@ export class LaneHasher {
     this.#list = work;
     this.#scratch = work + (CHUNK / 4) * GROUP_BYTES;
     this.#digits = this.#scratch + SCRATCH_BYTES;
-    this.#out = this.#digits + 64 * CHUNK;
+    this.#stack = this.#digits + 64 * CHUNK;
+    this.#out = this.#stack + WALK_STACK_BYTES;
   }
 
   /**
@@ -211,16 +214,19 @@ export class LaneHasher {
     if (bytes.buffer !== slot.data.buffer || bytes.byteOffset < base) {
       return null;
     }
+    // At most one run of equal types per block.
+    const blocks = slot.at.length >> 2;
     const n = this.#lanes.walk(
       bytes.byteOffset,
       bytes.byteOffset + bytes.length,
       base,
       slot.at.byteOffset,
-      slot.at.length >> 2,
+      blocks,
       this.#out,
-      MAX_RUNS,
-      this.#out + walkOutBytes(MAX_RUNS),
+      blocks,
+      this.#stack,
     );
+
     if (n <= 0) return null;
     this.segmentsWalked++;
     const mem = this.#mem;
