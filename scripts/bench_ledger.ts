@@ -41,7 +41,13 @@
  * time) and the median printed, because the load of a shared machine
  * changes between rounds more than within one.
  *
- * Run: deno run -A --v8-flags=--expose-gc scripts/bench_ledger.ts [--blocks N] [--rounds R]
+ * Records: `--records synthetic` (the default) gives every block a
+ * report-digest record of its own, all of type `report`;
+ * `--records published` cycles through the blocks of the ledgers published
+ * under `results/` (verity's own report, manifest and reality records, whose
+ * types change on nearly every line).
+ *
+ * Run: deno run -A --v8-flags=--expose-gc scripts/bench_ledger.ts [--blocks N] [--rounds R] [--records synthetic|published]
  * (without the flag it runs too, with no collection between timed sections).
  *
  * @module
@@ -95,6 +101,7 @@ const { values } = parseArgs({
   options: {
     blocks: { type: "string", default: "100000" },
     rounds: { type: "string", default: "7" },
+    records: { type: "string", default: "synthetic" },
   },
   strict: true,
 });
@@ -130,9 +137,42 @@ async function timed<T>(
   return { value, wall: performance.now() - t, cpu: cpuMs() - c };
 }
 
+/** The blocks of every ledger published under results/ (type and record). */
+function publishedEntries(): Entry[] {
+  const root = new URL("../results/", import.meta.url);
+  const out: Entry[] = [];
+  for (
+    const e of [...Deno.readDirSync(root)].sort((a, b) =>
+      a.name < b.name ? -1 : 1
+    )
+  ) {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(new URL(`${e.name}/ledger.json`, root));
+    } catch {
+      continue;
+    }
+    const doc = parsePythonJson(text) as { blocks: Entry[] };
+    for (const b of doc.blocks) out.push({ type: b.type, record: b.record });
+  }
+  return out;
+}
+
+if (values.records !== "synthetic" && values.records !== "published") {
+  console.error(
+    `bench_ledger.ts: --records must be synthetic or published, not ${
+      JSON.stringify(values.records)
+    }`,
+  );
+  Deno.exit(2);
+}
+const published = values.records === "published" ? publishedEntries() : [];
 const entries: Entry[] = Array.from(
   { length: N },
-  (_, i) => ({ type: "report", record: ledgerRecord(i) }),
+  (_, i) =>
+    values.records === "published"
+      ? published[i % published.length]!
+      : { type: "report", record: ledgerRecord(i) },
 );
 const dir = await Deno.makeTempDir({ prefix: "verity-bench-ledger-" });
 const path = `${dir}/ledger.json`;
@@ -256,9 +296,9 @@ const bps = (ms: number) =>
   `${Math.round(N / (ms / 1000)).toLocaleString("en")} blocks/s`;
 const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(", ");
 console.log(
-  `ledger bench: ${N} blocks, ${(bytes / 1e6).toFixed(1)} MB (${
-    Math.round(bytes / N)
-  } bytes/block), ${ROUNDS} rounds, medians${
+  `ledger bench: ${N} blocks (${values.records} records), ${
+    (bytes / 1e6).toFixed(1)
+  } MB (${Math.round(bytes / N)} bytes/block), ${ROUNDS} rounds, medians${
     gc ? ", a full GC before each timed section" : " (no --expose-gc)"
   }`,
 );
