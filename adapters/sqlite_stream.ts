@@ -50,8 +50,6 @@ import {
   varintEnd,
   walkTrees,
 } from "./sqlite_diff.ts";
-import type { TablePlan } from "./_sqlite_table.ts";
-import { maskRow } from "../lib/state/normalize.ts";
 import { PageWalkError } from "./_sqlite_table.ts";
 
 /** How a table's records are streamed. */

@@ -7,7 +7,7 @@
  * runs. Evidence the older runner did not record (call responses, so the
  * process-memory rule) cannot be re-derived and is said so.
  *
- *   deno run -A scripts/rederive_results.ts > results/RULES-3.md
+ *   deno run -A scripts/rederive_results.ts > results/RULES.md
  *
  * @module
  */

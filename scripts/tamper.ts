@@ -32,6 +32,7 @@ import { HINT_NAMES, parseToolPages } from "../lib/contracts/contracts.ts";
 import { deriveVerdicts, type Report } from "../lib/report/report.ts";
 import { verifyReport } from "../lib/report/verify.ts";
 import { checkExpectations } from "../lib/report/expectations.ts";
+import { reportClaims } from "../lib/report/claims.ts";
 import type { Snapshot } from "../lib/state/types.ts";
 
 /** Which layer must refuse an edit on its own. */
@@ -97,6 +98,7 @@ function rederiveAll(r: Report): void {
     r.observations.tools,
     r.snapshots,
     r.tests,
+    r.provenance.engine,
   );
   r.expectations = checkExpectations(r.expected, r.verdicts);
 }
@@ -403,6 +405,24 @@ export const TAMPERS: Tamper[] = [
         '"readOnlyHint":true',
       );
       rederiveAll(r);
+    },
+  },
+  // The headline.
+  {
+    name: "a headline claiming every claim held (summary.claims)",
+    layer: "rederive",
+    report: (r) => {
+      const c = reportClaims(r);
+      r.summary = {
+        claims: {
+          ...c,
+          held: c.tested,
+          violated: 0,
+          violationRate: 0,
+          untested: [],
+          falsifiable: c.tested,
+        },
+      };
     },
   },
   // The report's text.

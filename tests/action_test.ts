@@ -5,6 +5,7 @@
  * records exit 1; both write SARIF and HTML into the reports directory.
  */
 import assert from "node:assert/strict";
+import { fixtureAsTarget } from "./_fixture_target.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -77,37 +78,9 @@ Deno.test("action: fixture suite passes; an audit with fail-on-violation fails",
   } finally {
     await suite.cleanup();
   }
-  // the same server as an audit target (audits refuse fixtures): a copy
-  // inside the checkout (the server imports through deno.json) without the
-  // expected verdicts
-  await Deno.mkdir(`${ROOT}.verity`, { recursive: true });
-  const scratch = await Deno.makeTempDir({
-    dir: `${ROOT}.verity`,
-    prefix: "action-test-",
-  });
-  await Deno.chmod(scratch, 0o755); // as root the server runs as uid 65534
-  const target = `${scratch}/liar-readonly-target`;
-  await Deno.mkdir(target);
-  await Deno.mkdir(`${scratch}/_shared`);
-  for await (const e of Deno.readDir(`${ROOT}fixtures/_shared`)) {
-    if (e.isFile) {
-      await Deno.copyFile(
-        `${ROOT}fixtures/_shared/${e.name}`,
-        `${scratch}/_shared/${e.name}`,
-      );
-    }
-  }
-  for (const f of ["server.ts", "seed.sql"]) {
-    await Deno.copyFile(`${ROOT}fixtures/liar-readonly/${f}`, `${target}/${f}`);
-  }
-  let skip = false;
-  const toml = (await Deno.readTextFile(
-    `${ROOT}fixtures/liar-readonly/fixture.toml`,
-  )).split("\n").filter((l) => {
-    if (l.startsWith("[")) skip = l.startsWith("[tools.expected");
-    return !skip;
-  }).join("\n").replace("[fixture]", "[target]");
-  await Deno.writeTextFile(`${target}/target.toml`, toml);
+  // the same server as an audit target (audits refuse fixtures)
+  const t = await fixtureAsTarget("liar-readonly");
+  const target = t.dir;
   const audit = await runStep({
     DEFINITIONS: target,
     AUDIT: "true",
@@ -128,6 +101,6 @@ Deno.test("action: fixture suite passes; an audit with fail-on-violation fails",
     );
   } finally {
     await audit.cleanup();
-    await Deno.remove(scratch, { recursive: true });
+    await t.cleanup();
   }
 });

@@ -146,6 +146,9 @@ Options:
   --runs-dir DIR              where reports go (default runs/)
   --audit                     audit mode: no expectations, sandbox required, exit 0 whatever the verdicts
   --fail-on-violation         with --audit: exit 1 when any verdict is VIOLATION
+  --fail-on-untested          with --audit: exit 1 when any falsifiable claim is untested (the
+                              headline's "untested": errored calls, state not observed, tools
+                              the definition does not exercise, ...)
   --no-sandbox                run the server without a sandbox (refused for audits unless given)
   --json                      print the report JSON instead of the text summary (no progress on stderr)
   --quiet                     no progress on stderr (warnings and errors still print)
@@ -159,7 +162,8 @@ Options:
   -h, --help                  show this help
 
 Exit codes: 0 every expectation matched (or an audit ran); 1 an expectation
-not met, a violation with --fail-on-violation, or a server that never started
+not met, a violation with --fail-on-violation, an untested claim with
+--fail-on-untested, or a server that never started
 or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`,
   "report":

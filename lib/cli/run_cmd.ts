@@ -18,6 +18,7 @@ import { runBattery } from "../runner/runner.ts";
 import { selectTools } from "../runner/plan.ts";
 import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
+import { reportClaims } from "../report/claims.ts";
 import { VERSION } from "../version.ts";
 import { harnessGitState } from "./_io.ts";
 import { writeChunksAtomic } from "../evidence/atomic_write.ts";
@@ -75,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     "runs-dir": { type: "string" },
     audit: { type: "boolean" },
     "fail-on-violation": { type: "boolean" },
+    "fail-on-untested": { type: "boolean" },
     "no-sandbox": { type: "boolean" },
     json: { type: "boolean" },
     quiet: { type: "boolean" },
@@ -116,8 +118,10 @@ export async function main(argv: string[]): Promise<number> {
   );
   const audit = p.values.audit === true;
   const noSandbox = p.values["no-sandbox"] === true;
-  if (p.values["fail-on-violation"] && !audit) {
-    throw new UsageError("verity run: --fail-on-violation needs --audit");
+  for (const gate of ["fail-on-violation", "fail-on-untested"] as const) {
+    if (p.values[gate] && !audit) {
+      throw new UsageError(`verity run: --${gate} needs --audit`);
+    }
   }
   const outputs = await reportOutputs("run", p.values);
   const observed = observedOptions("run", p.values);
@@ -314,6 +318,9 @@ export async function main(argv: string[]): Promise<number> {
   // A server that could not be audited is never a success, whatever the flags.
   if (report.setupFailure !== null) return 1;
   if (audit) {
+    const claims = reportClaims(report);
+    if (p.values["fail-on-violation"] && claims.violated > 0) return 1;
+    if (p.values["fail-on-untested"] && claims.untested.length > 0) return 1;
     return p.values["fail-on-violation"] &&
         verdicts.some((v) => v.kind === "VIOLATION")
       ? 1

@@ -18,6 +18,7 @@ import {
   type TargetProvenance,
 } from "./report.ts";
 import { deriveStateEffects } from "./effects.ts";
+import { reportClaims } from "./claims.ts";
 
 /** Expectations of a definition as a flat list (fixtures only; targets have none). */
 export function expectationsOf(
@@ -91,7 +92,7 @@ export function buildRunReport(
     : expectationsOf(def).filter((e) =>
       input.exercised.some((t) => t.name === e.tool && t.variant === e.variant)
     );
-  return {
+  const report: Report = {
     schema: REPORT_SCHEMA,
     runId: input.runId,
     provenance: {
@@ -140,4 +141,6 @@ export function buildRunReport(
     setupFailure: serverFailure(history.definition, history.tools),
     stateEffects: deriveStateEffects(history, history.snapshots),
   };
+  report.summary = { claims: reportClaims(report) };
+  return report;
 }

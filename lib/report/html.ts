@@ -16,6 +16,7 @@ import { SVG_CSS } from "./_html_svg.ts";
 import { MATRIX_CSS, runBanners, verdictMatrix } from "./_html_matrix.ts";
 import { escapeMarkup as h } from "./_markup.ts";
 import { verdictDetails } from "./_html_evidence.ts";
+import { type Claims, reportClaims } from "./claims.ts";
 import {
   auditSummary,
   expectationsByKey,
@@ -39,6 +40,33 @@ import {
  * await Deno.writeTextFile("report.html", renderHtml(report));
  * ```
  */
+/** The headline: the claims, and every untested one with its reason. */
+function claimsSection(report: Report): string {
+  const c: Claims = reportClaims(report);
+  const rate = c.violationRate === null
+    ? "none tested"
+    : `${c.violated}/${c.tested} tested (${
+      (100 * c.violationRate).toFixed(0)
+    }%)`;
+  const untested = c.untested.length === 0
+    ? ""
+    : `<ul class="untested">${
+      c.untested.map((u) =>
+        `<li><span class="mono">${
+          h(u.variant ? `${u.tool}[${u.variant}]` : u.tool)
+        }</span> ${h(u.test)} (${h(u.hint)}): <strong>${
+          h(u.reason)
+        }</strong></li>`
+      ).join("")
+    }</ul>`;
+  return `<section id="claims" class="claims"><h2>Claims</h2><p><strong>${c.falsifiable}</strong> falsifiable claim${
+    c.falsifiable === 1 ? "" : "s"
+  }: <strong>${c.held}</strong> held, <strong>${c.violated}</strong> violated, <strong>${c.untested.length}</strong> untested · violation rate ${
+    h(rate)
+  }</p>${untested}</section>
+`;
+}
+
 export function renderHtml(report: Report): string {
   const p = report.provenance;
   const d = report.observations.definition;
@@ -71,7 +99,7 @@ export function renderHtml(report: Report): string {
   } · ${h(String(d.runs))} runs · sandbox ${h(report.sandbox.backend)} · ${
     h(p.capturedAt)
   }</p>
-${runBanners(report)}<h2>Tools × tests</h2>
+${runBanners(report)}${claimsSection(report)}<h2>Tools × tests</h2>
 ${verdictMatrix(report, mismatched)}
 <div class="cards">${summaryCards(report)}</div>
 ${auditSummary(report)}

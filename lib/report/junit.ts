@@ -20,6 +20,7 @@ import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
+import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
 import {
   controlEffectText,
   definitionGitText,
@@ -96,7 +97,21 @@ function buildCases(report: Report): Case[] {
     else if (!e.matched) c.failure = expectationFailure(e);
     return c;
   });
-  if (!report.audit) {
+  if (report.audit) {
+    // Claims of listed tools the definition never exercised: untested.
+    for (const u of reportClaims(report).untested) {
+      if (u.reason !== NOT_EXERCISED) continue;
+      cases.push({
+        classname: `${suite}.${toolLabel(u)}`,
+        name: u.test,
+        failure: null,
+        skipped:
+          `${NOT_EXERCISED}: ${u.hint} is a claim, but the definition does not exercise ${u.tool}`,
+        out:
+          `declared: ${u.hint} (a falsifiable claim)\nverdict: untested (${NOT_EXERCISED})`,
+      });
+    }
+  } else {
     // Expectations that got no verdict at all.
     for (const e of expectations.values()) {
       cases.push({
@@ -149,7 +164,13 @@ export function renderJunit(report: Report): string {
     attr("errors", setup === null ? 0 : 1),
     attr("skipped", skipped),
   ].join(" ");
+  const claims = reportClaims(report);
   const properties: [string, string][] = [
+    ["verity.claims", claimsLine(claims)],
+    ["verity.claims.falsifiable", String(claims.falsifiable)],
+    ["verity.claims.held", String(claims.held)],
+    ["verity.claims.violated", String(claims.violated)],
+    ["verity.claims.untested", String(claims.untested.length)],
     ["verity.runId", report.runId],
     ["verity.mode", report.audit ? "audit" : "fixture"],
     ["verity.definition.kind", p.definition.kind],

@@ -15,6 +15,7 @@ import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
 import type { StateEffects } from "./effects.ts";
+import type { Claims } from "./claims.ts";
 import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
 
 export type { DefinitionGit, TargetProvenance };
@@ -145,18 +146,32 @@ export interface Report {
    * (`lib/report/effects.ts`). Absent in reports written before 2026-12-01.
    */
   stateEffects?: StateEffects;
+  /**
+   * The headline: every falsifiable claim, how many held, were violated or
+   * could not be tested, and why (`lib/report/claims.ts`). Re-derived by
+   * `report verify`; every format derives it again rather than reading it.
+   * Absent in reports written before 2026-12-02.
+   */
+  summary?: { claims: Claims };
 }
 
-/** Derive every verdict from observations and snapshots. Pure. */
+/**
+ * Derive every verdict from observations and snapshots, under the current
+ * verdict rules or the given version. Pure.
+ */
 export function deriveVerdicts(
   definition: DefinitionObservations,
   tools: readonly ToolObservations[],
   snapshots: Readonly<Record<string, StateView>>,
   tests: readonly TestName[] = TEST_NAMES,
+  rules?: number,
 ): Verdict[] {
   const serverFailed = serverFailure(definition, tools);
   return tools.flatMap((t) =>
-    judgeTool(definition, t, snapshots, tests, { serverFailed })
+    judgeTool(definition, t, snapshots, tests, {
+      serverFailed,
+      ...(rules === undefined ? {} : { rules }),
+    })
   );
 }
 

@@ -18,6 +18,7 @@ import type { Verdict } from "../verdicts/types.ts";
 import type { TestName } from "../definition/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
+import { claimsLine, reportClaims } from "./claims.ts";
 import {
   controlEffectText,
   definitionGitText,
@@ -316,6 +317,7 @@ export function renderSarif(
   );
   const results: Record<string, unknown>[] = [];
   const setup = report.setupFailure ?? null;
+  const claims = reportClaims(report);
   if (setup !== null) {
     // First: the server could not be audited at all.
     results.push({
@@ -445,15 +447,20 @@ export function renderSarif(
       invocations: [{
         executionSuccessful: setup === null,
         startTimeUtc: report.provenance.capturedAt,
-        ...(setup === null ? {} : {
-          toolExecutionNotifications: [{
+        toolExecutionNotifications: [
+          ...(setup === null ? [] : [{
             level: "error",
             message: { text: setup },
-          }],
-        }),
+          }]),
+          {
+            level: claims.untested.length > 0 ? "warning" : "note",
+            message: { text: `claims: ${claimsLine(claims)}` },
+          },
+        ],
       }],
       results,
       properties: {
+        claims: { summary: claimsLine(claims), ...claims },
         runId: report.runId,
         definition: def,
         mode: report.audit ? "audit" : "fixture",

@@ -15,6 +15,7 @@ import {
   targetText,
 } from "./_provenance_text.ts";
 import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
+import { claimsLine, reportClaims } from "./claims.ts";
 
 /** Most errored sessions that changed state listed one per line in the text summary. */
 const ERRORED_LINES = 10;
@@ -98,6 +99,7 @@ export function renderText(r: Report): string {
   }
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
+    `  claims: ${claimsLine(reportClaims(r))}`,
   );
   const p = r.provenance;
   lines.push(

@@ -70,6 +70,8 @@ import {
 } from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
 import { deriveStateEffects } from "./effects.ts";
+import { reportClaims } from "./claims.ts";
+import type { Report } from "./report.ts";
 import {
   PACKED_SCHEMA,
   SEEDREF_SCHEMA,
@@ -106,6 +108,7 @@ export const REPORT_KEYS: readonly string[] = [
 export const OPTIONAL_REPORT_KEYS: readonly string[] = [
   "setupFailure",
   "stateEffects",
+  "summary",
 ];
 
 /**
@@ -243,6 +246,7 @@ class Verifier {
       this.#verdicts();
       this.#target();
       this.#stateEffects();
+      this.#summary();
     } catch (e) {
       this.bad("report", `cannot re-derive: ${(e as Error).message}`);
     }
@@ -679,6 +683,21 @@ class Verifier {
   }
 
   /** The state effects, re-derived whole from observations and snapshots. */
+  /** The headline's claims, from the verdicts (already re-derived) and the listing. */
+  #summary(): void {
+    if (!Object.hasOwn(this.r, "summary")) return; // before 2026-12-02
+    const s = this.r.summary;
+    if (!isObject(s) || Object.keys(s).some((k) => k !== "claims")) {
+      this.bad("summary", "expected { claims }");
+      return;
+    }
+    this.expect(
+      "summary.claims",
+      s.claims,
+      reportClaims(this.r as unknown as Report),
+    );
+  }
+
   #stateEffects(): void {
     if (!Object.hasOwn(this.r, "stateEffects")) return; // before 2026-12-01
     const claimed = this.r.stateEffects;

@@ -105,6 +105,30 @@ export class Comparator {
   }
 }
 
+/**
+ * Every region a set of deltas touches, with its class: the evidence of a
+ * read_only verdict (which table or path changed, and how it is classified).
+ */
+export function changedRegions(
+  deltas: readonly Delta[],
+): { region: string; category: Cat }[] {
+  const seen = new Map<string, Cat>();
+  for (const d of deltas) {
+    for (const c of ["business", "append_only", "unclassified"] as const) {
+      const cd = d[c];
+      for (
+        const r of [...cd.added, ...cd.removed, ...cd.changed, ...cd.structure]
+      ) {
+        if (!seen.has(r.region)) seen.set(r.region, c);
+      }
+    }
+  }
+  return [...seen].map(([region, category]) => ({ region, category })).sort((
+    a,
+    b,
+  ) => a.region < b.region ? -1 : a.region > b.region ? 1 : 0);
+}
+
 export function any(d: Delta, cats: readonly Cat[]): boolean {
   return cats.some((c) => !d[c].empty);
 }

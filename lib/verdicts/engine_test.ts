@@ -202,7 +202,7 @@ Deno.test("a change in only some runs is NONDETERMINISTIC, never a violation", (
   assert.equal(outcome("read_only", t), "INCONCLUSIVE:NONDETERMINISTIC");
 });
 
-Deno.test("read-only: an append-only write is a violation; only unclassified is UNCLASSIFIED_STATE", () => {
+Deno.test("read-only: an append-only write is a violation; from rules 7 an unclassified one too, with its region", () => {
   assert.equal(
     outcome(
       "read_only",
@@ -217,15 +217,27 @@ Deno.test("read-only: an append-only write is a violation; only unclassified is 
     ),
     "PASS",
   );
+  const cache = tool(
+    { readOnlyHint: "TRUE" },
+    ["cacheOnly", "cacheOnly", "cacheOnly"],
+    [],
+  );
+  const v = judge("read_only", defn(), cache, STORE);
+  assert.equal(v.outcome, "VIOLATION");
+  assert.equal(v.observed, "read_only=fails");
+  const regions = v.evidence.changed_regions as {
+    region: string;
+    category: string;
+  }[];
+  assert.ok(regions.length > 0);
+  assert.ok(
+    regions.every((r) => r.category === "unclassified"),
+    "the class is in the evidence",
+  );
+  assert.ok(v.details.some((d) => d.includes("does not classify")));
+  // A report judged under rules 6 re-derives as it was judged.
   assert.equal(
-    outcome(
-      "read_only",
-      tool(
-        { readOnlyHint: "TRUE" },
-        ["cacheOnly", "cacheOnly", "cacheOnly"],
-        [],
-      ),
-    ),
+    judge("read_only", defn(), cache, STORE, { rules: 6 }).outcome,
     "INCONCLUSIVE:UNCLASSIFIED_STATE",
   );
 });

@@ -1,7 +1,12 @@
 /**
  * The `read_only` check: a call declared read-only must leave business and
  * append-only state as a control session leaves it and (verdict rules
- * version 5) must not attempt a write the sandbox refused. Pure.
+ * version 5) must not attempt a write the sandbox refused. From verdict
+ * rules version 7 on, any observed change contradicts the claim, whatever
+ * its class: a table or file the definition left unclassified, or that
+ * the seed does not have, counts as much as business state (a cache, a
+ * log or a result file is a change to the environment). Only what the
+ * control sessions also change, and declared masks, do not count. Pure.
  *
  * @module
  */
@@ -14,6 +19,8 @@ import {
   any,
   callFailed,
   callMessages,
+  type Cat,
+  changedRegions,
   type Comparator,
   controlVsOnce,
   decideRuns,
@@ -64,12 +71,31 @@ function observeReadOnly(
       );
     }
   }
+  // Rules version 7: every observed class counts.
+  const judged: Cat[] = rules >= 7
+    ? ["business", "append_only", "unclassified"]
+    : ["business", "append_only"];
+  if (rules >= 7) {
+    const changed = changedRegions(perRun.map(({ d }) => d));
+    if (changed.length > 0) {
+      o.evidence.changed_regions = changed;
+      if (changed.some((c) => c.category === "unclassified")) {
+        o.details.push(
+          `changed state the definition does not classify (any change contradicts readOnlyHint: true): ${
+            changed.filter((c) => c.category === "unclassified").map((c) =>
+              c.region
+            ).join(", ")
+          }`,
+        );
+      }
+    }
+  }
   decideRuns(
     o,
     perRun.map(({ s, d }) => ({
       run: s.run,
-      effect: any(d, ["business", "append_only"]) || attempted(s.run),
-      unclassifiedOnly: !any(d, ["business", "append_only"]) &&
+      effect: any(d, judged) || attempted(s.run),
+      unclassifiedOnly: !any(d, judged) &&
         !attempted(s.run) && !d.unclassified.empty,
       failed: callFailed(s),
       messages: callMessages(s),
@@ -80,7 +106,7 @@ function observeReadOnly(
   );
   if (
     o.behaviour === "fails" && writes !== null &&
-    perRun.every(({ d }) => !any(d, ["business", "append_only"]))
+    perRun.every(({ d }) => !any(d, judged))
   ) {
     o.violationReason = "ATTEMPTED_WRITE";
     o.details.unshift(
@@ -101,6 +127,6 @@ export const readOnlyCheck: Check = {
   claim: "TRUE",
   property: "read_only",
   observes:
-    "control vs once: any business or append-only state differs, or (deno) a write the sandbox refused",
+    "control vs once: any observed state differs (business, append-only or unclassified, a region the seed does not have), or (deno) a write the sandbox refused",
   observe: (ctx) => observeReadOnly(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
 };
