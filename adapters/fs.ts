@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { isPattern, matchesPattern } from "../lib/state/classify.ts";
 import type { AdapterDef } from "../lib/definition/types.ts";
 import { isUnder, normalizeLabel } from "../lib/common/paths.ts";
 import { compareText } from "../lib/state/keys.ts";
@@ -207,16 +208,24 @@ export function fsRegions(
   entries: readonly FsEntry[],
   def: AdapterDef,
 ): FsRegion[] {
-  const listed: { path: string; category: Category }[] = [
+  // Plain paths own their subtrees, the deepest first; patterns (`.results/**`)
+  // come after them and own the entries they match, the first listed first.
+  const listed: { path: string; category: Category; pattern: boolean }[] = [
     ...def.business.map((p) => ({
       path: normalizeLabel(p),
       category: "business" as Category,
+      pattern: isPattern(p),
     })),
     ...def.append_only.map((p) => ({
       path: normalizeLabel(p),
       category: "append_only" as Category,
+      pattern: isPattern(p),
     })),
-  ].sort((a, b) => b.path.length - a.path.length);
+  ];
+  const plain = listed.filter((l) => !l.pattern).sort((a, b) =>
+    b.path.length - a.path.length
+  );
+  const patterns = listed.filter((l) => l.pattern);
   const label = normalizeLabel(def.label);
   const groups = new Map<
     string,
@@ -229,7 +238,8 @@ export function fsRegions(
     groups.set(label, { category: "unclassified", records: [] });
   }
   for (const e of entries) {
-    const owner = listed.find((l) => isUnder(e.path, l.path));
+    const owner = plain.find((l) => isUnder(e.path, l.path)) ??
+      patterns.find((l) => matchesPattern(l.path, e.path));
     const g = groups.get(owner ? owner.path : label)!;
     const value: Record<string, unknown> = { kind: e.kind, mode: e.mode };
     if (e.size !== undefined) value.size = e.size;

@@ -79,6 +79,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "task-required",
       "stdout-noise",
       "unclassified-cache",
+      "readonly-side-effects",
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",

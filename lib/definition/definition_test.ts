@@ -286,7 +286,7 @@ Deno.test("strict: a mask or classification that matches nothing in the seeded s
   await rejects(
     GOOD.replace('business = ["items"]', 'business = ["itemz"]'),
     "adapters[0].business[0]",
-    /not in the seeded database/,
+    /"itemz" is not in the seeded database \(closest: items\b.*pattern, e.g. "mcp_\*"\)$/,
   );
   await rejects(
     GOOD.replace('seed = "seed.sql"\n', ""),
@@ -416,6 +416,19 @@ business = ["other"]
     "adapters[0].business[0]",
     /not inside the adapter's label/,
   );
+});
+
+Deno.test("classification: a pattern may name tables only a call creates", async () => {
+  const dir = await defDir(
+    GOOD.replace('business = ["items"]', 'business = ["items", "mcp_*"]'),
+  );
+  try {
+    const def = await loadDefinition(dir);
+    await checkSeededState(def);
+    assert.deepEqual(def.adapters[0]?.business, ["items", "mcp_*"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("parseDefinition keeps placeholders; JSON braces in commands are literal", () => {

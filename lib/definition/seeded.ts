@@ -8,6 +8,8 @@
  *
  * @module
  */
+import { isPattern } from "../state/classify.ts";
+import { closestNames } from "../common/closest_names.ts";
 import { DefinitionError } from "../errors.ts";
 import type { Definition } from "./types.ts";
 import { normalizeLabel } from "../common/paths.ts";
@@ -161,14 +163,16 @@ export async function checkSeededState(def: Definition): Promise<void> {
         ]] as const
       ) {
         list.forEach((t, j) => {
-          if (!tables.includes(t)) {
+          // A pattern (mcp_*) may name tables only a call creates.
+          if (!tables.includes(t) && !isPattern(t)) {
+            const near = closestNames(t, tables);
             fail(
               `${name}[${j}]`,
-              `table ${
-                JSON.stringify(t)
-              } is not in the seeded database (tables: ${
-                tables.join(", ") || "none"
-              })`,
+              `table ${JSON.stringify(t)} is not in the seeded database (${
+                near.length
+                  ? `closest: ${near.join(", ")}`
+                  : `tables: ${tables.join(", ") || "none"}`
+              }; classify a table only a call creates with a pattern, e.g. "mcp_*")`,
             );
           }
         });

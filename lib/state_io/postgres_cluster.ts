@@ -34,6 +34,7 @@
  *
  * @module
  */
+import { isPattern } from "../state/classify.ts";
 import pg from "pg";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
@@ -758,7 +759,7 @@ export function checkTemplate(
     ]] as const
   ) {
     list.forEach((t, j) => {
-      if (!names.includes(t)) {
+      if (!names.includes(t) && !isPattern(t)) {
         fail(
           `${what}[${j}]`,
           `table ${

@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { categoryOf } from "../state/classify.ts";
 import { createHash, type Hash } from "node:crypto";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
@@ -126,12 +127,6 @@ class Decline extends Error {
 
 const regionKey = (r: { adapter: string; kind: string; name: string }) =>
   `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
-
-function categoryOf(a: AdapterDef, name: string): Category {
-  if (a.business.includes(name)) return "business";
-  if (a.append_only.includes(name)) return "append_only";
-  return "unclassified";
-}
 
 /** Masks of one adapter by table name. */
 function masksOf(a: AdapterDef): Map<string, MaskRule[]> {

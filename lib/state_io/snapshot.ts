@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { categoryOf } from "../state/classify.ts";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
@@ -23,7 +24,6 @@ import type {
   WorkerResult,
 } from "./_worker_protocol.ts";
 import {
-  type Category,
   compareRegions,
   type Region,
   type Snapshot,
@@ -51,12 +51,6 @@ export interface SnapshotOptions {
    * @default {null}
    */
   postgres?: PostgresCluster | null;
-}
-
-function categoryOf(a: AdapterDef, name: string): Category {
-  if (a.business.includes(name)) return "business";
-  if (a.append_only.includes(name)) return "append_only";
-  return "unclassified";
 }
 
 /** What the worker must read for a definition. */

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { categoryOf } from "../state/classify.ts";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
@@ -39,7 +40,7 @@ import {
   snapshotDigest,
 } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
-import type { Category, Snapshot } from "../state/types.ts";
+import type { Snapshot } from "../state/types.ts";
 import { checkStateBudget } from "./budget.ts";
 import {
   assembleSnapshot,
@@ -390,12 +391,6 @@ function changedPages(
       : 1;
   }
   return out;
-}
-
-function categoryOf(a: AdapterDef, name: string): Category {
-  if (a.business.includes(name)) return "business";
-  if (a.append_only.includes(name)) return "append_only";
-  return "unclassified";
 }
 
 /**

@@ -106,27 +106,40 @@ export class Comparator {
 }
 
 /**
- * Every region a set of deltas touches, with its class: the evidence of a
- * read_only verdict (which table or path changed, and how it is classified).
+ * Every region a set of deltas touches, with its class and the first
+ * records (keys) that changed: the evidence of a read_only verdict (which
+ * table or path changed, and how it is classified).
  */
 export function changedRegions(
   deltas: readonly Delta[],
-): { region: string; category: Cat }[] {
-  const seen = new Map<string, Cat>();
+): { region: string; category: Cat; keys: string[] }[] {
+  const seen = new Map<string, { category: Cat; keys: Set<string> }>();
   for (const d of deltas) {
     for (const c of ["business", "append_only", "unclassified"] as const) {
       const cd = d[c];
       for (
         const r of [...cd.added, ...cd.removed, ...cd.changed, ...cd.structure]
       ) {
-        if (!seen.has(r.region)) seen.set(r.region, c);
+        const at = seen.get(r.region) ??
+          { category: c, keys: new Set<string>() };
+        seen.set(r.region, at);
+        const key = (r as { key?: string }).key;
+        if (key !== undefined && at.keys.size < 3) at.keys.add(key);
       }
     }
   }
-  return [...seen].map(([region, category]) => ({ region, category })).sort((
-    a,
-    b,
-  ) => a.region < b.region ? -1 : a.region > b.region ? 1 : 0);
+  return [...seen].map(([region, { category, keys }]) => ({
+    region,
+    category,
+    keys: [...keys].sort(),
+  })).sort((a, b) => a.region < b.region ? -1 : a.region > b.region ? 1 : 0);
+}
+
+/** `state.db:mcp_insights`, or `.:. (["cache/count.json"])` with the first keys. */
+export function regionText(
+  r: { region: string; keys: readonly string[] },
+): string {
+  return r.keys.length ? `${r.region} (${r.keys.join(", ")})` : r.region;
 }
 
 export function any(d: Delta, cats: readonly Cat[]): boolean {

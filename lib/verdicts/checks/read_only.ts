@@ -26,6 +26,7 @@ import {
   decideRuns,
   type Observation,
   refusedBeyondControl,
+  regionText,
 } from "../_observe.ts";
 
 /** What bubblewrap (and no sandbox) cannot tell, said on every verdict it judges. */
@@ -79,12 +80,22 @@ function observeReadOnly(
     const changed = changedRegions(perRun.map(({ d }) => d));
     if (changed.length > 0) {
       o.evidence.changed_regions = changed;
+      const named = (cat: Cat) =>
+        changed.filter((c) => c.category === cat).map(regionText).join("; ");
+      const classified = changed.filter((c) => c.category !== "unclassified");
+      if (classified.length > 0) {
+        o.details.push(
+          `changed: ${
+            classified.map((c) => `${regionText(c)} [${c.category}]`).join(
+              "; ",
+            )
+          }`,
+        );
+      }
       if (changed.some((c) => c.category === "unclassified")) {
         o.details.push(
           `changed state the definition does not classify (any change contradicts readOnlyHint: true): ${
-            changed.filter((c) => c.category === "unclassified").map((c) =>
-              c.region
-            ).join(", ")
+            named("unclassified")
           }`,
         );
       }
