@@ -23,11 +23,7 @@ import type {
   WorkerReply,
   WorkerResult,
 } from "./_worker_protocol.ts";
-import {
-  compareRegions,
-  type Region,
-  type Snapshot,
-} from "../state/types.ts";
+import { compareRegions, type Region, type Snapshot } from "../state/types.ts";
 
 /** Options of {@linkcode takeSnapshot}. */
 export interface SnapshotOptions {
