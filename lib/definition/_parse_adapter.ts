@@ -30,7 +30,15 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
       }`,
     );
   }
-  const common = ["kind", "label", "seed", "business", "append_only", "mask"];
+  const common = [
+    "kind",
+    "label",
+    "seed",
+    "business",
+    "append_only",
+    "mask",
+    "exclude",
+  ];
   r.keys(
     t,
     path,
@@ -157,6 +165,21 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     mask: mask.map((m) => ({ ...m, region: fsPath(m.region) })),
     key: {},
   };
+  if (Object.hasOwn(t, "exclude")) {
+    const exclude = r.strings(t.exclude, `${path}.exclude`);
+    exclude.forEach((e, i) => {
+      const at = `${path}.exclude[${i}]`;
+      if (e === "") r.fail(at, "must not be empty");
+      if (business.includes(e) || append_only.includes(e)) {
+        r.fail(
+          at,
+          `${JSON.stringify(e)} is also classified; exclude or classify it`,
+        );
+      }
+      if (kind === "fs") relativePath(r, e, at, "an fs path");
+    });
+    if (exclude.length > 0) out.exclude = exclude.map(fsPath);
+  }
   if (kind === "json" || kind === "postgres") {
     if (Object.hasOwn(t, "key")) {
       const kt = r.table(t.key, `${path}.key`);

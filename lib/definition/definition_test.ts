@@ -418,6 +418,30 @@ business = ["other"]
   );
 });
 
+Deno.test("exclude: names or patterns, never also classified", async () => {
+  await rejects(
+    GOOD.replace(
+      'business = ["items"]',
+      'business = ["items"]\nexclude = ["items"]',
+    ),
+    "adapters[0].exclude[0]",
+    /"items" is also classified/,
+  );
+  const dir = await defDir(
+    GOOD.replace(
+      'business = ["items"]',
+      'business = ["items"]\nexclude = ["sqlite_stat*"]',
+    ),
+  );
+  try {
+    assert.deepEqual((await loadDefinition(dir)).adapters[0]?.exclude, [
+      "sqlite_stat*",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("classification: a pattern may name tables only a call creates", async () => {
   const dir = await defDir(
     GOOD.replace('business = ["items"]', 'business = ["items", "mcp_*"]'),

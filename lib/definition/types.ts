@@ -75,6 +75,13 @@ export interface AdapterDef {
   mask: MaskRule[];
   /** json/jsonl: region -> identity fields; postgres: table (`schema.table`) -> key columns. */
   key: Record<string, string[]>;
+  /**
+   * Regions the definition excludes from judgment on purpose: table or
+   * region names, or for fs paths under the label (names or patterns, as
+   * `business`). Still observed and kept as evidence; no verdict counts a
+   * change there, and every format's headline lists them. Absent: none.
+   */
+  exclude?: string[];
   /** json only: jsonl (one document per line) or json; default from the extension. */
   format?: "json" | "jsonl";
   /** json only: split records into regions named by the value of this field (e.g. "type"). */

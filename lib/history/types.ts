@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Exclusion } from "../state/exclude.ts";
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
 import type { StateView } from "../state/patched.ts";
@@ -149,6 +150,12 @@ export interface DefinitionObservations {
   seesNetwork: boolean;
   /** Runs requested (at least 3). */
   runs: number;
+  /**
+   * Regions the definition excludes from judgment (adapters' `exclude`):
+   * observed, kept as evidence, counted by no verdict, listed in every
+   * headline. Absent: none.
+   */
+  excluded?: Exclusion[];
 }
 
 /** Everything one session left behind, for the report. */

@@ -17,6 +17,7 @@ import { MATRIX_CSS, runBanners, verdictMatrix } from "./_html_matrix.ts";
 import { escapeMarkup as h } from "./_markup.ts";
 import { verdictDetails } from "./_html_evidence.ts";
 import { type Claims, reportClaims } from "./claims.ts";
+import { exclusionText } from "../state/exclude.ts";
 import {
   auditSummary,
   expectationsByKey,
@@ -43,6 +44,9 @@ import {
 /** The headline: the claims, and every untested one with its reason. */
 function claimsSection(report: Report): string {
   const c: Claims = reportClaims(report);
+  const excluded = exclusionText(
+    report.observations.definition.excluded ?? [],
+  );
   const rate = c.violationRate === null
     ? "none tested"
     : `${c.violated}/${c.tested} tested (${
@@ -63,7 +67,13 @@ function claimsSection(report: Report): string {
     c.falsifiable === 1 ? "" : "s"
   }: <strong>${c.held}</strong> held, <strong>${c.violated}</strong> violated, <strong>${c.untested.length}</strong> untested · violation rate ${
     h(rate)
-  }</p>${untested}</section>
+  }</p>${untested}${
+    excluded.length
+      ? `<p class="excluded">Excluded from judgment by the definition (observed, not counted): <span class="mono">${
+        h(excluded.join("; "))
+      }</span></p>`
+      : ""
+  }</section>
 `;
 }
 

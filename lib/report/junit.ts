@@ -21,6 +21,7 @@ import type { Verdict } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
 import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
+import { exclusionText } from "../state/exclude.ts";
 import {
   controlEffectText,
   definitionGitText,
@@ -171,6 +172,10 @@ export function renderJunit(report: Report): string {
     ["verity.claims.held", String(claims.held)],
     ["verity.claims.violated", String(claims.violated)],
     ["verity.claims.untested", String(claims.untested.length)],
+    [
+      "verity.excluded",
+      exclusionText(d.excluded ?? []).join("; ") || "none",
+    ],
     ["verity.runId", report.runId],
     ["verity.mode", report.audit ? "audit" : "fixture"],
     ["verity.definition.kind", p.definition.kind],

@@ -19,6 +19,7 @@ import type { TestName } from "../definition/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
 import { claimsLine, reportClaims } from "./claims.ts";
+import { exclusionText } from "../state/exclude.ts";
 import {
   controlEffectText,
   definitionGitText,
@@ -461,6 +462,7 @@ export function renderSarif(
       results,
       properties: {
         claims: { summary: claimsLine(claims), ...claims },
+        excludedFromJudgment: exclusionText(d.excluded ?? []),
         runId: report.runId,
         definition: def,
         mode: report.audit ? "audit" : "fixture",

@@ -16,6 +16,7 @@ import {
 } from "./_provenance_text.ts";
 import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
 import { claimsLine, reportClaims } from "./claims.ts";
+import { exclusionText } from "../state/exclude.ts";
 
 /** Most errored sessions that changed state listed one per line in the text summary. */
 const ERRORED_LINES = 10;
@@ -101,6 +102,14 @@ export function renderText(r: Report): string {
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
     `  claims: ${claimsLine(reportClaims(r))}`,
   );
+  const excluded = exclusionText(d.excluded ?? []);
+  if (excluded.length) {
+    lines.push(
+      `  excluded from judgment by the definition (observed, not counted): ${
+        excluded.join("; ")
+      }`,
+    );
+  }
   const p = r.provenance;
   lines.push(
     `  definition: ${p.definition.file} ${p.definition.digest} (git: ${

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { exclusionsOf } from "../state/exclude.ts";
 import { join } from "node:path";
 import type { Definition } from "../definition/types.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
@@ -1246,6 +1247,7 @@ async function execute(
       startupWrites,
       seesNetwork,
       runs: opts.runs,
+      ...exclusionsOf(def),
     },
     tools: toolObs,
     snapshots: Object.fromEntries(ctx.snapshots),

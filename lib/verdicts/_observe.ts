@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { excludeFromDelta, type Exclusion } from "../state/exclude.ts";
 import type { Delta } from "../state/delta.ts";
 import { deltaBetween, type StateView } from "../state/patched.ts";
 import type { Reason } from "./types.ts";
@@ -81,11 +82,17 @@ export function deltaColumns(d: Delta, cats: readonly Cat[]): string[] {
   return [...cols].sort();
 }
 
+/**
+ * Deltas between stored states, without the changes in regions the
+ * definition excludes from judgment.
+ */
 export class Comparator {
   #snaps: SnapshotStore;
+  #excluded: readonly Exclusion[];
   #cache = new Map<string, Delta>();
-  constructor(snaps: SnapshotStore) {
+  constructor(snaps: SnapshotStore, excluded: readonly Exclusion[] = []) {
     this.#snaps = snaps;
+    this.#excluded = excluded;
   }
   delta(a: string, b: string): Delta {
     const key = `${a}|${b}`;
@@ -98,7 +105,7 @@ export class Comparator {
           `snapshot ${!sa ? a : b} is missing from the evidence`,
         );
       }
-      d = deltaBetween(sa, sb);
+      d = excludeFromDelta(deltaBetween(sa, sb), this.#excluded);
       this.#cache.set(key, d);
     }
     return d;

@@ -136,7 +136,13 @@ export function judge(
   if (t.skipped !== undefined) {
     return taskRequiredVerdict(test, t, t.skipped.message);
   }
-  const o = observe(test, new Comparator(snapshots), defn, t, rules);
+  const o = observe(
+    test,
+    new Comparator(snapshots, defn.excluded ?? []),
+    defn,
+    t,
+    rules,
+  );
   // An unverified reset is named on every verdict, also where the check
   // itself never reached the state gate (a concurrent test not run).
   if (!defn.reset.verified && !o.blockers.includes("RESET_UNVERIFIED")) {
