@@ -19,6 +19,9 @@ import { ENGINE_VERSION } from "../lib/verdicts/engine.ts";
 import {
   overDeclarations,
   overDeclarationText,
+  reportToolInputs,
+  scopedAdvice,
+  toolLevel,
 } from "../lib/report/over_declarations.ts";
 import type { Verdict } from "../lib/verdicts/types.ts";
 
@@ -91,12 +94,22 @@ export async function rederiveResults(root = RESULTS): Promise<string> {
           );
         }
       }
-      const over = overDeclarations(now);
+      const all = overDeclarations(now, reportToolInputs(r));
+      const over = toolLevel(all);
+      const scoped = scopedAdvice(all);
       out.push(
         "",
         `Over-declarations per tool (version ${ENGINE_VERSION}): ${
           over.length ? over.map(overDeclarationText).join("; ") : "none"
         }.`,
+        ...(scoped.length
+          ? [
+            "",
+            `Advice on exercised argument sets only (not counted): ${
+              scoped.map(overDeclarationText).join("; ")
+            }.`,
+          ]
+          : []),
         "",
       );
     }

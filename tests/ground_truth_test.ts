@@ -80,6 +80,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "stdout-noise",
       "unclassified-cache",
       "readonly-side-effects",
+      "free-sql",
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",

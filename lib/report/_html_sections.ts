@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
+import {
+  overDeclarationText,
+  reportOverDeclarations,
+  scopedAdvice,
+  toolLevel,
+} from "./over_declarations.ts";
 import { allowanceLine, type Report } from "./report.ts";
 import type { OutcomeKind } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
@@ -55,7 +60,7 @@ export function expectationsByKey(
 export function summaryCards(report: Report): string {
   const byKind = (k: OutcomeKind) =>
     report.verdicts.filter((v) => v.kind === k).length;
-  const over = overDeclarations(report.verdicts);
+  const over = toolLevel(reportOverDeclarations(report));
   const expOk = report.expectations.matched === report.expectations.total;
 
   const cards = [
@@ -320,7 +325,9 @@ export function expectationsSection(report: Report): string {
 
 /** The violations and over-declarations line of an audit (empty otherwise). */
 export function auditSummary(report: Report): string {
-  const over = overDeclarations(report.verdicts);
+  const all = reportOverDeclarations(report);
+  const over = toolLevel(all);
+  const scoped = scopedAdvice(all);
   return report.audit
     ? `<p><strong>violations:</strong> ${
       h(
@@ -330,6 +337,12 @@ export function auditSummary(report: Report): string {
       )
     }<br><strong>over-declarations:</strong> ${
       h(over.map(overDeclarationText).join("; ") || "none")
+    }${
+      scoped.length
+        ? `<br><strong>advice on exercised argument sets only (not counted):</strong> ${
+          h(scoped.map(overDeclarationText).join("; "))
+        }`
+        : ""
     }</p>`
     : "";
 }

@@ -12,7 +12,12 @@
  *
  * @module
  */
-import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
+import {
+  overDeclarationText,
+  reportOverDeclarations,
+  scopedAdvice,
+  toolLevel,
+} from "./over_declarations.ts";
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { TestName } from "../definition/types.ts";
@@ -509,7 +514,10 @@ export function renderSarif(
           v.kind === "VIOLATION"
         )
           .length,
-        overDeclarations: overDeclarations(report.verdicts).map(
+        overDeclarations: toolLevel(reportOverDeclarations(report)).map(
+          overDeclarationText,
+        ),
+        scopedAdvice: scopedAdvice(reportOverDeclarations(report)).map(
           overDeclarationText,
         ),
         ...(report.audit ? {} : {

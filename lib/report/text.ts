@@ -5,7 +5,12 @@
  */
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
-import { overDeclarations, overDeclarationText } from "./over_declarations.ts";
+import {
+  overDeclarationText,
+  reportOverDeclarations,
+  scopedAdvice,
+  toolLevel,
+} from "./over_declarations.ts";
 import {
   controlEffectText,
   definitionGitText,
@@ -222,7 +227,9 @@ export function renderText(r: Report): string {
   lines.push("");
   if (r.audit) {
     const violations = r.verdicts.filter((v) => v.kind === "VIOLATION");
-    const over = overDeclarations(r.verdicts);
+    const all = reportOverDeclarations(r);
+    const over = toolLevel(all);
+    const scoped = scopedAdvice(all);
     lines.push(
       `  violations: ${violations.length}${
         violations.length
@@ -235,6 +242,13 @@ export function renderText(r: Report): string {
         over.length ? ` (${over.map(overDeclarationText).join("; ")})` : ""
       }`,
     );
+    if (scoped.length) {
+      lines.push(
+        `  advice on exercised argument sets only (not counted): ${
+          scoped.map(overDeclarationText).join("; ")
+        }`,
+      );
+    }
   } else {
     lines.push(
       `  expectations: ${r.expectations.matched}/${r.expectations.total} matched`,
