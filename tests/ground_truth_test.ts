@@ -81,6 +81,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "unclassified-cache",
       "readonly-side-effects",
       "free-sql",
+      "natural-key",
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",

@@ -46,6 +46,8 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
       ? [...common, "key", "format", "region_by", "regions"]
       : kind === "postgres"
       ? [...common, "key", "listen"]
+      : kind === "sqlite"
+      ? [...common, "key"]
       : common,
   );
   if (!Object.hasOwn(t, "label")) {
@@ -180,7 +182,7 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
     });
     if (exclude.length > 0) out.exclude = exclude.map(fsPath);
   }
-  if (kind === "json" || kind === "postgres") {
+  if (kind === "json" || kind === "postgres" || kind === "sqlite") {
     if (Object.hasOwn(t, "key")) {
       const kt = r.table(t.key, `${path}.key`);
       for (const [region, fields] of Object.entries(kt)) {

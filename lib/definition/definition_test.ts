@@ -418,6 +418,25 @@ business = ["other"]
   );
 });
 
+Deno.test("sqlite natural key: its table and columns must be seeded", async () => {
+  await rejects(
+    GOOD.replace(
+      'business = ["items"]',
+      'business = ["items"]\nkey = { itemz = ["name"] }',
+    ),
+    'adapters[0].key."itemz"',
+    /table "itemz" is not in the seeded database \(closest: items/,
+  );
+  await rejects(
+    GOOD.replace(
+      'business = ["items"]',
+      'business = ["items"]\nkey = { items = ["nom"] }',
+    ),
+    'adapters[0].key."items"[0]',
+    /table items has no column "nom"/,
+  );
+});
+
 Deno.test("exclude: names or patterns, never also classified", async () => {
   await rejects(
     GOOD.replace(

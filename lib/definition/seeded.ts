@@ -178,6 +178,32 @@ export async function checkSeededState(def: Definition): Promise<void> {
         });
       }
     }
+    if (a.kind === "sqlite" && a.seed !== null) {
+      for (const [table, cols] of Object.entries(a.key)) {
+        const region = mine.find((r) => r.name === table);
+        if (!region) {
+          const near = closestNames(table, mine.map((r) => r.name));
+          fail(
+            `key.${JSON.stringify(table)}`,
+            `table ${JSON.stringify(table)} is not in the seeded database (${
+              near.length
+                ? `closest: ${near.join(", ")}`
+                : `tables: ${mine.map((r) => r.name).join(", ") || "none"}`
+            })`,
+          );
+        }
+        cols.forEach((c, j) => {
+          if (!(region.columns ?? []).includes(c)) {
+            fail(
+              `key.${JSON.stringify(table)}[${j}]`,
+              `table ${table} has no column ${JSON.stringify(c)} (columns: ${
+                (region.columns ?? []).join(", ")
+              })`,
+            );
+          }
+        });
+      }
+    }
     a.mask.forEach((m, j) => {
       const region = mine.find((r) => r.name === m.region);
       if (!region) {

@@ -73,7 +73,11 @@ export interface AdapterDef {
   business: string[];
   append_only: string[];
   mask: MaskRule[];
-  /** json/jsonl: region -> identity fields; postgres: table (`schema.table`) -> key columns. */
+  /**
+   * json/jsonl: region -> identity fields; postgres: table (`schema.table`)
+   * -> key columns; sqlite: table -> natural key columns (rows identified by
+   * their values instead of their primary key or rowid).
+   */
   key: Record<string, string[]>;
   /**
    * Regions the definition excludes from judgment on purpose: table or

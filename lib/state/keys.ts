@@ -253,3 +253,27 @@ export function bytesToBase64(bytes: Uint8Array): string {
   }
   return btoa(s);
 }
+
+/**
+ * Records identified by the values of some of their fields (a SQLite
+ * table's declared natural key) instead of the key they were read with,
+ * sorted again; rows with equal values keep distinct keys.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   rekey([{ key: "[7]", value: { id: 7, name: "b" } }, { key: "[9]", value: { id: 9, name: "a" } }], ["name"]),
+ *   [{ key: '["a"]', value: { id: 9, name: "a" } }, { key: '["b"]', value: { id: 7, name: "b" } }],
+ * );
+ * ```
+ */
+export function rekey(
+  records: readonly StateRecord[],
+  fields: readonly string[],
+): StateRecord[] {
+  return sortRecords(records.map((r) => ({
+    key: makeKey(fields.map((f) => r.value[f] ?? null)),
+    value: r.value,
+  })));
+}

@@ -403,6 +403,14 @@ export async function streamSeed(
     ? await loadSqlEngine()
     : null;
   const whole = new Map<string, string>();
+  for (const a of def.adapters) {
+    if (a.kind === "sqlite" && Object.keys(a.key).length > 0) {
+      whole.set(
+        normalizeLabel(a.label),
+        "a declared natural key identifies rows by their values",
+      );
+    }
+  }
   for (;;) {
     try {
       return await streamOnce(def, dir, options, SQL, whole);

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { rekey } from "../state/keys.ts";
 import { categoryOf } from "../state/classify.ts";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
@@ -98,12 +99,13 @@ export function assembleSnapshot(
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {
+        const natural = a.key[t.name];
         regions.push({
           adapter,
           kind: "sqlite",
           name: t.name,
           category: categoryOf(a, t.name),
-          records: t.records,
+          records: natural ? rekey(t.records, natural) : t.records,
           columns: t.columns,
         });
       }

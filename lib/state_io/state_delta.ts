@@ -754,6 +754,18 @@ export async function stateDelta(
       bySnapshot.push(a);
       continue;
     }
+    if (Object.keys(a.key).length > 0) {
+      // Pages are keyed by rowid or primary key, not by a natural key.
+      declined(
+        a,
+        new Error(
+          `a declared natural key (${
+            Object.keys(a.key).join(", ")
+          }) identifies rows by their values`,
+        ),
+      );
+      continue;
+    }
     try {
       const r = await sqliteByPages(
         a,
