@@ -97,11 +97,29 @@ Deno.test({
       ]);
       const readGraph = report.tools.find((t) => t.name === "read_graph")!;
       assert.equal(readGraph.status, "passed");
-      assert.equal(readGraph.observation?.kind, "result");
-      // Every write tool got a fresh server on a fresh reset of its own.
+      assert.equal(readGraph.calls[0]?.observation.kind, "result");
+      // The definition's argument sets, each variant of a write tool on a
+      // fresh server on a fresh reset of its own.
       const create = report.tools.find((t) => t.name === "create_entities")!;
-      assert.match(create.session ?? "", /^isolated:create_entities$/);
-      assert.equal(create.observation?.kind, "result");
+      assert.deepEqual(
+        create.calls.map((c) => [c.argumentsFrom, c.session]),
+        [
+          [
+            { kind: "definition", variant: "new" },
+            "isolated:create_entities[new]",
+          ],
+          [
+            { kind: "definition", variant: "existing_name" },
+            "isolated:create_entities[existing_name]",
+          ],
+        ],
+      );
+      assert.ok(create.calls.every((c) => c.observation.kind === "result"));
+      // search_nodes is called with the definition's query, not a generated one.
+      const search = report.tools.find((t) => t.name === "search_nodes")!;
+      assert.deepEqual(search.calls.map((c) => c.arguments), [{
+        query: "acme",
+      }]);
     } finally {
       await Deno.remove(cwd, { recursive: true });
     }
