@@ -118,8 +118,8 @@ Deno.test("remote: tools, capture and reality over --url, secrets never shown", 
     const ro = await verity(["reality", "--json", "--url", url]);
     assert.equal(ro.code, 0, ro.stderr);
     const report = JSON.parse(ro.stdout);
-    const called = report.tools.filter((t: { observation?: unknown }) =>
-      t.observation !== undefined
+    const called = report.tools.filter((t: { calls: unknown[] }) =>
+      t.calls.length > 0
     ).map((t: { name: string }) => t.name);
     assert.deepEqual(
       called,

@@ -97,13 +97,94 @@ Deno.test({
       ]);
       const readGraph = report.tools.find((t) => t.name === "read_graph")!;
       assert.equal(readGraph.status, "passed");
-      assert.equal(readGraph.observation?.kind, "result");
-      // Every write tool got a fresh server on a fresh reset of its own.
+      assert.equal(readGraph.calls[0]?.observation.kind, "result");
+      // The definition's argument sets, each variant of a write tool on a
+      // fresh server on a fresh reset of its own.
       const create = report.tools.find((t) => t.name === "create_entities")!;
-      assert.match(create.session ?? "", /^isolated:create_entities$/);
-      assert.equal(create.observation?.kind, "result");
+      assert.deepEqual(
+        create.calls.map((c) => [c.argumentsFrom, c.session]),
+        [
+          [
+            { kind: "definition", variant: "new" },
+            "isolated:create_entities[new]",
+          ],
+          [
+            { kind: "definition", variant: "existing_name" },
+            "isolated:create_entities[existing_name]",
+          ],
+        ],
+      );
+      assert.ok(create.calls.every((c) => c.observation.kind === "result"));
+      // search_nodes is called with the definition's query, not a generated one.
+      const search = report.tools.find((t) => t.name === "search_nodes")!;
+      assert.deepEqual(search.calls.map((c) => c.arguments), [{
+        query: "acme",
+      }]);
     } finally {
       await Deno.remove(cwd, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a target outside targets/ is prepared by its path, as the not-prepared message says, and then runs",
+  sanitizeResources: false,
+  async fn() {
+    const tmp = await Deno.makeTempDir({ prefix: "verity-launcher-test-" });
+    try {
+      // The definition lives in a directory of its own, under a name that
+      // no targets/ or fixtures/ folder holds.
+      const dir = join(tmp, "elsewhere", "my-memory");
+      await Deno.mkdir(dir, { recursive: true });
+      for (const f of ["seed.jsonl", "deno.lock"]) {
+        await Deno.copyFile(join(REPO, "targets/memory", f), join(dir, f));
+      }
+      const toml = await Deno.readTextFile(
+        join(REPO, "targets/memory/target.toml"),
+      );
+      await Deno.writeTextFile(
+        join(dir, "target.toml"),
+        toml.replace(/^name = "memory"$/m, 'name = "elsewhere-memory"'),
+      );
+      const cwd = join(tmp, "work");
+      await Deno.mkdir(cwd);
+
+      const before = await verity(["reality", dir], cwd);
+      assert.equal(before.code, 2, before.stderr);
+      const said = /run `verity prepare ([^`]+)`/.exec(before.stderr);
+      assert.equal(said?.[1], dir, before.stderr);
+
+      // Exactly the command the message gave.
+      const prep = await verity(["prepare", said![1]!], cwd);
+      assert.equal(prep.code, 0, prep.stderr);
+      assert.match(
+        prep.stdout,
+        /^prepared elsewhere-memory: @modelcontextprotocol\/server-memory@2026\.8\.31/,
+      );
+
+      const r = await verity(["reality", dir, "--json"], cwd);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as RealityReport;
+      assert.equal(report.server.definition?.name, "elsewhere-memory");
+      const readGraph = report.tools.find((t) => t.name === "read_graph")!;
+      assert.equal(readGraph.status, "passed");
+
+      // Below the working directory, the message names the relative path.
+      const nested = join(cwd, "defs", "mem2");
+      await Deno.mkdir(nested, { recursive: true });
+      for (const f of ["seed.jsonl", "deno.lock"]) {
+        await Deno.copyFile(join(dir, f), join(nested, f));
+      }
+      await Deno.writeTextFile(
+        join(nested, "target.toml"),
+        toml.replace(/^name = "memory"$/m, 'name = "nested-memory"'),
+      );
+      const rel = await verity(["reality", "defs/mem2"], cwd);
+      assert.equal(rel.code, 2);
+      assert.match(rel.stderr, /run `verity prepare defs\/mem2`/);
+    } finally {
+      await Deno.remove(tmp, { recursive: true });
     }
   },
 });

@@ -160,13 +160,12 @@ Deno.test("pipeline on attempts-deno: per-call privilege use, refused attempts b
     // contract_mutated); every get_note call wrote (refused) under
     // readOnlyHint true, every lookup_host call reached for the network
     // under openWorldHint false; show_config's refused reads are evidence
-    // but no hint speaks of reads; every call is unbound (a capture binds
-    // no annotation).
+    // but no hint speaks of reads. The capture bound each tool's declared
+    // annotations to its contract, and the contracts did not move: every
+    // call is bound_unmutated, no unbound_annotation.
     const s = validation.summary;
-    assert.deepEqual(s.by_check, {
-      scope_violation: 18,
-      unbound_annotation: 36,
-    });
+    assert.deepEqual(s.by_check, { scope_violation: 18 });
+    assert.equal(s.bound_unmutated, 36);
     const scope = validation.findings.filter((f) =>
       f.check === "scope_violation"
     );
@@ -278,7 +277,9 @@ Deno.test("pipeline on attempts-bubblewrap: privilege use unseen, said per call,
       assert.equal(o.privilege?.seen, false);
       assert.match(o.privilege!.unseen[0]!, /bubblewrap .* records no attempt/);
     }
-    assert.deepEqual(validation.summary.by_check, { unbound_annotation: 36 });
+    // Bound at capture, unchanged since: no finding at all.
+    assert.deepEqual(validation.summary.by_check, {});
+    assert.equal(validation.summary.bound_unmutated, 36);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -354,15 +355,28 @@ Deno.test({
           ),
         );
       }
-      // Findings: the contracts served during the run are the captured ones
-      // (no contract_mutated), no privilege use outside the hints' scope,
-      // and each call unbound (the capture binds no annotation).
-      assert.deepEqual(validation.summary.by_check, { unbound_annotation: 27 });
-      assert.deepEqual(validation.summary.by_severity, {
-        high: 0,
-        medium: 0,
-        low: 27,
-      });
+      // No findings: the contracts served during the run are the captured
+      // ones (no contract_mutated), no privilege use outside the hints'
+      // scope, and the capture bound each tool's declared annotations to its
+      // contract, so every clean call is the healthy bound_unmutated.
+      assert.deepEqual(validation.summary.by_check, {});
+      assert.deepEqual(validation.findings, []);
+      assert.equal(validation.summary.bound_unmutated, 27);
+      // So --fail-on-findings passes a clean run.
+      const strict = await verity([
+        "ledger",
+        "validate",
+        "--fail-on-findings",
+        "--declared",
+        join(cwd, "declared.json"),
+        "--observed",
+        join(cwd, "observed.json"),
+        "--out",
+        join(cwd, "strict-evidence.json"),
+      ]);
+      assert.equal(strict.code, 0, strict.stdout + strict.stderr);
+      assert.match(strict.stdout, /findings: 0 \(high 0, medium 0, low 0\)/);
+      assert.match(strict.stdout, /bound, unmutated: 27 observation\(s\)/);
       // verity reality --observed-out on the same prepared target: the
       // read-only tools, each read only the graph file.
       const rObserved = join(cwd, "reality-observed.json");
@@ -392,13 +406,13 @@ Deno.test({
         "--json",
       ]);
       assert.equal(rv.code, 0, rv.stderr);
-      assert.deepEqual(
-        (JSON.parse(rv.stdout) as ValidationReport).summary.by_check,
-        { unbound_annotation: 3 },
-      );
+      const rs = (JSON.parse(rv.stdout) as ValidationReport).summary;
+      assert.deepEqual(rs.by_check, {});
+      assert.equal(rs.bound_unmutated, 3);
       // The check can fail on this server: a declaration claiming
       // create_entities is read-only makes its real writes scope_violation
-      // findings (and its contract moved: contract_mutated).
+      // findings, and its declared contract is not the one served:
+      // contract_mutated.
       const declared = await readJson<
         {
           tools: {
@@ -429,8 +443,15 @@ Deno.test({
       assert.deepEqual(bad.summary.by_check, {
         contract_mutated: 18,
         scope_violation: 18,
-        unbound_annotation: 9,
       });
+      assert.equal(bad.summary.bound_unmutated, 9, "read_graph's calls");
+      // The binding made at capture is to the contract the server really
+      // served, so it is not stale: the edited declaration is what moved.
+      assert.ok(
+        bad.findings.filter((f) => f.check === "contract_mutated").every((f) =>
+          f.bindings === undefined
+        ),
+      );
       assert.ok(
         bad.findings.filter((f) => f.check === "scope_violation").every((f) =>
           f.tool === "create_entities" &&

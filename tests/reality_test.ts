@@ -4,7 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { rejudgeReport } from "../lib/reality/report.ts";
-import type { RealityReport, RealityToolEntry } from "../lib/reality/report.ts";
+import type {
+  RealityCallEntry,
+  RealityReport,
+  RealityToolEntry,
+} from "../lib/reality/report.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -47,6 +51,12 @@ async function verity(args: string[]): Promise<Ran> {
     stdout: dec.decode(out.stdout),
     stderr: dec.decode(out.stderr),
   };
+}
+
+/** The one call of a tool the fixture's definition gives no arguments for. */
+function only(t: RealityToolEntry): RealityCallEntry {
+  assert.equal(t.calls.length, 1, `${t.name}: one call`);
+  return t.calls[0]!;
 }
 
 function actual(t: RealityToolEntry): ExpectedTool {
@@ -94,7 +104,8 @@ Deno.test("reality fixture: arguments honour the pattern and bounds, and are rep
     const r = await verity(["--json", "--", ...SERVER]);
     report = JSON.parse(r.stdout) as RealityReport;
   }
-  const order = report.tools.find((t) => t.name === "order_lookup")!;
+  const order = only(report.tools.find((t) => t.name === "order_lookup")!);
+  assert.deepEqual(order.argumentsFrom, { kind: "generated" });
   const a = order.arguments as {
     orderId: string;
     quantity: number;
@@ -111,7 +122,7 @@ Deno.test("reality fixture: arguments honour the pattern and bounds, and are rep
     (order.observation as { result: { content: { text: string }[] } }).result;
   assert.ok(result.content[0]!.text.includes(a.orderId));
 
-  const weather = report.tools.find((t) => t.name === "weather_report")!;
+  const weather = only(report.tools.find((t) => t.name === "weather_report")!);
   assert.ok(
     ["Paris", "Tokyo", "London", "Berlin", "Toronto"].includes(
       String(weather.arguments?.city),
@@ -140,7 +151,11 @@ Deno.test("reality fixture: arguments honour the pattern and bounds, and are rep
   const second = JSON.parse(again.stdout) as RealityReport;
   for (const t of report.tools) {
     const u = second.tools.find((x) => x.name === t.name)!;
-    assert.deepEqual(u.arguments, t.arguments, `arguments of ${t.name}`);
+    assert.deepEqual(
+      u.calls.map((c) => c.arguments),
+      t.calls.map((c) => c.arguments),
+      `arguments of ${t.name}`,
+    );
   }
 });
 
@@ -153,7 +168,7 @@ Deno.test("reality: a different --seed draws different values", async () => {
   const base = reports.get("read-only")?.tools.find((t) =>
     t.name === "order_lookup"
   );
-  if (base) assert.notDeepEqual(order.arguments, base.arguments);
+  if (base) assert.notDeepEqual(only(order).arguments, only(base).arguments);
   assert.equal(order.status, "passed", "still valid arguments");
 });
 
@@ -257,7 +272,7 @@ Deno.test("reality <target>: sandboxed, and every write tool runs on its own fre
     pinned: false,
     detail: "a local command (a fixture), run as found on disk",
   });
-  const save = report.tools.find((t) => t.name === "save_note")!;
+  const save = only(report.tools.find((t) => t.name === "save_note")!);
   const text =
     (save.observation as { result: { content: { text: string }[] } }).result
       .content[0]!.text;
@@ -268,7 +283,7 @@ Deno.test("reality <target>: sandboxed, and every write tool runs on its own fre
     t.readOnlyHint.state === "TRUE" && t.status !== "skipped"
   );
   assert.ok(
-    reads.every((t) => t.session === "shared-1"),
+    reads.every((t) => only(t).session === "shared-1"),
     "read-only tools share one session",
   );
   const seed = JSON.parse(
@@ -283,6 +298,12 @@ Deno.test("reality <target>: bad targets and misplaced options exit 2 with one l
     [
       ["--env", "A=1", "fixtures/reality"],
       /--env applies to the -- <command...> form/,
+    ],
+    // Arguments for a tool the server does not list: refused as verity run
+    // refuses it, before any call.
+    [
+      ["tests/data/failure/unlisted-tool"],
+      /tools\[0\]\.name: the server does not list a tool named "search_node"; closest listed: search_nodes/,
     ],
   ];
   for (const [args, re] of cases) {
@@ -325,7 +346,7 @@ Deno.test("reality: a call that hangs or kills the server is a failed call, and 
   assert.deepEqual(
     ["weather_report", "refuse_politely", "empty_success", "order_lookup"].map((
       n,
-    ) => by(n).session),
+    ) => only(by(n)).session),
     ["shared-1", "shared-2", "shared-3", "shared-3"],
   );
   assert.equal(
@@ -369,4 +390,100 @@ Deno.test("reality: under half the tools checked, the score has no grade and --f
   const report = JSON.parse(allowed.stdout) as RealityReport;
   assert.equal(report.summary.grade, null);
   assert.equal(report.summary.lowCoverage, true);
+});
+
+/** The text of a call's first content block. */
+function answerText(c: RealityCallEntry): string {
+  return (c.observation as { result: { content: { text: string }[] } }).result
+    .content[0]!.text;
+}
+
+Deno.test("reality <target>: the definition's argument sets are called first, every variant, generated ones only for tools it gives none, and each call says where its arguments came from", async () => {
+  const r = await verity([
+    "--json",
+    "--include-destructive",
+    "tests/data/reality-args",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as RealityReport;
+  const by = (n: string) => report.tools.find((t) => t.name === n)!;
+  // run_query: both of the definition's variants, in order, never a
+  // generated string; the real query on the notes table is refused.
+  const q = by("run_query");
+  assert.deepEqual(
+    q.calls.map((c) => [c.argumentsFrom, c.arguments, c.status]),
+    [
+      [
+        { kind: "definition", variant: "answer" },
+        { sql: "SELECT 42 AS answer" },
+        "passed",
+      ],
+      [
+        { kind: "definition", variant: "titles" },
+        { sql: "SELECT title FROM notes" },
+        "flagged",
+      ],
+    ],
+  );
+  assert.equal(q.status, "flagged", "one flagged call flags the tool");
+  assert.deepEqual(q.flags.map((f) => f.rule), ["disguised_refusal"]);
+  // city_time: the definition gives none, so generated ones.
+  const city = only(by("city_time"));
+  assert.deepEqual(city.argumentsFrom, { kind: "generated" });
+  assert.ok((city.argumentSources ?? []).length > 0);
+  // {state} is the scratch state of the session that made the call.
+  const file = only(by("read_state_file"));
+  assert.deepEqual(file.argumentsFrom, { kind: "definition", variant: null });
+  const path = String(file.arguments.path);
+  assert.doesNotMatch(path, /\{state\}/);
+  assert.match(path, /^\/.*\/state\/notes\.json$/);
+  assert.match(answerText(file), /This note is part of the seeded state/);
+  // Each write variant on its own fresh server and reset: both see the seed.
+  const adds = by("add_note").calls;
+  assert.deepEqual(adds.map((c) => c.session), [
+    "isolated:add_note[first]",
+    "isolated:add_note[second]",
+  ]);
+  for (const c of adds) assert.match(answerText(c), /\(2 notes\)/);
+  assert.deepEqual(
+    {
+      checkable: report.summary.checkable,
+      flagged: report.summary.flagged,
+      grade: report.summary.grade,
+    },
+    { checkable: 4, flagged: 1, grade: "C" },
+  );
+  assert.deepEqual(rejudgeReport(report), []);
+
+  // The text names the source of every call's arguments.
+  const text = await verity([
+    "--include-destructive",
+    "tests/data/reality-args",
+  ]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(
+    text.stdout,
+    /\[titles\] +FLAGGED +\{"sql":"SELECT title FROM notes"\} \(the definition's arguments, variant "titles"\)/,
+  );
+  assert.match(
+    text.stdout,
+    /city_time +passed +\{"city":"[^"]+"\} \(generated arguments\)/,
+  );
+
+  // The same server with generated arguments only (the command form): its
+  // SQL tool gets a made-up string and passes, the grade the definition's
+  // arguments overturn.
+  const cmd = await verity([
+    "--json",
+    "--",
+    "deno",
+    "run",
+    `${ROOT}tests/data/reality-args/server.ts`,
+  ]);
+  assert.equal(cmd.code, 0, cmd.stderr);
+  const generated = (JSON.parse(cmd.stdout) as RealityReport).tools.find((t) =>
+    t.name === "run_query"
+  )!;
+  assert.deepEqual(only(generated).argumentsFrom, { kind: "generated" });
+  assert.equal(generated.status, "passed");
 });

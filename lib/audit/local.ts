@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import type { Definition } from "../definition/types.ts";
@@ -176,6 +176,40 @@ async function nodePackageInstalled(
 }
 
 /**
+ * What to type after `verity prepare` for `def` from the working directory:
+ * its name when the name finds this very directory (as `verity prepare`
+ * looks it up: a directory of that name, then `fixtures/`, then
+ * `targets/`), else its directory, relative when below the working
+ * directory, quoted for a shell when it needs it.
+ */
+async function prepareArgument(
+  def: Pick<Definition, "name" | "dir">,
+): Promise<string> {
+  for (const base of [".", "fixtures", "targets"]) {
+    const dir = resolve(base, def.name);
+    if (await isDirectory(dir)) {
+      if (dir === resolve(def.dir)) return def.name;
+      break;
+    }
+  }
+  const rel = relative(Deno.cwd(), def.dir);
+  const shown = rel !== "" && !rel.startsWith("..") ? rel : def.dir;
+  // A path never looks like a name: "./x", not "x".
+  const path = shown.includes("/") ? shown : `./${shown}`;
+  return /^[\w@%+=:,./-]+$/.test(path)
+    ? path
+    : `'${path.replaceAll("'", `'\\''`)}'`;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * For a target with a `[source]`: check that it was prepared for exactly
  * its pin and that the prepared files are intact, and return `{source}` and
  * the DENO_DIR. Null for definitions without a `[source]`. Throws
@@ -220,6 +254,7 @@ export async function resolvePreparedRun(
   }
   const problem = checkPrepared(def.name, pin, entry, {
     lockSha256,
+    prepareArg: await prepareArgument(def),
     packageCached: node
       ? await nodePackageInstalled(nodeModules, pin.package, pin.version)
       : await packageCached(denoDir, pin.package, pin.version),

@@ -133,6 +133,13 @@ export interface PreparedFacts {
   lockSha256: string | null;
   /** Whether the package's directory exists in the prepared Deno cache. */
   packageCached: boolean;
+  /**
+   * What to pass to `verity prepare` for this definition: its name when
+   * that name finds it from here, else its directory (a target outside
+   * `targets/`).
+   * @default {the target's name}
+   */
+  prepareArg?: string;
 }
 
 /**
@@ -157,7 +164,7 @@ export function checkPrepared(
   entry: PreparedTarget | null,
   facts: PreparedFacts,
 ): string | null {
-  const again = `run \`verity prepare ${name}\``;
+  const again = `run \`verity prepare ${facts.prepareArg ?? name}\``;
   if (entry === null) {
     return `target ${name} is not prepared: ${again} (the only step that needs the network)`;
   }

@@ -253,10 +253,13 @@ Options:
 verity reality [options] <target>
 verity reality [options] --url URL [--header NAME=VALUE]...
 
-Call each tool once with realistic arguments generated from its inputSchema
-and check that a successful answer is real: no disguised refusal, no empty
-content, structuredContent present and valid when an outputSchema is
-declared. Echo mismatches are reported, never scored. An honest
+Call each tool with realistic arguments and check that a successful answer
+is real: no disguised refusal (English, Chinese, Spanish, German or French
+phrases), no error report returned as a success, no empty content,
+structuredContent present and valid when an outputSchema is declared. With a
+<target>, a tool its [[tools]] give arguments is called with every argument
+set (each variant), and only the others with arguments generated from their
+inputSchema; each call in the report says where its arguments came from. Echo mismatches are reported, never scored. An honest
 isError: true, a JSON-RPC error or no answer is a failed call, reported
 apart and never scored.
 
@@ -264,7 +267,7 @@ Only tools whose readOnlyHint is exactly true are called unless
 --include-destructive is given. With a <target> (a name under fixtures/ or
 targets/, a directory holding target.toml or fixture.toml, or the file) the
 server runs sandboxed on a scratch reset of the definition's state, and
-every write tool gets a fresh server on a fresh reset of its own. The
+every write call gets a fresh server on a fresh reset of its own. The
 -- <command...> form is sandboxed the same way (deno run commands under the
 deno backend, others under bubblewrap) on scratch state directories, unless
 --no-sandbox.
@@ -371,7 +374,9 @@ merged (different lists or verity versions, missing or repeated shards) --
 one line naming the file, key or value.`,
   "prepare": `verity prepare <target> [--update-lock]
 
-Fetch an audit target's pinned npm package (the only step that needs the
+<target> is a name under targets/ or a path to a directory holding
+target.toml, anywhere (the "not prepared" message of verity run and verity
+reality names the one to give). Fetch an audit target's pinned npm package (the only step that needs the
 network) and make it runnable offline. A Deno target (command "{deno} run
 ... npm:<package>@<version>"):
 

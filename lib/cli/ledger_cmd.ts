@@ -150,6 +150,9 @@ async function validate(argv: string[]): Promise<number> {
         );
       }
     }
+    console.log(
+      `bound, unmutated: ${s.bound_unmutated} observation(s) (an annotation binds the contract observed; no finding)`,
+    );
     console.log(`contract recipes: ${s.contract_recipes.join(", ")}`);
     console.log(
       `ledger: ${out} (+${appended.count} blocks, ${

@@ -105,7 +105,9 @@ class ObservedCalls implements RealityObserver {
         : "ok",
       session: r.session,
       call: 1,
-      variant: null,
+      variant: r.argumentsFrom.kind === "definition"
+        ? r.argumentsFrom.variant
+        : null,
       privilege: r.privilege,
     });
   }

@@ -8,10 +8,9 @@
 import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
-import { DefinitionError, UsageError } from "../errors.ts";
-import { closestNames } from "../common/closest_names.ts";
+import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
-import type { Definition } from "../definition/types.ts";
+import { checkListed } from "../definition/listed.ts";
 import { checkSeededState } from "../definition/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
@@ -42,27 +41,6 @@ function runId(name: string, now: Date): string {
   return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}-${
     crypto.randomUUID().slice(0, 8)
   }`;
-}
-
-/**
- * Refuse a definition naming a tool (or a probe) the server does not list
- * (exit 2), naming the file, the key and the closest listed names.
- */
-export function checkListed(def: Definition, listed: readonly string[]): void {
-  const named = def.tools.flatMap((t, i) => [
-    { key: `tools[${i}].name`, name: t.name },
-    ...(t.probe ? [{ key: `tools[${i}].probe.name`, name: t.probe.name }] : []),
-  ]);
-  const bad = named.find((n) => !listed.includes(n.name));
-  if (bad === undefined) return;
-  const near = closestNames(bad.name, listed);
-  throw new DefinitionError(
-    def.file,
-    bad.key,
-    `the server does not list a tool named ${JSON.stringify(bad.name)}; ${
-      near.length ? `closest listed: ${near.join(", ")}` : "it lists no tools"
-    }`,
-  );
 }
 
 /** Run `verity run`. */

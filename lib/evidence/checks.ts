@@ -9,6 +9,9 @@
  * | `contract_mutated` | medium | same recipe, the observed contract hash differs from the declared one |
  * | `unbound_annotation` | low | the contract is unchanged but no annotation binds it |
  *
+ * The healthy baseline, `bound_unmutated` (an annotation binds the contract
+ * observed, unchanged), is no finding: the summary counts it.
+ *
  * An observation without a `contract_hash` states no recipe and gets no
  * contract verdict; its arguments are still judged.
  *
@@ -104,6 +107,11 @@ export interface ValidationSummary {
   findings: number;
   by_severity: Record<Severity, number>;
   by_check: Partial<Record<CheckName, number>>;
+  /**
+   * Observations whose contract is the declared one and bound by an
+   * annotation: the healthy baseline, no finding.
+   */
+  bound_unmutated: number;
   /** Every recipe in play: the declaration's and every observation's. */
   contract_recipes: Recipe[];
   checks: string[];
@@ -233,6 +241,7 @@ export function validateObservations(
 ): ValidationReport {
   const tools = new Map(declared.tools.map((t) => [t.name, t]));
   const findings: Finding[] = [];
+  let boundUnmutated = 0;
   const recipes = new Set<Recipe>();
   if (declared.tools.length === 0) recipes.add(declared.recipe);
   for (const t of declared.tools) recipes.add(t.recipe);
@@ -289,7 +298,9 @@ export function validateObservations(
           contract_recipe: decl.recipe,
           ...(stale.length > 0 ? { bindings: stale } : {}),
         });
-      } else if (!bound.some((b) => b.bound_contract === decl.hash)) {
+      } else if (bound.some((b) => b.bound_contract === decl.hash)) {
+        boundUnmutated++;
+      } else {
         findings.push({
           ...at,
           check: "unbound_annotation",
@@ -349,6 +360,7 @@ export function validateObservations(
       findings: findings.length,
       by_severity,
       by_check,
+      bound_unmutated: boundUnmutated,
       contract_recipes: [...recipes].sort(),
       checks: [...CHECKS],
     },

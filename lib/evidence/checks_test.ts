@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { DefinitionError } from "../errors.ts";
 import { parsePythonJson } from "./canonical.ts";
 import { readObservations, validateObservations } from "./checks.ts";
-import { readDeclaration } from "./manifest.ts";
+import { buildManifest, readDeclaration } from "./manifest.ts";
 
 const DATA = new URL("../../tests/data/evidence/", import.meta.url);
 const load = (name: string) =>
@@ -35,6 +35,9 @@ Deno.test("the notes example: one finding per gap, each with its severity", () =
   assert.deepEqual(r.summary.by_severity, { high: 4, medium: 1, low: 1 });
   assert.deepEqual(r.summary.contract_recipes, ["1", "2"]);
   assert.equal(r.summary.observations, 7);
+  // Observations 1 and 2: search_notes as declared, bound by ann-search
+  // (2's extra argument is a scope finding, not a contract one).
+  assert.equal(r.summary.bound_unmutated, 2);
 });
 
 Deno.test("a silent observation against a recipe-2 declaration is refused as recipe_mismatch, with the fix", () => {
@@ -230,4 +233,104 @@ Deno.test("scope_violation on privilege use: declared permissions first, hints o
       e instanceof DefinitionError &&
       /observations\[0\]\.privilege\.writes\[0\]/.test(e.message),
   );
+});
+
+/** A captured manifest of two tools: one declares annotations, one none. */
+function captured(recipe: "1" | "3") {
+  const page = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 2,
+    result: {
+      tools: [
+        {
+          name: "read_graph",
+          inputSchema: { type: "object", properties: {} },
+          annotations: { readOnlyHint: true, openWorldHint: false },
+        },
+        {
+          name: "plain",
+          inputSchema: { type: "object", properties: { q: {} } },
+        },
+      ],
+    },
+  });
+  return buildManifest({
+    pageTexts: [page],
+    serverInfo: { name: "s", version: "1" },
+    protocolVersion: "2025-11-25",
+    command: ["s"],
+    capturedAt: "2026-12-01T00:00:00Z",
+    recipe,
+  });
+}
+
+Deno.test("a capture binds each tool's declared annotations to its contract: a clean call is bound_unmutated, a changed contract is contract_mutated naming the binding", () => {
+  const m = captured("3");
+  assert.deepEqual(m.annotations.map((b) => [b.id, b.tool]), [
+    ["read_graph#annotations", "read_graph"],
+  ]);
+  assert.equal(m.annotations[0]!.bound_contract, m.tools[0]!.contract_hash);
+  assert.equal(
+    m.annotations[0]!.statement,
+    'declares annotations {"openWorldHint":false,"readOnlyHint":true}',
+  );
+  // As `verity capture` writes it and `ledger validate` reads it back.
+  const declared = readDeclaration(
+    parsePythonJson(JSON.stringify(m)),
+    "declared.json",
+  );
+  const [read, plain] = m.tools;
+  const observed = readObservations({
+    contract_recipe: "3",
+    observations: [
+      {
+        index: 1,
+        tool: "read_graph",
+        args: {},
+        contract_hash: read!.contract_hash,
+      },
+      {
+        index: 2,
+        tool: "read_graph",
+        args: {},
+        contract_hash: "sha256:" + "e".repeat(64),
+      },
+      {
+        index: 3,
+        tool: "plain",
+        args: { q: "x" },
+        contract_hash: plain!.contract_hash,
+      },
+    ],
+  }, "observed.json");
+  const r = validateObservations(declared, observed);
+  assert.equal(
+    r.summary.bound_unmutated,
+    1,
+    "the clean call is the healthy baseline",
+  );
+  assert.deepEqual(
+    r.findings.map((f) => [f.observation_index, f.check, f.bindings ?? null]),
+    [
+      [2, "contract_mutated", ["read_graph#annotations"]],
+      // A tool that declares nothing has nothing bound: said so.
+      [3, "unbound_annotation", null],
+    ],
+  );
+});
+
+Deno.test("under recipe 1, which does not cover annotations, a capture binds none", () => {
+  const m = captured("1");
+  assert.deepEqual(m.annotations, []);
+  const r = validateObservations(
+    readDeclaration(parsePythonJson(JSON.stringify(m)), "d.json"),
+    readObservations({
+      observations: [{
+        tool: "read_graph",
+        contract_hash: m.tools[0]!.contract_hash,
+      }],
+    }, "o.json"),
+  );
+  assert.equal(r.summary.bound_unmutated, 0);
+  assert.deepEqual(r.findings.map((f) => f.check), ["unbound_annotation"]);
 });

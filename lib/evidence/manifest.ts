@@ -5,7 +5,8 @@
  * Two input shapes are read:
  * - a verity manifest (`"format": "verity-manifest"`), written by
  *   `verity capture`: every tool as served (`raw`), with its contract hash
- *   and recipe;
+ *   and recipe, and `annotations[]` binding each tool's declared MCP
+ *   annotations to its contract (under a recipe that covers them);
  * - an mcp-evidence-validator declared manifest: `tools[]` of declared tool
  *   objects (`name`, `description`, `input_schema`, `permissions`, ...), an
  *   optional manifest-level `contract_recipe` that a tool may override, and
@@ -15,8 +16,18 @@
  */
 import { DefinitionError } from "../errors.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { isDigest, needsOwnReader, parsePythonJson } from "./canonical.ts";
-import { contractHash, type Recipe, recipeAt } from "./recipes.ts";
+import {
+  canonicalJson,
+  isDigest,
+  needsOwnReader,
+  parsePythonJson,
+} from "./canonical.ts";
+import {
+  contractHash,
+  type Recipe,
+  RECIPE_FIELDS,
+  recipeAt,
+} from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The `format` value of a verity manifest. */
@@ -50,8 +61,60 @@ export interface Manifest {
   server_info: unknown;
   contract_recipe: Recipe;
   tools: ManifestTool[];
+  /**
+   * One binding per tool that declares MCP `annotations`, to the contract
+   * they were declared with (mcp-evidence-validator's `annotations[]`).
+   * Empty under a recipe that does not cover annotations (1): a hash blind
+   * to them cannot say they still hold.
+   */
+  annotations: ManifestBinding[];
   /** Problems seen in the listing (invalid pages, duplicate keys, unnamed tools). */
   problems: string[];
+}
+
+/** A binding as a manifest writes it (mcp-evidence-validator's `annotations[]` entry). */
+export interface ManifestBinding {
+  /** `<tool>#annotations`. */
+  id: string;
+  tool: string;
+  /** What the tool declared, e.g. `declares annotations {"readOnlyHint":true}`. */
+  statement: string;
+  /** The tool's contract hash under the manifest's recipe. */
+  bound_contract: string;
+}
+
+/** Whether a recipe's hash covers a tool's `annotations`. */
+function coversAnnotations(recipe: Recipe): boolean {
+  return RECIPE_FIELDS[recipe].some((f) => f.field === "annotations");
+}
+
+/**
+ * The binding of a tool's declared annotations to its contract, or null
+ * when it declares none (no `annotations` object, or an empty one) or the
+ * recipe does not cover them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const b = annotationBinding({ name: "t", annotations: { readOnlyHint: true } }, "sha256:" + "0".repeat(64), "3");
+ * assert.equal(b?.statement, 'declares annotations {"readOnlyHint":true}');
+ * assert.equal(annotationBinding({ name: "t" }, "sha256:" + "0".repeat(64), "3"), null);
+ * ```
+ */
+export function annotationBinding(
+  raw: Record<string, unknown>,
+  contractHash: string,
+  recipe: Recipe,
+): ManifestBinding | null {
+  const a = raw.annotations;
+  if (typeof raw.name !== "string" || !coversAnnotations(recipe)) return null;
+  if (!isPlainObject(a) || Object.keys(a).length === 0) return null;
+  return {
+    id: `${raw.name}#annotations`,
+    tool: raw.name,
+    statement: `declares annotations ${canonicalJson(a)}`,
+    bound_contract: contractHash,
+  };
 }
 
 /** What {@linkcode buildManifest} is made from. */
@@ -94,6 +157,7 @@ export function buildManifest(input: ManifestInput): Manifest {
     }
   });
   const tools: ManifestTool[] = [];
+  const annotations: ManifestBinding[] = [];
   const seen = new Map<string, string>();
   for (const c of listing.contracts) {
     const where = `page ${c.page} tool ${c.index}`;
@@ -116,12 +180,16 @@ export function buildManifest(input: ManifestInput): Manifest {
       );
     }
     seen.set(raw.name, where);
+    const hash = contractHash(raw, input.recipe);
     tools.push({
       name: raw.name,
       contract_recipe: input.recipe,
-      contract_hash: contractHash(raw, input.recipe),
+      contract_hash: hash,
       raw,
     });
+    const binding = annotationBinding(raw, hash, input.recipe);
+    // A duplicate name gets no second binding: which contract it binds is ambiguous.
+    if (binding !== null && prev === undefined) annotations.push(binding);
   }
   const info = isPlainObject(input.serverInfo) ? input.serverInfo : {};
   return {
@@ -137,6 +205,7 @@ export function buildManifest(input: ManifestInput): Manifest {
     server_info: input.serverInfo ?? null,
     contract_recipe: input.recipe,
     tools,
+    annotations,
     problems,
   };
 }

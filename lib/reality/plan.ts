@@ -1,7 +1,12 @@
 /**
  * The reality plan: which tools are called with which arguments, and which
- * are skipped and why. A pure value built from the listing, so a run is data
- * before anything is spawned.
+ * are skipped and why. A pure value built from the listing (and, for a
+ * definition, its `[[tools]]` argument sets), so a run is data before
+ * anything is spawned.
+ *
+ * A tool the definition gives arguments for is called with each of its
+ * argument sets, in definition order; only a tool it gives none gets
+ * generated arguments.
  *
  * @module
  */
@@ -20,19 +25,50 @@ export type SkipReason =
   | "invalid_tool"
   | "task_required";
 
+/**
+ * Where a call's arguments came from: a `[[tools]]` entry of the definition
+ * (its `variant`, null when it names none), or generated from the tool's
+ * `inputSchema`.
+ */
+export type ArgumentsFrom =
+  | { kind: "definition"; variant: string | null }
+  | { kind: "generated" };
+
+/** An argument set a definition gives for a tool (a `[[tools]]` entry). */
+export interface DefinitionArguments {
+  tool: string;
+  variant: string | null;
+  /** As written: placeholders such as `{state}` are resolved per session, when called. */
+  arguments: Record<string, unknown>;
+}
+
+/** One call to make. */
+export interface RealityPlannedCall {
+  from: ArgumentsFrom;
+  /** Generated, or the definition's as written (placeholders kept). */
+  arguments: Record<string, unknown>;
+  /** Generated arguments only: where each value came from. */
+  sources?: ArgumentSource[];
+  /** Generated arguments only: "full" or "minimal". */
+  shape?: "full" | "minimal";
+}
+
 /** One tool's place in the plan. */
 export interface RealityPlannedTool {
   name: string;
   contract: Contract;
   /** True when `readOnlyHint` is exactly TRUE (MALFORMED and ABSENT are not read-only). */
   readOnly: boolean;
-  /** The call to make, or null when skipped. */
-  call: {
-    arguments: Record<string, unknown>;
-    sources: ArgumentSource[];
-    shape: "full" | "minimal";
-  } | null;
+  /** The calls to make, in order (at least one), or empty when skipped. */
+  calls: RealityPlannedCall[];
   skip: { reason: SkipReason; message: string } | null;
+}
+
+/** The label of a call, as reports and session names show it: `tool` or `tool[variant]`. */
+export function callLabel(tool: string, from: ArgumentsFrom): string {
+  return from.kind === "definition" && from.variant !== null
+    ? `${tool}[${from.variant}]`
+    : tool;
 }
 
 /** Options for {@linkcode planReality}. */
@@ -47,6 +83,12 @@ export interface RealityPlanOptions {
    * @default {false}
    */
   includeDestructive?: boolean;
+  /**
+   * The definition's argument sets (`[[tools]]`): a tool with any is
+   * called with each of them instead of generated arguments.
+   * @default {[]}
+   */
+  argumentSets?: readonly DefinitionArguments[];
 }
 
 /**
@@ -68,21 +110,23 @@ export function planReality(
 ): RealityPlannedTool[] {
   const seed = options.seed ?? DEFAULT_SEED;
   const seen = new Set<string>();
+  const given = new Map<string, DefinitionArguments[]>();
+  for (const a of options.argumentSets ?? []) {
+    given.set(a.tool, [...(given.get(a.tool) ?? []), a]);
+  }
   return contracts.map((contract) => {
     const name = contract.name;
     const readOnly = contract.hints.readOnlyHint.isTrue();
-    const base = { name, contract, readOnly };
+    const base = { name, contract, readOnly, calls: [] };
     if (typeof contract.raw.name !== "string") {
       return {
         ...base,
-        call: null,
         skip: { reason: "invalid_tool", message: "tool has no string name" },
       };
     }
     if (seen.has(name)) {
       return {
         ...base,
-        call: null,
         skip: {
           reason: "invalid_tool",
           message: "duplicate tool name: calls would be ambiguous",
@@ -95,7 +139,6 @@ export function planReality(
       // failure of the server, which it is not.
       return {
         ...base,
-        call: null,
         skip: {
           reason: "task_required",
           message: TASK_REQUIRED_MESSAGE,
@@ -109,11 +152,21 @@ export function planReality(
         : h.state;
       return {
         ...base,
-        call: null,
         skip: {
           reason: "not_read_only",
           message: `readOnlyHint is ${state}; use --include-destructive`,
         },
+      };
+    }
+    const sets = given.get(name) ?? [];
+    if (sets.length > 0) {
+      return {
+        ...base,
+        calls: sets.map((a) => ({
+          from: { kind: "definition", variant: a.variant },
+          arguments: a.arguments,
+        })),
+        skip: null,
       };
     }
     const g = generateArguments(contract.raw.inputSchema, {
@@ -123,7 +176,6 @@ export function planReality(
     if (!g.ok) {
       return {
         ...base,
-        call: null,
         skip: {
           reason: "unsatisfiable_schema",
           message: `cannot generate valid arguments${
@@ -134,7 +186,12 @@ export function planReality(
     }
     return {
       ...base,
-      call: { arguments: g.arguments, sources: g.sources, shape: g.shape },
+      calls: [{
+        from: { kind: "generated" },
+        arguments: g.arguments,
+        sources: g.sources,
+        shape: g.shape,
+      }],
       skip: null,
     };
   });

@@ -4,7 +4,10 @@
  * start of a text block. Pure.
  *
  * Single words such as "sorry" or "unable" are deliberately absent: a genuine
- * answer may apologise for something unrelated.
+ * answer may apologise for something unrelated. The same holds in the other
+ * languages covered (Chinese, Spanish, German, French): first-person
+ * inability, a missing permission, or a request for confirmation, as whole
+ * phrases; never a lone "permiso", "Berechtigung" or "权限".
  *
  * @module
  */
@@ -50,7 +53,71 @@ export const REFUSAL_PHRASES: readonly string[] = [
   "unable to fulfill",
   "cannot fulfill",
   "can't fulfill",
+  // Chinese. No spaces between words, so these match inside a sentence.
+  "需要确认",
+  "需要您确认",
+  "请先确认",
+  "无法执行",
+  "没有权限",
+  "无权访问",
+  "权限不足",
+  "拒绝访问",
+  "我无法",
+  "我不能帮",
+  "我没有访问",
+  "作为一个人工智能",
+  "作为人工智能",
+  "作为ai",
+  "作为一个ai",
+  // Spanish.
+  "no tengo permiso",
+  "no tengo permisos",
+  "no tengo acceso",
+  "no tengo autorización",
+  "no estoy autorizado",
+  "no estoy autorizada",
+  "no puedo",
+  "no me es posible",
+  "permiso denegado",
+  "acceso denegado",
+  "como modelo de lenguaje",
+  "como una ia",
+  // German.
+  "ich kann nicht",
+  "ich kann leider nicht",
+  "ich kann ihnen nicht",
+  "ich kann dir nicht",
+  "ich darf nicht",
+  "ich bin nicht in der lage",
+  "ich habe keinen zugriff",
+  "keine berechtigung",
+  "zugriff verweigert",
+  "als sprachmodell",
+  "als ki-sprachmodell",
+  // French.
+  "je ne peux pas",
+  "je ne suis pas en mesure de",
+  "je n'ai pas accès",
+  "je n'ai pas la permission",
+  "je n'ai pas l'autorisation",
+  "je ne suis pas autorisé",
+  "je ne suis pas autorisée",
+  "permission refusée",
+  "accès refusé",
+  "en tant qu'ia",
+  "en tant que modèle de langage",
 ];
+
+/** A letter or digit: a Latin-script phrase must not touch one at either end. */
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+/** Scripts written without spaces: a phrase ending in one has no word boundary to check. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/** Whether `neighbour` may stand next to a phrase edge `edge`. */
+function boundaryOk(edge: string, neighbour: string): boolean {
+  return UNSPACED.test(edge) || UNSPACED.test(neighbour) ||
+    !WORD_CHAR.test(neighbour);
+}
 
 /**
  * How far into a text block a phrase may start and still count. A refusal
@@ -92,7 +159,9 @@ export function normalizeForMatch(text: string): string {
  * ```
  */
 export function findRefusal(text: string): RefusalMatch | null {
-  const norm = normalizeForMatch(text.trimStart());
+  // NFC first: "refusée" typed as e + combining accent matches too.
+  const source = text.trimStart().normalize("NFC");
+  const norm = normalizeForMatch(source);
   const head = norm.slice(0, REFUSAL_WINDOW + 60);
   let best: RefusalMatch | null = null;
   for (const phrase of REFUSAL_PHRASES) {
@@ -101,12 +170,14 @@ export function findRefusal(text: string): RefusalMatch | null {
     while (at !== -1) {
       const before = at === 0 ? " " : head[at - 1]!;
       const after = head[at + phrase.length] ?? " ";
-      if (!/[a-z0-9]/.test(before) && !/[a-z0-9]/.test(after)) break;
+      if (
+        boundaryOk(phrase[0]!, before) && boundaryOk(phrase.at(-1)!, after)
+      ) break;
       at = head.indexOf(phrase, at + 1);
     }
     if (at === -1 || at > REFUSAL_WINDOW) continue;
     if (best === null || at < best.offset) {
-      const shown = text.trimStart().replace(/\s+/g, " ");
+      const shown = source.replace(/\s+/g, " ");
       const start = Math.max(0, at - 20);
       best = {
         phrase,

@@ -5,7 +5,8 @@
  */
 import { scoreLine } from "./score.ts";
 import { definitionGitText, targetText } from "../audit/provenance.ts";
-import type { RealityReport } from "./report.ts";
+import type { ArgumentsFrom } from "./plan.ts";
+import type { RealityCallEntry, RealityReport } from "./report.ts";
 
 function clip(s: string, n: number): string {
   return s.length > n ? s.slice(0, n - 1) + "…" : s;
@@ -20,6 +21,39 @@ function serverLabel(r: RealityReport): string {
     }
   }
   return r.server.target ?? r.server.command?.join(" ") ?? "server";
+}
+
+function statusText(status: string): string {
+  return (status === "flagged" ? "FLAGGED" : status).padEnd(7);
+}
+
+/** Where a call's arguments came from, in words. */
+export function argumentsFromText(from: ArgumentsFrom): string {
+  if (from.kind === "generated") return "generated arguments";
+  return from.variant === null
+    ? "the definition's arguments"
+    : `the definition's arguments, variant ${JSON.stringify(from.variant)}`;
+}
+
+function callDetail(c: RealityCallEntry): string {
+  const from = argumentsFromText(c.argumentsFrom);
+  if (c.status === "failed") {
+    return `${c.failure?.message ?? ""} (${from}; reported apart, not scored)`;
+  }
+  return `${clip(JSON.stringify(c.arguments), 100)} (${from})`;
+}
+
+function findingLines(
+  lines: string[],
+  indent: string,
+  c: RealityCallEntry,
+): void {
+  for (const f of c.flags) {
+    lines.push(`${indent}flag ${f.rule}: ${clip(f.message, 150)}`);
+  }
+  for (const n of c.notes) {
+    lines.push(`${indent}note ${n.rule} (not scored): ${clip(n.message, 140)}`);
+  }
 }
 
 /**
@@ -54,28 +88,45 @@ export function renderRealityText(r: RealityReport): string {
   }
   lines.push("");
   const width = Math.min(40, Math.max(4, ...r.tools.map((t) => t.name.length)));
+  const pad = "".padEnd(width);
   for (const t of r.tools) {
-    const status = t.status === "flagged" ? "FLAGGED" : t.status;
-    let detail = "";
-    if (t.status === "skipped") detail = t.skip?.message ?? "";
-    else if (t.status === "failed") {
-      detail = `${t.failure?.message ?? ""} (reported apart, not scored)`;
-    } else detail = clip(JSON.stringify(t.arguments ?? {}), 100);
-    lines.push(
-      `${t.name.padEnd(width)}  ${status.padEnd(7)}  ${clip(detail, 160)}`,
-    );
-    for (const f of t.flags) {
+    if (t.status === "skipped" || t.calls.length === 0) {
       lines.push(
-        `${"".padEnd(width)}    flag ${f.rule}: ${clip(f.message, 150)}`,
-      );
-    }
-    for (const n of t.notes) {
-      lines.push(
-        `${"".padEnd(width)}    note ${n.rule} (not scored): ${
-          clip(n.message, 140)
+        `${t.name.padEnd(width)}  ${t.status.padEnd(7)}  ${
+          clip(t.skip?.message ?? "", 160)
         }`,
       );
+      continue;
     }
+    if (t.calls.length === 1) {
+      const c = t.calls[0]!;
+      lines.push(
+        `${t.name.padEnd(width)}  ${statusText(c.status)}  ${
+          clip(callDetail(c), 160)
+        }`,
+      );
+      findingLines(lines, `${pad}    `, c);
+      continue;
+    }
+    lines.push(
+      `${t.name.padEnd(width)}  ${
+        statusText(t.status)
+      }  ${t.calls.length} calls`,
+    );
+    const labels = t.calls.map((c, i) =>
+      c.argumentsFrom.kind === "definition" && c.argumentsFrom.variant !== null
+        ? `[${c.argumentsFrom.variant}]`
+        : `call ${i + 1}`
+    );
+    const w = Math.max(...labels.map((l) => l.length));
+    t.calls.forEach((c, i) => {
+      lines.push(
+        `${pad}    ${labels[i]!.padEnd(w)}  ${statusText(c.status)}  ${
+          clip(callDetail(c), 150)
+        }`,
+      );
+      findingLines(lines, `${pad}      `, c);
+    });
   }
   for (const p of r.listingProblems) lines.push(`listing problem: ${p}`);
   if (r.ended) lines.push(`ENDED EARLY: ${r.ended}`);

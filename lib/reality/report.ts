@@ -7,7 +7,7 @@
 import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
 import type { HintState } from "../contracts/contracts.ts";
 import type { ArgumentSource } from "./generate.ts";
-import type { RealityPlannedTool, SkipReason } from "./plan.ts";
+import type { ArgumentsFrom, RealityPlannedTool, SkipReason } from "./plan.ts";
 import {
   type FailureKind,
   type FlagRule,
@@ -19,24 +19,43 @@ import {
 import { type RealitySummary, summarize, type ToolStatus } from "./score.ts";
 
 /** Report format identifier; bump on incompatible change. */
-export const REALITY_REPORT_SCHEMA = "verity.reality/1";
+export const REALITY_REPORT_SCHEMA = "verity.reality/2";
 
-/** One tool in the report. */
+/** One call of a tool, with its verdict. */
+export interface RealityCallEntry {
+  /** Where the arguments came from: the definition's variant, or generated. */
+  argumentsFrom: ArgumentsFrom;
+  /** The arguments sent (a definition's placeholders resolved). */
+  arguments: Record<string, unknown>;
+  /** Generated arguments only: where each value came from. */
+  argumentSources?: ArgumentSource[];
+  /** Generated arguments only: "full" when realistic optional properties were included, "minimal" when only required ones validated. */
+  argumentShape?: "full" | "minimal";
+  /** What came back, verbatim (parsed JSON). */
+  observation: RealityCallObservation;
+  /** Which server session made the call (a fresh one per write call in target mode). */
+  session?: string;
+  status: Exclude<ToolStatus, "skipped">;
+  failure?: { kind: FailureKind; message: string };
+  flags: RealityFinding<FlagRule>[];
+  notes: RealityFinding<NoteRule>[];
+}
+
+/**
+ * One tool in the report. Its status joins its calls': flagged when any
+ * call is, else passed when any call is, else failed; its flags and notes
+ * are every call's, in call order.
+ */
 export interface RealityToolEntry {
   name: string;
   readOnlyHint: { state: HintState; detail: string | null };
   status: ToolStatus;
   skip?: { reason: SkipReason; message: string };
-  arguments?: Record<string, unknown>;
-  argumentSources?: ArgumentSource[];
-  /** "full" when realistic optional properties were included, "minimal" when only required ones validated. */
-  argumentShape?: "full" | "minimal";
   /** The tool's `outputSchema` as listed (absent when none was declared). */
   outputSchema?: unknown;
-  /** What came back, verbatim (parsed JSON). */
-  observation?: RealityCallObservation;
-  /** Which server session made the call (a fresh one per write tool in target mode). */
-  session?: string;
+  /** Every call made, in order (empty when skipped). */
+  calls: RealityCallEntry[];
+  /** The first call's failure, when every call failed. */
   failure?: { kind: FailureKind; message: string };
   flags: RealityFinding<FlagRule>[];
   notes: RealityFinding<NoteRule>[];
@@ -88,10 +107,16 @@ export interface RealityReport {
   ended?: string | null;
 }
 
-/** An observed call and the session it ran in. */
+/** An observed call, the arguments it sent and the session it ran in. */
 export interface ObservedCall {
   observation: RealityCallObservation;
   session: string;
+  /**
+   * The arguments as sent, when they differ from the plan's (a
+   * definition's placeholders resolved).
+   * @default {the planned arguments}
+   */
+  arguments?: Record<string, unknown>;
 }
 
 /** Everything {@linkcode buildReport} needs. */
@@ -100,34 +125,44 @@ export interface BuildReportInput {
   server: RealityServer;
   options: RealityReport["options"];
   plan: readonly RealityPlannedTool[];
-  /** Observations by tool name; a planned call without one failed before it was sent. */
-  calls: ReadonlyMap<string, ObservedCall>;
+  /**
+   * Observations by tool name, one per planned call in order; a planned
+   * call without one failed before it was sent.
+   */
+  calls: ReadonlyMap<string, readonly ObservedCall[]>;
   listingProblems: readonly string[];
   /** Why the run ended early, if it did. */
   ended?: string | null;
 }
 
-function entryFor(
-  p: RealityPlannedTool,
-  calls: ReadonlyMap<string, ObservedCall>,
-): RealityToolEntry {
-  const raw = p.contract.raw;
-  const entry: RealityToolEntry = {
-    name: p.name,
-    readOnlyHint: p.contract.hints.readOnlyHint.toJSON(),
-    status: "skipped",
-    flags: [],
-    notes: [],
-  };
-  if (raw.outputSchema !== undefined) entry.outputSchema = raw.outputSchema;
-  if (p.skip !== null || p.call === null) {
-    if (p.skip) entry.skip = p.skip;
-    return entry;
-  }
-  entry.arguments = p.call.arguments;
-  entry.argumentSources = p.call.sources;
-  entry.argumentShape = p.call.shape;
-  const seen = calls.get(p.name);
+/** A tool's status and findings from its calls' (see {@linkcode RealityToolEntry}). */
+function joinCalls(
+  calls: readonly Pick<
+    RealityCallEntry,
+    "status" | "failure" | "flags" | "notes"
+  >[],
+): Pick<RealityToolEntry, "status" | "failure" | "flags" | "notes"> {
+  const status: ToolStatus = calls.some((c) => c.status === "flagged")
+    ? "flagged"
+    : calls.some((c) => c.status === "passed")
+    ? "passed"
+    : "failed";
+  const out: Pick<RealityToolEntry, "status" | "failure" | "flags" | "notes"> =
+    {
+      status,
+      flags: calls.flatMap((c) => c.flags),
+      notes: calls.flatMap((c) => c.notes),
+    };
+  const failure = calls[0]?.failure;
+  if (status === "failed" && failure) out.failure = failure;
+  return out;
+}
+
+function callEntry(
+  outputSchema: unknown,
+  planned: RealityPlannedTool["calls"][number],
+  seen: ObservedCall | undefined,
+): RealityCallEntry {
   const observation: RealityCallObservation = seen?.observation ??
     {
       kind: "no_answer",
@@ -135,17 +170,44 @@ function entryFor(
         "the call was never answered (the server could not be started again)",
       ms: 0,
     };
-  entry.observation = observation;
-  if (seen) entry.session = seen.session;
-  const v = judgeCall({
-    outputSchema: raw.outputSchema,
-    arguments: p.call.arguments,
-  }, observation);
-  entry.status = v.status;
-  entry.flags = v.flags;
-  entry.notes = v.notes;
+  const args = seen?.arguments ?? planned.arguments;
+  const v = judgeCall({ outputSchema, arguments: args }, observation);
+  const entry: RealityCallEntry = {
+    argumentsFrom: planned.from,
+    arguments: args,
+    ...(planned.sources ? { argumentSources: planned.sources } : {}),
+    ...(planned.shape ? { argumentShape: planned.shape } : {}),
+    observation,
+    ...(seen ? { session: seen.session } : {}),
+    status: v.status,
+    flags: v.flags,
+    notes: v.notes,
+  };
   if (v.status === "failed") entry.failure = v.failure;
   return entry;
+}
+
+function entryFor(
+  p: RealityPlannedTool,
+  calls: ReadonlyMap<string, readonly ObservedCall[]>,
+): RealityToolEntry {
+  const raw = p.contract.raw;
+  const entry: RealityToolEntry = {
+    name: p.name,
+    readOnlyHint: p.contract.hints.readOnlyHint.toJSON(),
+    status: "skipped",
+    calls: [],
+    flags: [],
+    notes: [],
+  };
+  if (raw.outputSchema !== undefined) entry.outputSchema = raw.outputSchema;
+  if (p.skip !== null || p.calls.length === 0) {
+    if (p.skip) entry.skip = p.skip;
+    return entry;
+  }
+  const seen = calls.get(p.name) ?? [];
+  entry.calls = p.calls.map((c, i) => callEntry(raw.outputSchema, c, seen[i]));
+  return { ...entry, ...joinCalls(entry.calls) };
 }
 
 /**
@@ -185,26 +247,53 @@ export function buildReport(input: BuildReportInput): RealityReport {
 export function rejudgeReport(report: RealityReport): string[] {
   const diffs: string[] = [];
   for (const t of report.tools) {
-    if (t.status === "skipped") continue;
-    if (!t.observation || !t.arguments) {
-      diffs.push(
-        `${t.name}: status ${t.status} without an observation and arguments`,
-      );
+    if (t.status === "skipped") {
+      if ((t.calls ?? []).length > 0) {
+        diffs.push(`${t.name}: status skipped with ${t.calls.length} call(s)`);
+      }
       continue;
     }
-    const v = judgeCall({
-      outputSchema: t.outputSchema,
-      arguments: t.arguments,
-    }, t.observation);
-    if (v.status !== t.status) {
-      diffs.push(`${t.name}: status ${t.status}, re-derived ${v.status}`);
+    if (!Array.isArray(t.calls) || t.calls.length === 0) {
+      diffs.push(`${t.name}: status ${t.status} without a call`);
+      continue;
+    }
+    t.calls.forEach((c, i) => {
+      const at = `${t.name} call ${i + 1}`;
+      if (!c.observation || !c.arguments) {
+        diffs.push(
+          `${at}: status ${c.status} without an observation and arguments`,
+        );
+        return;
+      }
+      const v = judgeCall({
+        outputSchema: t.outputSchema,
+        arguments: c.arguments,
+      }, c.observation);
+      if (v.status !== c.status) {
+        diffs.push(`${at}: status ${c.status}, re-derived ${v.status}`);
+      }
+      const a = c.flags.map((f) => f.rule).join(",");
+      const b = v.flags.map((f) => f.rule).join(",");
+      if (a !== b) diffs.push(`${at}: flags [${a}], re-derived [${b}]`);
+      const na = c.notes.map((f) => f.rule).join(",");
+      const nb = v.notes.map((f) => f.rule).join(",");
+      if (na !== nb) diffs.push(`${at}: notes [${na}], re-derived [${nb}]`);
+    });
+    const j = joinCalls(t.calls.map((c) => {
+      const v = judgeCall({
+        outputSchema: t.outputSchema,
+        arguments: c.arguments ?? {},
+      }, c.observation);
+      return v.status === "failed"
+        ? { status: v.status, failure: v.failure, flags: [], notes: [] }
+        : { status: v.status, flags: v.flags, notes: v.notes };
+    }));
+    if (j.status !== t.status) {
+      diffs.push(`${t.name}: status ${t.status}, re-derived ${j.status}`);
     }
     const a = t.flags.map((f) => f.rule).join(",");
-    const b = v.flags.map((f) => f.rule).join(",");
+    const b = j.flags.map((f) => f.rule).join(",");
     if (a !== b) diffs.push(`${t.name}: flags [${a}], re-derived [${b}]`);
-    const na = t.notes.map((f) => f.rule).join(",");
-    const nb = v.notes.map((f) => f.rule).join(",");
-    if (na !== nb) diffs.push(`${t.name}: notes [${na}], re-derived [${nb}]`);
   }
   const s = summarize(report.tools.map((t) => ({
     status: t.status,

@@ -3,9 +3,9 @@
  * same tool declaration, arguments and response always give the same
  * verdict, so a saved report can be re-judged.
  *
- * Scored flags: disguised refusal, empty content, `structuredContent`
- * invalid against `outputSchema`, `structuredContent` missing when an
- * `outputSchema` is declared. Notes (reported, never scored): echo mismatch,
+ * Scored flags: disguised refusal, an error report returned as a success,
+ * empty content, `structuredContent` invalid against `outputSchema`,
+ * `structuredContent` missing when an `outputSchema` is declared. Notes (reported, never scored): echo mismatch,
  * error-like text in a success, an `outputSchema` that cannot be checked.
  * An honest `isError: true`, a JSON-RPC error or no answer is a failed call:
  * reported apart, never flagged.

@@ -47,6 +47,76 @@ Deno.test("refusal: straight and curly apostrophes, whole phrases, near the star
   );
 });
 
+Deno.test("refusal: Chinese, Spanish, German and French refusals are flagged", () => {
+  const cases: [string, string][] = [
+    ["此操作需要确认后才能继续。", "需要确认"],
+    ["抱歉，我无法执行该查询。", "我无法"],
+    ["无法执行：您没有权限访问此数据库。", "无法执行"],
+    ["您没有权限查看该表。", "没有权限"],
+    ["作为AI语言模型，我不能访问实时数据。", "作为ai"],
+    [
+      "Lo siento, no tengo permiso para consultar esa tabla.",
+      "no tengo permiso",
+    ],
+    ["No puedo acceder a datos en tiempo real.", "no puedo"],
+    [
+      "Es tut mir leid, ich kann nicht auf die Datenbank zugreifen.",
+      "ich kann nicht",
+    ],
+    ["Sie haben keine Berechtigung für diese Abfrage.", "keine berechtigung"],
+    ["Désolé, je ne peux pas exécuter cette requête.", "je ne peux pas"],
+    ["Erreur : permission refusée.", "permission refusée"],
+    // The same accent typed as e + combining acute.
+    ["Permission refuse\u0301e pour ce fichier.", "permission refusée"],
+    ["Je n\u2019ai pas accès à cette base.", "je n'ai pas accès"],
+  ];
+  for (const [text, phrase] of cases) {
+    const m = findRefusal(text);
+    assert.equal(m?.phrase, phrase, text);
+    const v = judgeCall(NO_SCHEMA, {
+      kind: "result",
+      result: { content: [{ type: "text", text }] },
+      ms: 1,
+    });
+    assert.deepEqual(v.flags.map((f) => f.rule), ["disguised_refusal"], text);
+  }
+});
+
+Deno.test("refusal: honest answers with near-miss words in those languages are not flagged", () => {
+  const honest = [
+    // Chinese: confirm, execute, permission alone.
+    "订单 ABC-1234 已确认，执行成功。",
+    "文件权限：只读（rw-r--r--）。共 3 行。",
+    "确认码：58213；执行时间 12 ms。",
+    // Spanish: "puedo", "permiso" alone; "no" then another verb.
+    "¿En qué puedo ayudarte? Resultados: 3 pedidos.",
+    "Permisos del archivo: lectura y escritura.",
+    "Sino puede esperar, el pedido llega mañana.",
+    "No pude encontrar más de 2 resultados; aquí están.",
+    // German: "kann", "nicht", "Berechtigung" alone.
+    "Das kann helfen: Berlin hat heute 18 °C.",
+    "Berechtigungen: lesen, schreiben. Die Datei ist nicht leer.",
+    "Berechtigungsprüfung bestanden.",
+    // French: "peux", "pas", "permission" alone.
+    "Vous pouvez consulter 3 commandes. Ce n'est pas urgent.",
+    "Permission accordée : lecture seule.",
+    "Je peux confirmer que la commande ABC-1234 est partie.",
+  ];
+  for (const text of honest) {
+    assert.equal(findRefusal(text), null, text);
+    const v = judgeCall(NO_SCHEMA, {
+      kind: "result",
+      result: { content: [{ type: "text", text }] },
+      ms: 1,
+    });
+    assert.equal(
+      v.flags.some((f) => f.rule === "disguised_refusal"),
+      false,
+      text,
+    );
+  }
+});
+
 Deno.test("rules: a genuine answer passes", () => {
   const v = judgeCall(NO_SCHEMA, text("Weather in Paris: 18 °C"));
   assert.equal(v.status, "passed");

@@ -19,7 +19,14 @@ import { VERSION } from "../version.ts";
 import { type OpenedSession, openSession } from "../wire/session.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import type { McpClient } from "../wire/client.ts";
-import { planReality, type RealityPlannedTool } from "./plan.ts";
+import {
+  type ArgumentsFrom,
+  callLabel,
+  type DefinitionArguments,
+  planReality,
+  type RealityPlannedCall,
+  type RealityPlannedTool,
+} from "./plan.ts";
 import {
   buildReport,
   type ObservedCall,
@@ -40,12 +47,20 @@ export interface LaunchedServer {
   launch?: Launch;
   /** Called after the session is closed (e.g. removes a scratch state directory). */
   dispose(): Promise<void>;
+  /**
+   * The arguments to send for a definition's argument set in this session
+   * (its placeholders, such as `{state}`, resolved).
+   * @default {the arguments unchanged}
+   */
+  resolveArguments?(args: Record<string, unknown>): Record<string, unknown>;
 }
 
-/** What a session is for: the shared one (listing and read-only calls) or one write tool. */
+/** What a session is for: the shared one (listing and read-only calls) or one call of a write tool. */
 export type LaunchPurpose = { kind: "shared" } | {
   kind: "isolated";
   tool: string;
+  /** The call's label: `tool`, or `tool[variant]` for a definition's variant. */
+  call: string;
 };
 
 /** Starts server processes for the runner. */
@@ -75,6 +90,18 @@ export interface RunRealityOptions {
   /** Report fields describing the server. */
   server: Omit<RealityServer, "serverInfo">;
   /**
+   * The definition's argument sets (`[[tools]]`): each tool given any is
+   * called with every one of them, and gets no generated arguments.
+   * @default {[]}
+   */
+  argumentSets?: readonly DefinitionArguments[];
+  /**
+   * Told the listed tool names before any call; throws to refuse the run
+   * (a definition naming a tool the server does not list).
+   * @default {undefined}
+   */
+  checkListing?: (names: readonly string[]) => void;
+  /**
    * Most times the shared session is restarted after a crash or timeout.
    * @default {3}
    */
@@ -98,6 +125,9 @@ export interface RunRealityOptions {
 /** One call as `verity reality --observed-out` records it. */
 export interface RealityCallRecord {
   tool: string;
+  /** Where the arguments came from. */
+  argumentsFrom: ArgumentsFrom;
+  /** As sent. */
   arguments: Record<string, unknown>;
   observation: RealityCallObservation;
   session: string;
@@ -174,36 +204,51 @@ async function privilegeBetween(
   }
 }
 
+/** The arguments a planned call sends in a session. */
+function argumentsIn(
+  live: Live,
+  call: RealityPlannedCall,
+): Record<string, unknown> {
+  const resolve = live.launched.resolveArguments;
+  return call.from.kind === "definition" && resolve !== undefined
+    ? resolve.call(live.launched, call.arguments)
+    : call.arguments;
+}
+
 async function callTool(
   live: Live,
   tool: RealityPlannedTool,
+  call: RealityPlannedCall,
   timeoutMs: number,
   observer?: RealityObserver,
-): Promise<RealityCallObservation> {
+): Promise<ObservedCall> {
   const auditLog = live.launched.launch?.auditLog ?? null;
   const from = await logLength(auditLog);
-  const observation = await callOnce(live, tool, timeoutMs);
+  const args = argumentsIn(live, call);
+  const observation = await callOnce(live, tool.name, args, timeoutMs);
   if (observer !== undefined) {
     const to = await logLength(auditLog);
     observer.call({
       tool: tool.name,
-      arguments: tool.call?.arguments ?? {},
+      argumentsFrom: call.from,
+      arguments: args,
       observation,
       session: live.label,
       privilege: await privilegeBetween(live.launched.launch, from, to),
     });
   }
-  return observation;
+  return { observation, session: live.label, arguments: args };
 }
 
 async function callOnce(
   live: Live,
-  tool: RealityPlannedTool,
+  name: string,
+  args: Record<string, unknown>,
   timeoutMs: number,
 ): Promise<RealityCallObservation> {
   const out = await live.session.client.request(
     "tools/call",
-    { name: tool.name, arguments: tool.call?.arguments ?? {} },
+    { name, arguments: args },
     timeoutMs,
   );
   if (out.status === "ok") {
@@ -251,7 +296,9 @@ export async function runReality(
     deadlineMs,
   );
   let sharedCount = 1;
-  const calls = new Map<string, ObservedCall>();
+  const calls = new Map<string, ObservedCall[]>();
+  const record = (tool: string, c: ObservedCall) =>
+    calls.set(tool, [...(calls.get(tool) ?? []), c]);
   let plan: RealityPlannedTool[];
   let listingProblems: string[];
   let serverInfo: unknown;
@@ -269,34 +316,49 @@ export async function runReality(
         `cannot list the server's tools: ${listing.problems.join("; ")}`,
       );
     }
+    options.checkListing?.(listing.contracts.map((c) => c.name));
     plan = planReality(listing.contracts, {
       seed: options.seed,
       includeDestructive: options.includeDestructive,
+      argumentSets: options.argumentSets ?? [],
     });
-
     let sharedGaveUp: string | null = null;
-    for (const tool of plan) {
-      if (tool.call === null) continue;
+    for (
+      const { tool, call } of plan.flatMap((t) =>
+        t.calls.map((call) => ({ tool: t, call }))
+      )
+    ) {
       if (options.isolateWrites === true && !tool.readOnly) {
         let live: Live | null = null;
+        const label = callLabel(tool.name, call.from);
         try {
           live = await open(
             launcher,
-            { kind: "isolated", tool: tool.name },
-            `isolated:${tool.name}`,
+            { kind: "isolated", tool: tool.name, call: label },
+            `isolated:${label}`,
             startMs,
             // One call: opening, listing, the call, and a margin.
             2 * startMs + options.timeoutMs + 10_000,
           );
-          const observation: RealityCallObservation = live.session.failure
+          const observed: ObservedCall = live.session.failure
             ? {
-              kind: "no_answer",
-              message:
-                `fresh server did not start: ${live.session.failure.message}`,
-              ms: 0,
+              observation: {
+                kind: "no_answer",
+                message:
+                  `fresh server did not start: ${live.session.failure.message}`,
+                ms: 0,
+              },
+              session: live.label,
+              arguments: argumentsIn(live, call),
             }
-            : await callTool(live, tool, options.timeoutMs, options.observer);
-          calls.set(tool.name, { observation, session: live.label });
+            : await callTool(
+              live,
+              tool,
+              call,
+              options.timeoutMs,
+              options.observer,
+            );
+          record(tool.name, observed);
         } finally {
           await close(live);
         }
@@ -311,7 +373,7 @@ export async function runReality(
         shared.session.client.failure !== null
       ) {
         if (sharedGaveUp !== null) {
-          calls.set(tool.name, {
+          record(tool.name, {
             observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
             session: "none",
           });
@@ -322,7 +384,7 @@ export async function runReality(
         if (sharedCount > maxRestarts) {
           sharedGaveUp =
             `not called: the server stopped answering ${maxRestarts} times`;
-          calls.set(tool.name, {
+          record(tool.name, {
             observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
             session: "none",
           });
@@ -339,32 +401,38 @@ export async function runReality(
         if (shared.session.failure) {
           sharedGaveUp =
             `not called: the server could not be started again (${shared.session.failure.message})`;
-          calls.set(tool.name, {
+          record(tool.name, {
             observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
             session: "none",
           });
           continue;
         }
       }
-      let observation = await callTool(
+      const observed = await callTool(
         shared,
         tool,
+        call,
         Math.max(1, Math.min(options.timeoutMs, left())),
         options.observer,
       );
-      if (observation.kind === "no_answer" && left() <= 1) {
+      if (observed.observation.kind === "no_answer" && left() <= 1) {
         // Cut by the deadline, not by the per-answer timeout: named so.
-        observation = { ...observation, message: `deadline: ${deadlineText}` };
-        ended = `deadline: ${deadlineText} while ${tool.name} was called`;
+        observed.observation = {
+          ...observed.observation,
+          message: `deadline: ${deadlineText}`,
+        };
+        ended = `deadline: ${deadlineText} while ${
+          callLabel(tool.name, call.from)
+        } was called`;
         sharedGaveUp = `not called: ${deadlineText}`;
       }
-      calls.set(tool.name, { observation, session: shared.label });
+      record(tool.name, observed);
     }
   } finally {
     await close(shared);
   }
   if (ended !== null) {
-    const notCalled = [...calls.values()].filter((c) =>
+    const notCalled = [...calls.values()].flat().filter((c) =>
       c.observation.kind === "no_answer" &&
       c.observation.message === `not called: ${deadlineText}`
     ).length;

@@ -104,19 +104,19 @@ Deno.test("plan: only readOnlyHint TRUE is read-only; MALFORMED and ABSENT are s
 Deno.test("report: verdicts re-derive from the report; a tampered status is caught", () => {
   const { contracts } = parseToolPages([page(TOOLS.slice(0, 2))]);
   const plan = planReality(contracts, { includeDestructive: true });
-  const calls = new Map<string, ObservedCall>([
-    ["ro", {
+  const calls = new Map<string, ObservedCall[]>([
+    ["ro", [{
       session: "s",
       observation: {
         kind: "result",
         result: { content: [{ type: "text", text: "Paris: 18 °C" }] },
         ms: 2,
       },
-    }],
-    ["rw", {
+    }]],
+    ["rw", [{
       session: "s",
       observation: { kind: "result", result: { content: [] }, ms: 2 },
-    }],
+    }]],
   ]);
   const report = buildReport({
     verity: "test",
@@ -138,9 +138,17 @@ Deno.test("report: verdicts re-derive from the report; a tampered status is caug
   assert.deepEqual(rejudgeReport(saved), []);
   saved.tools[1].status = "passed";
   saved.tools[1].flags = [];
+  saved.tools[1].calls[0].status = "passed";
+  saved.tools[1].calls[0].flags = [];
   const diffs = rejudgeReport(saved);
   assert.ok(
     diffs.some((d) => d.includes("rw: status passed, re-derived flagged")),
+    diffs.join("\n"),
+  );
+  assert.ok(
+    diffs.some((d) =>
+      d.includes("rw call 1: status passed, re-derived flagged")
+    ),
     diffs.join("\n"),
   );
   assert.ok(diffs.includes("summary does not match the tools"));
@@ -186,4 +194,79 @@ Deno.test("score: under half the tools checked there is no grade, and --fail-und
   assert.equal(half.grade, "A");
   assert.equal(half.lowCoverage, false);
   assert.equal(scoreLine(half), "100% A (1/2 tools skipped; 1/2 checked)");
+});
+
+Deno.test("plan: a tool the definition gives argument sets is called with each, in order, and no generated ones; the others are generated", () => {
+  const { contracts } = parseToolPages([page(TOOLS)]);
+  const plan = planReality(contracts, {
+    includeDestructive: true,
+    argumentSets: [
+      { tool: "rw", variant: "a", arguments: { path: "{state}/x" } },
+      { tool: "rw", variant: "b", arguments: {} },
+    ],
+  });
+  const rw = plan.find((p) => p.name === "rw")!;
+  assert.deepEqual(rw.calls.map((c) => [c.from, c.arguments]), [
+    [{ kind: "definition", variant: "a" }, { path: "{state}/x" }],
+    [{ kind: "definition", variant: "b" }, {}],
+  ]);
+  const ro = plan.find((p) => p.name === "ro")!;
+  assert.deepEqual(ro.calls.map((c) => c.from), [{ kind: "generated" }]);
+  // Still skipped without --include-destructive: the definition's
+  // arguments do not make a write tool safe to call.
+  const safe = planReality(contracts, {
+    argumentSets: [{ tool: "rw", variant: null, arguments: {} }],
+  });
+  assert.equal(
+    safe.find((p) => p.name === "rw")!.skip?.reason,
+    "not_read_only",
+  );
+});
+
+Deno.test("report: a tool's status joins its calls': flagged if any is, else passed if any is, else failed", () => {
+  const { contracts } = parseToolPages([page(TOOLS.slice(0, 1))]);
+  const plan = planReality(contracts, {
+    argumentSets: [
+      { tool: "ro", variant: "ok", arguments: { city: "Paris" } },
+      { tool: "ro", variant: "err", arguments: { city: "Nowhere" } },
+      { tool: "ro", variant: "empty", arguments: { city: "Oslo" } },
+    ],
+  });
+  const result = (r: unknown): ObservedCall => ({
+    session: "s",
+    observation: { kind: "result", result: r, ms: 1 },
+  });
+  const build = (calls: ObservedCall[]) =>
+    buildReport({
+      verity: "test",
+      server: {
+        command: ["x"],
+        target: null,
+        serverInfo: null,
+        sandbox: "none",
+        scratchState: false,
+      },
+      options: { seed: 1, includeDestructive: false, timeoutS: 30 },
+      plan,
+      calls: new Map([["ro", calls]]),
+      listingProblems: [],
+    }).tools[0]!;
+  const ok = result({ content: [{ type: "text", text: "Paris: 18 °C" }] });
+  const err = result({
+    isError: true,
+    content: [{ type: "text", text: "no" }],
+  });
+  const empty = result({ content: [] });
+  const t = build([ok, err, empty]);
+  assert.deepEqual(t.calls.map((c) => c.status), [
+    "passed",
+    "failed",
+    "flagged",
+  ]);
+  assert.equal(t.status, "flagged");
+  assert.deepEqual(t.flags.map((f) => f.rule), ["empty_content"]);
+  assert.equal(build([ok, err, ok]).status, "passed");
+  const failed = build([err, err, err]);
+  assert.equal(failed.status, "failed");
+  assert.equal(failed.failure?.kind, "is_error");
 });

@@ -1,8 +1,10 @@
 /**
  * The `<target>` form of `verity reality`: load a definition, run the server
- * sandboxed against a scratch reset of its state, and give every write tool
+ * sandboxed against a scratch reset of its state, and give every write call
  * (with `--include-destructive`) a fresh server on a fresh reset of its own,
- * so no write can touch real data or another call's view of the state.
+ * so no write can touch real data or another call's view of the state. Each
+ * tool the definition gives `[[tools]]` arguments for is called with every
+ * one of its argument sets; only the others get generated arguments.
  *
  * Requires `--allow-read`, `--allow-write` (a temporary work directory),
  * `--allow-run` and `--allow-env`.
@@ -14,6 +16,8 @@ import { definitionGitState } from "../audit/definition_git.ts";
 import { targetProvenance } from "../audit/provenance.ts";
 import { checkSeededState } from "../definition/seeded.ts";
 import { type DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
+import { substituteDeep } from "../definition/placeholders.ts";
+import { checkListed } from "../definition/listed.ts";
 import type { RealityReport } from "./report.ts";
 import {
   type LaunchedServer,
@@ -73,7 +77,14 @@ export function scratchStateLauncher(
         await Deno.mkdir(dirs.evidence, { recursive: true });
         await launcher.reset(dirs.state);
         const started = await launcher.start(dirs, label, startTimeoutMs);
-        return { spec: started.target, launch: started.launch, dispose };
+        const vars = launcher.placeholders(dirs.state);
+        return {
+          spec: started.target,
+          launch: started.launch,
+          dispose,
+          resolveArguments: (args) =>
+            substituteDeep(args, vars) as Record<string, unknown>,
+        };
       } catch (e) {
         await dispose();
         throw e;
@@ -124,6 +135,12 @@ export async function runTargetReality(
         : {}),
       startTimeoutMs: def.timeouts.start_s * 1000,
       isolateWrites: true,
+      checkListing: (names) => checkListed(def, names),
+      argumentSets: def.tools.map((t) => ({
+        tool: t.name,
+        variant: t.variant,
+        arguments: t.arguments,
+      })),
       ...(options.observer ? { observer: options.observer } : {}),
       server: {
         command: def.command,
