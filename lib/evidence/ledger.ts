@@ -60,8 +60,9 @@ export async function readLedgerFile(path: string): Promise<unknown> {
 }
 
 /**
- * Read a file as UTF-8 text a line at a time (1 MiB reads, memory bounded
- * by the read and the longest line), handing each line without its
+ * Read a file as UTF-8 text a line at a time (64 KiB reads, memory bounded
+ * by the read and the longest line; reads of 1 MiB took no less time and
+ * peaked 50 MiB higher: more lines alive at once, promoted before they die), handing each line without its
  * newline to `line` until it answers false. Returns the text after the
  * last newline, or null when `line` answered false, the text is not UTF-8,
  * or the first line grew past `firstMax` characters with no newline (so a
@@ -84,7 +85,7 @@ async function readLines(
   }
   try {
     const utf8 = new TextDecoder("utf-8", { fatal: true });
-    const buf = new Uint8Array(1 << 20);
+    const buf = new Uint8Array(1 << 16);
     // The line read so far, in pieces (a long line is joined once).
     let pending: string[] = [];
     let pendingLength = 0;

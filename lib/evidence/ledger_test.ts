@@ -377,6 +377,17 @@ Deno.test("the file verify gives the whole-text answer, intact or forged; a reco
     d.problems[0]!.message,
     /duplicate key "s".*\/blocks\/0\/record/,
   );
+  // The V8 key defect (FACTS.md): after a key "\\", a key "\t" in an object
+  // of the same shape comes back wrong from JSON.parse; the line walk reads
+  // lines with a backslash with the project's reader.
+  const keys = chainBlocks(GENESIS, 0, [
+    { type: "report", record: { a: 0, "\\": 1 } },
+    { type: "report", record: { a: 1, "\t": 2 } },
+  ]);
+  await Deno.writeTextFile(path, ledgerText(keys.lines));
+  assert.equal((await walkLedgerFile(path))?.head, keys.head);
+  const k = await verifyLedgerFile(path, keys.head);
+  assert.equal(k.ok, true, JSON.stringify(k.problems));
   // The Python ledger is not in verity's layout: read whole.
   const py = await verify(PY_TEXT, PY_HEAD);
   assert.equal(py.ok, true, JSON.stringify(py.problems));
