@@ -60,10 +60,10 @@ export async function readLedgerFile(path: string): Promise<unknown> {
 }
 
 /**
- * Read a file as UTF-8 text a line at a time (64 KiB reads, memory bounded
- * by the read and the longest line; reads of 1 MiB took no less time and
- * peaked 50 MiB higher: more lines alive at once, promoted before they die), handing each line without its
- * newline to `line` until it answers false. Returns the text after the
+ * Read a file as UTF-8 text a line at a time, handing each line without
+ * its newline to `line` until it answers false. 64 KiB reads, so memory is
+ * bounded by the read and the longest line (reads of 1 MiB took no less
+ * time and peaked 50 MiB higher: more lines alive at once). Returns the text after the
  * last newline, or null when `line` answered false, the text is not UTF-8,
  * or the first line grew past `firstMax` characters with no newline (so a
  * file that is not a ledger is never held whole). Throws
@@ -135,11 +135,11 @@ export interface WalkedBlock {
 /**
  * The line walk of a ledger file in verity's own layout: the header line,
  * one block per line (a comma after all but the last), `]}`. Each block
- * line is parsed with the project's strict reader (never V8's `JSON.parse`
- * alone: FACTS.md), must be byte for byte the block's canonical line
- * ({@linkcode blockLine}: records in canonical form, keys in verity's
- * order, no space), and is fed to {@linkcode ChainCheck}, so the problems
- * found are verifyLedger's. Any line that is not the layout fails the walk.
+ * line is parsed, must be byte for byte the block's line as verity writes
+ * it (type and record in canonical form, keys in verity's order, no
+ * space), and is fed to {@linkcode ChainCheck}, so the problems found are
+ * verifyLedger's. Any line that is not the layout fails the walk (the
+ * caller then reads the file whole, with the project's strict reader).
  */
 class LineWalk {
   #state: "header" | "blocks" | "closed" | "failed" = "header";

@@ -369,6 +369,22 @@ Deno.test("the file verify gives the whole-text answer, intact or forged; a reco
   await Deno.writeTextFile(path, spaced);
   assert.equal(await walkLedgerFile(path), null);
   assert.equal((await verify(spaced, head)).ok, true);
+  // Layout errors: what is not JSON is one line naming the file; CRLF line
+  // ends (a checkout that converted them) are read whole and verify.
+  for (
+    const broken of [
+      text + "x",
+      text.slice(0, -"]}\n".length),
+      text.replace("\n]}", ",\n]}"),
+    ]
+  ) {
+    await Deno.writeTextFile(path, broken);
+    await assert.rejects(
+      () => verifyLedgerFile(path, head),
+      (e: Error) => e instanceof UsageError && /not valid JSON/.test(e.message),
+    );
+  }
+  assert.equal((await verify(text.replaceAll("\n", "\r\n"), head)).ok, true);
   // A duplicated record key is refused by the strict reader, naming where.
   const dup = text.replace('"s":"é', '"s":"x","s":"é');
   const d = await verify(dup, head);
