@@ -22,7 +22,6 @@ import { isPattern, matchesPattern } from "../lib/state/classify.ts";
 import type { AdapterDef } from "../lib/definition/types.ts";
 import { isUnder, normalizeLabel } from "../lib/common/paths.ts";
 import { compareText } from "../lib/state/keys.ts";
-import { Sha256 } from "./_sha256.ts";
 import type { Category, StateRecord } from "../lib/state/types.ts";
 
 /** One observed path. */
@@ -69,11 +68,19 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 /** Files larger than this are hashed in chunks, in bounded memory. */
 export const STREAM_HASH_BYTES = 8 * 1024 * 1024;
 
-/** Size and SHA-256 of a file read 1 MiB at a time. */
+/**
+ * Size and SHA-256 of a file read 1 MiB at a time. node:crypto is loaded
+ * here, on the first large file, not with the module: the read-only
+ * snapshot worker then starts without the Node compatibility layer
+ * (15-20 ms a worker, measured) unless a state holds such a file, whose
+ * hashing takes longer than that anyway. It needs no permission, so it
+ * loads in the worker (lib/state_io/snapshot_test.ts).
+ */
 async function streamHash(
   path: string,
 ): Promise<{ size: number; sha256: string }> {
-  const h = new Sha256();
+  const { createHash } = await import("node:crypto");
+  const h = createHash("sha256");
   const buf = new Uint8Array(1024 * 1024);
   let size = 0;
   using f = await Deno.open(path, { read: true });
@@ -83,7 +90,7 @@ async function streamHash(
     h.update(buf.subarray(0, n));
     size += n;
   }
-  return { size, sha256: h.hex() };
+  return { size, sha256: h.digest("hex") };
 }
 
 function modeString(mode: number | null): string {

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { adapterDef } from "../lib/definition/_test_definition.ts";
-import { type FsEntry, fsExclusions, fsRegions, walkFs } from "./fs.ts";
+import {
+  type FsEntry,
+  fsExclusions,
+  fsRegions,
+  STREAM_HASH_BYTES,
+  walkFs,
+} from "./fs.ts";
+import { createHash } from "node:crypto";
 
 const ad = adapterDef;
 
@@ -72,6 +79,23 @@ Deno.test("fs: walking a missing label yields nothing; excluded paths are skippe
     await Deno.writeTextFile(`${dir}/skip`, "s");
     const r = await walkFs(dir, ".", ["skip"]);
     assert.deepEqual(r.entries.map((e) => e.path), ["keep"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fs: a file larger than STREAM_HASH_BYTES is hashed in chunks to the digest of its bytes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const bytes = new Uint8Array(STREAM_HASH_BYTES + 12_345);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) & 0xff;
+    await Deno.writeFile(`${dir}/big.bin`, bytes);
+    const { entries } = await walkFs(dir, ".", []);
+    const big = entries.find((e) => e.path === "big.bin");
+    assert.deepEqual([big?.size, big?.sha256], [
+      bytes.length,
+      createHash("sha256").update(bytes).digest("hex"),
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -16,13 +16,11 @@ import { createHash } from "node:crypto";
 
 /**
  * Modules loaded by path at run time, which `deno compile` must embed: the
- * snapshot worker and the ledger segment worker (`new Worker(new URL(...))`)
- * and the overlap-timer entry (`verity __overlap` runs it in a separate
+ * snapshot worker (`new Worker(new URL(...))`) and the overlap-timer entry (`verity __overlap` runs it in a separate
  * process).
  */
 export const INCLUDES = [
   "lib/state_io/snapshot_worker.ts",
-  "lib/evidence/hash_worker.ts",
   "lib/runner/overlap_timer.ts",
 ];
 

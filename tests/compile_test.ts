@@ -31,12 +31,6 @@ Deno.test("compile: the arguments embed the worker and the overlap-timer entry",
     /new URL\("\.\/snapshot_worker\.ts", import\.meta\.url\)/,
   );
   assert.ok(INCLUDES.includes("lib/state_io/snapshot_worker.ts"));
-  const ledger = await Deno.readTextFile(`${ROOT}lib/evidence/ledger.ts`);
-  assert.match(
-    ledger,
-    /new URL\("\.\/hash_worker\.ts", import\.meta\.url\)/,
-  );
-  assert.ok(INCLUDES.includes("lib/evidence/hash_worker.ts"));
 });
 
 Deno.test("compile: builds a working binary, or says in one line why it cannot", async () => {

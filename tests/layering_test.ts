@@ -43,8 +43,6 @@ const PURE = [
   "lib/definition/types.ts",
   "lib/errors.ts",
   "lib/evidence/canonical.ts",
-  "lib/evidence/canonical_bytes.ts",
-  "lib/evidence/canonical_text.ts",
   "lib/evidence/chain.ts",
   "lib/evidence/checks.ts",
   "lib/evidence/privilege_scope.ts",

@@ -3,14 +3,13 @@
  * file, written atomically. The chain itself (hashing, verification) is the
  * pure `chain.ts`; this module reads and writes files.
  *
- * Requires `--allow-read` and `--allow-write` for the ledger's directory
- * (and `--allow-sys=loadavg` to verify a large ledger on two threads).
+ * Requires `--allow-read` and `--allow-write` for the ledger's directory.
  *
  * @module
  */
 import { UsageError } from "../errors.ts";
 import { readJsonDocument, readTextDocument } from "./files.ts";
-import { parseEvidenceJson } from "./canonical.ts";
+import { canonicalJson, parseEvidenceJson } from "./canonical.ts";
 import {
   type Owner,
   ownerText,
@@ -21,39 +20,21 @@ import {
   type Block,
   blockLine,
   chainBlocks,
+  ChainCheck,
+  EMPTY_LINE,
   type Entry,
   GENESIS,
-  joinSegments,
+  HEADER_LINE,
   LEDGER_NAME,
   LEDGER_VERSION,
   ledgerRecipesText,
   ledgerText,
-  type SegmentWalk,
   verifyLedger,
   verifyLedgerText,
-  VerityByteWalker,
-  type WalkedBlock,
-  walkVerification,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
-import type { HashRequest } from "./hash_worker.ts";
-import {
-  type DeferredOutcome,
-  type SegmentOutcome,
-  segmentPlan,
-  walkSegment,
-  walkSegmentDeferred,
-} from "./segment_walk.ts";
-import {
-  CONTROL,
-  type HashArena,
-  hashChunk,
-  LaneHasher,
-  markReady,
-  newControl,
-  newHashArena,
-} from "./slot_hash.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 export { GENESIS, verifyLedger, verifyLedgerText };
 export type { Block, Entry };
@@ -79,74 +60,20 @@ export async function readLedgerFile(path: string): Promise<unknown> {
 }
 
 /**
- * Feed a file's lines to a walker as they are read: every complete line to
- * `w.lines`. Returns the bytes after the file's last newline, or null when
- * the walk failed. The next piece is read while the walker works on the
- * current one (two buffers); memory is bounded by the buffers and the
- * longest line. Throws what `read` throws.
- */
-async function feedLines(
-  w: VerityByteWalker,
-  read: (into: Uint8Array) => Promise<number | null>,
-  pieceBytes: number,
-): Promise<Uint8Array | null> {
-  let cur = new Uint8Array(pieceBytes);
-  let nxt = new Uint8Array(cur.length);
-  // cur[0, filled) starts at a line's start; eof: nothing more to read.
-  let n = await read(cur);
-  let filled = n ?? 0;
-  let eof = n === null;
-  while (!eof) {
-    const cut = cur.subarray(0, filled).lastIndexOf(0x0a) + 1;
-    const rest = filled - cut;
-    if (rest === cur.length) {
-      // One line longer than the buffer: make room for it, if it can be
-      // a line of the layout.
-      if (!w.mayContinue(rest)) return null;
-      const bigger = new Uint8Array(cur.length * 2);
-      bigger.set(cur);
-      cur = bigger;
-      nxt = new Uint8Array(cur.length);
-      n = await read(cur.subarray(filled));
-      if (n === null) eof = true;
-      else filled += n;
-      continue;
-    }
-    // The incomplete last line goes first in the other buffer, and the
-    // next piece is read after it while this one is walked.
-    nxt.set(cur.subarray(cut, filled));
-    const pending = read(nxt.subarray(rest));
-    let tail: number;
-    try {
-      tail = w.lines(cur.subarray(0, cut));
-    } catch (e) {
-      await pending.catch(() => {});
-      throw e;
-    }
-    if (tail < 0) {
-      await pending.catch(() => {});
-      return null;
-    }
-    n = await pending;
-    [cur, nxt] = [nxt, cur];
-    filled = rest + (n ?? 0);
-    eof = n === null;
-  }
-  const tail = w.lines(cur.subarray(0, filled));
-  return tail < 0 ? null : cur.subarray(tail, filled);
-}
-
-/**
- * Feed a file's bytes to a walker as a stream, in 4 MiB reads
- * ({@linkcode feedLines}): every complete line to `lines`, the bytes after
- * the last newline to the result. Null when the walk failed. Throws
+ * Read a file as UTF-8 text a line at a time, handing each line without
+ * its newline to `line` until it answers false. 64 KiB reads, so memory is
+ * bounded by the read and the longest line (reads of 1 MiB took no less
+ * time and peaked 50 MiB higher: more lines alive at once). Returns the text after the
+ * last newline, or null when `line` answered false, the text is not UTF-8,
+ * or the first line grew past `firstMax` characters with no newline (so a
+ * file that is not a ledger is never held whole). Throws
  * {@linkcode UsageError} for a missing or unreadable file.
  */
-async function walkFileBytes(
+async function readLines(
   path: string,
-  w: VerityByteWalker,
-  options: WalkOptions = {},
-): Promise<ReturnType<VerityByteWalker["end"]>> {
+  line: (text: string) => boolean,
+  firstMax: number,
+): Promise<string | null> {
   let f: Deno.FsFile;
   try {
     f = await Deno.open(path, { read: true });
@@ -156,16 +83,176 @@ async function walkFileBytes(
     }
     throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
   }
-  const read = (into: Uint8Array): Promise<number | null> =>
-    f.read(into).catch((e) => {
-      throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
-    });
   try {
-    const rest = await feedLines(w, read, options.pieceBytes ?? 1 << 22);
-    return rest === null ? null : w.end(rest);
+    const utf8 = new TextDecoder("utf-8", { fatal: true });
+    const buf = new Uint8Array(1 << 16);
+    // The line read so far, in pieces (a long line is joined once).
+    let pending: string[] = [];
+    let pendingLength = 0;
+    let first = true;
+    while (true) {
+      let n: number | null;
+      try {
+        n = await f.read(buf);
+      } catch (e) {
+        throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+      }
+      let text: string;
+      try {
+        text = n === null ? utf8.decode() : utf8.decode(buf.subarray(0, n), {
+          stream: true,
+        });
+      } catch {
+        return null; // not UTF-8
+      }
+      if (n === null) return pending.join("") + text;
+      if (!text.includes("\n")) {
+        pending.push(text);
+        pendingLength += text.length;
+        if (first && pendingLength > firstMax) return null;
+        continue;
+      }
+      pending.push(text);
+      const lines = pending.join("").split("\n");
+      const rest = lines.pop()!;
+      pending = [rest];
+      pendingLength = rest.length;
+      first = false;
+      for (const l of lines) if (!line(l)) return null;
+    }
   } finally {
     f.close();
   }
+}
+
+/** One block as the line walk saw it: its index, type and parsed record. */
+export interface WalkedBlock {
+  index: number;
+  type: string;
+  record: unknown;
+}
+
+/**
+ * The line walk of a ledger file in verity's own layout: the header line,
+ * one block per line (a comma after all but the last), `]}`. Each block
+ * line is parsed, must be byte for byte the block's line as verity writes
+ * it (type and record in canonical form, keys in verity's order, no
+ * space), and is fed to {@linkcode ChainCheck}, so the problems found are
+ * verifyLedger's. Any line that is not the layout fails the walk (the
+ * caller then reads the file whole, with the project's strict reader).
+ */
+class LineWalk {
+  #state: "header" | "blocks" | "closed" | "failed" = "header";
+  /** Whether the last block line ended with a comma (true before the first). */
+  #comma = true;
+  /** Block lines walked. */
+  #blocks = 0;
+  /** The last block's type and its canonical JSON. */
+  #type: unknown = undefined;
+  #typeJson = "";
+  readonly check: ChainCheck;
+  readonly recipes: Set<string> = new Set();
+  readonly onBlock: ((b: WalkedBlock) => void) | null;
+
+  constructor(
+    expectedHead: string | null,
+    onBlock: ((b: WalkedBlock) => void) | null,
+  ) {
+    this.check = new ChainCheck(expectedHead);
+    this.onBlock = onBlock;
+  }
+
+  /** Walk one line (without its newline); false once the walk has failed. */
+  line(text: string): boolean {
+    switch (this.#state) {
+      case "header":
+        if (text === EMPTY_LINE) this.#state = "closed";
+        else if (text === HEADER_LINE) this.#state = "blocks";
+        else return this.#fail();
+        return true;
+      case "blocks":
+        if (text === "]}") {
+          if (this.#comma) return this.#fail(); // no block, or a comma before
+          this.#state = "closed";
+          return true;
+        }
+        if (!this.#comma) return this.#fail();
+        this.#comma = text.endsWith(",");
+        return this.#block(this.#comma ? text.slice(0, -1) : text);
+      default:
+        return this.#fail(); // nothing may follow "]}"
+    }
+  }
+
+  /** Whether the walk ended in the layout, given the text after the last newline. */
+  end(rest: string | null): boolean {
+    return rest === "" && this.#state === "closed";
+  }
+
+  #block(text: string): boolean {
+    let b: unknown;
+    let line: string;
+    let body: string;
+    try {
+      // A line with no backslash holds no escaped key, the trigger of
+      // JSON.parse's key defect (FACTS.md), and is read by JSON.parse; any
+      // other by the project's reader. Either way the value counts only if
+      // its canonical line is the text byte for byte (below), which no
+      // misread, duplicated key or number Python reads differently passes.
+      b = text.includes("\\")
+        ? parseEvidenceJson(text, { numbers: "python" })
+        : JSON.parse(text);
+      if (!isPlainObject(b)) return this.#fail();
+      const rec = canonicalJson(b.record);
+      // Most blocks have the type of the one before.
+      if (b.type !== this.#type) {
+        this.#typeJson = canonicalJson(b.type);
+        this.#type = b.type;
+      }
+      const typ = this.#typeJson;
+      body = `{"record":${rec},"type":${typ}}`;
+      // Only the type and the record are hashed: the other parts need only
+      // be as JSON.stringify writes them.
+      line = `{"index":${JSON.stringify(b.index)},"prev_hash":${
+        JSON.stringify(b.prev_hash)
+      },"type":${typ},"record":${rec},"hash":${JSON.stringify(b.hash)}}`;
+    } catch {
+      // Not JSON, a duplicated key, a part missing or with no canonical
+      // form: not the layout (the whole-file path names the problem).
+      return this.#fail();
+    }
+    // Not canonical, a key added, or in another order: not the layout.
+    if (line !== text) return this.#fail();
+    const index = this.#blocks++;
+    this.check.add(b, body);
+    if (text.includes('"contract_recipe')) {
+      for (const r of ledgerRecipesText(text)) this.recipes.add(r);
+    }
+    if (this.onBlock !== null && typeof b.type === "string") {
+      this.onBlock({ index, type: b.type, record: b.record });
+    }
+    return true;
+  }
+
+  #fail(): false {
+    this.#state = "failed";
+    return false;
+  }
+}
+
+/**
+ * The line walk of a ledger file ({@linkcode LineWalk}), or null when the
+ * file is not in verity's own layout. Throws {@linkcode UsageError} for a
+ * missing or unreadable file.
+ */
+async function walkLines(
+  path: string,
+  expectedHead: string | null,
+  onBlock: ((b: WalkedBlock) => void) | null = null,
+): Promise<LineWalk | null> {
+  const w = new LineWalk(expectedHead, onBlock);
+  const rest = await readLines(path, (l) => w.line(l), EMPTY_LINE.length);
+  return w.end(rest) ? w : null;
 }
 
 /** What {@linkcode walkLedgerFile} found in a ledger in verity's own layout. */
@@ -178,327 +265,60 @@ export interface FileWalk {
 }
 
 /**
- * Walk a ledger file in verity's own layout as a stream (bounded memory,
- * no limit from string length): every record checked canonical and every
- * block hashed and chained. Null when the file is another layout or does
- * not chain (the general path then reports each problem). Throws
- * {@linkcode UsageError} for a missing or unreadable file.
+ * Walk a ledger file in verity's own layout a line at a time (bounded
+ * memory, no limit from string length): every record checked canonical
+ * and every block hashed and chained. Null when the file is another
+ * layout or does not chain (the whole-file path then reports each
+ * problem). Throws {@linkcode UsageError} for a missing or unreadable
+ * file.
  */
 export async function walkLedgerFile(
   path: string,
   onBlock: ((b: WalkedBlock) => void) | null = null,
 ): Promise<FileWalk | null> {
-  const w = new VerityByteWalker();
-  w.onBlock = onBlock;
-  const r = await walkFileBytes(path, w);
-  if (r === null || r.problems.length > 0) return null;
+  const w = await walkLines(path, null, onBlock);
+  if (w === null) return null;
+  const r = w.check.finish();
+  if (r.problems.length > 0 || r.head === null) return null;
   return {
     blocks: r.blocks,
     head: r.head,
-    types: r.types,
-    recipes: w.recipes(),
+    types: w.check.types,
+    recipes: [...w.recipes].sort(),
   };
-}
-
-/** Options of {@linkcode walkFileBytes}. */
-interface WalkOptions {
-  /** Bytes per read (4 MiB); a line longer than that doubles it. */
-  pieceBytes?: number | undefined;
-}
-
-/**
- * Whether a second core is likely idle: two or more cores and a one-minute
- * load average at least one below their count (false when the load cannot
- * be read: `--allow-sys=loadavg` not granted). A second thread only pays
- * when it runs beside this one.
- */
-function coreIdle(): boolean {
-  const cores = navigator.hardwareConcurrency;
-  if (cores < 2) return false;
-  try {
-    // Asked first, so that no permission prompt is ever shown.
-    const sys = Deno.permissions.querySync({ name: "sys", kind: "loadavg" });
-    return sys.state === "granted" && Deno.loadavg()[0]! <= cores - 1;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Ledgers at least this large are verified in segments, walked and hashed
- * in WebAssembly (`block_walk_wasm.ts`, `sha256_lanes.ts`) rather than as
- * one stream hashed block by block through node:crypto. Measured side by
- * side (in one process, medians of 11 to 15 rounds): segments took 0.58x
- * the stream's time at 4 MB, 0.55x at 8 MB, 0.56x at 12.5 MB and 0.64x at
- * 20 MB; at 1 MB 0.71x once warm, but 35 ms against 19 ms on a first call
- * (the module compiled) (docs/benchmarks.md).
- */
-const SEGMENT_BYTES = 4 << 20;
-
-/**
- * Ledgers at least this large are verified on two threads when a second
- * core is idle (see verifyLedgerFile): starting the worker blocks this
- * thread 10-25 ms (a new isolate). Measured side by side against segments
- * on one thread: 1.41x the time at 4 MB, 1.20x at 8 MB, 1.17x at 12.5 MB,
- * 1.03x at 20 MB, 0.86x at 30 MB.
- */
-const PARALLEL_BYTES = 32 << 20;
-
-/**
- * Slots between the two threads: how far this thread may walk ahead of the
- * hashing. 16 slots measured no faster than 4 (1.03x the time, 31 rounds
- * at 100,000 blocks, each design loaded from its own copy).
- */
-const SLOTS = 4;
-
-/**
- * The fast path of {@linkcode verifyLedgerFile}, in segments, on two
- * threads (or on this one alone, `noWorker`), split by stage: the file is
- * cut into segments ({@linkcode segmentPlan}); this thread walks them in
- * turn (layout, chain links, canonical form: in WebAssembly when a
- * segment's lines are in the subset `block_walk_wasm.ts` takes, else with
- * `VerityByteWalker`), each into the next free slot of shared WebAssembly
- * memory, leaving there where each block's parts lie
- * ({@linkcode HashSlot}). A worker that only hashes claims the slots'
- * blocks a chunk at a time, builds each block's input in place, hashes
- * them four at a time in WebAssembly and compares each digest with the
- * published digits ({@linkcode hashChunk}); this thread does too whenever
- * its next slot is not free yet, so that it never waits while there is
- * work (nor while the worker comes up). A segment whose blocks cannot all
- * be left in a slot is walked here with its hashes. A runtime that cannot
- * make the memory or the module answers null. The walks are joined ({@linkcode joinSegments}); only a ledger
- * that verifies is answered (null otherwise: the caller walks it again on
- * one thread, which names every problem).
- */
-async function verifyInSegments(
-  path: string,
-  expectedHead: string,
-  size: number,
-  options: VerifyFileOptions,
-): Promise<(LedgerVerification & { recipes: string[] }) | null> {
-  const { counts } = options;
-  if (counts) counts.answered = false;
-  const plan = segmentPlan(size, options.segmentBytes);
-  const c = newControl(SLOTS);
-  const verified = new SharedArrayBuffer(4 * plan.count);
-  const hashed = new Int32Array(verified);
-  // A slot holds a segment and its last line, or the last segment (up to
-  // twice the others); one that does not fit is walked here with its
-  // hashes.
-  let arena: HashArena;
-  let hasher: LaneHasher;
-  try {
-    arena = newHashArena(2 * plan.bytes + 4096, SLOTS, 2, options.lanesWasm);
-    hasher = new LaneHasher(arena, arena.work[0]!);
-  } catch {
-    // No WebAssembly SIMD or shared memory here: the stream walk answers.
-    if (counts) counts.noArena = true;
-    return null;
-  }
-  const { slots } = arena;
-  // Tests: this thread leaves every hash to the worker.
-  const hashHere = options.workerHashesAll !== true;
-  let here = 0;
-  const hash = () => {
-    const n = hashHere ? hashChunk(c, hasher, slots, hashed) : 0;
-    here += n;
-    return n > 0;
-  };
-  /**
-   * Wait until slot `s` is free, hashing meanwhile; false on a mismatch,
-   * or when nothing moved for 10 s (a worker that died holding a claim),
-   * so that no fault of the two threads' sharing can hang a verify.
-   */
-  const free = (s: number): boolean => {
-    const state = CONTROL.slot(s);
-    let since = performance.now();
-    let moved = Atomics.load(c, CONTROL.there);
-    while (Atomics.load(c, state) !== 0) {
-      if (Atomics.load(c, CONTROL.mismatch) !== 0) return false;
-      if (hash()) continue;
-      Atomics.wait(c, state, 1, 5);
-      const m = Atomics.load(c, CONTROL.there);
-      if (m !== moved) {
-        moved = m;
-        since = performance.now();
-      } else if (performance.now() - since > 10_000) return false;
-    }
-    return true;
-  };
-  let worker: Worker | null = null;
-  try {
-    try {
-      if (options.noWorker === true) throw new Error("no worker");
-      worker = new Worker(
-        options.workerModule ??
-          new URL("./hash_worker.ts", import.meta.url).href,
-        { type: "module", name: "verity-ledger-hash" },
-      );
-      worker.onerror = (ev: ErrorEvent) => ev.preventDefault();
-      const request: HashRequest = {
-        control: c.buffer as SharedArrayBuffer,
-        verified,
-        slots,
-        memory: arena.memory,
-        module: arena.module,
-        work: arena.work[1]!,
-      };
-      worker.postMessage(request);
-    } catch {
-      // No worker: this thread hashes every block.
-    }
-    const walks: SegmentOutcome[] = [];
-    const deferred = new Int32Array(plan.count);
-    let ring = 0;
-    try {
-      using file = Deno.openSync(path, { read: true });
-      for (let k = 0; k < plan.count; k++) {
-        // Reads block: let timers and signal handlers run now and then.
-        if (k % 32 === 31) await new Promise((go) => setTimeout(go, 0));
-        const s = ring % SLOTS;
-        if (!free(s)) return null;
-        const d = walkSegmentDeferred(
-          file,
-          plan,
-          k,
-          slots[s]!,
-          hasher,
-        );
-        let r: DeferredOutcome = d.outcome;
-        if (typeof r === "object" && r !== null && d.deferred > 0) {
-          deferred[k] = d.deferred;
-          markReady(c, SLOTS, ring, k, d.deferred);
-          ring++;
-        }
-        if (r === "hash here") r = walkSegment(file, plan, k);
-        if (r === null) return null;
-        walks.push(r);
-      }
-    } catch {
-      // Unreadable: the walk on one thread says so.
-      return null;
-    }
-    Atomics.store(c, CONTROL.over, 1);
-    Atomics.notify(c, CONTROL.ready);
-    // Every slot hashed: what is left is hashed here too (or, in tests,
-    // by the worker alone).
-    for (let s = 0; s < SLOTS; s++) if (!free(s)) return null;
-    if (Atomics.load(c, CONTROL.mismatch) !== 0) return null;
-    if (counts) {
-      counts.walkedHere = hasher.segmentsWalked;
-      counts.here = here;
-      counts.there = Atomics.load(c, CONTROL.there);
-    }
-    const segments: SegmentWalk[] = [];
-    const recipes = new Set<string>();
-    for (let k = 0; k < plan.count; k++) {
-      const r = walks[k]!;
-      // A walk counts only once its deferred hashes were found equal.
-      if (deferred[k]! > 0 && Atomics.load(hashed, k) !== 1) return null;
-      if (r === "empty") continue;
-      segments.push(r as SegmentWalk);
-      for (const x of (r as SegmentWalk).recipes) recipes.add(x);
-    }
-    const r = joinSegments(segments);
-    if (r === null || r.head !== expectedHead) return null;
-    if (counts) counts.answered = true;
-    return {
-      ok: true,
-      blocks: r.blocks,
-      problems: [],
-      head: r.head,
-      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
-      types: r.types,
-      recipes: [...recipes].sort(),
-    };
-  } finally {
-    worker?.terminate();
-  }
-}
-
-/** Options of {@linkcode verifyLedgerFile}, for tests and benches. */
-export interface VerifyFileOptions {
-  /**
-   * Walk on two threads, in segments: "auto" (the default) for a ledger of
-   * at least 32 MiB when a second core is likely idle (two or more cores,
-   * the one-minute load average at least one below their count), or
-   * always, or never. On one thread, a ledger of at least 4 MiB is walked
-   * in segments too (unless `stream`), a smaller one as one stream.
-   */
-  twoThreads?: "auto" | boolean;
-  /** Bytes per read on one thread (4 MiB). */
-  pieceBytes?: number | undefined;
-  /**
-   * Filled with how many blocks each thread hashed on two threads (this
-   * one: those it left in a slot and hashed itself, not those of a
-   * segment it walked with its hashes), and whether the two-thread walk
-   * gave the answer (false: it was walked again on one).
-   */
-  counts?: {
-    here: number;
-    there: number;
-    answered?: boolean;
-    /** Set when the segments' memory or hashing module could not be made. */
-    noArena?: boolean;
-    /** Segments whose block lines were walked in WebAssembly. */
-    walkedHere?: number;
-  };
-  /**
-   * This thread hashes nothing it left in a slot: the worker hashes every
-   * such block (tests: so that every hash is checked across threads).
-   */
-  workerHashesAll?: boolean;
-  /** Bytes per segment (1 MiB, segmentPlan's; tests use small ones). */
-  segmentBytes?: number;
-  /**
-   * On one thread, walk the ledger as one stream, hashing each block as it
-   * goes (node:crypto), even when it is large enough to be walked in
-   * segments here (tests and benches: the walk that names every problem).
-   */
-  stream?: boolean;
-  /** The hashing module's bytes (tests: a module that does not compile). */
-  lanesWasm?: Uint8Array<ArrayBuffer>;
-  /** Segments walked and hashed on this thread alone (tests and benches). */
-  noWorker?: boolean;
-  /** The worker's module (tests: one that fails); hash_worker.ts. */
-  workerModule?: string;
 }
 
 /**
  * Verify a ledger file against a head kept elsewhere (see `verifyLedger`).
- * verity's own layout is walked as a stream; anything else (or a chain that
- * does not reach the head) is parsed as Python reads it, reporting every
- * problem. A large ledger may be walked on two threads (see
- * {@linkcode VerifyFileOptions.twoThreads}): only a ledger that verifies
- * is answered that way; any other is walked again on one thread, so the
- * problems named are the same. Throws {@linkcode UsageError} for a
- * missing, unreadable or non-JSON file.
+ * verity's own layout is walked a line at a time (any size, bounded
+ * memory; see {@linkcode walkLedgerFile}), every problem named; anything
+ * else (mcp-evidence-validator's layout, a record not in canonical form)
+ * is read whole and parsed as Python reads it, reporting every problem.
+ * Throws {@linkcode UsageError} for a missing, unreadable or non-JSON
+ * file.
+ *
+ * @example
+ * ```ts ignore
+ * const v = await verifyLedgerFile("runs/ledger.json", head);
+ * if (!v.ok) for (const p of v.problems) console.log(p.message);
+ * ```
  */
 export async function verifyLedgerFile(
   path: string,
   expectedHead: string,
-  options: VerifyFileOptions = {},
 ): Promise<LedgerVerification & { recipes: string[] }> {
-  const mode = options.twoThreads ?? "auto";
-  const size = mode === false && options.stream === true
-    ? -1
-    : await Deno.stat(path).then((s) => s.size, () => -1);
-  const two = size >= 0 &&
-    (mode === true ||
-      (mode === "auto" && size >= PARALLEL_BYTES && coreIdle()));
-  const one = !two && size >= SEGMENT_BYTES && options.stream !== true;
-  if (two || one) {
-    const fast = await verifyInSegments(path, expectedHead, size, {
-      ...options,
-      noWorker: one || options.noWorker === true,
-    });
-    if (fast !== null) return fast;
-  }
-  const w = new VerityByteWalker(expectedHead);
-  const r = await walkFileBytes(path, w, { pieceBytes: options.pieceBytes });
-  if (r !== null) {
-    // verity's own layout: the walk found what verifyLedger finds.
-    return { ...walkVerification(w, r), recipes: w.recipes() };
+  const w = await walkLines(path, expectedHead);
+  if (w !== null) {
+    const r = w.check.finish();
+    return {
+      ok: r.problems.length === 0,
+      blocks: r.blocks,
+      problems: r.problems,
+      head: r.head,
+      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
+      types: w.check.types,
+      recipes: [...w.recipes].sort(),
+    };
   }
   const { text } = await readWholeLedger(path);
   try {
@@ -808,7 +628,7 @@ export async function appendBlock(
 
 /**
  * Bind a document to a ledger file (see `bindToLedger`), walking verity's
- * own layout as a stream; another layout, or a chain that does not reach
+ * own layout a line at a time; another layout, or a chain that does not reach
  * the head, is read whole and every problem named. Throws
  * {@linkcode UsageError} for a missing, unreadable or non-JSON ledger.
  */
@@ -822,12 +642,7 @@ export async function bindToLedgerFile(
   // The last block whose record's digest is the document's.
   let found: { index: number; type: string; record: unknown } | null = null;
   const w = await walkLedgerFile(path, (b) => {
-    if (!b.recordText.includes(digest)) return;
-    const record = parseEvidenceJson(b.recordText, { numbers: "python" });
-    if (
-      typeof record === "object" && record !== null &&
-      (record as Record<string, unknown>).digest === digest
-    ) found = { index: b.index, type: b.type, record };
+    if (isPlainObject(b.record) && b.record.digest === digest) found = b;
   });
   if (w !== null && w.head === expectedHead) {
     const ledger: LedgerVerification = {

@@ -10,8 +10,6 @@ export * from "./predicate.ts";
 export * from "./binding.ts";
 export * from "./attest.ts";
 export * from "./canonical.ts";
-export * from "./canonical_bytes.ts";
-export * from "./canonical_text.ts";
 export * from "./capture.ts";
 export * from "./chain.ts";
 export * from "./checks.ts";
