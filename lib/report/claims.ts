@@ -14,7 +14,6 @@ import {
   type HintState,
   parseToolPages,
 } from "../contracts/contracts.ts";
-import type { Report } from "./report.ts";
 import type { TestName } from "../definition/types.ts";
 import { TEST_NAMES } from "../definition/types.ts";
 import type { Verdict } from "../verdicts/types.ts";
@@ -198,6 +197,16 @@ export function claimsLine(c: Claims): string {
   return `${head} (${named.join("; ")}${more}); ${rate}`;
 }
 
+/** What {@linkcode reportClaims} reads of a report. */
+export interface ClaimsInput {
+  verdicts: readonly Verdict[];
+  observations: {
+    tools: readonly (DeclaredTool & { variant: string | null })[];
+  };
+  unexercised: readonly string[];
+  protocol: { toolsList: readonly string[] };
+}
+
 /**
  * The claims of a report, derived from its verdicts, the hints its
  * observations keep for every exercised tool, and the raw listing for the
@@ -209,9 +218,7 @@ export function claimsLine(c: Claims): string {
  * claimsLine(reportClaims(report)); // "5 claims: 4 held, 1 violated, 0 untested; ..."
  * ```
  */
-export function reportClaims(
-  r: Pick<Report, "verdicts" | "observations" | "unexercised" | "protocol">,
-): Claims {
+export function reportClaims(r: ClaimsInput): Claims {
   const listed = parseToolPages(r.protocol.toolsList).contracts;
   const unexercised = r.unexercised.flatMap((name) => {
     const c = listed.find((x) => x.name === name);

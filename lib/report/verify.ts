@@ -70,8 +70,7 @@ import {
 } from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
 import { deriveStateEffects } from "./effects.ts";
-import { reportClaims } from "./claims.ts";
-import type { Report } from "./report.ts";
+import { type ClaimsInput, reportClaims } from "./claims.ts";
 import {
   PACKED_SCHEMA,
   SEEDREF_SCHEMA,
@@ -694,7 +693,7 @@ class Verifier {
     this.expect(
       "summary.claims",
       s.claims,
-      reportClaims(this.r as unknown as Report),
+      reportClaims(this.r as unknown as ClaimsInput),
     );
   }
 
