@@ -10,13 +10,15 @@
  * beyond 2^53 as `{"$int": "…"}`), text as strings, blobs as
  * `{"$bytes": base64}`, NULL as null.
  *
- * Internal tables (`sqlite_sequence`, `sqlite_stat1`, …) are skipped unless
- * named in `include`; virtual tables are skipped (their shadow tables are
- * ordinary tables and are observed).
+ * SQLite's own state is observed beside the tables, read page by page
+ * (`readSqliteMeta`): the `sqlite_schema` region (header fields, indexes,
+ * triggers, views) and each internal table (`sqlite_sequence`,
+ * `sqlite_stat1`, …) by rowid. Virtual tables are skipped (their shadow
+ * tables are ordinary tables and are observed).
  *
  * @module
  */
-import { dedupeSorted } from "../lib/state/keys.ts";
+import { dedupeSorted, makeKey, sortRecords } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import type { SqlDatabase, SqlEngine } from "./sql_engine.ts";
 import { type PageCache, pageCache } from "./sqlite_page_cache.ts";
@@ -27,6 +29,7 @@ import {
   imagePageSource,
   type PageSource,
   readSchema,
+  readSqliteMeta,
   type SchemaRow,
 } from "./sqlite_diff.ts";
 
@@ -50,8 +53,6 @@ export interface SqliteObservation {
 export interface ReadSqliteOptions {
   /** The `-wal` file's bytes, when one exists. @default null */
   wal?: Uint8Array | null;
-  /** Internal `sqlite_*` tables to observe anyway. @default [] */
-  include?: readonly string[];
   /** Label used in problem messages. @default "database" */
   label?: string;
   /**
@@ -109,29 +110,69 @@ export function readSqlite(
     bytes = mergeWal(image, new Uint8Array()).image;
   }
   if (bytes.length === 0) return { tables: [], problems };
+  const before = problems.length;
+  const read = readTables(SQL, bytes, label, problems, options);
+  // A file SQLite cannot read at all has no state of its own to read.
+  if (read.length === 0 && problems.length > before) {
+    return { tables: read, problems };
+  }
+  try {
+    read.push(
+      ...metaTables(imagePageSource(bytes), options.records !== false),
+    );
+  } catch (e) {
+    problems.push(
+      `${label}: SQLite's own state (header, schema objects, internal tables) unreadable: ${
+        (e as Error).message
+      }`,
+    );
+  }
+  read.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { tables: read, problems };
+}
+
+/**
+ * SQLite's own regions as tables: `sqlite_schema` (no columns) and each
+ * internal table, records sorted (none when `records` is false).
+ */
+export function metaTables(src: PageSource, records = true): SqliteTable[] {
+  return readSqliteMeta(src).map((m) => ({
+    name: m.name,
+    columns: m.columns ?? [],
+    identity: m.columns === undefined ? ["type", "name"] : ["rowid"],
+    records: records
+      ? sortRecords(
+        m.records.map((r) => ({ key: makeKey(r.key), value: r.value })),
+      )
+      : [],
+  }));
+}
+
+function readTables(
+  SQL: SqlEngine,
+  bytes: Uint8Array,
+  label: string,
+  problems: string[],
+  options: ReadSqliteOptions,
+): SqliteTable[] {
   if (options.records === false) {
     let tables: SqliteTable[] | null = null;
     try {
-      tables = columnsFromPages(
-        SQL,
-        imagePageSource(bytes),
-        options.include ?? [],
-      );
+      tables = columnsFromPages(SQL, imagePageSource(bytes));
     } catch (e) {
       if (!(e instanceof PageWalkError)) throw e;
     }
-    if (tables !== null) return { tables, problems };
+    if (tables !== null) return tables;
   }
   let db: SqlDatabase;
   try {
     db = new SQL.Database(bytes);
   } catch (e) {
     problems.push(`${label}: cannot open: ${(e as Error).message}`);
-    return { tables: [], problems };
+    return [];
   }
   const tables: SqliteTable[] = [];
   try {
-    const include = new Set(options.include ?? []);
     let list: unknown[][];
     try {
       list = db.exec(
@@ -141,13 +182,14 @@ export function readSqlite(
       problems.push(
         `${label}: not a readable SQLite database: ${(e as Error).message}`,
       );
-      return { tables: [], problems };
+      return [];
     }
     const cache = options.cache === undefined ? pageCache : options.cache;
     for (const [nameV, sqlV, rootV] of list) {
       const name = String(nameV);
       const sql = typeof sqlV === "string" ? sqlV : "";
-      if (name.startsWith("sqlite_") && !include.has(name)) continue;
+      // Internal tables are read with SQLite's own state (metaTables).
+      if (name.startsWith("sqlite_")) continue;
       if (/^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(sql)) continue;
       try {
         tables.push(
@@ -163,7 +205,7 @@ export function readSqlite(
     db.close();
     (options.cache === undefined ? pageCache : options.cache)?.nextGeneration();
   }
-  return { tables, problems };
+  return tables;
 }
 
 /**
@@ -176,7 +218,6 @@ export function readSqlite(
 export function columnsFromPages(
   SQL: SqlEngine,
   src: PageSource,
-  include: readonly string[],
 ): SqliteTable[] | null {
   let schema: SchemaRow[];
   try {
@@ -185,7 +226,6 @@ export function columnsFromPages(
     if (e instanceof PageWalkError) return null;
     throw e;
   }
-  const inc = new Set(include);
   const db = new SQL.Database();
   try {
     const tables: SqliteTable[] = [];
@@ -194,7 +234,7 @@ export function columnsFromPages(
         a.name < b.name ? -1 : a.name > b.name ? 1 : 0
       )
     ) {
-      if (t.name.startsWith("sqlite_") && !inc.has(t.name)) continue;
+      if (t.name.startsWith("sqlite_")) continue; // see metaTables
       if (/^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(t.sql)) continue;
       db.exec(t.sql);
       tables.push(columnsOnly(db, t.name, t.sql));

@@ -578,6 +578,96 @@ export function readSchema(src: PageSource): SchemaRow[] {
   return rows;
 }
 
+/** The region of SQLite's own schema objects and header fields. */
+export const SCHEMA_REGION = "sqlite_schema";
+
+/** One of SQLite's own regions: `sqlite_schema`, or an internal table. */
+export interface MetaTable {
+  name: string;
+  /** An internal table's columns; absent for `sqlite_schema`. */
+  columns?: string[];
+  /** Unsorted. */
+  records: { key: unknown[]; value: Record<string, unknown> }[];
+}
+
+/** Column names of an internal table from its CREATE statement. */
+function internalColumns(sql: string): string[] {
+  const inner = sql.slice(sql.indexOf("(") + 1, sql.lastIndexOf(")"));
+  return inner.split(",").map((c) => c.trim().split(/\s+/)[0]!).filter((c) =>
+    c !== ""
+  );
+}
+
+/**
+ * SQLite's own state beside the tables, read page by page: the
+ * `sqlite_schema` region (the header's `user_version` and
+ * `application_id`, and every index, trigger and view with its SQL) and
+ * each internal table (`sqlite_sequence`, `sqlite_stat1`, ...) with its
+ * rows by rowid. A read-only claim is judged on these too.
+ */
+export function readSqliteMeta(src: PageSource): MetaTable[] {
+  const schema = readSchema(src);
+  const header = src.page(1);
+  const u32s = (o: number) => u32(header, o) | 0;
+  const meta: MetaTable = {
+    name: SCHEMA_REGION,
+    records: [
+      { key: ["header", "application_id"], value: { value: u32s(68) } },
+      { key: ["header", "user_version"], value: { value: u32s(60) } },
+    ],
+  };
+  for (const r of schema) {
+    if (r.type === "table") continue;
+    meta.records.push({
+      key: [r.type, r.name],
+      value: { sql: r.sql === "" ? null : r.sql },
+    });
+  }
+  const out: MetaTable[] = [meta];
+  const g = geometry(src);
+  for (const t of schema) {
+    if (t.type !== "table" || !t.name.startsWith("sqlite_")) continue;
+    const columns = internalColumns(t.sql);
+    const records: MetaTable["records"] = [];
+    const fields: unknown[] = new Array(columns.length);
+    if (t.rootpage > 0) {
+      for (
+        const pgno of new Walker(src, null, () => false).tree(
+          t.rootpage,
+          1,
+          true,
+        )
+      ) {
+        const page = src.page(pgno).slice();
+        const h = hdrOf(pgno);
+        if (page[h] !== 0x0d) {
+          throw new PageWalkError(`page ${pgno} is not a table leaf`);
+        }
+        const cells = u16(page, h + 3);
+        for (let c = 0; c < cells; c++) {
+          let p = u16(page, h + 8 + 2 * c);
+          const size = varint(page, p);
+          const rowid = varint(page, varintEnd);
+          p = varintEnd;
+          const local = localSize(g, size);
+          const buf = local === size
+            ? page.subarray(p, p + size)
+            : assemble(src, g, page, p, size, local);
+          fields.fill(null);
+          if (decodeRecord(buf, 0, size, columns.length, fields) < 0) {
+            throw new PageWalkError(`unreadable ${t.name} row`);
+          }
+          const value: Record<string, unknown> = {};
+          columns.forEach((c, i) => (value[c] = fields[i] ?? null));
+          records.push({ key: [rowid], value });
+        }
+      }
+    }
+    out.push({ name: t.name, columns, records });
+  }
+  return out;
+}
+
 /**
  * How a `WITHOUT ROWID` table is stored: an index b-tree whose records hold
  * the primary-key columns first (in key order), then the other columns,
@@ -714,15 +804,14 @@ function sqlString(s: string): string {
 /**
  * Plan every observed table of a schema with the SQL engine on an empty
  * database holding only the schema's tables (the rows are never given to
- * SQL). Throws PageWalkError when a table needs SQL to be read (an
- * internal table asked for, keys not in rowid order, generated columns).
+ * SQL). Throws PageWalkError when a table needs SQL to be read (keys not
+ * in rowid order, generated columns). Internal tables are left to
+ * {@linkcode readSqliteMeta}.
  */
 export function planSchema(
   SQL: SqlEngine,
   schema: readonly SchemaRow[],
-  include: readonly string[],
 ): PlannedTable[] {
-  const inc = new Set(include);
   const tables = schema.filter((r) => r.type === "table").sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0
   );
@@ -730,12 +819,7 @@ export function planSchema(
   try {
     const out: PlannedTable[] = [];
     for (const t of tables) {
-      if (t.name.startsWith("sqlite_")) {
-        if (inc.has(t.name)) {
-          throw new PageWalkError(`internal table ${t.name} asked for`);
-        }
-        continue;
-      }
+      if (t.name.startsWith("sqlite_")) continue;
       if (/^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(t.sql)) continue;
       try {
         db.exec(t.sql);

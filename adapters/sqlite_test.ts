@@ -33,7 +33,9 @@ Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid
     "items",
     "log",
     "pair",
-  ], "sqlite_sequence is internal");
+    "sqlite_schema",
+    "sqlite_sequence",
+  ], "SQLite's own state beside the tables");
   const items = table(obs, "items");
   assert.deepEqual(items.identity, ["key"]);
   assert.deepEqual(items.records, [
@@ -73,11 +75,51 @@ Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid
     key: "[1]",
     value: { id: 1, n: 10 },
   }]);
-  // Internal tables can be observed when asked for.
-  const withSeq = readSqlite(SQL, image, { include: ["sqlite_sequence"] });
+  // Internal tables are observed, by rowid.
+  assert.deepEqual(table(obs, "sqlite_sequence").records, [
+    { key: "[1]", value: { name: "counters", seq: 1 } },
+  ]);
+  assert.deepEqual(table(obs, "sqlite_schema").records, [
+    { key: '["header","application_id"]', value: { value: 0 } },
+    { key: '["header","user_version"]', value: { value: 0 } },
+    { key: '["index","sqlite_autoindex_items_1"]', value: { sql: null } },
+  ]);
+});
+
+Deno.test("sqlite: header fields, schema objects and statistics are state", () => {
+  const base =
+    `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a');`;
+  const meta = (sql: string) =>
+    table(readSqlite(SQL, buildSqliteImage(SQL, base + sql)), "sqlite_schema")
+      .records;
   assert.deepEqual(
-    table(withSeq, "sqlite_sequence").records.map((r) => r.value),
-    [{ name: "counters", seq: 1 }],
+    meta("PRAGMA user_version = 7;").find((r) =>
+      r.key === '["header","user_version"]'
+    )?.value,
+    { value: 7 },
+  );
+  assert.deepEqual(
+    meta("PRAGMA application_id = 42;").find((r) =>
+      r.key === '["header","application_id"]'
+    )?.value,
+    { value: 42 },
+  );
+  assert.deepEqual(
+    meta(
+      "CREATE INDEX t_v ON t (v); CREATE VIEW w AS SELECT v FROM t; CREATE TRIGGER g AFTER INSERT ON t BEGIN SELECT 1; END;",
+    )
+      .map((r) => r.key).slice(2),
+    ['["index","t_v"]', '["trigger","g"]', '["view","w"]'],
+  );
+  const analyzed = readSqlite(
+    SQL,
+    buildSqliteImage(SQL, base + "CREATE INDEX t_v ON t (v); ANALYZE;"),
+  );
+  assert.deepEqual(
+    table(analyzed, "sqlite_stat1").records.map((r) => r.value),
+    [
+      { tbl: "t", idx: "t_v", stat: "1 1" },
+    ],
   );
 });
 

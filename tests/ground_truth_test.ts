@@ -82,6 +82,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "readonly-side-effects",
       "free-sql",
       "natural-key",
+      "readonly-sqlite-internals",
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",

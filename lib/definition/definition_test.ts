@@ -737,10 +737,7 @@ Deno.test("seeded state without records: columns read from the seed's file pages
     for (const [i, a] of def.adapters.entries()) {
       if (a.kind !== "sqlite" || a.seed === null) continue;
       const image = await sqliteSeedImage(def, a, i);
-      const fromImage = readSqlite(SQL, image, {
-        include: [...a.business, ...a.append_only],
-        records: false,
-      });
+      const fromImage = readSqlite(SQL, image, { records: false });
       const label = a.label.replace(/^\.\//, "");
       const direct = await seedColumns(def, i, label);
       assert.ok(direct !== null, `${e.name}: ${a.label} read from its pages`);

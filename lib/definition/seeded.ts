@@ -21,6 +21,7 @@ import { sqliteSeedImage, writeSqliteSeed } from "../state_io/reset.ts";
 import { openSide } from "../state_io/state_delta.ts";
 import {
   columnsFromPages,
+  metaTables,
   type SqliteObservation,
 } from "../../adapters/sqlite.ts";
 import { PageWalkError } from "../../adapters/_sqlite_table.ts";
@@ -116,11 +117,13 @@ export async function seedColumns(
     }
     if (side === null) return { tables: [], problems };
     try {
-      const tables = columnsFromPages(await loadSqlEngine(), side.pages, [
-        ...a.business,
-        ...a.append_only,
-      ]);
-      return tables === null ? null : { tables, problems };
+      const tables = columnsFromPages(await loadSqlEngine(), side.pages);
+      return tables === null ? null : {
+        tables: [...tables, ...metaTables(side.pages, false)].sort((x, y) =>
+          x.name < y.name ? -1 : x.name > y.name ? 1 : 0
+        ),
+        problems,
+      };
     } finally {
       side.pages.close();
     }

@@ -71,22 +71,20 @@ function excluded(
   return false;
 }
 
-function filterCategory(
+/**
+ * A category's changes without those `drop` names (by region id and, for
+ * records, key); `lossy` and `empty` derived again.
+ */
+export function filterCategory(
   c: CategoryDelta,
-  ex: readonly Exclusion[],
+  drop: (region: string, key: string | undefined) => boolean,
 ): CategoryDelta {
   const keep = <T extends { region: string; key?: string }>(xs: T[]) =>
-    xs.filter((x) => !excluded(ex, x.region, x.key));
+    xs.filter((x) => !drop(x.region, x.key));
   const added = keep(c.added);
   const removed = keep(c.removed);
   const changed = keep(c.changed);
-  // A table created or dropped is a structure change without a key.
-  const structure = c.structure.filter((x) =>
-    !ex.some((e) =>
-      e.kind !== "fs" && x.region.startsWith(`${e.adapter}:`) &&
-      e.entries.some((y) => matches(y, x.region.slice(e.adapter.length + 1)))
-    )
-  );
+  const structure = c.structure.filter((x) => !drop(x.region, undefined));
   return {
     added,
     removed,
@@ -122,9 +120,11 @@ export function excludeFromDelta(
   ex: readonly Exclusion[],
 ): Delta {
   if (ex.length === 0 || d.empty) return d;
-  const business = filterCategory(d.business, ex);
-  const append_only = filterCategory(d.append_only, ex);
-  const unclassified = filterCategory(d.unclassified, ex);
+  const drop = (region: string, key: string | undefined) =>
+    excluded(ex, region, key);
+  const business = filterCategory(d.business, drop);
+  const append_only = filterCategory(d.append_only, drop);
+  const unclassified = filterCategory(d.unclassified, drop);
   return {
     business,
     append_only,

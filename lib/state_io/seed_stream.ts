@@ -13,8 +13,8 @@
  *   table with a NOCASE, RTRIM or DESC key column): that table alone is
  *   read page by page and sorted (`adapters/sqlite_stream.ts`);
  * - a SQLite database the page reader does not handle (any reason
- *   `stateDelta` falls back for: generated columns, internal tables asked
- *   for, a malformed file, a link, …): that adapter is snapshotted whole;
+ *   `stateDelta` falls back for: generated columns, a malformed file, a
+ *   link, a declared natural key, …): that adapter is snapshotted whole;
  * - fs and json adapters (read through the snapshot worker) and postgres
  *   adapters (through the run's cluster): snapshotted whole, per adapter.
  * `methods` says which, per adapter and per table.
@@ -57,7 +57,7 @@ import {
   type SnapshotOptions,
   workerItems,
 } from "./snapshot.ts";
-import { type FilePages, openSide } from "./state_delta.ts";
+import { type FilePages, metaSnapshot, openSide } from "./state_delta.ts";
 
 /** How one adapter (and, for SQLite, each table) was read. */
 export interface SeedStreamMethod {
@@ -152,7 +152,10 @@ function rowSerializer(
   columns: readonly string[],
 ): (rec: StateRecord) => string {
   const sorted = [...columns].sort();
-  if (new Set(sorted).size !== sorted.length) return recordText;
+  // No columns: `sqlite_schema`, whose records are not rows.
+  if (sorted.length === 0 || new Set(sorted).size !== sorted.length) {
+    return recordText;
+  }
   const names = sorted.map((c, i) =>
     (i > 0 ? "," : "") + JSON.stringify(c) + ":"
   );
@@ -480,14 +483,15 @@ async function streamOnce(
       if (a.kind !== "sqlite" || whole.has(label)) continue;
       const problems: string[] = [];
       let tables: StreamTable[];
+      let own: Region[] = [];
       try {
         const side = await openSide(dir, label, problems);
         if (side === null) tables = [];
         else {
           open.push(side.pages);
+          own = metaSnapshot(a, label, side.pages).regions;
           const schema = readSchema(side.pages);
-          const include = [...a.business, ...a.append_only];
-          const planned = planSchema(SQL!, schema, include);
+          const planned = planSchema(SQL!, schema);
           tables = streamTables(
             { src: side.pages, schema, tables: planned },
             masksOf(a),
@@ -517,6 +521,7 @@ async function streamOnce(
           count: 0,
         });
       }
+      for (const r of own) parts.push(inMemory(r));
     }
     const problems = [...workerProblems];
     def.adapters.forEach((_, i) => problems.push(...(assembled.get(i) ?? [])));

@@ -93,7 +93,6 @@ export function assembleSnapshot(
       }
       const obs = r.observed ?? readSqlite(SQL, r.db ?? new Uint8Array(), {
         wal: r.wal,
-        include: [...a.business, ...a.append_only],
         label: adapter,
         records: sqliteRecords,
       });

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { metaTables } from "../../adapters/sqlite.ts";
 import { categoryOf } from "../state/classify.ts";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
@@ -429,12 +430,10 @@ const planCache = new Map<string, DiffSide["tables"]>();
 function sideOf(
   SQL: SqlEngine,
   src: FilePages | null,
-  include: readonly string[],
 ): DiffSide | null {
   if (src === null) return null;
   const schema = readSchema(src);
   const key = JSON.stringify([
-    include,
     schema.filter((r) => r.type === "table").map((r) => [
       r.name,
       r.rootpage,
@@ -443,11 +442,28 @@ function sideOf(
   ]);
   let tables = planCache.get(key);
   if (tables === undefined) {
-    tables = planSchema(SQL, schema, include);
+    tables = planSchema(SQL, schema);
     if (planCache.size > 64) planCache.clear();
     planCache.set(key, tables);
   }
   return { src, schema, tables };
+}
+
+/** A snapshot of one database's own state only (`metaTables`), masked. */
+export function metaSnapshot(
+  a: AdapterDef,
+  label: string,
+  src: FilePages | null,
+): Snapshot {
+  const regions = src === null ? [] : metaTables(src).map((t) => ({
+    adapter: label,
+    kind: "sqlite" as const,
+    name: t.name,
+    category: categoryOf(a, t.name),
+    records: t.records,
+    columns: t.columns,
+  }));
+  return normalize({ regions, problems: [] }, { adapters: [a] });
 }
 
 /** The sqlite part of the delta by pages, or why it cannot be. */
@@ -468,17 +484,16 @@ async function sqliteByPages(
     const ob = await openSide(beforeDir, label, pb);
     sb = ob?.pages ?? null;
     sa = (await openSide(afterDir, label, pa))?.pages ?? null;
-    const include = [...a.business, ...a.append_only];
     const cacheKey = ob?.identity
-      ? `${beforeDir}/${label}\0${ob.identity}\0${JSON.stringify(include)}`
+      ? `${beforeDir}/${label}\0${ob.identity}`
       : null;
     const known = cacheKey === null ? undefined : seedCache.get(cacheKey);
     const before: DiffSide | null = sb === null
       ? null
       : known
       ? { src: sb, schema: known.schema, tables: known.tables }
-      : sideOf(SQL, sb, include);
-    const after = sideOf(SQL, sa, include);
+      : sideOf(SQL, sb);
+    const after = sideOf(SQL, sa);
     // The seed's bytes from memory when held; else held from now on when
     // its identity is stable and it is small enough (read on the way).
     const image = cacheKey === null ? undefined : seedImages.get(cacheKey);
@@ -506,6 +521,11 @@ async function sqliteByPages(
       beforeIndex: known?.index ?? null,
       keepRows,
     });
+    // SQLite's own state (header fields, schema objects, internal tables):
+    // small, read whole from both sides' pages and merged as snapshots are.
+    r.regions.push(
+      ...regionDiffs(metaSnapshot(a, label, sb), metaSnapshot(a, label, sa)),
+    );
     if (cacheKey !== null && !known && before && r.beforeIndex) {
       if (seedCache.size >= 8) seedCache.delete(seedCache.keys().next().value!);
       seedCache.set(cacheKey, {

@@ -6,8 +6,12 @@
  *
  * @module
  */
-import { excludeFromDelta, type Exclusion } from "../state/exclude.ts";
-import type { Delta } from "../state/delta.ts";
+import {
+  excludeFromDelta,
+  type Exclusion,
+  filterCategory,
+} from "../state/exclude.ts";
+import type { CategoryDelta, Delta } from "../state/delta.ts";
 import { deltaBetween, type StateView } from "../state/patched.ts";
 import type { Reason } from "./types.ts";
 import type {
@@ -147,6 +151,21 @@ export function regionText(
   r: { region: string; keys: readonly string[] },
 ): string {
   return r.keys.length ? `${r.region} (${r.keys.join(", ")})` : r.region;
+}
+
+/** SQLite's own regions: header fields and schema objects, internal tables. */
+const ENGINE_OWN = /:sqlite_(?:schema|sequence|stat[1-4])$/;
+
+/**
+ * The unclassified changes the destructive and idempotence tests weigh:
+ * from verdict rules 7, without SQLite's own state (`sqlite_schema`,
+ * `sqlite_sequence`, `sqlite_stat*`), bookkeeping the engine derives from
+ * the tables (an AUTOINCREMENT counter moves with every insert). A
+ * read-only claim still counts every one of them.
+ */
+export function userUnclassified(d: Delta, rules: number): CategoryDelta {
+  if (rules < 7) return d.unclassified;
+  return filterCategory(d.unclassified, (region) => ENGINE_OWN.test(region));
 }
 
 export function any(d: Delta, cats: readonly Cat[]): boolean {

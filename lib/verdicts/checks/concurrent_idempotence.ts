@@ -16,6 +16,7 @@ import {
   onceReference,
   stateGate,
   summarizeDelta,
+  userUnclassified,
 } from "../_observe.ts";
 import { attemptOverlap } from "../overlap.ts";
 import { attemptTimedOut } from "../../history/call_outcome.ts";
@@ -122,7 +123,7 @@ function observeConcurrent(
     o.details.push(timedOutDetail());
     return o;
   }
-  if (rows.some((r) => !r.d.unclassified.empty)) {
+  if (rows.some((r) => !userUnclassified(r.d, rules).empty)) {
     o.blockers.unshift("UNCLASSIFIED_STATE");
     o.details.push("attempts differ from one call only in unclassified state");
     return o;

@@ -16,12 +16,14 @@ import {
   decideRuns,
   lossy,
   type Observation,
+  userUnclassified,
 } from "../_observe.ts";
 
 function observeDestructive(
   cmp: Comparator,
   defn: DefinitionObservations,
   t: ToolObservations,
+  rules: number,
 ): Observation {
   const { o, perRun } = controlVsOnce(cmp, defn, t);
   if (perRun === null) return o;
@@ -32,7 +34,7 @@ function observeDestructive(
       run: s.run,
       effect: lossy(d, ["business", "append_only"]),
       unclassifiedOnly: !lossy(d, ["business", "append_only"]) &&
-        d.unclassified.lossy,
+        userUnclassified(d, rules).lossy,
       // A failed call that still added records is not a clean failure.
       failed: callFailed(s) && d.empty,
       messages: callMessages(s),
@@ -50,5 +52,5 @@ export const destructiveCheck: Check = {
   property: "non_destructive",
   observes:
     "control vs once: a pre-existing business or append-only record lost or overwritten",
-  observe: (ctx) => observeDestructive(ctx.cmp, ctx.defn, ctx.tool),
+  observe: (ctx) => observeDestructive(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
 };

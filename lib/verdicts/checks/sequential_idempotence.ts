@@ -20,12 +20,14 @@ import {
   onceReference,
   stateGate,
   summarizeDelta,
+  userUnclassified,
 } from "../_observe.ts";
 
 function observeSequential(
   cmp: Comparator,
   defn: DefinitionObservations,
   t: ToolObservations,
+  rules: number,
 ): Observation {
   const gate = stateGate(defn, [...t.once, ...t.twice]);
   if (gate) return gate;
@@ -59,7 +61,7 @@ function observeSequential(
     perRun.map(({ s, once, d }) => ({
       run: s.run,
       effect: !d.business.empty,
-      unclassifiedOnly: d.business.empty && !d.unclassified.empty,
+      unclassifiedOnly: d.business.empty && !userUnclassified(d, rules).empty,
       // Only the first call decides whether the tool did its work at all.
       failed: callFailed(once) ||
         (callFailed(s, 0) && s.calls[0]?.status !== "ok"),
@@ -83,7 +85,7 @@ export const sequentialIdempotenceCheck: Check = {
   property: "idempotent",
   observes: "once vs twice, separate runs from a clean reset: business state",
   observe(ctx) {
-    const o = observeSequential(ctx.cmp, ctx.defn, ctx.tool);
+    const o = observeSequential(ctx.cmp, ctx.defn, ctx.tool, ctx.rules);
     // Rules version 2 did not record an errored repeat.
     if (ctx.rules < 3) delete o.facts.repeat_errored;
     return o;
