@@ -25,6 +25,7 @@ import {
   REMOTE_OPTIONS,
   remoteClient,
 } from "./remote.ts";
+import { showControls } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["tools"];
 
@@ -98,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
   ]];
   for (const c of listing.contracts) {
     rows.push([
-      c.name,
+      showControls(c.name),
       ...HINT_NAMES.map((h) => {
         const x = c.hints[h];
         return x.state === "MALFORMED" ? `MALFORMED(${x.detail})` : x.state;
@@ -123,7 +124,7 @@ export async function main(argv: string[]): Promise<number> {
       ),
     ]
   ) {
-    console.log(`problem: ${pr}`);
+    console.log(`problem: ${showControls(pr)}`);
   }
   return 0;
 }

@@ -15,6 +15,7 @@ import {
   targetText,
 } from "./_provenance_text.ts";
 import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
+import { showControls } from "../common/show_controls.ts";
 
 /** Most errored sessions that changed state listed one per line in the text summary. */
 const ERRORED_LINES = 10;
@@ -179,7 +180,7 @@ export function renderText(r: Report): string {
   ]];
   const notes = new Map<number, string[]>();
   for (const v of r.verdicts) {
-    const name = v.variant ? `${v.tool}[${v.variant}]` : v.tool;
+    const name = showControls(v.variant ? `${v.tool}[${v.variant}]` : v.tool);
     const e = exp.get(`${v.tool}|${v.variant}|${v.test}`);
     const expCell = e
       ? (e.matched ? "ok" : `MISMATCH: expected ${e.verdict}`)
@@ -215,7 +216,11 @@ export function renderText(r: Report): string {
     lines.push(
       `  violations: ${violations.length}${
         violations.length
-          ? ` (${violations.map((v) => `${v.tool} ${v.test}`).join("; ")})`
+          ? ` (${
+            violations.map((v) => `${showControls(v.tool)} ${v.test}`).join(
+              "; ",
+            )
+          })`
           : ""
       }`,
     );
@@ -230,7 +235,11 @@ export function renderText(r: Report): string {
     );
   }
   if (r.unexercised.length) {
-    lines.push(`  listed but not exercised: ${r.unexercised.join(", ")}`);
+    lines.push(
+      `  listed but not exercised: ${
+        r.unexercised.map(showControls).join(", ")
+      }`,
+    );
   }
   return lines.join("\n");
 }
