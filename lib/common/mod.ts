@@ -10,3 +10,4 @@ export * from "./paths.ts";
 export * from "./read_text.ts";
 export * from "./closest_names.ts";
 export * from "./show_controls.ts";
+export * from "./markdown_code.ts";
