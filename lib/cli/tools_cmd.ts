@@ -102,7 +102,9 @@ export async function main(argv: string[]): Promise<number> {
       showControls(c.name),
       ...HINT_NAMES.map((h) => {
         const x = c.hints[h];
-        return x.state === "MALFORMED" ? `MALFORMED(${x.detail})` : x.state;
+        return x.state === "MALFORMED"
+          ? `MALFORMED(${showControls(String(x.detail))})`
+          : x.state;
       }),
       c.hasOutputSchema ? "yes" : "no",
     ]);
