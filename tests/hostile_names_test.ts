@@ -67,6 +67,13 @@ Deno.test("tools: a hostile tool name is one escaped row, no raw ESC", async () 
     /^evil\\n\[target\.allow\]\\nread = \["\/root"\]\\n\\u\{1b\}\[2Ktool +TRUE/m,
   );
   assert.doesNotMatch(r.stdout, /^\[target\.allow\]/m);
+  // --json: still the server's value, with DEL and C1 escaped too.
+  const j = await verity(["tools", "--json", "--", "deno", "run", SERVER]);
+  assert.doesNotMatch(j.stdout, RAW_CONTROL);
+  const listed = JSON.parse(j.stdout) as {
+    tools: { hints: { idempotentHint: { detail: string } } }[];
+  };
+  assert.ok(listed.tools[1]!.hints.idempotentHint.detail.includes("\u009b"));
 });
 
 Deno.test({

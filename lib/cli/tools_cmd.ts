@@ -25,7 +25,7 @@ import {
   REMOTE_OPTIONS,
   remoteClient,
 } from "./remote.ts";
-import { showControls } from "../common/show_controls.ts";
+import { showControls, terminalJson } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["tools"];
 
@@ -70,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const listing = listTools(s);
   if (p.values.json) {
-    console.log(JSON.stringify(
+    console.log(terminalJson(JSON.stringify(
       {
         tools: listing.contracts.map((c) => ({
           name: c.name,
@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       },
       null,
       2,
-    ));
+    )));
     return 0;
   }
   const rows = [[

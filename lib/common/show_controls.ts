@@ -51,3 +51,27 @@ export function showControls(s: string): string {
 export function terminalText(s: string): string {
   return s.replace(CONTROL_BUT_NEWLINE, shown);
 }
+
+/** DEL and the C1 controls, which `JSON.stringify` leaves raw. */
+// deno-lint-ignore no-control-regex
+const JSON_RAW_CONTROL = /[\u007f-\u009f]/g;
+
+/**
+ * JSON text for a terminal: `JSON.stringify` escapes C0 controls but not
+ * DEL or C1 (U+009B is a CSI); those become `\u00XX` escapes, which is the
+ * same JSON value (they can only stand inside strings).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const text = terminalJson(JSON.stringify({ name: "a\u009b2Jb" }));
+ * assert.equal(text, '{"name":"a\\u009b2Jb"}');
+ * assert.deepEqual(JSON.parse(text), { name: "a\u009b2Jb" });
+ * ```
+ */
+export function terminalJson(json: string): string {
+  return json.replace(
+    JSON_RAW_CONTROL,
+    (c) => `\\u00${c.charCodeAt(0).toString(16)}`,
+  );
+}

@@ -46,7 +46,7 @@ for await (const chunk of Deno.stdin.readable) {
             properties: { [`req${EVIL}`]: { type: "string" } },
             required: [`req${EVIL}`],
           },
-          annotations: { readOnlyHint: true, idempotentHint: `yes${EVIL}` },
+          annotations: { readOnlyHint: true, idempotentHint: `yes${EVIL}\u009b` },
         }],
       };
     } else if (msg.method === "tools/call") {
