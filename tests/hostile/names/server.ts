@@ -46,7 +46,10 @@ for await (const chunk of Deno.stdin.readable) {
             properties: { [`req${EVIL}`]: { type: "string" } },
             required: [`req${EVIL}`],
           },
-          annotations: { readOnlyHint: true, idempotentHint: `yes${EVIL}\u009b` },
+          annotations: {
+            readOnlyHint: true,
+            idempotentHint: `yes${EVIL}\u009b`,
+          },
         }],
       };
     } else if (msg.method === "tools/call") {
