@@ -82,6 +82,7 @@ Deno.test("import escape: the confined backend binds only the server's package o
       ],
       config: "/repo/deno.json",
       scriptDir: "/repo/fixtures/x",
+      packageRoot: "/repo",
     },
     {
       definitionDir: "/repo/fixtures/x",
@@ -96,12 +97,24 @@ Deno.test("import escape: the confined backend binds only the server's package o
     "/repo/deno.json",
   ]);
   assert.deepEqual(r.refused, ["/tmp/t/secret.json"]);
+  // A package.json marks the package: its sibling directories load.
+  const npmish = packageModuleFiles(
+    {
+      modules: ["/srv/app/src/server.ts", "/srv/app/lib/db.ts", "/srv/x.json"],
+      config: null,
+      scriptDir: "/srv/app/src",
+      packageRoot: "/srv/app",
+    },
+    { definitionDir: "/audits/app", readPaths: [], home: "/root" },
+  );
+  assert.deepEqual(npmish.refused, ["/srv/x.json"]);
   // A config at or above the auditor's home is no package boundary.
   const home = packageModuleFiles(
     {
       modules: ["/root/p/server.ts", "/root/.config/gh/hosts.json"],
       config: "/root/deno.json",
       scriptDir: "/root/p",
+      packageRoot: "/root",
     },
     { definitionDir: "/root/p", readPaths: [], home: "/root" },
   );

@@ -146,13 +146,18 @@ function writeOnce(path: string, bytes: Uint8Array): void {
 }
 
 /** A Deno server's module graph, as {@linkcode staticModuleFiles} reads it. */
-interface ModuleGraphFiles {
+export interface ModuleGraphFiles {
   /** Local files of the graph outside DENO_DIR (real paths). */
   modules: string[];
   /** The Deno config its directory resolves imports with, if any. */
   config: string | null;
   /** The script's own directory (real path); null for a remote script. */
   scriptDir: string | null;
+  /**
+   * The nearest directory at or above the script holding a `deno.json`,
+   * `deno.jsonc` or `package.json`: the server's package.
+   */
+  packageRoot: string | null;
 }
 
 const moduleFilesCache = new Map<string, ModuleGraphFiles>();
@@ -192,7 +197,7 @@ function staticModuleFiles(
   try {
     script = splitDenoRun(command).script;
   } catch {
-    return { modules: [], config: null, scriptDir: null };
+    return { modules: [], config: null, scriptDir: null, packageRoot: null };
   }
   const key = `${cwd}\u0000${script}\u0000${denoDir}`;
   const hit = moduleFilesCache.get(key);
@@ -232,23 +237,33 @@ function staticModuleFiles(
     ).replace(/\/[^/]*$/, "")
     : cwd;
   const scriptDir = local ? dir : null;
+  const isFile = (f: string) => {
+    try {
+      return Deno.statSync(f).isFile;
+    } catch {
+      return false;
+    }
+  };
+  let packageRoot: string | null = null;
   while (dir !== "") {
     const found = ["deno.json", "deno.jsonc"].map((n) => `${dir}/${n}`).find(
-      (f) => {
-        try {
-          return Deno.statSync(f).isFile;
-        } catch {
-          return false;
-        }
-      },
+      isFile,
     );
+    if (packageRoot === null && (found || isFile(`${dir}/package.json`))) {
+      packageRoot = dir;
+    }
     if (found !== undefined) {
       config = found;
       break;
     }
     dir = dir.replace(/\/[^/]*$/, "");
   }
-  const out = { modules: [...new Set(files)], config, scriptDir };
+  const out = {
+    modules: [...new Set(files)],
+    config,
+    scriptDir,
+    packageRoot: local ? packageRoot : null,
+  };
   moduleFilesCache.set(key, out);
   return out;
 }
@@ -256,9 +271,10 @@ function staticModuleFiles(
 /**
  * Which files of a server's module graph the confined deno backend binds:
  * only its own package's, that is under the definition directory, a
- * declared read path, the script's directory or the directory of the Deno
- * config it resolves imports with (its workspace; not when that is `/` or
- * holds the auditor's home). A module elsewhere (a literal
+ * declared read path, the script's directory or its package root (the
+ * nearest directory above it with a `deno.json`, `deno.jsonc` or
+ * `package.json`; not when that is `/` or holds the auditor's home), and
+ * the Deno config it resolves imports with. A module elsewhere (a literal
  * `import("../../secret.json")`) is not bound: the server finds nothing
  * there, and the launch names it in `refusedModules`. Pure.
  *
@@ -266,7 +282,7 @@ function staticModuleFiles(
  * ```ts
  * import assert from "node:assert/strict";
  * const r = packageModuleFiles(
- *   { modules: ["/r/fx/a/server.ts", "/r/fx/_shared/s.ts", "/tmp/secret.json"], config: "/r/deno.json", scriptDir: "/r/fx/a" },
+ *   { modules: ["/r/fx/a/server.ts", "/r/fx/_shared/s.ts", "/tmp/secret.json"], config: "/r/deno.json", scriptDir: "/r/fx/a", packageRoot: "/r" },
  *   { definitionDir: "/r/fx/a", readPaths: [], home: "/root" },
  * );
  * assert.deepEqual(r.bound, ["/r/fx/a/server.ts", "/r/fx/_shared/s.ts", "/r/deno.json"]);
@@ -281,11 +297,11 @@ export function packageModuleFiles(
     home: string | null;
   },
 ): { bound: string[]; refused: string[] } {
-  const configDir = graph.config?.replace(/\/[^/]*$/, "") ?? null;
-  const workspace = configDir === null || configDir === "" ||
-      (where.home !== null && isWithin(where.home, configDir))
+  const pkg = graph.packageRoot;
+  const workspace = pkg === null || pkg === "" || pkg === "/" ||
+      (where.home !== null && isWithin(where.home, pkg))
     ? null
-    : configDir;
+    : pkg;
   const roots = [
     where.definitionDir,
     ...where.readPaths,
