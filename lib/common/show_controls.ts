@@ -53,7 +53,6 @@ export function terminalText(s: string): string {
 }
 
 /** DEL and the C1 controls, which `JSON.stringify` leaves raw. */
-// deno-lint-ignore no-control-regex
 const JSON_RAW_CONTROL = /[\u007f-\u009f]/g;
 
 /**
