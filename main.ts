@@ -12,6 +12,7 @@
 import { UsageError } from "./lib/errors.ts";
 import { VERSION } from "./lib/version.ts";
 import { COMMAND_HELP } from "./lib/cli/help.ts";
+import { terminalText } from "./lib/common/show_controls.ts";
 
 interface Command {
   summary: string;
@@ -137,13 +138,14 @@ async function run(argv: string[]): Promise<number> {
   } catch (e) {
     if (debug) console.error(e);
     if (e instanceof UsageError) {
-      console.error(e.message);
+      // Messages quote what servers and definitions said: no raw controls.
+      console.error(terminalText(e.message));
       return 2;
     }
     console.error(
-      `verity: internal error: ${e instanceof Error ? e.message : String(e)}${
-        debug ? "" : " (rerun with --debug for details)"
-      }`,
+      `verity: internal error: ${
+        terminalText(e instanceof Error ? e.message : String(e))
+      }${debug ? "" : " (rerun with --debug for details)"}`,
     );
     return 3;
   }

@@ -25,3 +25,29 @@ export class DefinitionError extends UsageError {
 export class ServerError extends UsageError {
   override name = "ServerError";
 }
+
+/**
+ * A seed that does what a seed may not (a shell escape, a program, a file
+ * outside the state directory), naming the seed file and, when known, the
+ * line: `fixtures/x/seed.sql:3: ATTACH is not allowed in a seed`.
+ */
+export class SeedError extends DefinitionError {
+  override name = "SeedError";
+  /** The seed file, as shown. */
+  readonly seed: string;
+  /** The 1-based line, or null when the engine refused it without one. */
+  readonly line: number | null;
+  constructor(
+    definitionFile: string,
+    keyPath: string,
+    where: { seed: string; line: number | null },
+    message: string,
+  ) {
+    super(definitionFile, keyPath, message);
+    this.seed = where.seed;
+    this.line = where.line;
+    this.message = `${where.seed}${
+      where.line === null ? "" : `:${where.line}`
+    }: ${message}`;
+  }
+}

@@ -7,7 +7,10 @@
  * overlap-slow (a server slow only inside concurrent attempts: they pass
  * their deadline) and reality-drip (`verity reality` on 20 tools each
  * answered just inside the per-answer timeout: the shared session's
- * deadline ends it).
+ * deadline ends it), and the escapes of issue 32: names (a tool name with a
+ * newline, `[target.allow]` and ESC[2K, through `init` and `run`),
+ * seed-escape (a SQLite seed's ATTACH, a PostgreSQL seed's `\! id > f`) and
+ * import-secret (a literal `import()` of a JSON file outside the server).
  *
  * For each case it prints verity's peak RSS (VmHWM, sampled from /proc),
  * wall time, exit code and the processes left behind. Every figure must be
@@ -57,7 +60,11 @@ async function run(
   name: string,
   args: string[],
   marker: string,
-  options: { killAfterMs?: number; note?: (stderr: string) => string } = {},
+  options: {
+    killAfterMs?: number;
+    note?: (stderr: string) => string;
+    cwd?: string;
+  } = {},
 ): Promise<Row> {
   const t0 = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
@@ -65,6 +72,7 @@ async function run(
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   }).spawn();
   let peak = 0;
   const sampler = setInterval(() => {
@@ -197,6 +205,117 @@ rows.push(
   ),
 );
 
+// Escapes (issue 32): nothing a server or a seed sends gets out.
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const escapes = await Deno.realPath(
+  await Deno.makeTempDir({ prefix: "verity-hostile-escapes-" }),
+);
+await Deno.chmod(escapes, 0o755);
+const NAMES = `${ROOT}tests/hostile/names`;
+rows.push(
+  await run(
+    "names",
+    ["init", "t", "--", Deno.execPath(), "run", `${NAMES}/server.ts`],
+    `${NAMES}/server.ts`,
+    {
+      cwd: escapes,
+      note: (out) => {
+        const toml = Deno.readTextFileSync(`${escapes}/t/target.toml`);
+        return /^\[target\.allow\]/m.test(toml) || RAW_CONTROL.test(toml)
+          ? "ALLOW LIVE in target.toml"
+          : RAW_CONTROL.test(out)
+          ? "RAW CONTROL in output"
+          : "init: the name stays in its comment";
+      },
+    },
+  ),
+);
+rows.push(
+  await run(
+    "names-run",
+    ["run", NAMES, "--runs-dir", `${escapes}/runs`],
+    `${NAMES}/server.ts`,
+    {
+      note: (out) =>
+        RAW_CONTROL.test(out)
+          ? "RAW CONTROL in output"
+          : "run: control characters shown escaped",
+    },
+  ),
+);
+const seeds = [
+  ["sqlite", "ATTACH DATABASE 'escaped.db' AS x;"],
+  ["postgres", "\\! id > escaped.txt"],
+] as const;
+for (const [kind, attack] of seeds) {
+  const def = `${escapes}/seed-${kind}`;
+  await Deno.mkdir(def);
+  await Deno.writeTextFile(
+    `${def}/seed.sql`,
+    `CREATE TABLE t (id int PRIMARY KEY);\n${attack}\n`,
+  );
+  await Deno.writeTextFile(
+    `${def}/fixture.toml`,
+    `[fixture]\nname = "seed-${kind}"\ncommand = ["{deno}", "run", "x.ts"]\n` +
+      `[state]\nlocations = ["${kind}:app"]\n` +
+      `[[adapters]]\nkind = "${kind}"\nlabel = "app"\nseed = "seed.sql"\nbusiness = ["${
+        kind === "sqlite" ? "t" : "public.t"
+      }"]\n[[tools]]\nname = "x"\narguments = {}\n`,
+  );
+  rows.push(
+    await run(
+      `seed-escape (${kind})`,
+      ["run", def, "--runs-dir", `${escapes}/runs`],
+      `${def}/`,
+      {
+        cwd: def,
+        note: (out) =>
+          [...Deno.readDirSync(def)].some((e) => e.name.startsWith("escaped"))
+            ? "SEED ESCAPED"
+            : (/seed\.sql:2: .* is not allowed in a seed/.exec(out)?.[0] ??
+              "SEED NOT REFUSED"),
+      },
+    ),
+  );
+}
+const secretDir = `${escapes}/import/a/b/c`;
+await Deno.mkdir(`${secretDir}/seed/data`, { recursive: true });
+for (const f of ["server.ts", "fixture.toml", "seed/data/note.txt"]) {
+  await Deno.copyFile(
+    `${ROOT}tests/hostile/import-secret/${f}`,
+    `${secretDir}/${f}`,
+  );
+}
+for (const d of ["import", "import/a", "import/a/b", "import/a/b/c"]) {
+  await Deno.chmod(`${escapes}/${d}`, 0o755);
+}
+const canary = `secret-${crypto.randomUUID()}`;
+await Deno.writeTextFile(
+  `${escapes}/import/secret.json`,
+  JSON.stringify({ canary }),
+);
+rows.push(
+  await run(
+    "import-secret",
+    ["run", secretDir, "--runs-dir", `${escapes}/import-runs`],
+    `${secretDir}/server.ts`,
+    {
+      note: (out) => {
+        const report = /^report: (.*)$/m.exec(out)?.[1];
+        if (report === undefined) return "NO REPORT";
+        const text = Deno.readTextFileSync(report);
+        return text.includes(canary) ? "SECRET READ" : text.includes(
+            `"path":"${escapes}/import/secret.json","in_state":false,"allowed":false`,
+          )
+          ? "refused, recorded in privilege.reads"
+          : "NO RECORD of the refused read";
+      },
+    },
+  ),
+);
+await Deno.remove(escapes, { recursive: true });
+
 const header = ["case", "peak RSS MiB", "wall s", "exit", "survivors", "note"];
 const table = [
   header,
@@ -218,7 +337,8 @@ for (const row of table) {
 // Bounds: 1 GiB of RSS, 60 s, nobody left behind.
 const bad = rows.filter((r) =>
   r.peakMiB > 1024 || r.wallS > 60 || r.survivors > 0 ||
-  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE/.test(r.note)
+  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE|ALLOW LIVE|RAW CONTROL|SEED|SECRET READ|NO RECORD|NO REPORT/
+    .test(r.note)
 );
 if (bad.length > 0) {
   console.error(`unbounded: ${bad.map((r) => r.name).join(", ")}`);

@@ -24,6 +24,8 @@ import {
   toolLevel,
 } from "../lib/report/over_declarations.ts";
 import type { Verdict } from "../lib/verdicts/types.ts";
+import { markdownCode } from "../lib/common/markdown_code.ts";
+import { showControls } from "../lib/common/show_controls.ts";
 
 const RESULTS = new URL("../results/", import.meta.url).pathname;
 
@@ -90,7 +92,9 @@ export async function rederiveResults(root = RESULTS): Promise<string> {
         for (const v of diffs) {
           const w = was.get(label(v));
           out.push(
-            `- \`${label(v)}\`: ${w ? shown(w) : "absent"} → ${shown(v)}`,
+            `- ${markdownCode(label(v))}: ${w ? shown(w) : "absent"} → ${
+              shown(v)
+            }`,
           );
         }
       }
@@ -100,7 +104,9 @@ export async function rederiveResults(root = RESULTS): Promise<string> {
       out.push(
         "",
         `Over-declarations per tool (version ${ENGINE_VERSION}): ${
-          over.length ? over.map(overDeclarationText).join("; ") : "none"
+          over.length
+            ? showControls(over.map(overDeclarationText).join("; "))
+            : "none"
         }.`,
         ...(scoped.length
           ? [

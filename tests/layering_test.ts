@@ -29,7 +29,9 @@ const ROOT = new URL("../", import.meta.url);
 const PURE = [
   "lib/audit/provenance.ts",
   "lib/common/is_plain_object.ts",
+  "lib/common/markdown_code.ts",
   "lib/common/paths.ts",
+  "lib/common/show_controls.ts",
   "lib/census/bin.ts",
   "lib/census/html.ts",
   "lib/census/list.ts",
@@ -85,6 +87,7 @@ const PURE = [
   "lib/runner/plan.ts",
   "lib/sandbox/build_launch.ts",
   "lib/state/",
+  "lib/state_io/seed_guard.ts",
   "lib/verdicts/",
   "lib/version.ts",
   "lib/wire/bound.ts",

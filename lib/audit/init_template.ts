@@ -10,6 +10,7 @@
  */
 import { TODO } from "../definition/types.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { showControls } from "../common/show_controls.ts";
 
 /** One listed tool, as init saw it. */
 export interface ListedTool {
@@ -50,9 +51,23 @@ export interface TemplateInput {
   httpUrl?: string;
 }
 
-/** A TOML basic string (JSON string escapes are valid TOML). */
+/**
+ * A TOML basic string. JSON string escapes are valid TOML; DEL and the C1
+ * controls (which TOML would take raw, and a terminal showing the file
+ * would obey) are escaped too, and a lone surrogate (no TOML escape can
+ * carry it) becomes U+FFFD.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(tomlString('a\n"b"\u009b'), '"a\\n\\"b\\"\\u009b"');
+ * ```
+ */
 export function tomlString(s: string): string {
-  return JSON.stringify(s);
+  return JSON.stringify(s.toWellFormed()).replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u00${c.charCodeAt(0).toString(16)}`,
+  );
 }
 
 /** A TOML key: bare when possible, else quoted. */
@@ -349,5 +364,9 @@ export function renderTargetTemplate(input: TemplateInput): string {
     L.push("");
     L.push(...toolBlock(t, input.tools));
   }
-  return L.join("\n") + "\n";
+  // A server's strings (tool names, descriptions, schema keys) land in
+  // comment lines: a newline there would start live TOML, so every control
+  // character in a comment is written as a visible escape.
+  return L.map((l) => l.startsWith("#") ? showControls(l) : l).join("\n") +
+    "\n";
 }

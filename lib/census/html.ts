@@ -8,6 +8,7 @@
  * @module
  */
 import { HINT_NAMES } from "../contracts/contracts.ts";
+import { showControls } from "../common/show_controls.ts";
 import {
   type CensusDocument,
   type CensusServer,
@@ -15,9 +16,10 @@ import {
   withoutTiming,
 } from "./result.ts";
 
+/** HTML-escaped, control characters (a server's, in names and errors) shown as escapes. */
 function esc(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
+  return showControls(s).replace(/&/g, "&amp;").replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
 function pct(n: number, of: number): string {

@@ -27,6 +27,7 @@ import { prettyJson } from "../evidence/canonical.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
 import { appendDocumentToLedger } from "./_ledger.ts";
+import { showControls, terminalText } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["capture"];
 
@@ -92,11 +93,11 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     const s = manifest.server;
-    console.error(
+    console.error(terminalText(
       `captured ${manifest.tools.length} tools from ${
         s.name ?? "an unnamed server"
       }${s.version ? " " + s.version : ""} under recipe ${recipe} -> ${out}`,
-    );
+    ));
     if (typeof ledger === "string") {
       const b = await appendDocumentToLedger(ledger, "manifest", out, text);
       console.error(
@@ -106,6 +107,8 @@ export async function main(argv: string[]): Promise<number> {
   } else {
     await Deno.stdout.write(new TextEncoder().encode(text));
   }
-  for (const pr of manifest.problems) console.error(`problem: ${pr}`);
+  for (const pr of manifest.problems) {
+    console.error(terminalText(`problem: ${showControls(pr)}`));
+  }
   return 0;
 }

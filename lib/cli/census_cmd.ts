@@ -18,6 +18,7 @@ import { censusCacheRoot, prepareCensus } from "../census/prepare.ts";
 import { runCensus } from "../census/run.ts";
 import { mergeCensus } from "../census/merge.ts";
 import type { CensusDocument } from "../census/result.ts";
+import { terminalText } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["census"];
 
@@ -63,7 +64,7 @@ function oneList(p: { positionals: string[] }, usage: string): string {
 }
 
 function say(line: string): void {
-  console.error(`verity census: ${line}`);
+  console.error(terminalText(`verity census: ${line}`));
 }
 
 function printSummary(doc: CensusDocument, out: string): void {

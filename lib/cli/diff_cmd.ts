@@ -13,6 +13,7 @@ import { diffDeclarations, renderDiff } from "../evidence/diff.ts";
 import { readJsonDocument } from "../evidence/files.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
 import { isRecipe, type Recipe } from "../evidence/recipes.ts";
+import { terminalJson, terminalText } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["diff"];
 
@@ -52,7 +53,11 @@ export async function main(argv: string[]): Promise<number> {
   const a = readDeclaration((await readJsonDocument(fa)).value, fa, opts);
   const b = readDeclaration((await readJsonDocument(fb)).value, fb, opts);
   const result = diffDeclarations(a, b);
-  console.log(p.values.json ? prettyJson(result) : renderDiff(result));
+  console.log(
+    p.values.json
+      ? terminalJson(prettyJson(result))
+      : terminalText(renderDiff(result)),
+  );
   if (result.status === "recipe_mismatch") return 2;
   return result.status === "drift" ? 1 : 0;
 }

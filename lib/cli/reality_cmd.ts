@@ -34,6 +34,7 @@ import { observedOptions, writeObservedDoc } from "./_observed.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
 import { parseRemote, REMOTE_OPTIONS, remoteClient } from "./remote.ts";
+import { terminalJson, terminalText } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["reality"];
 
@@ -305,10 +306,14 @@ export async function main(argv: string[]): Promise<number> {
       }),
     );
   }
-  console.log(p.values.json ? json : renderRealityText(report));
+  console.log(
+    p.values.json
+      ? terminalJson(json)
+      : terminalText(renderRealityText(report)),
+  );
   if (report.ended) {
     // Some planned calls were never made: never a clean exit.
-    console.error(`verity reality: ended early: ${report.ended}`);
+    console.error(terminalText(`verity reality: ended early: ${report.ended}`));
     return 1;
   }
   const allowLow = p.values["allow-low-coverage"] === true;

@@ -16,6 +16,7 @@ import { verifyDocument } from "./_verify_document.ts";
 import { readEvidenceText } from "../evidence/files.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
+import { terminalText } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["report"];
 
@@ -79,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
       expectedHeadFile: optionalString(p.values["expected-head-file"]),
       definition: optionalString(p.values.definition),
     });
-    for (const line of result.lines) console.log(line);
+    for (const line of result.lines) console.log(terminalText(line));
     return result.ok ? 0 : 1;
   }
   if (
@@ -124,7 +125,8 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   const r = opened.report as unknown as Report;
-  console.log((await renderReport(r, format)).replace(/\n$/, ""));
+  const rendered = (await renderReport(r, format)).replace(/\n$/, "");
+  console.log(format === "text" ? terminalText(rendered) : rendered);
   return 0;
 }
 

@@ -32,6 +32,7 @@ import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
+import { terminalText } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["run"];
 
@@ -285,7 +286,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     out.releaseLock();
   } else {
-    console.log(renderText(report));
+    console.log(terminalText(renderText(report)));
     console.log(`\nreport: ${reportPath}`);
     if (ledger) {
       console.log(

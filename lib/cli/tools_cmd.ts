@@ -25,6 +25,7 @@ import {
   REMOTE_OPTIONS,
   remoteClient,
 } from "./remote.ts";
+import { showControls, terminalJson } from "../common/show_controls.ts";
 
 export const HELP: string = COMMAND_HELP["tools"];
 
@@ -69,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const listing = listTools(s);
   if (p.values.json) {
-    console.log(JSON.stringify(
+    console.log(terminalJson(JSON.stringify(
       {
         tools: listing.contracts.map((c) => ({
           name: c.name,
@@ -85,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       },
       null,
       2,
-    ));
+    )));
     return 0;
   }
   const rows = [[
@@ -98,10 +99,12 @@ export async function main(argv: string[]): Promise<number> {
   ]];
   for (const c of listing.contracts) {
     rows.push([
-      c.name,
+      showControls(c.name),
       ...HINT_NAMES.map((h) => {
         const x = c.hints[h];
-        return x.state === "MALFORMED" ? `MALFORMED(${x.detail})` : x.state;
+        return x.state === "MALFORMED"
+          ? `MALFORMED(${showControls(String(x.detail))})`
+          : x.state;
       }),
       c.hasOutputSchema ? "yes" : "no",
     ]);
@@ -123,7 +126,7 @@ export async function main(argv: string[]): Promise<number> {
       ),
     ]
   ) {
-    console.log(`problem: ${pr}`);
+    console.log(`problem: ${showControls(pr)}`);
   }
   return 0;
 }

@@ -9,3 +9,5 @@ export * from "./is_plain_object.ts";
 export * from "./paths.ts";
 export * from "./read_text.ts";
 export * from "./closest_names.ts";
+export * from "./show_controls.ts";
+export * from "./markdown_code.ts";

@@ -16,10 +16,15 @@ const ENTITIES: Record<string, string> = {
   "'": "&#39;",
 };
 
-/** Whether XML 1.0 can carry this code point at all (even escaped). */
+/**
+ * Whether this code point goes into a page or document as itself: XML 1.0
+ * can carry it at all, and it is not DEL or a C1 control (XML allows those,
+ * HTML counts them parse errors and a terminal showing the file obeys them).
+ */
 function xmlCharacter(c: number): boolean {
   if (c === 0x9 || c === 0xa || c === 0xd) return true;
   if (c < 0x20) return false;
+  if (c >= 0x7f && c <= 0x9f) return false;
   if (c >= 0xd800 && c <= 0xdfff) return false; // a lone surrogate
   return c !== 0xfffe && c !== 0xffff;
 }
@@ -27,7 +32,8 @@ function xmlCharacter(c: number): boolean {
 /**
  * Escape text for an XML or HTML text node or a quoted attribute value:
  * `& < > " '` become entities, and characters XML 1.0 cannot carry (control
- * characters, lone surrogates, U+FFFE/U+FFFF) become a visible `\u{…}`.
+ * characters, lone surrogates, U+FFFE/U+FFFF) and DEL and the C1 controls
+ * become a visible `\u{…}`.
  *
  * @example
  * ```ts

@@ -22,6 +22,7 @@ import {
 import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
 import { claimsLine, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
+import { showControls } from "../common/show_controls.ts";
 
 /** Most errored sessions that changed state listed one per line in the text summary. */
 const ERRORED_LINES = 10;
@@ -105,7 +106,7 @@ export function renderText(r: Report): string {
   }
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
-    `  claims: ${claimsLine(reportClaims(r))}`,
+    `  claims: ${showControls(claimsLine(reportClaims(r)))}`,
   );
   const excluded = exclusionText(d.excluded ?? []);
   if (excluded.length) {
@@ -195,7 +196,7 @@ export function renderText(r: Report): string {
   ]];
   const notes = new Map<number, string[]>();
   for (const v of r.verdicts) {
-    const name = v.variant ? `${v.tool}[${v.variant}]` : v.tool;
+    const name = showControls(v.variant ? `${v.tool}[${v.variant}]` : v.tool);
     const e = exp.get(`${v.tool}|${v.variant}|${v.test}`);
     const expCell = e
       ? (e.matched ? "ok" : `MISMATCH: expected ${e.verdict}`)
@@ -233,19 +234,25 @@ export function renderText(r: Report): string {
     lines.push(
       `  violations: ${violations.length}${
         violations.length
-          ? ` (${violations.map((v) => `${v.tool} ${v.test}`).join("; ")})`
+          ? ` (${
+            violations.map((v) => `${showControls(v.tool)} ${v.test}`).join(
+              "; ",
+            )
+          })`
           : ""
       }`,
     );
     lines.push(
       `  over-declarations: ${over.length}${
-        over.length ? ` (${over.map(overDeclarationText).join("; ")})` : ""
+        over.length
+          ? ` (${showControls(over.map(overDeclarationText).join("; "))})`
+          : ""
       }`,
     );
     if (scoped.length) {
       lines.push(
         `  advice on exercised argument sets only (not counted): ${
-          scoped.map(overDeclarationText).join("; ")
+          showControls(scoped.map(overDeclarationText).join("; "))
         }`,
       );
     }
@@ -255,7 +262,11 @@ export function renderText(r: Report): string {
     );
   }
   if (r.unexercised.length) {
-    lines.push(`  listed but not exercised: ${r.unexercised.join(", ")}`);
+    lines.push(
+      `  listed but not exercised: ${
+        r.unexercised.map(showControls).join(", ")
+      }`,
+    );
   }
   return lines.join("\n");
 }

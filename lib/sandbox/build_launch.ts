@@ -413,9 +413,14 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   const hasLockFlag = flags.some((f) =>
     /^--(lock|no-lock|frozen)(=|$)/.test(f)
   );
+  const lazyFlag = "--unstable-lazy-dynamic-imports";
   const ours = [
     "--no-prompt",
     "--cached-only",
+    // A literal `import("../secret.json")` is in the static graph, which
+    // Deno loads without a permission check: loaded lazily, it is checked
+    // against --allow-read (and logged) like any other read.
+    ...(flags.includes(lazyFlag) ? [] : [lazyFlag]),
     ...(hasLockFlag ? [] : ["--no-lock"]),
     ...(netGrants.length
       ? [`--allow-net=${netGrants.join(",")}`]

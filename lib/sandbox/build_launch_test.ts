@@ -61,6 +61,8 @@ Deno.test("deno backend: denies net, run and ffi, confines writes and reads, and
       "--no-prompt",
       "--cached-only",
       "--no-lock",
+      // a literal import() is then a checked read (issue 32)
+      "--unstable-lazy-dynamic-imports",
     ]
   ) {
     assert.ok(argv.includes(f), `missing ${f}`);

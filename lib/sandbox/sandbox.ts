@@ -25,6 +25,7 @@ import {
 } from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./_errors.ts";
+import { isWithin } from "../common/paths.ts";
 import type { Launch, LaunchRequest } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 
@@ -144,7 +145,22 @@ function writeOnce(path: string, bytes: Uint8Array): void {
   Deno.renameSync(tmp, path);
 }
 
-const moduleFilesCache = new Map<string, string[]>();
+/** A Deno server's module graph, as {@linkcode staticModuleFiles} reads it. */
+export interface ModuleGraphFiles {
+  /** Local files of the graph outside DENO_DIR (real paths). */
+  modules: string[];
+  /** The Deno config its directory resolves imports with, if any. */
+  config: string | null;
+  /** The script's own directory (real path); null for a remote script. */
+  scriptDir: string | null;
+  /**
+   * The nearest directory at or above the script holding a `deno.json`,
+   * `deno.jsonc` or `package.json`: the server's package.
+   */
+  packageRoot: string | null;
+}
+
+const moduleFilesCache = new Map<string, ModuleGraphFiles>();
 
 /** `deno info --json` output (null: it failed) fetched ahead by {@linkcode warmLaunch}, by the cache key. */
 const moduleInfoAhead = new Map<string, Uint8Array | null>();
@@ -167,27 +183,27 @@ function denoInfoCommand(
 }
 
 /**
- * The local files a Deno server's static module graph loads (`deno info`),
- * plus the Deno config file its directory resolves imports with: what the
- * confined deno backend binds read-only besides the definition directory.
- * A dynamic `import()` of anything else finds nothing. Cached per script.
+ * The local files a Deno server's static module graph loads (`deno info`,
+ * which lists literal `import()`s too), the Deno config file its directory
+ * resolves imports with, and the script's directory. Cached per script.
  */
 function staticModuleFiles(
   command: readonly string[],
   cwd: string,
   denoDir: string,
   deno: string,
-): string[] {
+): ModuleGraphFiles {
   let script: string;
   try {
     script = splitDenoRun(command).script;
   } catch {
-    return [];
+    return { modules: [], config: null, scriptDir: null, packageRoot: null };
   }
   const key = `${cwd}\u0000${script}\u0000${denoDir}`;
   const hit = moduleFilesCache.get(key);
   if (hit !== undefined) return hit;
   const files: string[] = [];
+  let config: string | null = null;
   const local = !/^[a-z][a-z0-9+.-]*:/i.test(script) ||
     script.startsWith("file:");
   if (local && deno !== "") {
@@ -220,25 +236,86 @@ function staticModuleFiles(
         : `${cwd}/${script}`,
     ).replace(/\/[^/]*$/, "")
     : cwd;
+  const scriptDir = local ? dir : null;
+  const isFile = (f: string) => {
+    try {
+      return Deno.statSync(f).isFile;
+    } catch {
+      return false;
+    }
+  };
+  let packageRoot: string | null = null;
   while (dir !== "") {
     const found = ["deno.json", "deno.jsonc"].map((n) => `${dir}/${n}`).find(
-      (f) => {
-        try {
-          return Deno.statSync(f).isFile;
-        } catch {
-          return false;
-        }
-      },
+      isFile,
     );
+    if (packageRoot === null && (found || isFile(`${dir}/package.json`))) {
+      packageRoot = dir;
+    }
     if (found !== undefined) {
-      files.push(found);
+      config = found;
       break;
     }
     dir = dir.replace(/\/[^/]*$/, "");
   }
-  const out = [...new Set(files)];
+  const out = {
+    modules: [...new Set(files)],
+    config,
+    scriptDir,
+    packageRoot: local ? packageRoot : null,
+  };
   moduleFilesCache.set(key, out);
   return out;
+}
+
+/**
+ * Which files of a server's module graph the confined deno backend binds:
+ * only its own package's, that is under the definition directory, a
+ * declared read path, the script's directory or its package root (the
+ * nearest directory above it with a `deno.json`, `deno.jsonc` or
+ * `package.json`; not when that is `/` or holds the auditor's home), and
+ * the Deno config it resolves imports with. A module elsewhere (a literal
+ * `import("../../secret.json")`) is not bound: the server finds nothing
+ * there, and the launch names it in `refusedModules`. Pure.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const r = packageModuleFiles(
+ *   { modules: ["/r/fx/a/server.ts", "/r/fx/_shared/s.ts", "/tmp/secret.json"], config: "/r/deno.json", scriptDir: "/r/fx/a", packageRoot: "/r" },
+ *   { definitionDir: "/r/fx/a", readPaths: [], home: "/root" },
+ * );
+ * assert.deepEqual(r.bound, ["/r/fx/a/server.ts", "/r/fx/_shared/s.ts", "/r/deno.json"]);
+ * assert.deepEqual(r.refused, ["/tmp/secret.json"]);
+ * ```
+ */
+export function packageModuleFiles(
+  graph: ModuleGraphFiles,
+  where: {
+    definitionDir: string;
+    readPaths: readonly string[];
+    home: string | null;
+  },
+): { bound: string[]; refused: string[] } {
+  const pkg = graph.packageRoot;
+  const workspace = pkg === null || pkg === "" || pkg === "/" ||
+      (where.home !== null && isWithin(where.home, pkg))
+    ? null
+    : pkg;
+  const roots = [
+    where.definitionDir,
+    ...where.readPaths,
+    ...(graph.scriptDir === null ? [] : [graph.scriptDir]),
+    ...(workspace === null ? [] : [workspace]),
+  ];
+  const inside = (f: string) => roots.some((r) => isWithin(f, r));
+  return {
+    bound: [
+      ...graph.modules.filter(inside),
+      ...(graph.config === null ? [] : [graph.config]),
+    ],
+    refused: graph.modules.filter((f) => !inside(f)),
+  };
 }
 
 let links: Record<string, string> | null = null;
@@ -479,6 +556,21 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     chownTree(stateDir, dropTo.uid, dropTo.gid);
     if (req.backend === "deno") chownTree(evidenceDir, dropTo.uid, dropTo.gid);
   }
+  const graph = confineDeno
+    ? packageModuleFiles(
+      staticModuleFiles(
+        req.command,
+        cwd ?? definitionDir,
+        realPathOr(req.denoDir ?? defaultDenoDir()),
+        deno,
+      ),
+      {
+        definitionDir,
+        readPaths,
+        home: home === undefined || home === "" ? null : realPathOr(home),
+      },
+    )
+    : { bound: [], refused: [] };
   const host: HostFacts = {
     path,
     home: home === undefined || home === "" ? null : realPathOr(home),
@@ -499,14 +591,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     confineDeno,
     dropTo,
     systemLinks: confineDeno ? systemLinks() : {},
-    moduleFiles: confineDeno
-      ? staticModuleFiles(
-        req.command,
-        cwd ?? definitionDir,
-        realPathOr(req.denoDir ?? defaultDenoDir()),
-        deno,
-      )
-      : [],
+    moduleFiles: graph.bound,
   };
   // The runner may pass VERITY_STATE_DIR itself, spelled before symlinks were resolved.
   const env = { ...req.env };

@@ -5,7 +5,8 @@
  * end. Startup is paid once per run.
  *
  * Per definition adapter, a template database is seeded once from the
- * adapter's SQL (run by `psql` as the role that owns the seeded objects),
+ * adapter's SQL (sent through the protocol as the role that owns the
+ * seeded objects, which is not a superuser),
  * checked, and closed to connections. Every session then gets its own
  * database `CREATE DATABASE … TEMPLATE …` and its own login role, which may
  * connect to that database only; the database and role are dropped after
@@ -17,8 +18,9 @@
  *
  * Roles:
  * - `verity` (superuser): verity's own administration; never handed out.
- * - `verity_owner` (NOLOGIN): owns the seeded objects; every session role
- *   is a member, so a server may change and drop the seeded tables.
+ * - `verity_owner` (LOGIN, not a superuser): owns the seeded objects; seeds
+ *   run as it, through the protocol (never psql); every session role is a
+ *   member, so a server may change and drop the seeded tables.
  * - one `verity_s_<hash>` role per session (LOGIN, not a superuser): the
  *   role in `{postgres_url}`, with its password. It cannot run `COPY … PROGRAM`, read server
  *   files, or connect to another session's database.
@@ -39,7 +41,8 @@ import pg from "pg";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath } from "../definition/seeds.ts";
-import { DefinitionError, UsageError } from "../errors.ts";
+import { DefinitionError, SeedError, UsageError } from "../errors.ts";
+import { seedRefusal, shownSeedPath } from "./seed_guard.ts";
 import {
   type PostgresObservation,
   readPostgres,
@@ -450,7 +453,11 @@ export class PostgresCluster {
       }
     }
     await cluster.#adminQuery(
-      `CREATE ROLE ${OWNER} NOLOGIN`,
+      // Seeds run as this role (LOGIN, with its password, never handed
+      // out): not a superuser, no pg_execute_server_program.
+      `CREATE ROLE ${OWNER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB PASSWORD ${
+        quoteLiteral(rolePassword(secret, OWNER))
+      }`,
       `CREATE ROLE ${OBSERVER} LOGIN PASSWORD ${
         quoteLiteral(rolePassword(secret, OBSERVER))
       }`,
@@ -512,7 +519,8 @@ export class PostgresCluster {
 
   /**
    * Seed the template database of adapter `index` from its SQL seed (none:
-   * an empty database), run by `psql` as the owning role, then check it
+   * an empty database), sent through the protocol as the owning role (not a
+   * superuser; a psql meta-command or COPY is refused first), then check it
    * (every table keyed, classifications and masks matching) and close it to
    * connections. Throws a {@linkcode DefinitionError} naming the seed or key.
    */
@@ -539,39 +547,37 @@ export class PostgresCluster {
           `cannot read seed ${JSON.stringify(a.seed)}: ${(e as Error).message}`,
         );
       }
-      const r = await run(`${this.bin}/psql`, [
-        "-X",
-        "-q",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-h",
-        this.socketDir,
-        "-p",
-        String(this.port),
-        "-U",
-        ADMIN,
-        "-d",
-        tpl,
-        "-c",
-        `SET ROLE ${OWNER}`,
-        "-f",
-        "-",
-      ], {
-        asNobody: false,
-        stdin: sql,
-        env: {
-          PGAPPNAME: "verity-seed",
-          PGPASSWORD: rolePassword(this.#secret, ADMIN),
-        },
-      });
-      if (r.code !== 0) {
+      const refused = seedRefusal(sql, "postgres");
+      if (refused !== null) {
+        throw new SeedError(
+          def.file,
+          `adapters[${index}].seed`,
+          { seed: shownSeedPath(file, Deno.cwd()), line: refused.line },
+          refused.reason,
+        );
+      }
+      // Through the protocol, as the owning role itself (not a superuser:
+      // no `RESET ROLE` back to one, no `COPY … PROGRAM`, no server files),
+      // never through psql: a seed's backslash is no shell escape.
+      const seeder = this.#connect(OWNER, tpl);
+      try {
+        await seeder.connect();
+        await seeder.query({ text: sql, rowMode: "array" });
+      } catch (e) {
+        const err = e as Error & { position?: string };
+        const at = Number(err.position);
+        const line = Number.isInteger(at) && at > 0
+          ? ` at line ${sql.slice(0, at - 1).split("\n").length}`
+          : "";
         throw new DefinitionError(
           def.file,
           `adapters[${index}].seed`,
-          `SQL seed ${a.seed} failed in PostgreSQL: ${
-            r.stderr.trim().split("\n")[0] ?? `psql exit ${r.code}`
+          `SQL seed ${a.seed} failed in PostgreSQL${line}: ${
+            err.message.split("\n")[0]
           }`,
         );
+      } finally {
+        await seeder.end().catch(() => {});
       }
     }
     const obs = await this.observe(tpl, a);

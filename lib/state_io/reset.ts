@@ -20,9 +20,10 @@
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath, walkSeed } from "../definition/seeds.ts";
-import { DefinitionError, UsageError } from "../errors.ts";
+import { DefinitionError, SeedError, UsageError } from "../errors.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
-import { DatabaseSync } from "node:sqlite";
+import { constants as sqliteConstants, DatabaseSync } from "node:sqlite";
+import { seedRefusal, shownSeedPath } from "./seed_guard.ts";
 import { exists } from "../common/exists.ts";
 import { createHash } from "node:crypto";
 import { markOwner } from "../common/owner.ts";
@@ -89,6 +90,19 @@ export async function writeSqliteSeed(
     return "image";
   }
   const sql = await Deno.readTextFile(p);
+  const where = (line: number | null) => ({
+    seed: shownSeedPath(p, Deno.cwd()),
+    line,
+  });
+  const refused = seedRefusal(sql, "sqlite");
+  if (refused !== null) {
+    throw new SeedError(
+      def.file,
+      `adapters[${index}].seed`,
+      where(refused.line),
+      refused.reason,
+    );
+  }
   const key = `${p}\u0000${sql}`;
   const known = SEED_FILES.get(key);
   if (known?.file !== undefined) {
@@ -109,6 +123,14 @@ export async function writeSqliteSeed(
     try {
       buildSqliteSeed(sql, built);
     } catch (e) {
+      if (e instanceof RefusedBySqlite) {
+        throw new SeedError(
+          def.file,
+          `adapters[${index}].seed`,
+          where(null),
+          `${e.message} is not allowed in a seed`,
+        );
+      }
       throw new DefinitionError(
         def.file,
         `adapters[${index}].seed`,
@@ -130,11 +152,63 @@ export async function writeSqliteSeed(
   return "built";
 }
 
+/** node:sqlite's authorizer (in Deno 2.9's runtime, not yet in its types). */
+interface SqliteAuthorizing {
+  setAuthorizer(
+    callback: (action: number, a: string | null, b: string | null) => number,
+  ): void;
+}
+const sqlite = sqliteConstants as unknown as Record<
+  | "SQLITE_ATTACH"
+  | "SQLITE_DETACH"
+  | "SQLITE_FUNCTION"
+  | "SQLITE_OK"
+  | "SQLITE_DENY",
+  number
+>;
+
+/** What SQLite's authorizer refused in a seed (its message: what it was). */
+class RefusedBySqlite extends Error {}
+
+/**
+ * Refuse, in SQLite itself, what reaches a file beside the seeded database
+ * (`ATTACH`, which `VACUUM INTO` also asks for) or loads code
+ * (`load_extension`): the backstop of {@linkcode seedRefusal}. Returns
+ * what was refused, if anything.
+ */
+function guardSeedDatabase(db: DatabaseSync): () => string | null {
+  let refused: string | null = null;
+  const authorizing = db as unknown as Partial<SqliteAuthorizing>;
+  if (typeof authorizing.setAuthorizer !== "function") {
+    throw new Error("this Deno's node:sqlite has no authorizer: cannot seed");
+  }
+  authorizing.setAuthorizer((action, _a, b) => {
+    if (action === sqlite.SQLITE_ATTACH || action === sqlite.SQLITE_DETACH) {
+      refused ??= action === sqlite.SQLITE_ATTACH ? "ATTACH" : "DETACH";
+      return sqlite.SQLITE_DENY;
+    }
+    if (
+      action === sqlite.SQLITE_FUNCTION && b?.toLowerCase() === "load_extension"
+    ) {
+      refused ??= "load_extension";
+      return sqlite.SQLITE_DENY;
+    }
+    return sqlite.SQLITE_OK;
+  });
+  return () => refused;
+}
+
 /** Run a SQL seed on a new database file at `path` (rollback-journal mode, at least one page). */
 function buildSqliteSeed(sql: string, path: string): void {
   const db = new DatabaseSync(path);
   try {
-    db.exec(sql);
+    const refused = guardSeedDatabase(db);
+    try {
+      db.exec(sql);
+    } catch (e) {
+      const what = refused();
+      throw what === null ? e : new RefusedBySqlite(what);
+    }
     const mode = db.prepare("PRAGMA journal_mode").get() as
       | { journal_mode?: string }
       | undefined;
