@@ -80,7 +80,8 @@ export function unescapeCopyText(field: string): string {
  * ```ts
  * import assert from "node:assert/strict";
  * const rows: (string | null)[][] = [];
- * const d = new CopyTextRows(2, (r) => rows.push(r));
+ * // The row array is reused for every row: copy what you keep.
+ * const d = new CopyTextRows(2, (r) => rows.push([...r]));
  * d.push(new TextEncoder().encode("1\ta\\tb\n2\t"));
  * d.push(new TextEncoder().encode("\\N\n"));
  * d.end();

@@ -86,7 +86,9 @@ export interface ReadSqliteOptions {
  * );
  * const { tables, problems } = readSqlite(SQL, image);
  * assert.deepEqual(problems, []);
- * assert.deepEqual(tables[0]?.records, [{ key: "[1]", value: { id: 1, name: "a" } }]);
+ * assert.deepEqual(tables.find((t) => t.name === "t")?.records, [{ key: "[1]", value: { id: 1, name: "a" } }]);
+ * // SQLite's own state beside the tables
+ * assert.deepEqual(tables.map((t) => t.name), ["sqlite_schema", "t"]);
  * ```
  */
 export function readSqlite(

@@ -168,7 +168,9 @@ export function walIndex(dbPageSize: number | null, wal: Uint8Array): WalIndex {
  *
  * @example
  * ```ts
- * const { image } = mergeWal(await Deno.readFile("state.db"), await Deno.readFile("state.db-wal"));
+ * async function merged(db: string): Promise<Uint8Array> {
+ *   return mergeWal(await Deno.readFile(db), await Deno.readFile(`${db}-wal`)).image;
+ * }
  * ```
  */
 export function mergeWal(image: Uint8Array, wal: Uint8Array): WalMerge {

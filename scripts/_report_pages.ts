@@ -115,6 +115,7 @@ export const MEASURE = `(() => {
     matrixScroll: wrap ? wrap.scrollWidth - wrap.clientWidth : null,
     banner: box(document.querySelector(".banner")),
     bannerId: document.querySelector(".banner")?.id ?? null,
+    claims: box(document.querySelector("#claims")),
     rows: [...document.querySelectorAll("table.matrix tr.tool")].filter((r) => r.getClientRects().length > 0).length,
   };
 })()`;
@@ -128,6 +129,8 @@ export interface Measured {
   matrixScroll: number | null;
   banner: Box | null;
   bannerId: string | null;
+  /** The claims headline (`#claims`). */
+  claims: Box | null;
   rows: number;
 }
 

@@ -1,8 +1,8 @@
 /**
  * The HTML report in a real browser: headless Chromium renders three
  * reports (a violation, a clean audit, a setup failure) at 1400 and 800 CSS
- * pixels; the matrix (and the banner, when the run failed) is visible in
- * the first screen, nothing sticks out horizontally, and the outcome
+ * pixels; the claims headline leads, the matrix (and the banner, when the
+ * run failed) is visible in the first screen, nothing sticks out horizontally, and the outcome
  * filter works with scripts disabled.
  *
  * Skipped, with the install command, only when no Chromium is installed
@@ -80,9 +80,15 @@ Deno.test({
               null,
               `${where}: no banner on a sound run`,
             );
+            // The claims headline leads; the matrix follows on the first screen.
             assert.ok(
-              m.matrix!.top < 200,
-              `${where}: matrix not first (${m.matrix!.top})`,
+              m.claims?.shown && m.claims.top < 200,
+              `${where}: claims not first (${m.claims?.top})`,
+            );
+            assert.ok(m.claims!.right <= width, where);
+            assert.ok(
+              m.matrix!.top > m.claims!.top && m.matrix!.top < 700,
+              `${where}: matrix not on the first screen (${m.matrix!.top})`,
             );
           }
         }

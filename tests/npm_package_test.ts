@@ -29,21 +29,41 @@ Deno.test("npm package: npm pack, installed into an empty directory, runs verity
     await Deno.chmod(dir, 0o755);
     await Deno.chmod(app, 0o755);
     const dec = new TextDecoder();
+    // No deno of ours on PATH (the package brings its own), but node, npm,
+    // npx and sh wherever they are, even beside a deno (npm -g puts both in
+    // /usr/bin): linked into a directory of their own.
+    const system =
+      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        .split(":");
+    const bin = `${dir}/bin`;
+    await Deno.mkdir(bin);
+    for (const tool of ["node", "npm", "npx", "sh"]) {
+      const at = system.find((d) => {
+        try {
+          return Deno.statSync(`${d}/${tool}`).isFile;
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(at, `${tool} is installed`);
+      await Deno.symlink(Deno.realPathSync(`${at}/${tool}`), `${bin}/${tool}`);
+    }
     const sh = async (cmd: string, args: string[]) => {
       const r = await new Deno.Command(cmd, {
         args,
         cwd: app,
         env: {
           NPM_CONFIG_UPDATE_NOTIFIER: "false",
-          // no deno of ours on PATH: the package brings its own
-          PATH: "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin".split(":")
-            .filter((d) => {
+          PATH: [
+            bin,
+            ...system.filter((d) => {
               try {
                 return !Deno.statSync(`${d}/deno`).isFile;
               } catch {
                 return true;
               }
-            }).join(":"),
+            }),
+          ].join(":"),
         },
         stdout: "piped",
         stderr: "piped",

@@ -150,7 +150,13 @@ export interface PreparedFacts {
  * ```ts
  * import assert from "node:assert/strict";
  * import type { SourcePin } from "./source.ts";
- * declare const pin: SourcePin;
+ * const pin: SourcePin = {
+ *   package: "@modelcontextprotocol/server-memory",
+ *   version: "2026.8.31",
+ *   integrity: "sha512-x",
+ *   git: null,
+ *   commit: null,
+ * };
  *
  * assert.equal(
  *   checkPrepared("memory", pin, null, { lockSha256: null, packageCached: false }),

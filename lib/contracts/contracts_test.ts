@@ -114,7 +114,7 @@ Deno.test("parseToolPages is linear: 100,000 tools that each repeat a key", () =
     const r = parseToolPages([text]);
     return { ms: performance.now() - t0, r };
   };
-  const small = build(25_000);
+  const small = build(10_000);
   const large = build(100_000);
   time(small); // warm up
   // The fastest of three each: a shared machine stretches single runs.
@@ -123,8 +123,9 @@ Deno.test("parseToolPages is linear: 100,000 tools that each repeat a key", () =
   const b = Math.min(time(large).ms, time(large).ms, time(large).ms);
   assert.equal(r.contracts.length, 100_000);
   assert.deepEqual(r.contracts[99_999]!.problems, ['duplicate key "name"']);
-  // Four times the input: linear is ~4x, quadratic ~16x (205 s before).
-  assert.ok(b / a < 10, `25k: ${a.toFixed(0)} ms, 100k: ${b.toFixed(0)} ms`);
+  // Ten times the input: linear is ~10x, quadratic ~100x (205 s before).
+  // The wide margin keeps a loaded machine from failing a linear parser.
+  assert.ok(b / a < 40, `10k: ${a.toFixed(0)} ms, 100k: ${b.toFixed(0)} ms`);
 });
 
 Deno.test("readJson refuses nesting deeper than its bound instead of overflowing the stack", () => {

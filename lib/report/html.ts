@@ -30,17 +30,6 @@ import {
   verdictTable,
 } from "./_html_sections.ts";
 
-/**
- * Render a report as one self-contained HTML page.
- *
- * @example
- * ```ts
- * import type { Report } from "./report.ts";
- * declare const report: Report;
- *
- * await Deno.writeTextFile("report.html", renderHtml(report));
- * ```
- */
 /** The headline: the claims, and every untested one with its reason. */
 function claimsSection(report: Report): string {
   const c: Claims = reportClaims(report);
@@ -77,6 +66,18 @@ function claimsSection(report: Report): string {
 `;
 }
 
+/**
+ * Render a report as one self-contained HTML page.
+ *
+ * @example
+ * ```ts
+ * import type { Report } from "./report.ts";
+ *
+ * async function save(report: Report) {
+ *   await Deno.writeTextFile("report.html", renderHtml(report));
+ * }
+ * ```
+ */
 export function renderHtml(report: Report): string {
   const p = report.provenance;
   const d = report.observations.definition;

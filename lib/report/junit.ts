@@ -146,9 +146,10 @@ function attr(name: string, value: string | number): string {
  * @example
  * ```ts
  * import type { Report } from "./report.ts";
- * declare const report: Report;
  *
- * await Deno.writeTextFile("verity-junit.xml", renderJunit(report));
+ * async function save(report: Report) {
+ *   await Deno.writeTextFile("verity-junit.xml", renderJunit(report));
+ * }
  * ```
  */
 export function renderJunit(report: Report): string {

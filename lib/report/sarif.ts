@@ -267,12 +267,13 @@ export function definitionToolLines(toml: string): Record<string, number> {
  * @example
  * ```ts
  * import type { Report } from "./report.ts";
- * declare const report: Report;
  *
- * const sarif = JSON.parse(renderSarif(report, { root: "/repo" }));
- * const errors = sarif.runs[0].results.filter(
- *   (r: { level: string }) => r.level === "error",
- * );
+ * function violations(report: Report): unknown[] {
+ *   const sarif = JSON.parse(renderSarif(report, { root: "/repo" }));
+ *   return sarif.runs[0].results.filter(
+ *     (r: { level: string }) => r.level === "error",
+ *   );
+ * }
  * ```
  */
 export function renderSarif(

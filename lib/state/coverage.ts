@@ -25,11 +25,13 @@ export interface Coverage {
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/types.ts";
- * declare const def: Definition;
- *
- * const c = coverage(def);
- * if (!c.complete) console.log(c.locations.filter((l) => !l.observedBy));
+ * import assert from "node:assert/strict";
+ * const c = coverage({
+ *   locations: ["sqlite:state.db", "fs:uploads"],
+ *   adapters: [{ kind: "sqlite", label: "state.db", seed: null, business: [], append_only: [], mask: [], key: {} }],
+ * });
+ * assert.equal(c.complete, false);
+ * assert.deepEqual(c.locations.filter((l) => l.observedBy === null).map((l) => l.location), ["fs:uploads"]);
  * ```
  */
 export function coverage(

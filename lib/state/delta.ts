@@ -100,11 +100,18 @@ function emptyCategory(): CategoryDelta {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { Snapshot } from "./types.ts";
- * declare const before: Snapshot, after: Snapshot;
- *
- * const d = computeDelta(before, after);
- * if (d.business.lossy) console.log("pre-existing business state lost");
+ * const items = (qty: number): Snapshot => ({
+ *   problems: [],
+ *   regions: [{
+ *     adapter: "state.db", kind: "sqlite", name: "items", category: "business",
+ *     records: [{ key: "[1]", value: { id: 1, qty } }], columns: ["id", "qty"],
+ *   }],
+ * });
+ * const d = computeDelta(items(40), items(39));
+ * assert.equal(d.business.lossy, true, "a value overwritten");
+ * assert.deepEqual(d.business.changed.map((c) => c.key), ["[1]"]);
  * ```
  */
 export function computeDelta(before: Snapshot, after: Snapshot): Delta {

@@ -24,11 +24,20 @@ export function maskPlaceholder(kind: MaskRule["kind"]): string {
  *
  * @example
  * ```ts
- * import type { Definition } from "../definition/types.ts";
- * import { takeSnapshot } from "../state_io/snapshot.ts";
- * declare const def: Definition;
- *
- * const a = normalize(await takeSnapshot(def, "/tmp/verity-state-a"), def);
+ * import assert from "node:assert/strict";
+ * const snap = normalize({
+ *   problems: [],
+ *   regions: [{
+ *     adapter: "state.db", kind: "sqlite", name: "log", category: "append_only",
+ *     records: [{ key: "[1]", value: { id: 1, at: "2026-12-02T10:00:00Z" } }],
+ *   }],
+ * }, {
+ *   adapters: [{
+ *     kind: "sqlite", label: "state.db", seed: null, business: [], append_only: ["log"], key: {},
+ *     mask: [{ region: "log", column: "at", kind: "timestamp" }],
+ *   }],
+ * });
+ * assert.deepEqual(snap.regions[0]?.records[0]?.value, { id: 1, at: "<timestamp>" });
  * ```
  */
 export function normalize(

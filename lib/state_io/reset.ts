@@ -343,9 +343,12 @@ export interface ResetOptions {
  * @example
  * ```ts
  * import type { Definition } from "../definition/types.ts";
- * declare const def: Definition;
  *
- * await resetState(def, await Deno.makeTempDir({ prefix: "verity-state-" }));
+ * async function fresh(def: Definition): Promise<string> {
+ *   const dir = await Deno.makeTempDir({ prefix: "verity-state-" });
+ *   await resetState(def, dir);
+ *   return dir;
+ * }
  * ```
  */
 export async function resetState(

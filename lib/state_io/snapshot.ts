@@ -154,10 +154,11 @@ export function assembleSnapshot(
  * @example
  * ```ts
  * import type { Definition } from "../definition/types.ts";
- * declare const def: Definition;
  *
- * const snap = await takeSnapshot(def, "/tmp/verity-state-1");
- * console.log(snap.regions.map((r) => `${r.adapter}:${r.name} ${r.records.length}`));
+ * async function regions(def: Definition, stateDir: string): Promise<string[]> {
+ *   const snap = await takeSnapshot(def, stateDir);
+ *   return snap.regions.map((r) => `${r.adapter}:${r.name} ${r.records.length}`);
+ * }
  * ```
  */
 export async function takeSnapshot(

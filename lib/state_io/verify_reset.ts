@@ -42,10 +42,11 @@ export interface VerifyResetOptions {
  * @example
  * ```ts
  * import type { Definition } from "../definition/types.ts";
- * declare const def: Definition;
  *
- * const v = await verifyReset(def);
- * if (!v.verified) console.log(v.delta);
+ * async function check(def: Definition): Promise<boolean> {
+ *   const v = await verifyReset(def);
+ *   return v.verified;
+ * }
  * ```
  */
 export async function verifyReset(
