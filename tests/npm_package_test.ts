@@ -5,6 +5,7 @@
  * the deno dependency.
  */
 import assert from "node:assert/strict";
+import { pathWithoutDeno } from "./_path.ts";
 import { pack, PACKAGE_NAME, packageJson } from "../scripts/npm_pack.ts";
 import { DENO_VERSION } from "../scripts/release.ts";
 
@@ -29,41 +30,15 @@ Deno.test("npm package: npm pack, installed into an empty directory, runs verity
     await Deno.chmod(dir, 0o755);
     await Deno.chmod(app, 0o755);
     const dec = new TextDecoder();
-    // No deno of ours on PATH (the package brings its own), but node, npm,
-    // npx and sh wherever they are, even beside a deno (npm -g puts both in
-    // /usr/bin): linked into a directory of their own.
-    const system =
-      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-        .split(":");
-    const bin = `${dir}/bin`;
-    await Deno.mkdir(bin);
-    for (const tool of ["node", "npm", "npx", "sh"]) {
-      const at = system.find((d) => {
-        try {
-          return Deno.statSync(`${d}/${tool}`).isFile;
-        } catch {
-          return false;
-        }
-      });
-      assert.ok(at, `${tool} is installed`);
-      await Deno.symlink(Deno.realPathSync(`${at}/${tool}`), `${bin}/${tool}`);
-    }
+    // No deno of ours on PATH: the package brings its own.
+    const path = await pathWithoutDeno(dir);
     const sh = async (cmd: string, args: string[]) => {
       const r = await new Deno.Command(cmd, {
         args,
         cwd: app,
         env: {
           NPM_CONFIG_UPDATE_NOTIFIER: "false",
-          PATH: [
-            bin,
-            ...system.filter((d) => {
-              try {
-                return !Deno.statSync(`${d}/deno`).isFile;
-              } catch {
-                return true;
-              }
-            }),
-          ].join(":"),
+          PATH: path,
         },
         stdout: "piped",
         stderr: "piped",

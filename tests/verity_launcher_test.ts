@@ -5,20 +5,9 @@
  * from any directory.
  */
 import assert from "node:assert/strict";
+import { pathWithoutDeno } from "./_path.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-
-/** PATH without any directory holding a `deno`. */
-function pathWithoutDeno(): string {
-  return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    .split(":").filter((d) => {
-      try {
-        return !Deno.statSync(`${d}/deno`).isFile;
-      } catch {
-        return true;
-      }
-    }).join(":");
-}
 
 Deno.test("launcher: no deno on PATH, the remembered Deno runs verity and the server command", async () => {
   const cache = await Deno.makeTempDir();
@@ -29,12 +18,13 @@ Deno.test("launcher: no deno on PATH, the remembered Deno runs verity and the se
       `${cache}/verity/deno-2.9.6.path`,
       `${Deno.execPath()}\n`,
     );
+    const path = await pathWithoutDeno(cache);
     const run = (args: string[]) =>
       new Deno.Command(`${ROOT}verity`, {
         args,
         cwd,
         env: {
-          PATH: pathWithoutDeno(),
+          PATH: path,
           XDG_CACHE_HOME: cache,
           VERITY_NO_WARM: "1",
           // Deno's own cache as warmed for the tests
