@@ -12,7 +12,10 @@
  *
  * The two alternate within each round; the ratio is taken per round (the
  * load of a shared machine changes between rounds more than within one)
- * and its median printed, with the medians of each. Peak memory: the peak
+ * and its median printed, with the medians of each; the same for the CPU
+ * time the process spent (all its threads, so the collector's helpers
+ * count against verify), which a loaded machine changes less than wall
+ * time. Peak memory: the peak
  * resident set (VmHWM) of a child process that verifies the ledger once,
  * beside that of a child that only starts (the runtime itself).
  *
@@ -27,6 +30,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
+import process from "node:process";
 import { parseArgs } from "./_args.ts";
 import { blockBody, type Entry } from "../lib/evidence/chain.ts";
 import { parsePythonJson } from "../lib/evidence/canonical.ts";
@@ -128,26 +132,44 @@ const inputs = doc.blocks.map((b) =>
 );
 const hashed = inputs.reduce((n, b) => n + b.length, 0);
 
+/** CPU time this process has spent, in ms (user and system, all threads). */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 const verifyMs: number[] = [];
 const rawMs: number[] = [];
 const ratios: number[] = [];
+const cpu = {
+  verify: [] as number[],
+  raw: [] as number[],
+  ratios: [] as number[],
+};
 let sink = 0;
 for (let r = 0; r < ROUNDS; r++) {
   let t = performance.now();
+  let c = cpuMs();
   const v = await verifyLedgerFile(path, head);
   const verify = performance.now() - t;
+  const verifyCpu = cpuMs() - c;
   if (!v.ok || v.blocks !== N) {
     throw new Error(`verify failed: ${JSON.stringify(v.problems[0])}`);
   }
   const seed = createHash("sha256");
   t = performance.now();
+  c = cpuMs();
   for (const s of inputs) {
     sink ^= seed.copy().update(s).digest("hex").charCodeAt(0);
   }
   const raw = performance.now() - t;
+  const rawCpu = cpuMs() - c;
   verifyMs.push(verify);
   rawMs.push(raw);
   ratios.push(verify / raw);
+  cpu.verify.push(verifyCpu);
+  cpu.raw.push(rawCpu);
+  cpu.ratios.push(verifyCpu / rawCpu);
 }
 if (sink === -1) console.log("");
 
@@ -191,6 +213,11 @@ console.log(
   `ratio verify / raw: ${median(ratios).toFixed(2)}x [${
     list(ratios)
   }] (goal <= 3x)`,
+);
+console.log(
+  `CPU time: verify ${median(cpu.verify).toFixed(0)} ms, raw ${
+    median(cpu.raw).toFixed(0)
+  } ms, ratio ${median(cpu.ratios).toFixed(2)}x [${list(cpu.ratios)}]`,
 );
 console.log(
   `peak RSS: verify ${peakVerify} MiB, the runtime alone ${peakIdle} MiB (file ${

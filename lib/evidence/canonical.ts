@@ -301,12 +301,22 @@ function sortedCopy(v: unknown): unknown {
 }
 
 /**
- * Whether `JSON.stringify(v)` already is the canonical form: every object's
- * keys in code point order, every number printed the same way by JavaScript
- * and Python, nothing to refuse. A check without building strings, so the
- * common case costs one walk plus the native serializer.
+ * Whether `JSON.stringify(v)` already is the canonical form, for a value
+ * whose strings and keys hold no UTF-16 surrogate (an astral character or
+ * a lone surrogate; {@linkcode canonicalJson} tests its output for those):
+ * every object's keys in order, every number printed the same way by
+ * JavaScript and Python, nothing to refuse. A check without building
+ * strings, so the common case costs one walk plus the native serializer.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(nativeIsCanonical({ a: 1, b: [0.5] }), true);
+ * assert.equal(nativeIsCanonical({ b: 1, a: 2 }), false); // keys not sorted
+ * assert.equal(nativeIsCanonical({ a: 1e-5 }), false); // Python writes 1e-05
+ * ```
  */
-function nativeIsCanonical(v: unknown): boolean {
+export function nativeIsCanonical(v: unknown): boolean {
   switch (typeof v) {
     case "string":
     case "boolean":

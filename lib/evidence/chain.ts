@@ -84,8 +84,11 @@ export function blockBody(type: string, record: unknown): string {
   return `{"record":${canonicalJson(record)},"type":${canonicalJson(type)}}`;
 }
 
-/** `sha256:` + hex SHA-256 of `prev + body`. */
-export function chainHash(prev: string, body: string): string {
+/**
+ * `sha256:` + hex SHA-256 of `prev + body`, the body given as text or as
+ * its UTF-8 bytes.
+ */
+export function chainHash(prev: string, body: string | Uint8Array): string {
   return "sha256:" +
     SHA256.copy().update(prev).update(body).digest("hex");
 }
@@ -223,6 +226,14 @@ function headProblem(
   };
 }
 
+/** A body given after `prevBytes` bytes of prev_hash (see {@linkcode ChainCheck.add}), alone. */
+function bodyAlone(
+  body: string | Uint8Array,
+  prevBytes: number,
+): string | Uint8Array {
+  return prevBytes > 0 ? (body as Uint8Array).subarray(prevBytes) : body;
+}
+
 /**
  * The chain checks of one block after another, as {@linkcode verifyLedger}
  * makes them: fed each block in order ({@linkcode ChainCheck.add}), then
@@ -264,11 +275,17 @@ export class ChainCheck {
 
   /**
    * Check the next block. `body`, when given, is its
-   * {@linkcode blockBody} already made (a caller that re-serialised the
-   * block saves making it twice); it must be that of `b.type` and
-   * `b.record`.
+   * {@linkcode blockBody} already made, as text or as its UTF-8 bytes (a
+   * caller that holds the block's canonical line saves making it again);
+   * it must be that of `b.type` and `b.record`, and is not kept. Bytes may
+   * start with those of `b.prev_hash`, `prevBytes` of them: a block chained
+   * to the one before is then hashed in one piece.
    */
-  add(b: unknown, body: string | null = null): void {
+  add(
+    b: unknown,
+    body: string | Uint8Array | null = null,
+    prevBytes = 0,
+  ): void {
     const i = this.#count++;
     const problems = this.problems;
     if (!isPlainObject(b)) {
@@ -325,11 +342,17 @@ export class ChainCheck {
       return;
     }
     const prevForLocal = local ?? (b.prev_hash as string);
-    const h = chainHash(prevForLocal, body);
+    // Bytes that start with prev_hash's are hashed whole when the block is
+    // chained to its prev_hash, the body alone after anything else.
+    const h = prevBytes > 0 && prevForLocal === b.prev_hash
+      ? "sha256:" + SHA256.copy().update(body).digest("hex")
+      : chainHash(prevForLocal, bodyAlone(body, prevBytes));
     if (h !== b.hash) problems.push(hashProblem(i, b.hash, h));
     const strict = this.#strict;
     if (strict !== null) {
-      this.#strict = strict === prevForLocal ? h : chainHash(strict, body);
+      this.#strict = strict === prevForLocal
+        ? h
+        : chainHash(strict, bodyAlone(body, prevBytes));
     }
     this.#local = b.hash as string;
   }

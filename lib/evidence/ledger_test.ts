@@ -192,6 +192,39 @@ Deno.test("a ledger larger than the read buffer is walked as a stream, appended 
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("ASCII stretches (lines hashed as they stand) and non-ASCII ones (made again) verify alike; a leading BOM is dropped; an edit in either is what verifyLedger finds", async () => {
+  const dir = await tmp();
+  const path = join(dir, "ledger.json");
+  // ~3,000 lines of ~130 bytes: several 64 KiB reads, blocks 1,000-1,099
+  // non-ASCII, so some reads are ASCII and some are not.
+  const entries = Array.from({ length: 3000 }, (_, i) => ({
+    type: "report",
+    record: { i, note: i >= 1000 && i < 1100 ? `é${i}` : `e${i}`, n: [0.5] },
+  }));
+  const { lines, head } = chainBlocks(GENESIS, 0, entries);
+  const text = ledgerText(lines);
+  for (const t of [text, "\uFEFF" + text]) {
+    await Deno.writeTextFile(path, t);
+    assert.equal((await walkLedgerFile(path))?.head, head);
+    assert.equal((await verifyLedgerFile(path, head)).ok, true);
+  }
+  for (
+    const [from, to, at] of [["e2500", "e2501", 2500], [
+      "é1050",
+      "é1051",
+      1050,
+    ]] as const
+  ) {
+    const edited = text.replace(`"${from}"`, `"${to}"`);
+    await Deno.writeTextFile(path, edited);
+    assert.equal(await walkLedgerFile(path), null);
+    const { recipes: _, ...v } = await verifyLedgerFile(path, head);
+    assert.deepEqual(v, verifyLedgerText(edited, head));
+    assert.deepEqual(v.problems.map((p) => p.index), [at, null]);
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("a ledger written from a generator, a block at a time, verifies; a tampered block near its end is found", async () => {
   const dir = await tmp();
   const path = join(dir, "ledger.json");
@@ -429,7 +462,12 @@ Deno.test("the line walk counts block types, escaped ones included, and handles 
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text", async () => {
+/**
+ * Tamper with a 30-block ledger 400 ways and compare the file verify with
+ * verifyLedger over the whole parsed text. Records hold `marker`; `ascii`
+ * keeps only ASCII types, so that lines are hashed as they stand.
+ */
+async function tamperedAgree(marker: string, ascii: boolean): Promise<void> {
   const dir = await tmp();
   const path = join(dir, "ledger.json");
   let seed = 5;
@@ -445,10 +483,10 @@ Deno.test("a tampered ledger in verity's layout gets from the file verify exactl
     "t".repeat(71),
     "u".repeat(72),
     "v→".repeat(30),
-  ];
+  ].filter((t) => !ascii || !/[^\x20-\x7e\n]/.test(t));
   const entries = Array.from({ length: 30 }, (_, i) => ({
     type: pick(types),
-    record: { i, digest: `sha256:${"ab".repeat(i % 5)}`, s: "x→" + i },
+    record: { i, digest: `sha256:${"ab".repeat(i % 5)}`, s: marker + i },
   }));
   const built = chainBlocks(GENESIS, 0, entries);
   const hex = "0123456789abcdef";
@@ -457,8 +495,8 @@ Deno.test("a tampered ledger in verity's layout gets from the file verify exactl
     (ls) => {
       const k = Math.floor(rnd() * ls.length);
       ls[k] = ls[k]!.replace(
-        /"x→(\d)/,
-        (_m, d) => `"x→${(Number(d) + 1) % 10}`,
+        new RegExp(`"${marker}(\\d)`),
+        (_m, d) => `"${marker}${(Number(d) + 1) % 10}`,
       );
       return ls;
     },
@@ -556,4 +594,12 @@ Deno.test("a tampered ledger in verity's layout gets from the file verify exactl
     `${compared} compared, ${refused} refused`,
   );
   await Deno.remove(dir, { recursive: true });
+}
+
+Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text (non-ASCII records: each line made again)", async () => {
+  await tamperedAgree("x→", false);
+});
+
+Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text (ASCII records: lines hashed as they stand)", async () => {
+  await tamperedAgree("x-", true);
 });
