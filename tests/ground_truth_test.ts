@@ -218,7 +218,7 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   const control = sessions.filter((s) => s.kind === "control");
   assert.ok(control.length > 0);
   for (const s of control) {
-    assert.deepEqual(s.stateMethod, { method: "delta", why: null });
+    assert.deepEqual(s.stateMethod, { method: "seed", why: null });
   }
   // Its sessions insert rows into a rowid table: the page reader keeps the
   // added rows' values, and the state is kept as a patch against the seed

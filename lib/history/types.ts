@@ -133,6 +133,12 @@ export interface ToolObservations {
   skipped?: { reason: "task_required"; message: string };
 }
 
+/**
+ * How a session's state was observed (`seed`, `patched`, `snapshot`);
+ * `delta` and `rebuilt` are the names reports before 2026-12-02 used.
+ */
+export type StateMethod = "seed" | "patched" | "snapshot" | "delta" | "rebuilt";
+
 /** Observations shared by every tool of a definition. */
 export interface DefinitionObservations {
   coverage: Coverage;
@@ -196,19 +202,19 @@ export interface SessionRecord {
    */
   http?: { url: string; exchanges: HttpExchange[]; dropped: number };
   /**
-   * How the state the session left was observed: `delta`, compared page by
+   * How the state the session left was observed: `seed`, compared page by
    * page with the seed it started from and found equal to it (no snapshot
-   * taken: its digest is the seed's); `rebuilt`, compared with the seed
-   * and rebuilt from the seed's snapshot and the rows that differ (no
-   * snapshot taken), why: the state differs; `patched`, compared with a
-   * seed held without its records and kept as a patch against it (the
-   * rows that differ; its digest streamed over the seed merged with the
-   * patch), why: the state differs; `snapshot`, snapshotted whole, and
-   * why. Absent in reports written before it, and when no state was
-   * observed (a session that failed to start).
+   * taken: its digest is the seed's); `patched`, compared with the seed and
+   * kept as a patch against it (the rows that differ; its digest streamed
+   * over the seed merged with the patch; a seed held whole keeps the state
+   * whole), why: the state differs; `snapshot`, snapshotted whole, and
+   * why. Reports written before 2026-12-02 say `delta` for `seed` and may
+   * say `rebuilt` (a patch applied to a seed held whole): both are read.
+   * Absent in reports written before it, and when no state was observed (a
+   * session that failed to start).
    */
   stateMethod?: {
-    method: "delta" | "rebuilt" | "patched" | "snapshot";
+    method: StateMethod;
     why: string | null;
   };
 }

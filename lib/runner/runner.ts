@@ -16,7 +16,6 @@ import { serverUrl } from "../launcher/request.ts";
 import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
 import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
 import { stateDelta, type StateDeltaResult } from "../state_io/state_delta.ts";
-import { applyDelta } from "../state/apply_delta.ts";
 import { seedBudget, type StateBudget } from "../state_io/budget.ts";
 import { seedNotReproducible } from "../state_io/seed_ref.ts";
 import { normalize } from "../state/normalize.ts";
@@ -33,6 +32,7 @@ import {
   applyPatch,
   changedRows,
   isPatchedState,
+  headerOf,
   isSeedHeader,
   isWholeSnapshot,
   patchFromDelta,
@@ -158,8 +158,6 @@ interface Ctx {
    */
   seed: { dirs: ScratchDirs; digest: string } | null;
   seedWhy: string;
-  /** Digests of states rebuilt from the seed, by their delta's JSON. */
-  rebuilt: Map<string, string>;
   /**
    * Digests of states kept as patches against a seed held without its
    * records, by the JSON of the page delta (and added rows) that gave them
@@ -295,34 +293,31 @@ async function observeState(
     let why = ctx.seedWhy;
     if (ctx.seed !== null) {
       try {
-        // A seed held without its records: the page engine keeps the full
-        // rows of every change (the session's patch).
+        // The page engine keeps the full rows of every change (the
+        // session's patch against the seed).
         const r = await stateDelta(ctx.def, ctx.seed.dirs.state, stateDir, {
           reader: ctx.reader,
           budget: ctx.budget,
-          rows: isSeedHeader(ctx.snapshots.get(ctx.seed.digest)!),
+          rows: true,
         });
         if (r.sameAsBefore) {
-          record.stateMethod = { method: "delta", why: null };
+          record.stateMethod = { method: "seed", why: null };
           return ctx.seed.digest;
         }
         why = "the state differs from the seed";
-        const held = ctx.snapshots.get(ctx.seed.digest);
-        if (held !== undefined && isSeedHeader(held)) {
-          const kept = await asPatch(ctx, held, r);
-          if (typeof kept === "string") {
-            record.stateMethod = { method: "patched", why };
-            return kept;
-          }
-          why += `; not kept as a patch: ${kept.why}`;
-        } else {
-          const rebuilt = fromSeed(ctx, r);
-          if (typeof rebuilt === "string") {
-            record.stateMethod = { method: "rebuilt", why };
-            return rebuilt;
-          }
-          why += `; not rebuilt from the seed: ${rebuilt.why}`;
+        const held = ctx.snapshots.get(ctx.seed.digest)!;
+        // A seed held whole keeps every state whole (applied from its
+        // patch); a seed held without its records keeps the patches.
+        if (isWholeSnapshot(held)) ctx.materialized ??= Promise.resolve(held);
+        const header = isSeedHeader(held)
+          ? held
+          : headerOf(ctx.seed.digest, held as Snapshot);
+        const kept = await asPatch(ctx, header, r);
+        if (typeof kept === "string") {
+          record.stateMethod = { method: "patched", why };
+          return kept;
         }
+        why += `; not kept as a patch: ${kept.why}`;
       } catch (e) {
         why = `comparing with the seed failed: ${(e as Error).message}`;
       }
@@ -355,49 +350,6 @@ async function observeState(
       first.done ? snap : shareRecords(first.value as Snapshot, snap),
     );
   }
-  return digest;
-}
-
-/**
- * The digest of a session's state rebuilt from the seed's snapshot and the
- * delta the page engine found (`applyDelta`: rows changed or removed, rows
- * added whose values it kept, nothing reshaped, every adapter compared by pages, the same
- * problems as the seed), stored sharing the seed's records; or why it
- * cannot be (then the state is snapshotted whole). The delta equals
- * `computeDelta` of the two snapshots (state_delta_test.ts), so the rebuilt
- * snapshot is the one a snapshot would take.
- */
-function fromSeed(ctx: Ctx, r: StateDeltaResult): string | { why: string } {
-  const held = ctx.seed === null
-    ? undefined
-    : ctx.snapshots.get(ctx.seed.digest);
-  if (held === undefined || !isWholeSnapshot(held)) {
-    return { why: "the seed's snapshot is not kept" };
-  }
-  const seed = held;
-  const other = r.methods.find((m) => m.method !== "pages");
-  if (other !== undefined) {
-    return { why: `${other.label} was compared by ${other.method}` };
-  }
-  const same = (a: readonly string[]) =>
-    a.length === seed.problems.length &&
-    a.every((p, i) => p === seed.problems[i]);
-  if (!same(r.problems.before) || !same(r.problems.after)) {
-    return { why: "its problems differ from the seed's" };
-  }
-  // The rebuilt state is a function of the seed and the delta: a delta
-  // seen before names the state already hashed.
-  const key = JSON.stringify([
-    r.delta,
-    [...r.addedValues].map(([id, m]) => [id, [...m]]),
-  ]);
-  const known = ctx.rebuilt.get(key);
-  if (known !== undefined) return known;
-  const snap = applyDelta(seed, r.delta, r.addedValues);
-  if (typeof snap === "string") return { why: snap };
-  const digest = snapshotDigest(snap);
-  if (!ctx.snapshots.has(digest)) ctx.snapshots.set(digest, snap);
-  ctx.rebuilt.set(key, digest);
   return digest;
 }
 
@@ -1058,7 +1010,6 @@ export async function runBattery(
     cleanups: [],
     seed: null,
     seedWhy: "no seed to compare with",
-    rebuilt: new Map(),
     patched: new Map(),
     materialized: null,
   };
