@@ -31,8 +31,8 @@ import {
 import {
   applyPatch,
   changedRows,
-  isPatchedState,
   headerOf,
+  isPatchedState,
   isSeedHeader,
   isWholeSnapshot,
   patchFromDelta,
