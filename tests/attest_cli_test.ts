@@ -8,24 +8,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendBlock } from "../lib/evidence/ledger.ts";
 import { sha256Hex } from "../lib/evidence/canonical.ts";
+import { runVerity } from "./_verity.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const RESULT = new URL("../results/memory-2026-11-30/", import.meta.url)
   .pathname;
 const dec = new TextDecoder();
 
 async function verity(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args);
 }
 
 async function reportText(): Promise<string> {

@@ -34,6 +34,7 @@ import { parseDefinition } from "../lib/definition/parse.ts";
 import { DefinitionError } from "../lib/errors.ts";
 import { prepareLaunch } from "../lib/sandbox/sandbox.ts";
 import { rebuildSandboxed } from "../lib/audit/fetch.ts";
+import { runVerity } from "./_verity.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const MEMORY_INTEGRITY =
@@ -601,26 +602,7 @@ async function verity(
   args: string[],
   cwd: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "main.ts"),
-      ...args,
-    ],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: d.decode(out.stdout),
-    stderr: d.decode(out.stderr),
-  };
+  return await runVerity(args, { cwd });
 }
 
 Deno.test("verity run refuses a pinned target that was not prepared here, naming the command to run", async () => {

@@ -8,6 +8,7 @@
  * sends would die of out-of-memory here instead of ending the session.
  */
 import assert from "node:assert/strict";
+import { runVerity } from "./_verity.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const SERVER = new URL("./hostile/server.ts", import.meta.url).pathname;
@@ -17,25 +18,9 @@ const dec = new TextDecoder();
 async function verity(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--v8-flags=--max-old-space-size=256",
-      "--allow-all",
-      MAIN,
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-    ms: performance.now() - t0,
-  };
+  return await runVerity(args, {
+    denoFlags: ["--v8-flags=--max-old-space-size=256"],
+  });
 }
 
 /**

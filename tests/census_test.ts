@@ -11,24 +11,13 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { shardOf } from "../lib/census/shard.ts";
 import { type CensusDocument, withoutTiming } from "../lib/census/result.ts";
+import { runVerity } from "./_verity.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const DATA = new URL("./data/census/", import.meta.url).pathname;
 const LIST = `${DATA}local.toml`;
-const dec = new TextDecoder();
 
 async function verity(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args);
 }
 
 async function files(dir: string, base = ""): Promise<string[]> {

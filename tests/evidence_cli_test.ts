@@ -3,23 +3,12 @@
  * `verity ledger validate|verify|head`, with their exit codes.
  */
 import assert from "node:assert/strict";
+import { runVerity } from "./_verity.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const DATA = new URL("./data/evidence/", import.meta.url).pathname;
-const dec = new TextDecoder();
 
 async function verity(args: string[], env: Record<string, string> = {}) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args, { env });
 }
 
 const MINI = [

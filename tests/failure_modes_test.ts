@@ -6,25 +6,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DOMParser } from "@xmldom/xmldom";
+import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const MAIN = join(ROOT, "main.ts");
-const dec = new TextDecoder();
 
 async function verity(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args);
 }
 
 Deno.test("a server that never starts: every format shows the failure first, exit 1", async () => {

@@ -6,10 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const MAIN = join(ROOT, "main.ts");
-const dec = new TextDecoder();
 
 const fixtureDir = (name: string) =>
   new URL(`../fixtures/${name}`, import.meta.url).pathname;
@@ -17,17 +16,7 @@ const fixtureDir = (name: string) =>
 async function verity(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--unstable-worker-options", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args);
 }
 
 const fixtures: string[] = [];

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { DOMParser } from "@xmldom/xmldom";
 import { parse } from "smol-toml";
+import { runVerity } from "./_verity.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const DEFINITION = new URL("./hostile/names", import.meta.url).pathname;
 const SERVER = `${DEFINITION}/server.ts`;
 /** Every control character but the line feed and tab (C0, DEL, C1). */
@@ -19,19 +19,7 @@ async function verity(
   args: string[],
   cwd?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-    ...(cwd ? { cwd } : {}),
-  }).output();
-  const d = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: d.decode(out.stdout),
-    stderr: d.decode(out.stderr),
-  };
+  return await runVerity(args, cwd ? { cwd } : {});
 }
 
 Deno.test("init: a tool name with a newline and [target.allow] stays inside its comment; the target has no allow", async () => {

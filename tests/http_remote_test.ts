@@ -6,27 +6,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const MAIN = join(ROOT, "main.ts");
-const dec = new TextDecoder();
 const SECRET = "sk-remote-9f8e7d6c5b4a";
 
 async function verity(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args, { env });
 }
 
 function freePort(): number {

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { RealityReport } from "../lib/reality/report.ts";
+import { runVerity } from "./_verity.ts";
 
 const REPO = new URL("../", import.meta.url).pathname;
 
@@ -17,26 +18,7 @@ async function verity(
   args: string[],
   cwd: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "main.ts"),
-      ...args,
-    ],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: d.decode(out.stdout),
-    stderr: d.decode(out.stderr),
-  };
+  return await runVerity(args, { cwd });
 }
 
 async function copyMemoryTarget(cwd: string): Promise<void> {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { ObservedRecords } from "../lib/report/observed.ts";
 import type { ValidationReport } from "../lib/evidence/checks.ts";
 import { contractHash } from "../lib/evidence/recipes.ts";
+import { runVerity } from "./_verity.ts";
 
 const REPO = new URL("../", import.meta.url).pathname;
 
@@ -19,26 +20,7 @@ async function verity(
   cwd: string = REPO,
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "main.ts"),
-      ...args,
-    ],
-    cwd,
-    env: { NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: d.decode(out.stdout),
-    stderr: d.decode(out.stderr),
-  };
+  return await runVerity(args, { cwd, env });
 }
 
 async function readJson<T>(path: string): Promise<T> {

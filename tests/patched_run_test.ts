@@ -2,23 +2,20 @@
  * `verity run` with the seed held without its records (lib/state/patched.ts):
  * a session that cannot be kept as a patch (here: it creates a table) falls
  * back to a whole snapshot, saying why; the run then takes the seed whole
- * once and makes every state it holds whole, later sessions are rebuilt from
- * it, and the report still re-derives (`report verify --definition`).
+ * once and makes every state it holds whole, later sessions' patches are
+ * applied to it, and the report still re-derives (`report verify
+ * --definition`).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fixtureRoot } from "../scripts/_bench_shared.ts";
+import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
 async function verity(args: string[]): Promise<{ code: number; out: string }> {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", join(ROOT, "main.ts"), ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return { code: o.code, out: d.decode(o.stdout) + d.decode(o.stderr) };
+  const r = await runVerity(args);
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 type Session = {

@@ -11,27 +11,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const MAIN = join(ROOT, "main.ts");
 const dec = new TextDecoder();
 
 async function verity(
   args: string[],
   cwd = ROOT,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--unstable-worker-options", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    cwd,
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args, { cwd });
 }
 
 async function git(dir: string, ...args: string[]): Promise<string> {

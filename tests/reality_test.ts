@@ -9,9 +9,9 @@ import type {
   RealityReport,
   RealityToolEntry,
 } from "../lib/reality/report.ts";
+import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const MAIN = `${ROOT}main.ts`;
 const SERVER = ["deno", "run", `${ROOT}fixtures/reality/server.ts`];
 
 interface ExpectedTool {
@@ -38,19 +38,7 @@ interface Ran {
 }
 
 async function verity(args: string[]): Promise<Ran> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "reality", ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(["reality", ...args], { cwd: ROOT });
 }
 
 /** The one call of a tool the fixture's definition gives no arguments for. */

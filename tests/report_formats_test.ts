@@ -4,26 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { runVerity } from "./_verity.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
 const SMALL = new URL("./data/report/small_report.json", import.meta.url)
   .pathname;
-const dec = new TextDecoder();
 
 async function verity(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(args, { cwd: ROOT });
 }
 
 function toolsLine(toml: string): number {

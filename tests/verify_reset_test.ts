@@ -1,21 +1,10 @@
 import assert from "node:assert/strict";
+import { runVerity } from "./_verity.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const DATA = new URL("./data/", import.meta.url).pathname;
 
 async function verity(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, "verify-reset", ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+  return await runVerity(["verify-reset", ...args]);
 }
 
 Deno.test("verify-reset: a reproducible reset exits 0 and shows the seeded state", async () => {

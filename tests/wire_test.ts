@@ -3,6 +3,7 @@
  * plus 5 s, with a one-line reason, exit 2, and no process left behind.
  */
 import assert from "node:assert/strict";
+import { runVerity } from "./_verity.ts";
 
 const HERE = new URL("./hostile/", import.meta.url).pathname;
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -16,19 +17,7 @@ interface CliResult {
 }
 
 async function verity(args: string[]): Promise<CliResult> {
-  const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-    ms: performance.now() - t0,
-  };
+  return await runVerity(args);
 }
 
 /** Processes whose command line mentions `marker`, other than pgrep itself. */
