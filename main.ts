@@ -11,6 +11,7 @@
  */
 import { UsageError } from "./lib/errors.ts";
 import { VERSION } from "./lib/version.ts";
+import { HelpRequested } from "./lib/cli/args.ts";
 import { COMMAND_HELP } from "./lib/cli/help.ts";
 import { terminalText } from "./lib/common/show_controls.ts";
 
@@ -136,6 +137,10 @@ async function run(argv: string[]): Promise<number> {
     const mod = await cmd.load();
     return await mod.main(rest);
   } catch (e) {
+    if (e instanceof HelpRequested && Object.hasOwn(COMMAND_HELP, name)) {
+      console.log(COMMAND_HELP[name as keyof typeof COMMAND_HELP]);
+      return 0;
+    }
     if (debug) console.error(e);
     if (e instanceof UsageError) {
       // Messages quote what servers and definitions said: no raw controls.

@@ -22,6 +22,17 @@ export interface ParsedCommandLine {
  * Parse `argv` strictly: unknown flags and missing values are a
  * {@linkcode UsageError} naming the command and the flag.
  */
+/**
+ * `--help` (or `-h`) was given: the entry prints the command's help text
+ * and exits 0 (one place instead of a check in every command).
+ */
+export class HelpRequested extends Error {
+  constructor(readonly command: string) {
+    super(`help for verity ${command}`);
+    this.name = "HelpRequested";
+  }
+}
+
 export function parseCommandLine(
   command: string,
   argv: readonly string[],
@@ -38,12 +49,14 @@ export function parseCommandLine(
       strict: true,
       allowPositionals,
     });
+    if (values.help === true) throw new HelpRequested(command);
     return {
       values: values as ParsedCommandLine["values"],
       positionals,
       serverCommand,
     };
   } catch (e) {
+    if (e instanceof HelpRequested) throw e;
     const msg = (e as Error).message.split("\n")[0] ?? "bad arguments";
     throw new UsageError(
       `verity ${command}: ${msg} (see verity ${command} --help)`,

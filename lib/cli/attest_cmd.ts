@@ -243,10 +243,6 @@ export async function main(argv: string[]): Promise<number> {
     report: { type: "string" },
     out: { type: "string" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   if (p.positionals[0] === "verify") {
     for (const k of ["out"]) {
       if (p.values[k] !== undefined) {

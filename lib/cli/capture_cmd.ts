@@ -42,10 +42,6 @@ export async function main(argv: string[]): Promise<number> {
     "no-sandbox": { type: "boolean" },
     ...REMOTE_OPTIONS,
   }, false);
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const recipe = p.values.recipe ?? DEFAULT_RECIPE;
   if (!isRecipe(recipe)) {
     throw new UsageError(

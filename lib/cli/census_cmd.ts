@@ -85,10 +85,6 @@ async function prepareMain(argv: string[]): Promise<number> {
     jobs: { type: "string" },
     cache: { type: "string" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const list = await loadList(oneList(p, "verity census prepare <list.toml>"));
   const shard: ShardSpec = typeof p.values.shard === "string"
     ? parseShardSpec(p.values.shard, "--shard")
@@ -116,10 +112,6 @@ async function prepareMain(argv: string[]): Promise<number> {
 
 async function mergeMain(argv: string[]): Promise<number> {
   const p = parseCommandLine("census", argv, { out: { type: "string" } });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   if (typeof p.values.out !== "string" || p.values.out === "") {
     throw new UsageError("verity census merge: --out DIR is required");
   }
@@ -141,10 +133,6 @@ export async function main(argv: string[]): Promise<number> {
     prepare: { type: "boolean" },
     "read-only": { type: "boolean" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const list = await loadList(oneList(p, "verity census <list.toml>"));
   const shard: ShardSpec = typeof p.values.shard === "string"
     ? parseShardSpec(p.values.shard, "--shard")

@@ -23,10 +23,6 @@ export async function main(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     recipe: { type: "string" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   if (p.serverCommand !== null) {
     throw new UsageError(
       "verity diff: takes two manifest files, not a server command",

@@ -182,10 +182,6 @@ export async function main(argv: string[]): Promise<number> {
     timeout: { type: "string" },
     ...REMOTE_OPTIONS,
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const remote = parseRemote("init", {
     ...p,
     positionals: [],

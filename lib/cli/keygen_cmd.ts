@@ -34,10 +34,6 @@ export async function main(argv: string[]): Promise<number> {
     { out: { type: "string" } },
     false,
   );
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const out = p.values.out;
   if (typeof out !== "string" || out === "") {
     throw new UsageError("verity keygen: --out PREFIX is required");

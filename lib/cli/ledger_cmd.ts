@@ -72,10 +72,6 @@ async function validate(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     "fail-on-findings": { type: "boolean" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   noExtra(p, "validate");
   const declaredPath = str(p, "declared", "validate", true)!;
   const observedPath = str(p, "observed", "validate", true)!;
@@ -171,10 +167,6 @@ async function verify(argv: string[]): Promise<number> {
     "expected-head-file": { type: "string" },
     json: { type: "boolean" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   noExtra(p, "verify");
   const path = str(p, "ledger", "verify", true)!;
   let head = str(p, "expected-head", "verify", false);
@@ -250,10 +242,6 @@ async function head(argv: string[]): Promise<number> {
   const p = parseCommandLine("ledger head", argv, {
     ledger: { type: "string" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   noExtra(p, "head");
   const path = str(p, "ledger", "head", true)!;
   const fast = await walkLedgerFile(path);
@@ -281,10 +269,6 @@ async function recover(argv: string[]): Promise<number> {
   const p = parseCommandLine("ledger recover", argv, {
     "runs-dir": { type: "string" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   noExtra(p, "recover");
   const runsDir = str(p, "runs-dir", "recover", false) ?? "runs";
   const cleaned = await cleanScratch();

@@ -30,10 +30,6 @@ export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("prepare", argv, {
     "update-lock": { type: "boolean" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   if (p.positionals.length !== 1) {
     throw new UsageError(
       "verity prepare: expected one target (a name under targets/ or a path)",

@@ -132,10 +132,6 @@ export async function main(argv: string[]): Promise<number> {
     "no-sandbox": { type: "boolean" },
     ...REMOTE_OPTIONS,
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const failUnder = parseFailUnder(p.values["fail-under"]);
   const seed = parseSeed(p.values.seed);
   const timeoutMs = parseSeconds("reality", "timeout", p.values.timeout, 30);

@@ -64,10 +64,6 @@ export async function main(argv: string[]): Promise<number> {
     "expected-head-file": { type: "string" },
     definition: { type: "string" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const runsDir = String(p.values["runs-dir"] ?? "runs");
   if (p.positionals[0] === "verify") {
     if (p.positionals.length !== 2) {

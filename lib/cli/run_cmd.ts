@@ -68,10 +68,6 @@ export async function main(argv: string[]): Promise<number> {
     header: { type: "string", multiple: true },
     "header-env": { type: "string", multiple: true },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   if (p.values.url !== undefined) {
     throw new UsageError(
       'verity run: a remote server (--url) cannot be reset, so its hints cannot be tested; list it with verity tools/capture --url, check its answers with verity reality --url, or write a local definition with verity init <dir> --url (transport = "http")',

@@ -38,10 +38,6 @@ export async function main(argv: string[]): Promise<number> {
     "no-sandbox": { type: "boolean" },
     ...REMOTE_OPTIONS,
   }, false);
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   const timeoutMs = parseSeconds("tools", "timeout", p.values.timeout, 30);
   const remote = parseRemote("tools", p);
   if (remote !== null) refuseWithUrl("tools", p, ["env", "no-sandbox"]);

@@ -48,10 +48,6 @@ export async function main(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     keep: { type: "boolean" },
   });
-  if (p.values.help) {
-    console.log(HELP);
-    return 0;
-  }
   if (p.positionals.length !== 1) {
     throw new UsageError(
       `verity verify-reset: expected exactly one definition, got ${p.positionals.length} (see verity verify-reset --help)`,

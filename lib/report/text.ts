@@ -37,19 +37,6 @@ export function observedNote(v: Verdict): string {
   return "";
 }
 
-function declaredText(v: Verdict): string {
-  switch (v.declared) {
-    case "TRUE":
-      return "true";
-    case "FALSE":
-      return "false";
-    case "ABSENT":
-      return "absent";
-    case "MALFORMED":
-      return "malformed";
-  }
-}
-
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) =>
     Math.max(...rows.map((r) => (r[i] ?? "").length))
@@ -204,7 +191,7 @@ export function renderText(r: Report): string {
     rows.push([
       name,
       v.test,
-      declaredText(v),
+      v.declared.toLowerCase(),
       v.outcome,
       v.observed + observedNote(v),
       ...(r.audit ? [] : [expCell]),
