@@ -162,7 +162,7 @@ async function run(argv: string[]): Promise<number> {
  * are only ever renamed into place whole, so none is half-written.
  */
 async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
-  const { killAllGroups } = await import("./lib/wire/_process_group.ts");
+  const { killAllGroups } = await import("./lib/wire/process_group.ts");
   const n = killAllGroups();
   const { stopAllClusters } = await import("./lib/state_io/postgres_live.ts");
   stopAllClusters();

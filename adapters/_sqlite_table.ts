@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { PageWalkError } from "./page_walk_error.ts";
 import { bytesToBase64 } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import type { SqlDatabase } from "./sql_engine.ts";
@@ -264,8 +265,7 @@ export function readRows(
   return records;
 }
 
-/** The b-tree walk met something it does not handle; the plain scan is used instead. */
-export class PageWalkError extends Error {}
+export { PageWalkError };
 
 export function sqlString(s: string): string {
   return "'" + s.replaceAll("'", "''") + "'";

@@ -15,25 +15,25 @@ import {
   splitLockKey,
   summarizeLock,
   summarizeNpmLock,
-} from "../lib/audit/source.ts";
-import { readTarball } from "../lib/audit/tarball.ts";
+} from "../lib/prepare/source.ts";
+import { readTarball } from "../lib/prepare/tarball.ts";
 import {
   checkPrepared,
   emptyPrepared,
   parsePrepared,
   type PreparedTarget,
   renderPrepared,
-} from "../lib/audit/prepared.ts";
+} from "../lib/prepare/prepared.ts";
 import {
   readConfiguredServer,
   stripJsonComments,
-} from "../lib/audit/mcp_config.ts";
-import { planInit, withVersion } from "../lib/audit/init_plan.ts";
-import { renderTargetTemplate } from "../lib/audit/init_template.ts";
+} from "../lib/init/mcp_config.ts";
+import { planInit, withVersion } from "../lib/init/init_plan.ts";
+import { renderTargetTemplate } from "../lib/init/init_template.ts";
 import { parseDefinition } from "../lib/definition/parse.ts";
 import { DefinitionError } from "../lib/errors.ts";
 import { prepareLaunch } from "../lib/sandbox/sandbox.ts";
-import { rebuildSandboxed } from "../lib/audit/fetch.ts";
+import { rebuildSandboxed } from "../lib/prepare/fetch.ts";
 import { runVerity } from "./_verity.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

@@ -28,7 +28,7 @@ import {
   isExactVersion,
   isNpmName,
   isSha512Integrity,
-} from "../audit/source.ts";
+} from "../prepare/source.ts";
 import { reservedEnv } from "../definition/parse.ts";
 import { PLACEHOLDER_RE, PLACEHOLDERS } from "../definition/placeholders.ts";
 import { SYS_NAMES } from "../definition/types.ts";

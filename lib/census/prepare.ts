@@ -18,12 +18,12 @@
 import { join } from "node:path";
 import { UsageError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
-import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
+import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
 import {
   fetchPinned,
   fetchPinnedNode,
   pinFromRegistry,
-} from "../audit/fetch.ts";
+} from "../prepare/fetch.ts";
 import type { CensusEntry, CensusList } from "./list.ts";
 import { pool } from "./pool.ts";
 import { chooseBin } from "./bin.ts";

@@ -25,10 +25,10 @@ import { ServerError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "./_io.ts";
 import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
-import { readConfiguredServer } from "../audit/mcp_config.ts";
+import { readConfiguredServer } from "../init/mcp_config.ts";
 import { TODO } from "../definition/types.ts";
-import { renderTargetTemplate } from "../audit/init_template.ts";
-import { initTarget, listedTools, pathKind } from "../audit/init.ts";
+import { renderTargetTemplate } from "../init/init_template.ts";
+import { initTarget, listedTools, pathKind } from "../init/init.ts";
 import { VERSION } from "../version.ts";
 import {
   parseRemote,

@@ -19,9 +19,9 @@ import {
   checkCommandRunsPin,
   isNodeCommand,
   parseSourcePin,
-} from "../audit/source.ts";
-import { cacheLayout, savePreparedTarget } from "../audit/local.ts";
-import { fetchPinned, fetchPinnedNode } from "../audit/fetch.ts";
+} from "../prepare/source.ts";
+import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
+import { fetchPinned, fetchPinnedNode } from "../prepare/fetch.ts";
 
 export const HELP: string = COMMAND_HELP["prepare"];
 

@@ -11,7 +11,7 @@ import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
-import { checkSeededState } from "../definition/seeded.ts";
+import { checkSeededState } from "../state_io/seeded.ts";
 import { coverage } from "../state/coverage.ts";
 import type { CategoryDelta } from "../state/delta.ts";
 import { verifyReset } from "../state_io/verify_reset.ts";

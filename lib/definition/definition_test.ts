@@ -3,7 +3,7 @@ import { DefinitionError, UsageError } from "../errors.ts";
 import { loadDefinition } from "./load.ts";
 import { parseDefinition } from "./parse.ts";
 import { hasPlaceholder, substitute, substituteDeep } from "./placeholders.ts";
-import { checkSeededState } from "./seeded.ts";
+import { checkSeededState } from "../state_io/seeded.ts";
 
 const GOOD = `
 [fixture]
@@ -715,7 +715,7 @@ Deno.test("a tool's probe: read strictly, placeholders kept", async () => {
 });
 
 Deno.test("seeded state without records: columns read from the seed's file pages equal those read from its image, on every fixture", async () => {
-  const { seededSnapshot, seedColumns } = await import("./seeded.ts");
+  const { seededSnapshot, seedColumns } = await import("../state_io/seeded.ts");
   const { sqliteSeedImage } = await import("../state_io/reset.ts");
   const { readSqlite } = await import("../../adapters/sqlite.ts");
   const { loadSqlEngine } = await import("../../adapters/sql_engine.ts");

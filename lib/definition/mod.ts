@@ -2,8 +2,9 @@
  * Definitions: a fixture's `fixture.toml` or a target's `target.toml`
  * found, read strictly and typed ({@linkcode Definition}): the types (no
  * imports), the pure parser, placeholder substitution, loading with the
- * seeds' digest, and the seeded-state check the commands that observe
- * state call after loading. Loading and the check read the disk.
+ * seeds' digest (which reads the disk). The seeded-state check the
+ * commands that observe state call after loading is
+ * `lib/state_io/seeded.ts`.
  *
  * @module
  */
@@ -12,4 +13,3 @@ export * from "./parse.ts";
 export * from "./placeholders.ts";
 export * from "./load.ts";
 export * from "./seeds.ts";
-export * from "./seeded.ts";

@@ -24,7 +24,7 @@ import {
 import { isDenoRun } from "../sandbox/choose_backend.ts";
 import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
-import { SandboxError } from "../sandbox/_errors.ts";
+import { SandboxError } from "../sandbox/errors.ts";
 import { markOwner } from "../common/owner.ts";
 
 function isExecutable(path: string): boolean {

@@ -19,7 +19,7 @@ import {
   type CacheOptions,
   type PreparedRun,
   resolvePreparedRun,
-} from "../audit/local.ts";
+} from "../prepare/local.ts";
 import {
   chooseBackend,
   prepareLaunch,

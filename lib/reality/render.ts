@@ -4,7 +4,7 @@
  * @module
  */
 import { scoreLine } from "./score.ts";
-import { definitionGitText, targetText } from "../audit/provenance.ts";
+import { definitionGitText, targetText } from "../prepare/provenance.ts";
 import type { ArgumentsFrom } from "./plan.ts";
 import type { RealityCallEntry, RealityReport } from "./report.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
+import type { DefinitionGit, TargetProvenance } from "../prepare/provenance.ts";
 import type { HintState } from "../contracts/contracts.ts";
 import type { ArgumentSource } from "./generate.ts";
 import type { ArgumentsFrom, RealityPlannedTool, SkipReason } from "./plan.ts";

@@ -12,9 +12,9 @@
  * @module
  */
 import { loadDefinition } from "../definition/load.ts";
-import { definitionGitState } from "../audit/definition_git.ts";
-import { targetProvenance } from "../audit/provenance.ts";
-import { checkSeededState } from "../definition/seeded.ts";
+import { definitionGitState } from "../prepare/definition_git.ts";
+import { targetProvenance } from "../prepare/provenance.ts";
+import { checkSeededState } from "../state_io/seeded.ts";
 import { type DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import { substituteDeep } from "../definition/placeholders.ts";
 import { checkListed } from "../definition/listed.ts";

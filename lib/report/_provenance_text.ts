@@ -11,7 +11,7 @@ export {
   definitionGitText,
   NOT_RECORDED,
   targetText,
-} from "../audit/provenance.ts";
+} from "../prepare/provenance.ts";
 import {
   deltaCountsText,
   deriveStateEffects,

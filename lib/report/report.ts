@@ -16,7 +16,7 @@ import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
 import type { StateEffects } from "./effects.ts";
 import type { Claims } from "./claims.ts";
-import type { DefinitionGit, TargetProvenance } from "../audit/provenance.ts";
+import type { DefinitionGit, TargetProvenance } from "../prepare/provenance.ts";
 
 export type { DefinitionGit, TargetProvenance };
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { SandboxError } from "./_errors.ts";
+import { SandboxError } from "./errors.ts";
 import { isWithin } from "../common/paths.ts";
 import type { PortRelaySpec } from "../wire/spawn_spec.ts";
 import type {

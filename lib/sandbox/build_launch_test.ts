@@ -9,7 +9,7 @@ import {
   refusedDenoFlag,
   splitDenoRun,
 } from "./build_launch.ts";
-import { SandboxError } from "./_errors.ts";
+import { SandboxError } from "./errors.ts";
 import type { LaunchRequest } from "./types.ts";
 
 const DENO = "/opt/deno/bin/deno";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { SandboxError } from "./_errors.ts";
+import { SandboxError } from "./errors.ts";
 import { isDenoProgram } from "./build_launch.ts";
 import type { SandboxBackend } from "./types.ts";
 

@@ -1,7 +1,7 @@
 /** The sandbox policy: which backend runs a server, and when verity refuses. */
 import assert from "node:assert/strict";
 import { chooseBackend } from "./choose_backend.ts";
-import { SandboxError } from "./_errors.ts";
+import { SandboxError } from "./errors.ts";
 
 const DENO = "/usr/local/bin/deno";
 const UP = { available: true, reason: null };

@@ -24,12 +24,12 @@ import {
   SYSTEM_DIRS,
 } from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
-import { SandboxError } from "./_errors.ts";
+import { SandboxError } from "./errors.ts";
 import { isWithin } from "../common/paths.ts";
 import type { Launch, LaunchRequest } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 
-export { SandboxError } from "./_errors.ts";
+export { SandboxError } from "./errors.ts";
 export { readAuditLog } from "./audit_log.ts";
 export type { Attempt, SandboxEvidence } from "./audit_log.ts";
 export { chooseBackend } from "./choose_backend.ts";

@@ -4,7 +4,7 @@
  * (`mcp_*`, `.results/**`), is of that class; anything else is
  * unclassified. A pattern may match nothing in the seed (a table created
  * on first use, a result file written by a call); a plain name must name
- * something seeded (`lib/definition/seeded.ts`). Pure.
+ * something seeded (`lib/state_io/seeded.ts`). Pure.
  *
  * Patterns: `*` matches any characters but `/`, `**` any characters
  * including `/`, `?` one character but `/`; `dir/**` also matches `dir`

@@ -28,7 +28,7 @@ import { createHash, type Hash } from "node:crypto";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
-import { PageWalkError } from "../../adapters/_sqlite_table.ts";
+import { PageWalkError } from "../../adapters/page_walk_error.ts";
 import { planSchema, readSchema } from "../../adapters/sqlite_diff.ts";
 import {
   type StreamTable,

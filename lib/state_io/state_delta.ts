@@ -30,7 +30,7 @@ import {
   type SqliteDiffStats,
   type TreeIndex,
 } from "../../adapters/sqlite_diff.ts";
-import { PageWalkError } from "../../adapters/_sqlite_table.ts";
+import { PageWalkError } from "../../adapters/page_walk_error.ts";
 import { imagePageSize, walIndex } from "../../adapters/wal.ts";
 import {
   assembleDelta,

@@ -10,7 +10,7 @@
  */
 import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 import { containCommand } from "./contain.ts";
-import { signalGroup, stopGroup, trackGroup } from "./_process_group.ts";
+import { signalGroup, stopGroup, trackGroup } from "./process_group.ts";
 
 /** Options for {@linkcode ServerProcess.start}. */
 export interface ServerProcessOptions {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StoppedBy } from "./_process_group.ts";
+import type { StoppedBy } from "./process_group.ts";
 
 /** What a held server needs relayed (`SpawnSpec.portRelay`; see `port_relay.ts`). */
 export interface PortRelaySpec {

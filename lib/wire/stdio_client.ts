@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { signalGroup, stopGroup, trackGroup } from "./_process_group.ts";
+import { signalGroup, stopGroup, trackGroup } from "./process_group.ts";
 import { deathMessage } from "./stderr_tail.ts";
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";

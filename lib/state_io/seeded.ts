@@ -11,22 +11,22 @@
 import { isPattern } from "../state/classify.ts";
 import { closestNames } from "../common/closest_names.ts";
 import { DefinitionError } from "../errors.ts";
-import type { Definition } from "./types.ts";
+import type { Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
-import { seedPath } from "./seeds.ts";
+import { seedPath } from "../definition/seeds.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
 import { getPath } from "../state/json_path.ts";
 import { loadSqlEngine } from "../../adapters/sql_engine.ts";
-import { sqliteSeedImage, writeSqliteSeed } from "../state_io/reset.ts";
-import { openSide } from "../state_io/state_delta.ts";
+import { sqliteSeedImage, writeSqliteSeed } from "./reset.ts";
+import { openSide } from "./state_delta.ts";
 import {
   columnsFromPages,
   metaTables,
   type SqliteObservation,
 } from "../../adapters/sqlite.ts";
-import { PageWalkError } from "../../adapters/_sqlite_table.ts";
-import { assembleSnapshot } from "../state_io/snapshot.ts";
-import type { WorkerResult } from "../state_io/_worker_protocol.ts";
+import { PageWalkError } from "../../adapters/page_walk_error.ts";
+import { assembleSnapshot } from "./snapshot.ts";
+import type { WorkerResult } from "./_worker_protocol.ts";
 import type { Snapshot } from "../state/types.ts";
 
 /**

@@ -25,8 +25,8 @@ import {
   withVersion,
 } from "./init_plan.ts";
 import { type ListedTool, renderTargetTemplate } from "./init_template.ts";
-import { cacheLayout, savePreparedTarget } from "./local.ts";
-import { fetchPinned, pinFromRegistry } from "./fetch.ts";
+import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
+import { fetchPinned, pinFromRegistry } from "../prepare/fetch.ts";
 import { VERSION } from "../version.ts";
 import { type AllowanceFacts, detectReadAllowances } from "./init_allow.ts";
 import { findOnPath } from "../sandbox/sandbox.ts";
