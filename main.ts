@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { UsageError } from "./lib/errors.ts";
+import { InputError, UsageError } from "./lib/errors.ts";
 import { VERSION } from "./lib/version.ts";
 import { HelpRequested } from "./lib/cli/args.ts";
 import { COMMAND_HELP } from "./lib/cli/help.ts";
@@ -142,7 +142,7 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (debug) console.error(e);
-    if (e instanceof UsageError) {
+    if (e instanceof InputError) {
       // Messages quote what servers and definitions said: no raw controls.
       console.error(terminalText(e.message));
       return 2;

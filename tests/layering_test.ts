@@ -328,6 +328,18 @@ function privateImports(graph: ModuleGraph): string[] {
   return [...new Set(problems)];
 }
 
+Deno.test("errors: only the command line throws UsageError; libraries throw domain errors", async () => {
+  const offenders: string[] = [];
+  for (const f of files) {
+    if (f === "main.ts" || f.startsWith("lib/cli/") || f === "lib/errors.ts") {
+      continue;
+    }
+    const src = stripComments(await Deno.readTextFile(new URL(f, ROOT)));
+    if (/\bUsageError\b/.test(src)) offenders.push(f);
+  }
+  assert.deepEqual(offenders, []);
+});
+
 Deno.test("layering: no module imports another folder's private _ file", () => {
   assert.deepEqual(privateImports(graph), []);
 });

@@ -11,7 +11,7 @@
  * @module
  */
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 import { type DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import type { LaunchableDefinition } from "../launcher/request.ts";
 import { openSession } from "../wire/session.ts";
@@ -171,7 +171,7 @@ export async function auditServer(
       commandName: "verity census",
     });
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
+    if (!(e instanceof InputError)) throw e;
     const m = message(e);
     return done({
       stage: "launch",
@@ -217,7 +217,7 @@ export async function auditServer(
       server.outcome = "audited";
       return done(null);
     } catch (e) {
-      if (!(e instanceof UsageError)) throw e;
+      if (!(e instanceof InputError)) throw e;
       server.outcome = "partial";
       return done({
         stage: "reality",
@@ -294,7 +294,7 @@ async function listServer(
     await launcher.reset(dirs.state);
     started = await launcher.start(dirs, "list", timeoutMs);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
+    if (!(e instanceof InputError)) throw e;
     return { stage: "launch", kind: "launch_refused", message: message(e) };
   }
   const session = await openSession(started.target, { timeoutMs });

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { PrepareError } from "../errors.ts";
 
 function unscoped(pkg: string): string {
   return pkg.replace(/^@[^/]+\//, "");
@@ -12,7 +12,7 @@ function unscoped(pkg: string): string {
 /**
  * Which bin to run and its script: the list's `bin`, else the only bin,
  * else the bin named like the package, else the first; no bin at all runs
- * the package's main module. Throws `UsageError` for a named bin that does
+ * the package's main module. Throws `PrepareError` for a named bin that does
  * not exist.
  *
  * @example
@@ -42,7 +42,7 @@ export function chooseBin(
   if (wanted !== null) {
     const script = bins[wanted];
     if (script === undefined) {
-      throw new UsageError(
+      throw new PrepareError(
         `bin ${JSON.stringify(wanted)} is not a bin of ${pkg} (its bins: ${
           names.join(", ") || "none"
         })`,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { chooseBin } from "./bin.ts";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 
 Deno.test("chooseBin: the named bin, the only one, the package's own name, else the first", () => {
   const two = { bin: { "a-cli": "./a.js", "server": "./s.js" } };
@@ -28,7 +28,7 @@ Deno.test("chooseBin: the named bin, the only one, the package's own name, else 
   assert.throws(
     () => chooseBin(two, "@x/server", "nope"),
     (e: unknown) =>
-      e instanceof UsageError &&
+      e instanceof InputError &&
       /"nope" is not a bin of @x\/server \(its bins: a-cli, server\)/.test(
         e.message,
       ),

@@ -13,7 +13,7 @@
  * @module
  */
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { CensusError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { readLedgerFile, verifyLedgerFile } from "../evidence/ledger.ts";
@@ -33,7 +33,7 @@ import {
 } from "./output.ts";
 
 function refuse(msg: string): never {
-  throw new UsageError(`verity census merge: ${msg}`);
+  throw new CensusError(`verity census merge: ${msg}`);
 }
 
 async function readShard(dir: string): Promise<CensusDocument> {

@@ -14,7 +14,7 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { CensusError, InputError } from "../errors.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { appendBlocks, type Entry } from "../evidence/ledger.ts";
@@ -40,14 +40,14 @@ export function artifactsOf(
 export async function claimOutDir(out: string, command: string): Promise<void> {
   try {
     for await (const _ of Deno.readDir(out)) {
-      throw new UsageError(
+      throw new CensusError(
         `verity ${command}: --out ${out} is not empty; give a new or empty directory`,
       );
     }
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof InputError) throw e;
     if (!(e instanceof Deno.errors.NotFound)) {
-      throw new UsageError(
+      throw new CensusError(
         `verity ${command}: --out ${out}: ${(e as Error).message}`,
       );
     }

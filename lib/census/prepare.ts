@@ -16,7 +16,7 @@
  * @module
  */
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
 import {
@@ -105,7 +105,7 @@ async function prepareOne(
     result = { id: entry.id, integrity, ...chosen };
     say(`prepared (${integrity.slice(0, 20)}..., bin ${chosen.bin ?? "main"})`);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
+    if (!(e instanceof InputError)) throw e;
     result = {
       id: entry.id,
       error: e.message.replace(/^verity: /, ""),

@@ -34,7 +34,7 @@ export interface RunCensusOptions {
 
 /**
  * Run the census of the servers in `options.shard` and write its directory.
- * Throws `UsageError` only for bad input (a non-empty `--out`).
+ * Throws `InputError` only for bad input (a non-empty `--out`).
  */
 export async function runCensus(
   list: CensusList,

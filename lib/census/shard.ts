@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { CensusError } from "../errors.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 
 /** One shard: `k` of `n`, 1-based. */
@@ -18,7 +18,7 @@ export interface ShardSpec {
 export const MAX_SHARDS = 100_000;
 
 /**
- * Parse `k/N` (1 ≤ k ≤ N). Throws `UsageError` naming the flag and value.
+ * Parse `k/N` (1 ≤ k ≤ N). Throws `CensusError` naming the flag and value.
  *
  * @example
  * ```ts
@@ -29,7 +29,7 @@ export const MAX_SHARDS = 100_000;
 export function parseShardSpec(text: string, where: string): ShardSpec {
   const m = /^([1-9][0-9]*)\/([1-9][0-9]*)$/.exec(text);
   const bad = (why: string): never => {
-    throw new UsageError(
+    throw new CensusError(
       `verity census: ${where} ${JSON.stringify(text)}: ${why}`,
     );
   };

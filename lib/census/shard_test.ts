@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { inShard, parseShardSpec, shardOf } from "./shard.ts";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 
 const IDS = Array.from(
   { length: 200 },
@@ -42,7 +42,7 @@ Deno.test("parseShardSpec: k/N with 1 <= k <= N, else a UsageError naming the va
     assert.throws(
       () => parseShardSpec(bad, "--shard"),
       (e: unknown) =>
-        e instanceof UsageError && e.message.includes(JSON.stringify(bad)),
+        e instanceof InputError && e.message.includes(JSON.stringify(bad)),
       bad,
     );
   }

@@ -7,7 +7,7 @@
  * @module
  */
 import { dirname, resolve } from "node:path";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import type { Report } from "../report/report.ts";
 import { renderText } from "../report/text.ts";
 // The HTML, JUnit and SARIF renderers load when a report is rendered in
@@ -144,7 +144,7 @@ export async function reportOutputs(
         );
       }
     } catch (e) {
-      if (e instanceof UsageError) throw e;
+      if (e instanceof InputError) throw e;
       // does not exist yet: fine
     }
     out[format] = abs;

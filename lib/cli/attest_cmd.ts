@@ -9,7 +9,7 @@
 import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
 import { parseCommandLine } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
@@ -50,7 +50,7 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
   try {
     signer = await importPrivateKey(await readKeyText(keyPath));
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof InputError) throw e;
     throw new UsageError(
       `verity attest: --key ${keyPath}: ${(e as Error).message}`,
     );
@@ -127,7 +127,7 @@ async function verifyAttestation(
   try {
     key = await importPublicKey(await readKeyText(keyPath));
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof InputError) throw e;
     throw new UsageError(
       `verity attest verify: --key ${keyPath}: ${(e as Error).message}`,
     );
@@ -137,7 +137,7 @@ async function verifyAttestation(
   try {
     envelope = parseEvidenceJson((await readTextDocument(envPath)).text);
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof InputError) throw e;
     throw new UsageError(`${envPath}: not valid JSON: ${(e as Error).message}`);
   }
   const fail = (msg: string) => {

@@ -14,7 +14,7 @@ import {
   parseSeconds,
   requireServerCommand,
 } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { appendDocumentToLedger } from "./_ledger.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
@@ -189,7 +189,7 @@ export async function main(argv: string[]): Promise<number> {
         scratchState: false,
       },
     }).catch((e) => {
-      throw e instanceof UsageError
+      throw e instanceof InputError
         ? new UsageError(`verity reality: ${remote.shownUrl}: ${e.message}`)
         : e;
     });
@@ -242,7 +242,7 @@ export async function main(argv: string[]): Promise<number> {
         scratchState: !noSandbox,
       },
     }).finally(() => spare?.dispose()).catch((e) => {
-      throw e instanceof UsageError
+      throw e instanceof InputError
         ? new UsageError(`verity reality: ${command.join(" ")}: ${e.message}`)
         : e;
     });
@@ -270,7 +270,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox: p.values["no-sandbox"] === true,
       ...observer,
     }).catch((e) => {
-      throw e instanceof UsageError && !e.message.startsWith("verity reality:")
+      throw e instanceof InputError && !e.message.startsWith("verity reality:")
         ? new UsageError(`verity reality: ${e.message}`)
         : e;
     });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DefinitionError, UsageError } from "../errors.ts";
+import { DefinitionError, InputError } from "../errors.ts";
 import { loadDefinition } from "./load.ts";
 import { parseDefinition } from "./parse.ts";
 import { hasPlaceholder, substitute, substituteDeep } from "./placeholders.ts";
@@ -71,7 +71,7 @@ async function rejects(
       e.message.startsWith(`${dir}/${name ?? "fixture.toml"}: `),
       `names the file: ${e.message}`,
     );
-    assert.ok(e instanceof UsageError, "maps to exit code 2");
+    assert.ok(e instanceof InputError, "maps to exit code 2");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -131,7 +131,7 @@ Deno.test("bare names are looked up under fixtures/ then targets/", async () => 
         targetsDir: `${root}/targets`,
       }),
       (e) =>
-        e instanceof UsageError &&
+        e instanceof InputError &&
         /no definition named "nothing"/.test(e.message),
     );
   } finally {
@@ -500,7 +500,7 @@ Deno.test("substitute replaces the five placeholders and refuses unknown ones", 
   assert.throws(
     () => substitute("{nope}", vars),
     (e) =>
-      e instanceof UsageError && /unknown placeholder \{nope\}/.test(e.message),
+      e instanceof InputError && /unknown placeholder \{nope\}/.test(e.message),
   );
   assert.throws(() => substitute("{source}/x", vars), /no \[source\]/);
   assert.equal(substitute("{source}/x", { ...vars, source: "/src" }), "/src/x");

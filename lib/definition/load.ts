@@ -10,7 +10,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { DefinitionError, UsageError } from "../errors.ts";
+import { DefinitionError, DefinitionLookupError } from "../errors.ts";
 import { exists } from "../common/exists.ts";
 import { normalizeAbsolute } from "../common/paths.ts";
 import { parseDefinition } from "./parse.ts";
@@ -105,17 +105,19 @@ async function locate(
     const hasF = await exists(f);
     const hasT = await exists(t);
     if (hasF && hasT) {
-      throw new UsageError(
+      throw new DefinitionLookupError(
         `${dir}: holds both fixture.toml and target.toml; name the file to load`,
       );
     }
     return hasF ? f : hasT ? t : null;
   };
-  if (pathOrName === "") throw new UsageError("empty definition name");
+  if (pathOrName === "") {
+    throw new DefinitionLookupError("empty definition name");
+  }
   if (await isDir(pathOrName)) {
     const found = await inDir(absolute(pathOrName));
     if (found) return found;
-    throw new UsageError(
+    throw new DefinitionLookupError(
       `${
         absolute(pathOrName)
       }: no fixture.toml or target.toml in this directory`,
@@ -123,7 +125,9 @@ async function locate(
   }
   if (pathOrName.endsWith(".toml")) {
     if (await exists(pathOrName)) return absolute(pathOrName);
-    throw new UsageError(`${absolute(pathOrName)}: no such definition file`);
+    throw new DefinitionLookupError(
+      `${absolute(pathOrName)}: no such definition file`,
+    );
   }
   if (!pathOrName.includes("/")) {
     const tried: string[] = [];
@@ -140,13 +144,13 @@ async function locate(
         if (found) return found;
       }
     }
-    throw new UsageError(
+    throw new DefinitionLookupError(
       `no definition named ${JSON.stringify(pathOrName)} (looked in ${
         tried.join(", ")
       })`,
     );
   }
-  throw new UsageError(
+  throw new DefinitionLookupError(
     `${
       absolute(pathOrName)
     }: no such definition (expected a directory or a .toml file)`,

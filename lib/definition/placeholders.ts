@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { PlaceholderError } from "../errors.ts";
 import type { PostgresVars } from "./types.ts";
 
 /** The placeholder names a definition may use. */
@@ -64,7 +64,7 @@ export interface PlaceholderValues {
  * Substitute `{deno}`, `{python}`, `{node}`, `{state}`, `{target}`,
  * `{source}` and `{node_modules}` in one string. Only `{identifier}` is a
  * placeholder; other braces (JSON) are literal. An unknown placeholder, or
- * `{source}` without a source, throws a `UsageError`.
+ * `{source}` without a source, throws a `PlaceholderError`.
  *
  * @example
  * ```ts
@@ -77,7 +77,7 @@ export function substitute(
 ): string {
   return value.replace(PLACEHOLDER_RE, (_m, name: string) => {
     if (!(PLACEHOLDERS as readonly string[]).includes(name)) {
-      throw new UsageError(
+      throw new PlaceholderError(
         `unknown placeholder {${name}} in ${JSON.stringify(value)} (known: ${
           PLACEHOLDERS.map((p) => `{${p}}`).join(", ")
         })`,
@@ -85,7 +85,7 @@ export function substitute(
     }
     if (name.startsWith("postgres_")) {
       if (!vars.postgres) {
-        throw new UsageError(
+        throw new PlaceholderError(
           `{${name}} used in ${
             JSON.stringify(value)
           } but the definition has no postgres adapter`,
@@ -95,7 +95,7 @@ export function substitute(
     }
     const v = vars[name as Exclude<keyof PlaceholderValues, "postgres">];
     if (v === null || v === undefined) {
-      throw new UsageError(
+      throw new PlaceholderError(
         name === "node"
           ? `{node} used in ${
             JSON.stringify(value)

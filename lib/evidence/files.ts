@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { EvidenceError } from "../errors.ts";
 import { parsePythonJson, sha256Hex } from "./canonical.ts";
 
 /** V8's longest string (64-bit), in UTF-16 code units. */
@@ -35,7 +35,7 @@ const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Read a UTF-8 text file (a leading BOM dropped). Throws
- * {@linkcode UsageError} naming the file when it is missing, unreadable or
+ * {@linkcode EvidenceError} naming the file when it is missing, unreadable or
  * not UTF-8.
  */
 export async function readTextDocument(
@@ -46,9 +46,9 @@ export async function readTextDocument(
     bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new UsageError(`${path}: no such file`);
+      throw new EvidenceError(`${path}: no such file`);
     }
-    throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+    throw new EvidenceError(`${path}: cannot read: ${(e as Error).message}`);
   }
   // The lossy decoder is several times faster; only text holding U+FFFD can
   // have had invalid bytes, and that is decoded again strictly.
@@ -57,7 +57,7 @@ export async function readTextDocument(
     try {
       text = strict.decode(bytes);
     } catch {
-      throw new UsageError(`${path}: not valid UTF-8`);
+      throw new EvidenceError(`${path}: not valid UTF-8`);
     }
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -65,7 +65,7 @@ export async function readTextDocument(
 }
 
 /**
- * Read and parse a JSON file. Throws {@linkcode UsageError} naming the file
+ * Read and parse a JSON file. Throws {@linkcode EvidenceError} naming the file
  * when it is missing, unreadable, not UTF-8 or not JSON (exit 2).
  */
 export async function readJsonDocument(
@@ -77,7 +77,7 @@ export async function readJsonDocument(
   try {
     value = parsePythonJson(text);
   } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+    throw new EvidenceError(`${path}: not valid JSON: ${(e as Error).message}`);
   }
   return {
     path,
@@ -90,7 +90,7 @@ export async function readJsonDocument(
  * Read an evidence document that may be gzip-compressed (by name `.gz` or
  * by its magic bytes): its text and `sha256:` of the uncompressed bytes,
  * which is the digest ledgers and attestations record. Throws
- * {@linkcode UsageError} naming the file when it is missing, unreadable,
+ * {@linkcode EvidenceError} naming the file when it is missing, unreadable,
  * not gzip when it says so, or not UTF-8.
  */
 export async function readEvidenceText(
@@ -101,9 +101,9 @@ export async function readEvidenceText(
     raw = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new UsageError(`${path}: no such file`);
+      throw new EvidenceError(`${path}: no such file`);
     }
-    throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+    throw new EvidenceError(`${path}: cannot read: ${(e as Error).message}`);
   }
   let bytes = raw;
   if (path.endsWith(".gz") || (raw[0] === 0x1f && raw[1] === 0x8b)) {
@@ -114,7 +114,9 @@ export async function readEvidenceText(
         );
       bytes = new Uint8Array(await new Response(stream).arrayBuffer());
     } catch (e) {
-      throw new UsageError(`${path}: not valid gzip: ${(e as Error).message}`);
+      throw new EvidenceError(
+        `${path}: not valid gzip: ${(e as Error).message}`,
+      );
     }
   }
   let text: string;
@@ -124,11 +126,11 @@ export async function readEvidenceText(
     // A text longer than V8's string limit cannot be decoded at all: say
     // so, rather than blame the encoding.
     if (bytes.length > MAX_STRING_CHARS) {
-      throw new UsageError(
+      throw new EvidenceError(
         `${path}: ${bytes.length} bytes: too large to read as one document (V8's string limit is ${MAX_STRING_CHARS} characters)`,
       );
     }
-    throw new UsageError(`${path}: not valid UTF-8`);
+    throw new EvidenceError(`${path}: not valid UTF-8`);
   }
   return { text, bytes, digest: "sha256:" + sha256Hex(bytes) };
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { EvidenceError } from "../errors.ts";
 import { readJsonDocument, readTextDocument } from "./files.ts";
 import {
   canonicalJson,
@@ -56,7 +56,7 @@ export interface AppendResult {
 /**
  * Read and parse a ledger file (numbers as Python reads them, so ledgers
  * written by mcp-evidence-validator verify exactly). Throws
- * {@linkcode UsageError} naming the file when it is missing or not JSON.
+ * {@linkcode EvidenceError} naming the file when it is missing or not JSON.
  */
 export async function readLedgerFile(path: string): Promise<unknown> {
   await tooLargeToReadWhole(path);
@@ -97,7 +97,7 @@ function utf8(bytes: Uint8Array): string | null {
  * null when `line` answered false, the text is not UTF-8, or the first
  * line grew past `firstMax` bytes with no newline (so a file that is not a
  * ledger is never held whole). A leading BOM is dropped. Throws
- * {@linkcode UsageError} for a missing or unreadable file.
+ * {@linkcode EvidenceError} for a missing or unreadable file.
  */
 async function readLines(
   path: string,
@@ -109,9 +109,9 @@ async function readLines(
     f = await Deno.open(path, { read: true });
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new UsageError(`${path}: no such file`);
+      throw new EvidenceError(`${path}: no such file`);
     }
-    throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+    throw new EvidenceError(`${path}: cannot read: ${(e as Error).message}`);
   }
   try {
     let buf = new Uint8Array(1 << 16);
@@ -128,7 +128,9 @@ async function readLines(
       try {
         n = f.readSync(buf.subarray(held));
       } catch (e) {
-        throw new UsageError(`${path}: cannot read: ${(e as Error).message}`);
+        throw new EvidenceError(
+          `${path}: cannot read: ${(e as Error).message}`,
+        );
       }
       if (n === null) {
         const rest = utf8(buf.subarray(0, held));
@@ -343,7 +345,7 @@ class LineWalk {
 
 /**
  * The line walk of a ledger file ({@linkcode LineWalk}), or null when the
- * file is not in verity's own layout. Throws {@linkcode UsageError} for a
+ * file is not in verity's own layout. Throws {@linkcode EvidenceError} for a
  * missing or unreadable file.
  */
 async function walkLines(
@@ -374,7 +376,7 @@ export interface FileWalk {
  * memory, no limit from string length): every record checked canonical
  * and every block hashed and chained. Null when the file is another
  * layout or does not chain (the whole-file path then reports each
- * problem). Throws {@linkcode UsageError} for a missing or unreadable
+ * problem). Throws {@linkcode EvidenceError} for a missing or unreadable
  * file.
  */
 export async function walkLedgerFile(
@@ -399,7 +401,7 @@ export async function walkLedgerFile(
  * memory; see {@linkcode walkLedgerFile}), every problem named; anything
  * else (mcp-evidence-validator's layout, a record not in canonical form)
  * is read whole and parsed as Python reads it, reporting every problem.
- * Throws {@linkcode UsageError} for a missing, unreadable or non-JSON
+ * Throws {@linkcode EvidenceError} for a missing, unreadable or non-JSON
  * file.
  *
  * @example
@@ -433,7 +435,7 @@ export async function verifyLedgerFile(
     };
   } catch (e) {
     if (e instanceof SyntaxError) {
-      throw new UsageError(`${path}: not valid JSON: ${e.message}`);
+      throw new EvidenceError(`${path}: not valid JSON: ${e.message}`);
     }
     throw e;
   }
@@ -444,7 +446,7 @@ const MAX_TEXT = 2 ** 29 - 24;
 
 /**
  * Read a ledger that is not in verity's own line layout whole (the general
- * path parses it). Throws {@linkcode UsageError} for a missing or unreadable
+ * path parses it). Throws {@linkcode EvidenceError} for a missing or unreadable
  * file, or one too large to be held as one text.
  */
 async function readWholeLedger(
@@ -454,11 +456,11 @@ async function readWholeLedger(
   return await readTextDocument(path);
 }
 
-/** Throws {@linkcode UsageError} when the file is too large to be held as one text. */
+/** Throws {@linkcode EvidenceError} when the file is too large to be held as one text. */
 async function tooLargeToReadWhole(path: string): Promise<void> {
   const size = await Deno.stat(path).then((s) => s.size, () => 0);
   if (size > MAX_TEXT) {
-    throw new UsageError(
+    throw new EvidenceError(
       `${path}: ${size} bytes and not in verity's own ledger layout (one canonical block per line), which is the only layout read as a stream; other layouts are read whole, up to ${MAX_TEXT} bytes`,
     );
   }
@@ -506,7 +508,7 @@ export async function withLedgerLock<T>(
   try {
     f = await Deno.open(lock, { read: true, write: true, create: true });
   } catch (e) {
-    throw new UsageError(
+    throw new EvidenceError(
       `${lock}: cannot open the ledger lock: ${(e as Error).message}`,
     );
   }
@@ -519,7 +521,7 @@ export async function withLedgerLock<T>(
   if (!got) {
     const owner = await ledgerLockOwner(ledgerPath);
     // The pending lock request ends with this process (exit 2 follows).
-    throw new UsageError(
+    throw new EvidenceError(
       `${lock}: another verity (pid ${
         owner?.pid ?? "unknown"
       }) has been writing this ledger for more than ${
@@ -544,7 +546,7 @@ export async function withLedgerLock<T>(
 
 /**
  * Append several blocks to a verity ledger in one atomic write, creating the
- * ledger when it is missing. Refuses (with {@linkcode UsageError}) a file
+ * ledger when it is missing. Refuses (with {@linkcode EvidenceError}) a file
  * that is not a verity ledger, or whose own chain does not verify.
  * Returns the first new index, how many were added, and the new head.
  *
@@ -579,7 +581,7 @@ export async function appendBlocks(
           // read as its last copy.
           doc = parseEvidenceJson(text, { numbers: "python" });
         } catch (e) {
-          throw new UsageError(
+          throw new EvidenceError(
             `${ledgerPath}: not valid JSON: ${(e as Error).message}`,
           );
         }
@@ -591,14 +593,14 @@ export async function appendBlocks(
         if (
           typeof doc !== "object" || doc === null || d.ledger !== LEDGER_NAME
         ) {
-          throw new UsageError(
+          throw new EvidenceError(
             `${ledgerPath}: not a verity ledger (ledger field ${
               JSON.stringify(d?.ledger) ?? "missing"
             }); verity appends only to its own ledgers`,
           );
         }
         if (d.version !== LEDGER_VERSION) {
-          throw new UsageError(
+          throw new EvidenceError(
             `${ledgerPath}: unsupported verity ledger version ${
               JSON.stringify(d.version)
             }`,
@@ -610,7 +612,7 @@ export async function appendBlocks(
           !(p.kind === "head" && v.head !== null)
         );
         if (problems.length > 0 || v.head === null) {
-          throw new UsageError(
+          throw new EvidenceError(
             `${ledgerPath}: the ledger's own chain does not verify (${problems.length} problem(s); first: ${
               problems[0]?.message ?? "no head"
             }); refusing to append`,
@@ -735,7 +737,7 @@ export async function appendBlock(
  * Bind a document to a ledger file (see `bindToLedger`), walking verity's
  * own layout a line at a time; another layout, or a chain that does not reach
  * the head, is read whole and every problem named. Throws
- * {@linkcode UsageError} for a missing, unreadable or non-JSON ledger.
+ * {@linkcode EvidenceError} for a missing, unreadable or non-JSON ledger.
  */
 export async function bindToLedgerFile(
   path: string,
@@ -764,6 +766,6 @@ export async function bindToLedgerFile(
   try {
     return bindToLedger(text, expectedHead, digest, types, expect);
   } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+    throw new EvidenceError(`${path}: not valid JSON: ${(e as Error).message}`);
   }
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import {
   appendBlock,
   appendBlocks,
@@ -79,7 +79,7 @@ Deno.test("appending refuses a ledger whose own chain does not verify, and leave
   await assert.rejects(
     () => appendBlock(path, "report", { n: 3 }),
     (e: Error) =>
-      e instanceof UsageError &&
+      e instanceof InputError &&
       /own chain does not verify .*block 0: hash/.test(e.message),
   );
   assert.equal(await Deno.readTextFile(path), tampered);
@@ -102,7 +102,7 @@ Deno.test("appending refuses what is not a verity ledger: another tool's ledger,
   await assert.rejects(
     () => appendBlock(broken, "report", {}),
     (e: Error) =>
-      e instanceof UsageError && /broken\.json: not valid JSON/.test(e.message),
+      e instanceof InputError && /broken\.json: not valid JSON/.test(e.message),
   );
   await assert.rejects(() => appendBlock(`${dir}/x.json`, "", {}), TypeError);
   await assert.rejects(
@@ -346,7 +346,7 @@ Deno.test("a file past V8's string limit that is not verity's layout is refused 
     await assert.rejects(
       call,
       (e: Error) =>
-        e instanceof UsageError &&
+        e instanceof InputError &&
         /read whole, up to 536870888 bytes/.test(e.message),
     );
   }
@@ -414,7 +414,7 @@ Deno.test("the file verify gives the whole-text answer, intact or forged; a reco
     await Deno.writeTextFile(path, broken);
     await assert.rejects(
       () => verifyLedgerFile(path, head),
-      (e: Error) => e instanceof UsageError && /not valid JSON/.test(e.message),
+      (e: Error) => e instanceof InputError && /not valid JSON/.test(e.message),
     );
   }
   assert.equal((await verify(text.replaceAll("\n", "\r\n"), head)).ok, true);

@@ -142,7 +142,7 @@ export async function pathKind(p: string): Promise<PathKind> {
 /**
  * Start the server sandboxed, list its tools and write
  * `<targetDir>/target.toml`. Throws `ServerError` (exit 2) when the server
- * cannot be started or listed, `UsageError` for a refused sandbox or a
+ * cannot be started or listed, `InputError` for a refused sandbox or a
  * failed pin.
  *
  * @example

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { ConfigError } from "../errors.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** One stdio server as a client would start it. */
@@ -110,7 +110,7 @@ export function serverTables(
 
 /**
  * Read one server's entry from an MCP client configuration file. Every
- * problem is a {@linkcode UsageError} naming the file and the key.
+ * problem is a {@linkcode ConfigError} naming the file and the key.
  *
  * @example
  * ```ts
@@ -131,20 +131,20 @@ export function readConfiguredServer(
   try {
     doc = JSON.parse(stripJsonComments(text));
   } catch (e) {
-    throw new UsageError(
+    throw new ConfigError(
       `${file}: not JSON (or JSON with comments): ${(e as Error).message}`,
     );
   }
   const tables = serverTables(doc);
   if (tables.length === 0) {
-    throw new UsageError(
+    throw new ConfigError(
       `${file}: no server table: expected "mcpServers" (Claude Desktop, Cursor), "servers" (VS Code mcp.json) or "mcp.servers" (VS Code settings)`,
     );
   }
   const found = tables.find((t) => Object.hasOwn(t.servers, name));
   if (!found) {
     const names = tables.flatMap((t) => Object.keys(t.servers));
-    throw new UsageError(
+    throw new ConfigError(
       `${file}: no server named ${JSON.stringify(name)} (listed: ${
         names.length ? names.map((n) => JSON.stringify(n)).join(", ") : "none"
       })`,
@@ -153,34 +153,34 @@ export function readConfiguredServer(
   const where = `${found.table}.${JSON.stringify(name)}`;
   const entry = found.servers[name];
   if (!isPlainObject(entry)) {
-    throw new UsageError(`${file}: ${where}: expected an object`);
+    throw new ConfigError(`${file}: ${where}: expected an object`);
   }
   const type = entry.type;
   if (
     entry.url !== undefined ||
     (type !== undefined && type !== "stdio")
   ) {
-    throw new UsageError(
+    throw new ConfigError(
       `${file}: ${where}: a remote server (${
         entry.url !== undefined ? "url" : `type ${JSON.stringify(type)}`
       }); verity audits servers it starts over stdio`,
     );
   }
   if (typeof entry.command !== "string" || entry.command.trim() === "") {
-    throw new UsageError(
+    throw new ConfigError(
       `${file}: ${where}.command: expected the program to start, as a string`,
     );
   }
   const args: string[] = [];
   if (entry.args !== undefined) {
     if (!Array.isArray(entry.args)) {
-      throw new UsageError(
+      throw new ConfigError(
         `${file}: ${where}.args: expected an array of strings`,
       );
     }
     entry.args.forEach((a, i) => {
       if (typeof a !== "string") {
-        throw new UsageError(
+        throw new ConfigError(
           `${file}: ${where}.args[${i}]: expected a string, got ${
             JSON.stringify(a)
           }`,
@@ -192,11 +192,11 @@ export function readConfiguredServer(
   const env: Record<string, string> = {};
   if (entry.env !== undefined) {
     if (!isPlainObject(entry.env)) {
-      throw new UsageError(`${file}: ${where}.env: expected an object`);
+      throw new ConfigError(`${file}: ${where}.env: expected an object`);
     }
     for (const [k, v] of Object.entries(entry.env)) {
       if (typeof v !== "string") {
-        throw new UsageError(
+        throw new ConfigError(
           `${file}: ${where}.env.${k}: expected a string, got ${
             JSON.stringify(v)
           }`,

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { PrepareError } from "../errors.ts";
 import {
   type CacheOptions,
   type PreparedRun,
@@ -282,7 +282,7 @@ export class DefinitionLauncher {
  * Gather the facts for launching a definition's servers: check a prepared
  * target's cache (exit 2 naming `verity prepare` when it is missing or
  * stale), resolve `{deno}`, `{python}` and `{node}`, probe bubblewrap when the choice
- * depends on it, and choose the backend. Refusals are `UsageError`s (one
+ * depends on it, and choose the backend. Refusals are `PrepareError`s (one
  * line, exit 2).
  *
  * Requires `--allow-read`, `--allow-run`, `--allow-env` and `--allow-write`
@@ -305,8 +305,10 @@ export async function openLauncher(
   try {
     prepared = await resolvePreparedRun(def, options.cache);
   } catch (e) {
-    if (e instanceof UsageError && e.constructor === UsageError) {
-      throw new UsageError(`${options.commandName ?? "verity"}: ${e.message}`);
+    if (e instanceof PrepareError) {
+      throw new PrepareError(
+        `${options.commandName ?? "verity"}: ${e.message}`,
+      );
     }
     throw e;
   }

@@ -192,7 +192,7 @@ export function needsBubblewrapProbe(
  * The exact request the sandbox gets for one server process of a session:
  * command and environment with placeholders substituted, `VERITY_STATE_DIR`,
  * read paths, backend, evidence directory and the prepared DENO_DIR.
- * Throws `UsageError` for an unknown placeholder or `{source}` without one.
+ * Throws `InputError` for an unknown placeholder or `{source}` without one.
  *
  * @example
  * ```ts

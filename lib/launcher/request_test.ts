@@ -6,7 +6,7 @@ import {
   needsBubblewrapProbe,
   usesPython,
 } from "./request.ts";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 
 const SETUP: LaunchSetup = {
   backend: "deno",
@@ -59,7 +59,7 @@ Deno.test("without a prepared cache the request leaves DENO_DIR to the sandbox, 
   assert.equal("denoDir" in req, false);
   assert.throws(
     () => launchRequest(DEF, setup, { state: "/s", evidence: "/e" }, "a"),
-    (e) => e instanceof UsageError && /\{source\}/.test(e.message),
+    (e) => e instanceof InputError && /\{source\}/.test(e.message),
   );
 });
 
@@ -137,7 +137,7 @@ Deno.test("a session database fills {postgres_…} and grants its socket; withou
   assert.throws(
     () => launchRequest(def, SETUP, { state: "/s", evidence: "/e" }, "server"),
     (e: unknown) =>
-      e instanceof UsageError && /no postgres adapter/.test(e.message),
+      e instanceof InputError && /no postgres adapter/.test(e.message),
   );
   assert.match(commandForChoice(def, SETUP).at(-1)!, /^postgresql:\/\/probe@/);
   assert.equal(req.connect, undefined);

@@ -14,7 +14,7 @@
  * @module
  */
 import { dirname, join, relative } from "node:path";
-import { UsageError } from "../errors.ts";
+import { PrepareError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { findOnPath, resolveDeno } from "../sandbox/sandbox.ts";
 import {
@@ -42,7 +42,7 @@ interface ProgramRun {
   stderr: string;
 }
 
-/** Run a helper program with a time limit; a program that cannot start is a UsageError. */
+/** Run a helper program with a time limit; a program that cannot start is a PrepareError. */
 async function runProgram(
   program: string,
   args: string[],
@@ -60,7 +60,7 @@ async function runProgram(
       stderr: "piped",
     }).spawn();
   } catch (e) {
-    throw new UsageError(`cannot start ${program}: ${(e as Error).message}`);
+    throw new PrepareError(`cannot start ${program}: ${(e as Error).message}`);
   }
   const timer = setTimeout(() => {
     try {
@@ -106,7 +106,7 @@ export async function pinFromRegistry(
 ): Promise<{ version: string; integrity: string }> {
   const npm = npmPath();
   if (npm === null) {
-    throw new UsageError(
+    throw new PrepareError(
       `verity: npm is needed to pin ${pkg}@${range} (its exact version and integrity); install Node/npm, or write the [source] by hand`,
     );
   }
@@ -120,7 +120,7 @@ export async function pinFromRegistry(
         timeoutMs: 120_000,
       });
       if (r.code !== 0 || r.stdout.trim() === "") {
-        throw new UsageError(
+        throw new PrepareError(
           `verity: npm view ${spec} ${field} failed (exit ${r.code}): ${
             lastLines(r.stderr) || "no such version"
           }`,
@@ -132,13 +132,13 @@ export async function pinFromRegistry(
     const list = Array.isArray(versions) ? versions : [versions];
     const version = String(list[list.length - 1]);
     if (!isExactVersion(version)) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: npm view ${pkg}@${range} gave no exact version (${version})`,
       );
     }
     const integrity = String(await view(`${pkg}@${version}`, "dist.integrity"));
     if (!isSha512Integrity(integrity)) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: ${pkg}@${version} has no sha512 integrity in the registry (${integrity})`,
       );
     }
@@ -176,7 +176,7 @@ async function packAndVerify(
     { cwd: work, env, timeoutMs: 300_000 },
   );
   if (r.code !== 0) {
-    throw new UsageError(
+    throw new PrepareError(
       `verity: npm pack ${pin.package}@${pin.version} failed (exit ${r.code}): ${
         lastLines(r.stderr)
       }`,
@@ -195,13 +195,13 @@ async function packAndVerify(
     }
   }
   if (filename === null) {
-    throw new UsageError(`verity: npm pack left no tarball in ${dest}`);
+    throw new PrepareError(`verity: npm pack left no tarball in ${dest}`);
   }
   const path = join(dest, filename);
   const bytes = await Deno.readFile(path);
   const got = integrityOf(bytes);
   if (got !== pin.integrity) {
-    throw new UsageError(
+    throw new PrepareError(
       `verity: integrity mismatch for ${pin.package}@${pin.version}: [source].integrity is ${pin.integrity}, the registry's tarball hashes to ${got}; refusing to prepare`,
     );
   }
@@ -239,13 +239,13 @@ async function denoCache(
   });
   if (r.code !== 0) {
     if (useExisting && /lockfile is out of date/i.test(r.stderr)) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: ${lockPath} does not lock ${
           npmSpecifier(pin)
         }; rerun verity prepare with --update-lock to re-resolve it`,
       );
     }
-    throw new UsageError(
+    throw new PrepareError(
       `verity: deno cache ${npmSpecifier(pin)} failed (exit ${r.code}): ${
         lastLines(r.stderr)
       }`,
@@ -260,7 +260,7 @@ async function extract(bytes: Uint8Array, dir: string): Promise<number> {
   try {
     entries = readTarball(bytes);
   } catch (e) {
-    throw new UsageError(
+    throw new PrepareError(
       `verity: cannot read the package tarball: ${(e as Error).message}`,
     );
   }
@@ -373,22 +373,22 @@ export async function fetchPinned(
     try {
       lock = summarizeLock(cached.lockText, pin);
     } catch (e) {
-      throw new UsageError(`verity: ${lockPath}: ${(e as Error).message}`);
+      throw new PrepareError(`verity: ${lockPath}: ${(e as Error).message}`);
     }
     if (lock.rootIntegrity === null) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: the lockfile does not record ${
           npmSpecifier(pin)
         }; rerun verity prepare with --update-lock`,
       );
     }
     if (lock.rootIntegrity !== pin.integrity) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: integrity mismatch for ${pin.package}@${pin.version}: [source].integrity is ${pin.integrity}, the lockfile (what Deno downloaded and checked) records ${lock.rootIntegrity}; refusing to prepare`,
       );
     }
     if (!await packageCached(layout.denoDir, pin.package, pin.version)) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: deno cache succeeded but ${pin.package}@${pin.version} is not in ${layout.denoDir}`,
       );
     }
@@ -452,7 +452,7 @@ function nodePath(): string | null {
  * better-sqlite3 compile here) inside bubblewrap: no network, only `dir`
  * writable, the auditor's home and /tmp hidden. node-gyp builds against
  * the headers installed beside node (`<prefix>/include/node`), so nothing
- * is downloaded. Throws `UsageError` when bubblewrap is missing or a script
+ * is downloaded. Throws `PrepareError` when bubblewrap is missing or a script
  * fails.
  *
  * Requires `--allow-run` (bwrap, npm), `--allow-read`, `--allow-write`
@@ -465,7 +465,7 @@ export async function rebuildSandboxed(
 ): Promise<void> {
   const bwrap = findOnPath("bwrap", Deno.env.get("PATH") ?? "");
   if (bwrap === null) {
-    throw new UsageError(
+    throw new PrepareError(
       "verity: a Node target's install scripts run under bubblewrap, which is not installed (apt-get install -y bubblewrap)",
     );
   }
@@ -516,7 +516,7 @@ export async function rebuildSandboxed(
     () => {},
   );
   if (r.code !== 0) {
-    throw new UsageError(
+    throw new PrepareError(
       `verity: npm rebuild (install scripts, sandboxed, offline) failed (exit ${r.code}): ${
         lastLines(r.stdout + "\n" + r.stderr)
       }`,
@@ -542,7 +542,7 @@ export async function fetchPinnedNode(
   const npm = npmPath();
   const node = nodePath();
   if (npm === null || node === null) {
-    throw new UsageError(
+    throw new PrepareError(
       "verity: a Node target needs node and npm on PATH to be prepared",
     );
   }
@@ -555,7 +555,7 @@ export async function fetchPinnedNode(
   try {
     say(`fetching ${pin.package}@${pin.version} with npm pack`);
     const packed = await packAndVerify(pin, work);
-    if (packed === null) throw new UsageError("verity: npm is not installed");
+    if (packed === null) throw new PrepareError("verity: npm is not installed");
     const lockPath = join(options.targetDir, NODE_LOCK_FILE);
     const useExisting = options.updateLock !== true && await exists(lockPath);
     const stage = join(work, "node");
@@ -596,7 +596,7 @@ export async function fetchPinnedNode(
       timeoutMs: 900_000,
     });
     if (r.code !== 0) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: npm ${
           npmArgs[0]
         } ${pin.package}@${pin.version} failed (exit ${r.code}): ${
@@ -613,10 +613,10 @@ export async function fetchPinnedNode(
     try {
       lock = summarizeNpmLock(lockText, pin);
     } catch (e) {
-      throw new UsageError(`verity: ${lockPath}: ${(e as Error).message}`);
+      throw new PrepareError(`verity: ${lockPath}: ${(e as Error).message}`);
     }
     if (lock.rootIntegrity !== pin.integrity) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: integrity mismatch for ${pin.package}@${pin.version}: [source].integrity is ${pin.integrity}, the npm lockfile records ${
           lock.rootIntegrity ?? "nothing"
         }; refusing to prepare`,
@@ -629,7 +629,7 @@ export async function fetchPinnedNode(
       version?: unknown;
     }).version;
     if (version !== pin.version) {
-      throw new UsageError(
+      throw new PrepareError(
         `verity: npm installed ${pin.package}@${
           String(version)
         }, not ${pin.version}`,

@@ -14,7 +14,7 @@
  * @module
  */
 import { join, relative, resolve } from "node:path";
-import { UsageError } from "../errors.ts";
+import { PrepareError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import type { Definition } from "../definition/types.ts";
 import {
@@ -74,14 +74,14 @@ export async function readPrepared(layout: CacheLayout): Promise<PreparedFile> {
     text = await Deno.readTextFile(layout.preparedFile);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return emptyPrepared();
-    throw new UsageError(
+    throw new PrepareError(
       `${layout.preparedFile}: cannot read: ${(e as Error).message}`,
     );
   }
   try {
     return parsePrepared(text);
   } catch (e) {
-    throw new UsageError(
+    throw new PrepareError(
       `${layout.preparedFile}: ${
         (e as Error).message
       } (delete it and run verity prepare again)`,
@@ -115,7 +115,7 @@ export async function savePreparedTarget(
     }
   }
   if (!held) {
-    throw new UsageError(
+    throw new PrepareError(
       `${lock}: another verity prepare holds the lock; retry when it is done`,
     );
   }
@@ -213,7 +213,7 @@ async function isDirectory(path: string): Promise<boolean> {
  * For a target with a `[source]`: check that it was prepared for exactly
  * its pin and that the prepared files are intact, and return `{source}` and
  * the DENO_DIR. Null for definitions without a `[source]`. Throws
- * {@linkcode UsageError} (exit 2) with what to do otherwise.
+ * {@linkcode PrepareError} (exit 2) with what to do otherwise.
  *
  * @example
  * ```ts ignore
@@ -259,7 +259,7 @@ export async function resolvePreparedRun(
       ? await nodePackageInstalled(nodeModules, pin.package, pin.version)
       : await packageCached(denoDir, pin.package, pin.version),
   });
-  if (problem !== null) throw new UsageError(problem);
+  if (problem !== null) throw new PrepareError(problem);
   return {
     source: resolve(layout.root, entry!.source),
     denoDir,

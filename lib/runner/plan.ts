@@ -5,7 +5,7 @@
  * @module
  */
 import type { HintState } from "../contracts/contracts.ts";
-import { UsageError } from "../errors.ts";
+import { SelectionError } from "../errors.ts";
 
 /** A tool selected for the battery (a tool and one of its argument variants). */
 export interface PlannedTool {
@@ -75,7 +75,7 @@ export function selectTools(
   for (const sel of selectors) {
     const m = /^([^[\]]+)(?:\[([^\]]+)\])?$/.exec(sel);
     if (!m) {
-      throw new UsageError(
+      throw new SelectionError(
         `--tool ${JSON.stringify(sel)}: expected NAME or NAME[variant]`,
       );
     }
@@ -84,7 +84,7 @@ export function selectTools(
       t.name === name && (variant === undefined || t.variant === variant)
     );
     if (hits.length === 0) {
-      throw new UsageError(
+      throw new SelectionError(
         `--tool ${JSON.stringify(sel)}: no such tool in the definition (have: ${
           [
             ...new Set(

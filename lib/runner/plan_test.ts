@@ -6,7 +6,7 @@ import {
   selectTools,
   wantsConcurrent,
 } from "./plan.ts";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 
 const TOOLS = [
   { name: "get", variant: null, arguments: {} },
@@ -38,13 +38,13 @@ Deno.test("selectTools: an unknown tool or a malformed selector is a usage error
   assert.throws(
     () => selectTools(TOOLS, ["delete"]),
     (e: Error) =>
-      e instanceof UsageError && e.message.includes('"delete"') &&
+      e instanceof InputError && e.message.includes('"delete"') &&
       e.message.includes("have: get, put[new], put[existing]"),
   );
   assert.throws(
     () => selectTools(TOOLS, ["put[new"]),
     (e: Error) =>
-      e instanceof UsageError && e.message.includes("NAME[variant]"),
+      e instanceof InputError && e.message.includes("NAME[variant]"),
   );
 });
 

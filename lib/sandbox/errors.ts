@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 
 /** A launch that cannot be made as asked; the message names the value at fault. */
-export class SandboxError extends UsageError {
+export class SandboxError extends InputError {
   override name = "SandboxError";
 }

@@ -16,7 +16,7 @@ import {
 import { noProcessFilter } from "./_seccomp.ts";
 import type { LaunchRequest } from "./types.ts";
 import { openSession } from "../wire/session.ts";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 
 const FIXTURE =
   new URL("../../fixtures/honest-closedworld", import.meta.url).pathname;
@@ -109,7 +109,7 @@ Deno.test("prepareLaunch: a missing state directory or read path is a one-line u
         request({ state: "/nonexistent/verity-state", evidence: "/tmp/x" }),
       ),
     (e: Error) =>
-      e instanceof SandboxError && e instanceof UsageError &&
+      e instanceof SandboxError && e instanceof InputError &&
       e.message ===
         'state directory "/nonexistent/verity-state" does not exist',
   );

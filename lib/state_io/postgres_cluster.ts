@@ -41,7 +41,7 @@ import pg from "pg";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath } from "../definition/seeds.ts";
-import { DefinitionError, SeedError, UsageError } from "../errors.ts";
+import { DefinitionError, EnvironmentError, SeedError } from "../errors.ts";
 import { seedRefusal, shownSeedPath } from "./seed_guard.ts";
 import {
   type PostgresObservation,
@@ -140,7 +140,7 @@ const INSTALL_HINT =
 /**
  * Find the directory holding `initdb`, `postgres` and `psql`:
  * `VERITY_PG_BINDIR`, else the newest `/usr/lib/postgresql/<v>/bin`, else
- * `PATH`. Throws a {@linkcode UsageError} saying how to install them.
+ * `PATH`. Throws a {@linkcode EnvironmentError} saying how to install them.
  */
 export function findPostgresBinDir(): string {
   const has = (dir: string) =>
@@ -154,7 +154,7 @@ export function findPostgresBinDir(): string {
   const env = Deno.env.get("VERITY_PG_BINDIR");
   if (env) {
     if (has(env)) return env;
-    throw new UsageError(
+    throw new EnvironmentError(
       `VERITY_PG_BINDIR=${env} holds no initdb, postgres and psql: ${INSTALL_HINT}`,
     );
   }
@@ -174,7 +174,7 @@ export function findPostgresBinDir(): string {
   for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
     if (dir && has(dir)) return dir;
   }
-  throw new UsageError(
+  throw new EnvironmentError(
     `PostgreSQL 14 or newer not found (looked in VERITY_PG_BINDIR, /usr/lib/postgresql/*/bin and PATH): ${INSTALL_HINT}`,
   );
 }

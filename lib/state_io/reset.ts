@@ -20,7 +20,12 @@
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath, walkSeed } from "../definition/seeds.ts";
-import { DefinitionError, SeedError, UsageError } from "../errors.ts";
+import {
+  DefinitionError,
+  EnvironmentError,
+  InputError,
+  SeedError,
+} from "../errors.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
 import { constants as sqliteConstants, DatabaseSync } from "node:sqlite";
 import { seedRefusal, shownSeedPath } from "./seed_guard.ts";
@@ -358,7 +363,9 @@ export async function resetState(
 ): Promise<void> {
   try {
     for await (const _ of Deno.readDir(stateDir)) {
-      throw new UsageError(`reset: state directory ${stateDir} is not empty`);
+      throw new EnvironmentError(
+        `reset: state directory ${stateDir} is not empty`,
+      );
     }
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
@@ -417,7 +424,7 @@ export async function resetState(
         for (const d of dirModes.reverse()) await Deno.chmod(d.path, d.mode);
       }
     } catch (e) {
-      if (e instanceof UsageError) throw e;
+      if (e instanceof InputError) throw e;
       if (
         e instanceof Deno.errors.NotFound &&
         !(await exists(src, { followSymlinks: false }))

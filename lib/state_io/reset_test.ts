@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
 import {
   isSqliteImage,
@@ -63,7 +63,7 @@ Deno.test("reset: a non-empty state directory is refused", async () => {
     await Deno.writeTextFile(`${dir}/old`, "x");
     await assert.rejects(
       resetState(def, dir),
-      (e) => e instanceof UsageError && /is not empty/.test(e.message),
+      (e) => e instanceof InputError && /is not empty/.test(e.message),
     );
     await Deno.remove(`${dir}/old`);
     await resetState(def, dir);
