@@ -88,7 +88,10 @@ for (const dir of censuses) {
     );
 
     // Summary and page re-derive from the servers.
-    assert.deepEqual(doc.summary, summarize(doc.servers));
+    // Documents written before the claims line do not carry it.
+    const derived = summarize(doc.servers);
+    if (doc.summary.claims === undefined) delete derived.claims;
+    assert.deepEqual(doc.summary, derived);
     const html = await readPlainOrGz(join(dir, "census.html"));
     assert.equal(html, renderCensusHtml(doc));
 

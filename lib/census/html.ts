@@ -165,7 +165,14 @@ small{color:#555}code{background:#f3f3f3;padding:0 .2rem}
     pct(s.serversDeclaring, listed)
   })</td></tr>
 <tr><th>servers declaring a hint on every tool</th><td>${s.serversDeclaringEveryTool}</td></tr>
-<tr><th>servers with a malformed hint</th><td>${s.serversMalformed}</td></tr>
+<tr><th>servers with a malformed hint</th><td>${s.serversMalformed}</td></tr>${
+    s.claims === undefined ? "" : `
+<tr><th>falsifiable claims</th><td>${s.claims.falsifiable}: ${s.claims.tested} tested (the census runs no battery), violation rate ${
+      s.claims.violationRate === null
+        ? "not measured"
+        : pct(s.claims.violated, s.claims.tested)
+    }</td></tr>`
+  }
 <tr><th>tools</th><td>${s.hints.tools}: ${s.hints.toolsDeclaring} declare a hint (${
     pct(s.hints.toolsDeclaring, s.hints.tools)
   }), ${s.hints.toolsComplete} all four well-formed, ${s.hints.toolsMalformed} a malformed one</td></tr>

@@ -10,6 +10,8 @@
  *
  * @module
  */
+import { isClaim } from "../report/claims.ts";
+import { TEST_NAMES } from "../definition/types.ts";
 import {
   HINT_NAMES,
   type HintName,
@@ -137,6 +139,21 @@ export interface CensusSummary {
   malformedKinds: Record<string, number>;
   /** Reality grades of audited servers; `ungraded` has a score under half coverage, `none` nothing checkable. */
   grades: Record<Grade | "ungraded" | "none", number>;
+  /**
+   * The falsifiable claims the listed tools make (`readOnlyHint: true`,
+   * `destructiveHint: false`, `idempotentHint: true`, `openWorldHint:
+   * false`, one per test a declaration makes falsifiable), how many were
+   * tested and violated, and mcp-groundtruth's violation rate (violated /
+   * tested). The census lists and reality-checks; it runs no battery, so
+   * none is tested and the rate is null. Absent in documents written
+   * before 2026-12-02.
+   */
+  claims?: {
+    falsifiable: number;
+    tested: number;
+    violated: number;
+    violationRate: number | null;
+  };
 }
 
 /** One shard's run: what `run` records (timing and provenance fields). */
@@ -355,6 +372,21 @@ export function summarize(servers: readonly CensusServer[]): CensusSummary {
     hints,
     malformedKinds,
     grades,
+    claims: {
+      falsifiable: servers.reduce(
+        (n, s) =>
+          n +
+          s.tools.reduce(
+            (m, t) =>
+              m + TEST_NAMES.filter((test) => isClaim(test, t.hints)).length,
+            0,
+          ),
+        0,
+      ),
+      tested: 0,
+      violated: 0,
+      violationRate: null,
+    },
   };
 }
 
