@@ -194,7 +194,10 @@ export function parseDefinition(text: string, file: string): Definition {
   const read = Object.hasOwn(head, "read")
     ? r.strings(head.read, `${kind}.read`)
     : [];
-  read.forEach((p, i) => r.placeholders(p, `${kind}.read[${i}]`, hasSource));
+  read.forEach((p, i) => {
+    r.placeholders(p, `${kind}.read[${i}]`, hasSource);
+    noTraversal(r, p, `${kind}.read[${i}]`);
+  });
   let cwd: string | null = null;
   if (Object.hasOwn(head, "cwd")) {
     cwd = r.nonEmptyString(head.cwd, `${kind}.cwd`);
@@ -207,6 +210,7 @@ export function parseDefinition(text: string, file: string): Definition {
         }`,
       );
     }
+    noTraversal(r, cwd, `${kind}.cwd`);
   }
   const allow: Allowances = { sys: [], run: [] };
   if (Object.hasOwn(head, "allow")) {
@@ -243,12 +247,14 @@ export function parseDefinition(text: string, file: string): Definition {
     }
     if (Object.hasOwn(a, "read")) {
       const extra = r.strings(a.read, `${kind}.allow.read`);
-      extra.forEach((p, i) =>
-        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource)
-      );
+      extra.forEach((p, i) => {
+        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource);
+        noTraversal(r, p, `${kind}.allow.read[${i}]`);
+      });
       read.push(...extra);
     }
   }
+  if (cwd !== null) cwdReadable(r, cwd, read, dirname(file), `${kind}.cwd`);
 
   const { transport, url } = parseTransport(r, head, kind, [
     ...command.map((c, i) => [c, `${kind}.command[${i}]`] as const),
@@ -431,4 +437,48 @@ function parseTransport(
     }
   }
   return { transport, url };
+}
+
+/**
+ * A path the sandbox grants must say what it grants: a `..` segment could
+ * climb out of `{state}` or `{target}` into the host (hardening, round three).
+ */
+function noTraversal(r: Reader, p: string, keyPath: string): void {
+  if (p.split("/").includes("..")) {
+    r.fail(
+      keyPath,
+      `${
+        JSON.stringify(p)
+      } has a ".." segment: name the directory itself (paths the server may read never climb out of where they start)`,
+    );
+  }
+}
+
+/** Directories a server may always read: its state, its definition, its source. */
+const READABLE_ROOTS = ["{state}", "{target}", "{source}", "{node_modules}"];
+
+/**
+ * The server's working directory must be one it may read (the state or
+ * definition directory, the source, a read path), as the launcher requires:
+ * checked here so a wrong `cwd` is one line before anything runs, not a
+ * battery of SETUP_FAILED.
+ */
+function cwdReadable(
+  r: Reader,
+  cwd: string,
+  read: readonly string[],
+  dir: string,
+  keyPath: string,
+): void {
+  const within = (d: string) => {
+    const base = d.replace(/\/+$/, "");
+    return cwd === base || cwd.startsWith(base + "/");
+  };
+  if ([...READABLE_ROOTS, dir, ...read].some(within)) return;
+  r.fail(
+    keyPath,
+    `${
+      JSON.stringify(cwd)
+    } is outside what the server may read ({state}, {target}, {source}, the definition's directory, read paths): add it to allow.read or choose one of those`,
+  );
 }
