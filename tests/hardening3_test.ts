@@ -150,7 +150,7 @@ Deno.test("allow.run naming a program that is not installed is a definition erro
 
 /** Peak resident memory of a command in KiB, by /usr/bin/time (null when it is not installed). */
 async function peakKiB(args: string[]): Promise<
-  { code: number; stderr: string; kib: number | null }
+  { code: number; stdout: string; stderr: string; kib: number | null }
 > {
   const time = await exists("/usr/bin/time");
   const out = await new Deno.Command(time ? "/usr/bin/time" : Deno.execPath(), {
@@ -165,6 +165,7 @@ async function peakKiB(args: string[]): Promise<
   const m = /peak (\d+)\s*$/.exec(stderr);
   return {
     code: out.code,
+    stdout: dec.decode(out.stdout),
     // /usr/bin/time adds its own line about the exit status.
     stderr: (m ? stderr.slice(0, m.index) : stderr).replace(
       /^Command exited with non-zero status \d+\n/m,
@@ -228,5 +229,54 @@ Deno.test("invalid UTF-8: an answer that is not UTF-8 ends the session at once, 
     assert.doesNotMatch(r.stderr, /no answer/);
     // At once: not after the 20 s timeout.
     assert.ok(r.ms < 15_000, `took ${r.ms.toFixed(0)} ms`);
+  }
+});
+
+Deno.test("permission log budget: a server making a million environment checks per call ends the session with a named reason, memory bounded", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verity-h3-" });
+  try {
+    // The server may run as another user (a root auditor drops privileges).
+    await Deno.chmod(dir, 0o755);
+    await Deno.copyFile(SERVER, `${dir}/server.ts`);
+    await Deno.writeTextFile(
+      `${dir}/target.toml`,
+      `[target]
+name = "permflood"
+command = ["{deno}", "run", "server.ts", "permflood", "1"]
+timeouts = { call = 120 }
+
+[state]
+locations = []
+
+[[tools]]
+name = "t"
+arguments = {}
+`,
+    );
+    const r = await peakKiB([
+      "run",
+      dir,
+      "--audit",
+      "--quiet",
+      "--jobs",
+      "2",
+      "--runs-dir",
+      `${dir}/runs`,
+    ]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    // Every once session is cut at the budget, named, and the claim is untested.
+    const stdout = r.stdout;
+    assert.match(stdout, /read_only\s+true\s+INCONCLUSIVE:CALL_ERROR/, stdout);
+    assert.equal(
+      stdout.match(
+        /once run \d: unknown: the server made more permission checks than verity reads: its Deno permission audit log passed 67108864 bytes/g,
+      )?.length,
+      3,
+      stdout,
+    );
+    // Before: each 88 MB log was read whole, twice (1.6 GiB peak here).
+    if (r.kib !== null) assert.ok(r.kib < 1024 * 1024, `peak ${r.kib} KiB`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -146,7 +146,9 @@ async function gunzipBounded(
   const writer = gz.writable.getWriter();
   const fed = (async () => {
     for (let i = 0; i < raw.length; i += GZ_PIECE) {
-      await writer.write(raw.subarray(i, i + GZ_PIECE));
+      await writer.write(
+        raw.subarray(i, i + GZ_PIECE) as Uint8Array<ArrayBuffer>,
+      );
     }
     await writer.close();
   })();

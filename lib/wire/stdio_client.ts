@@ -617,6 +617,11 @@ export class StdioClient {
     });
   }
 
+  /** End the session with `f` and SIGKILL the server (e.g. a budget the runner keeps). */
+  abort(f: WireFailure): void {
+    this.#abort(f);
+  }
+
   /** SIGKILL the whole process group at once. */
   kill(): void {
     const pid = this.#child?.pid;
