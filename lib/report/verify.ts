@@ -122,7 +122,6 @@ export const DIGEST_ONLY: readonly string[] = [
   "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests, the definition's exclusions (observations.definition.excluded; every format lists them in its headline)",
   "snapshots (their contents; each digest is re-derived from them)",
   "expected (the definition's expectations; the check against them is re-derived)",
-  "tests (which tests were judged)",
   "verdicts[].details (explanatory prose: its wording changed within verdict rules version 2, so published reports carry older wording)",
 ];
 
@@ -303,6 +302,17 @@ class Verifier {
       tests.some((t) => !TEST_NAMES.includes(t as TestName)) ||
       new Set(tests).size !== tests.length
     ) this.bad("tests", `not a set of test names: ${short(tests)}`);
+    // Every rules version judges every test: a test missing from the list
+    // is a test whose verdicts (a VIOLATION among them) were dropped.
+    const missing = TEST_NAMES.filter((t) => !tests.includes(t));
+    if (missing.length > 0) {
+      this.bad(
+        "tests",
+        `${missing.join(", ")} missing: every report judges every test (${
+          TEST_NAMES.join(", ")
+        })`,
+      );
+    }
   }
 
   #snapshots(): void {
@@ -487,6 +497,52 @@ class Verifier {
       d.runs,
       isObject(options) ? options.runs : undefined,
     );
+    this.#runsPresent("observations.definition.control", control, d.runs);
+  }
+
+  /**
+   * A session kind planned for `runs` runs must hold runs 1..runs, each
+   * once: "10 runs" beside 3 sessions, or a run dropped with its record,
+   * contradicts the plan the report says it ran.
+   */
+  #runsPresent(
+    where: string,
+    sessions: readonly { run?: unknown }[],
+    runs: unknown,
+  ): void {
+    if (typeof runs !== "number") return;
+    const got = sessions.map((s) => s.run);
+    const want = Array.from({ length: runs }, (_, i) => i + 1);
+    if (
+      got.length !== runs ||
+      !want.every((n) => got.includes(n))
+    ) {
+      this.bad(
+        where,
+        `report says ${runs} run(s), the observations hold ${got.length} (runs ${
+          short(got)
+        })`,
+      );
+    }
+  }
+
+  /** Per tool: once and twice (and probed, when run) hold every run, unless nothing ran. */
+  #toolRuns(i: number, t: ToolObservations): void {
+    const d = (this.r.observations as Record<string, unknown>)
+      .definition as Record<string, unknown>;
+    const control = Array.isArray(d.control)
+      ? d.control as SessionObservation[]
+      : [];
+    // A server that never started, or a tool the task protocol keeps from
+    // being called, has no tool sessions at all.
+    const started = control.some((c) => c.setupFailure === null);
+    const runs = started && t.skipped === undefined ? d.runs : 0;
+    const where = `observations.tools[${i}] (${toolLabel(t)})`;
+    this.#runsPresent(`${where}.once`, t.once, runs);
+    this.#runsPresent(`${where}.twice`, t.twice, runs);
+    if ((t.probed ?? []).length > 0) {
+      this.#runsPresent(`${where}.probed`, t.probed ?? [], runs);
+    }
   }
 
   #calls(
@@ -638,6 +694,7 @@ class Verifier {
       (t.concurrent ?? []).forEach((o, k) =>
         this.#attempt(`${where}.concurrent[${k}]`, o, t)
       );
+      this.#toolRuns(i, t);
     });
   }
 
