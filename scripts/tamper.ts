@@ -473,6 +473,19 @@ export const TAMPERS: Tamper[] = [
       );
     },
   },
+  {
+    name:
+      "a session's kept listing added (a flipped hint) without its declaration change",
+    layer: "rederive",
+    report: (r) => {
+      const s = r.sessions.find((s) =>
+        s.kind === "once" && s.tool === "read_graph"
+      )!;
+      (s as { toolsList?: string[] }).toolsList = r.protocol.toolsList.map((
+        p,
+      ) => p.replace('"readOnlyHint":true', '"readOnlyHint":false'));
+    },
+  },
   // The headline.
   {
     name: "a headline claiming every claim held (summary.claims)",

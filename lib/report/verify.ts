@@ -7,7 +7,8 @@
  *
  * - declarations (`observations.tools[].hints`, `protocol.listingProblems`,
  *   `unexercised`) from the raw `tools/list` frames with the contract
- *   parser; `protocol.serverInfo` from the raw `initialize` frame;
+ *   parser, and every tool's `declarationChanges` from the listings the
+ *   sessions kept (a session keeps one only when it differs); `protocol.serverInfo` from the raw `initialize` frame;
  * - every call outcome of a sequential session from its raw response
  *   frame (`sessions[].callResponses`), and of a concurrent attempt from the
  *   response the overlap timer kept; the network evidence of each session
@@ -39,6 +40,12 @@
  * @module
  */
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import {
+  type DeclarationChange,
+  listingChanges,
+  sameListing,
+  type SessionListing,
+} from "../contracts/listing_changes.ts";
 import {
   requiresTask,
   TASK_REQUIRED_MESSAGE,
@@ -695,7 +702,54 @@ class Verifier {
         this.#attempt(`${where}.concurrent[${k}]`, o, t)
       );
       this.#toolRuns(i, t);
+      this.expect(
+        `${where}.declarationChanges`,
+        t.declarationChanges,
+        this.#listingChanges().get(t.tool),
+      );
     });
+  }
+
+  #changes: Map<string, DeclarationChange[]> | null = null;
+
+  /**
+   * Every tool's declaration changes, re-derived from the raw listings the
+   * sessions kept (`sessions[].toolsList`) against `protocol.toolsList`.
+   */
+  #listingChanges(): Map<string, DeclarationChange[]> {
+    if (this.#changes !== null) return this.#changes;
+    const p = this.r.protocol as Record<string, unknown>;
+    const reference = Array.isArray(p.toolsList) ? p.toolsList as string[] : [];
+    const kept: SessionListing[] = [];
+    (this.r.sessions as SessionLike[]).forEach((s, i) => {
+      if (!isObject(s) || !Object.hasOwn(s, "toolsList")) return;
+      const pages = (s as { toolsList?: unknown }).toolsList;
+      if (!Array.isArray(pages) || pages.some((x) => typeof x !== "string")) {
+        this.bad(`sessions[${i}].toolsList`, "not a list of frame texts");
+        return;
+      }
+      if (s.kind.startsWith("attempt:")) {
+        this.bad(
+          `sessions[${i}].toolsList`,
+          "a concurrent attempt keeps no listing",
+        );
+        return;
+      }
+      if (sameListing(reference, pages as string[])) {
+        this.bad(
+          `sessions[${i}].toolsList`,
+          "kept, but declares every tool as the first listing does",
+        );
+      }
+      kept.push({
+        kind: s.kind,
+        tool: s.tool,
+        run: s.run,
+        toolsList: pages as string[],
+      });
+    });
+    this.#changes = listingChanges(reference, kept);
+    return this.#changes;
   }
 
   /** A pinned target: every session's command runs the pinned package. */

@@ -42,6 +42,7 @@ import {
   storedPatch,
 } from "../state/patched.ts";
 import { streamSeed } from "../state_io/seed_stream.ts";
+import { listingChanges, sameListing } from "../contracts/listing_changes.ts";
 import {
   auditLogOver,
   collectEvidence,
@@ -767,14 +768,19 @@ async function runSequentialSession(
     if (s.failure) {
       obs.setupFailure = `session opening failed: ${s.failure.message}`;
     } else {
+      const pages = s.pages.map((pg) =>
+        describeFrame(s.client.frames[pg.frameIndex]) ?? ""
+      );
       if (opening.value === null) {
         opening.value = {
           initialize: describeFrame(s.client.frames[s.initializeFrame ?? -1]),
-          toolsList: s.pages.map((pg) =>
-            describeFrame(s.client.frames[pg.frameIndex]) ?? ""
-          ),
+          toolsList: pages,
           serverInfo: s.serverInfo,
         };
+      } else if (!sameListing(opening.value.toolsList, pages)) {
+        // Every session's listing is compared; one that declares anything
+        // differently keeps its own pages (a rug pull within one audit).
+        record.toolsList = pages;
       }
       const args = tool ? argumentsFor(ctx, tool, dirs.state) : {};
       if (tool && callsPlanned > 0 && hasPlaceholderArgs(tool)) {
@@ -1281,6 +1287,14 @@ async function execute(
     startupWrites,
   });
   const listed = listing.contracts.map((c) => c.name);
+  const changes = listingChanges(
+    opening.value?.toolsList ?? [],
+    ctx.sessions.filter((r) => !r.kind.startsWith("attempt:")),
+  );
+  for (const t of toolObs) {
+    const moved = changes.get(t.tool);
+    if (moved !== undefined) t.declarationChanges = moved;
+  }
   return {
     definition: {
       coverage: coverageOf(def),
