@@ -106,28 +106,31 @@ Deno.test('cwd = "/etc" is a definition error naming fixture.cwd', async () => {
   );
 });
 
-Deno.test('cwd = "{state}/../.." is a definition error: no ".." segments', async () => {
+Deno.test('cwd = "{state}/../.." is a definition error: it climbs out of {state}', async () => {
   await refusedBeforeRunning(
     await fixtureCopy((t) => t.replace(HEAD, `${HEAD}\ncwd = "{state}/../.."`)),
     "fixture.cwd",
-    /has a "\.\." segment/,
+    /"\{state\}\/\.\.\/\.\." climbs out of \{state\} with "\.\."/,
   );
 });
 
-Deno.test('read and allow.read paths with ".." are definition errors', async () => {
+Deno.test("read traversal: a read path that climbs out of {state}, or resolves to nothing, is a definition error", async () => {
   await refusedBeforeRunning(
     await fixtureCopy((t) =>
-      t.replace(HEAD, `${HEAD}\nread = ["{target}/../../etc"]`)
+      t.replace(HEAD, `${HEAD}\nread = ["{target}/../../verity-no-such-dir"]`)
     ),
     "fixture.read[0]",
-    /"\{target\}\/\.\.\/\.\.\/etc" has a "\.\." segment/,
+    /"\{target\}\/\.\.\/\.\.\/verity-no-such-dir" \(\/verity-no-such-dir\) does not exist/,
   );
   await refusedBeforeRunning(
     await fixtureCopy((t) =>
-      t.replace(HEAD, `${HEAD}\nallow = { read = ["/usr/../etc"] }`)
+      t.replace(
+        HEAD,
+        `${HEAD}\nallow = { read = ["{state}/../00001-control-1/state"] }`,
+      )
     ),
     "fixture.allow.read[0]",
-    /has a "\.\." segment/,
+    /climbs out of \{state\}/,
   );
 });
 

@@ -74,7 +74,44 @@ export async function loadDefinition(
   const def = parseDefinition(text, file);
   def.digest = await definitionDigest(def, text);
   checkAllowedPrograms(def);
+  checkReadPaths(def);
   return def;
+}
+
+/**
+ * Every read path and the working directory that name a place on the host
+ * (absolute, or under `{target}`, `..` resolved) must exist: the launcher
+ * refuses a missing one, which would fail every session (SETUP_FAILED).
+ */
+function checkReadPaths(def: Definition): void {
+  const named: [string, string][] = [
+    ...def.read.map((p, i) =>
+      [p, def.readKeys?.[i] ?? `${def.kind}.read[${i}]`] as [string, string]
+    ),
+    ...(def.cwd === null ? [] : [[def.cwd, `${def.kind}.cwd`]] as [
+      string,
+      string,
+    ][]),
+  ];
+  for (const [p, key] of named) {
+    const t = p.startsWith("{target}") ? def.dir + p.slice(8) : p;
+    if (!t.startsWith("/")) continue;
+    const at = normalizeAbsolute(t);
+    let ok = false;
+    try {
+      Deno.statSync(at);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      throw new DefinitionError(
+        def.file,
+        key,
+        `${JSON.stringify(p)} (${at}) does not exist`,
+      );
+    }
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 import { parse as parseToml, TomlError } from "smol-toml";
-import { normalizeLabel } from "../common/paths.ts";
+import { normalizeAbsolute, normalizeLabel } from "../common/paths.ts";
 import {
   type AdapterDef,
   type Allowances,
@@ -194,6 +194,7 @@ export function parseDefinition(text: string, file: string): Definition {
   const read = Object.hasOwn(head, "read")
     ? r.strings(head.read, `${kind}.read`)
     : [];
+  const readKeys = read.map((_, i) => `${kind}.read[${i}]`);
   read.forEach((p, i) => {
     r.placeholders(p, `${kind}.read[${i}]`, hasSource);
     noTraversal(r, p, `${kind}.read[${i}]`);
@@ -252,6 +253,7 @@ export function parseDefinition(text: string, file: string): Definition {
         noTraversal(r, p, `${kind}.allow.read[${i}]`);
       });
       read.push(...extra);
+      readKeys.push(...extra.map((_, i) => `${kind}.allow.read[${i}]`));
     }
   }
   if (cwd !== null) cwdReadable(r, cwd, read, dirname(file), `${kind}.cwd`);
@@ -374,6 +376,7 @@ export function parseDefinition(text: string, file: string): Definition {
     timeouts,
     sandbox,
     read,
+    readKeys,
     cwd,
     allow,
     transport,
@@ -440,16 +443,39 @@ function parseTransport(
 }
 
 /**
- * A path the sandbox grants must say what it grants: a `..` segment could
- * climb out of `{state}` or `{target}` into the host (hardening, round three).
+ * Where a path the sandbox grants really points: `{target}` is the
+ * definition's directory, `..` segments resolved. A path under another
+ * placeholder stays relative to it (`{state}/a`); null when it climbs out
+ * of it (`{state}/../..`: another session's directory, or the host).
+ */
+function resolvedPath(p: string, dir: string): string | null {
+  const t = p.startsWith("{target}") ? dir + p.slice("{target}".length) : p;
+  if (t.startsWith("/")) return normalizeAbsolute(t);
+  const m = /^(\{[a-z_]+\})(.*)$/.exec(t);
+  if (m === null) return t;
+  const out: string[] = [];
+  for (const seg of m[2]!.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") {
+      if (out.length === 0) return null;
+      out.pop();
+    } else out.push(seg);
+  }
+  return [m[1]!, ...out].join("/");
+}
+
+/**
+ * A path the sandbox grants may not climb out of the placeholder it starts
+ * with (hardening, round three): `{state}/../..` names the run's other
+ * sessions, never this session's state.
  */
 function noTraversal(r: Reader, p: string, keyPath: string): void {
-  if (p.split("/").includes("..")) {
+  if (resolvedPath(p, "/") === null) {
     r.fail(
       keyPath,
-      `${
-        JSON.stringify(p)
-      } has a ".." segment: name the directory itself (paths the server may read never climb out of where they start)`,
+      `${JSON.stringify(p)} climbs out of ${
+        p.slice(0, p.indexOf("}") + 1)
+      } with "..": name the directory itself`,
     );
   }
 }
@@ -470,9 +496,10 @@ function cwdReadable(
   dir: string,
   keyPath: string,
 ): void {
+  const at = resolvedPath(cwd, dir) ?? cwd;
   const within = (d: string) => {
-    const base = d.replace(/\/+$/, "");
-    return cwd === base || cwd.startsWith(base + "/");
+    const base = (resolvedPath(d, dir) ?? d).replace(/\/+$/, "");
+    return at === base || at.startsWith(base + "/");
   };
   if ([...READABLE_ROOTS, dir, ...read].some(within)) return;
   r.fail(

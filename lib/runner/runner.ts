@@ -212,6 +212,8 @@ interface ScratchDirs {
   root: string;
   state: string;
   evidence: string;
+  /** The run's work directory: every session's directories are in it. */
+  siblings: string;
 }
 
 /** Add the time since `t` to a phase (when phases are measured); returns now. */
@@ -227,7 +229,12 @@ async function makeDirs(ctx: Ctx, id: string): Promise<ScratchDirs> {
   const root = join(ctx.opts.workDir, `${String(n).padStart(5, "0")}-${id}`);
   const evidence = join(root, "evidence");
   await Deno.mkdir(evidence, { recursive: true });
-  return { root, state: join(root, "state"), evidence };
+  return {
+    root,
+    state: join(root, "state"),
+    evidence,
+    siblings: ctx.opts.workDir,
+  };
 }
 
 async function removeDirs(ctx: Ctx, dirs: ScratchDirs): Promise<void> {

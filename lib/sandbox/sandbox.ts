@@ -526,6 +526,9 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       readPaths,
       evidenceDir,
       ...(cwd === undefined ? {} : { cwd }),
+      ...(req.hide === undefined
+        ? {}
+        : { hide: req.hide.map((p) => realPath("hidden directory", p)) }),
     },
     host,
   );
