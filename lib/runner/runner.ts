@@ -615,12 +615,13 @@ function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
 
 /**
  * Look at the audit log's size every 50 ms; past {@linkcode MAX_AUDIT_LOG_BYTES}
- * call `over` once (it ends the session). Returns the interval to clear.
+ * call `over` once (it ends the session). Returns the function that stops
+ * the watch (after it, `over` is never called).
  */
 function watchAuditLog(
   path: string | null,
   over: (size: number) => void,
-): ReturnType<typeof setInterval> {
+): () => void {
   let done = path === null;
   const id = setInterval(() => {
     if (done) return;
@@ -630,7 +631,10 @@ function watchAuditLog(
       over(size);
     });
   }, 50);
-  return id;
+  return () => {
+    done = true;
+    clearInterval(id);
+  };
 }
 
 /** The audit log's length in bytes now (0 when there is none yet). */
@@ -794,7 +798,7 @@ async function runSequentialSession(
         record.arguments = args;
       }
       const vars = ctx.opts.launcher.placeholders(dirs.state);
-      const watch = watchAuditLog(launch.auditLog, (size) => {
+      const stopWatch = watchAuditLog(launch.auditLog, (size) => {
         s.client.abort({
           reason: "budget_exceeded",
           message: auditLogOver(size),
@@ -823,7 +827,7 @@ async function runSequentialSession(
           if (c.status === "unknown") break;
         }
       } finally {
-        clearInterval(watch);
+        stopWatch();
       }
     }
     const exit = await s.client.close(2000);
