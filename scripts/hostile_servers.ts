@@ -7,10 +7,14 @@
  * overlap-slow (a server slow only inside concurrent attempts: they pass
  * their deadline) and reality-drip (`verity reality` on 20 tools each
  * answered just inside the per-answer timeout: the shared session's
- * deadline ends it), and the escapes of issue 32: names (a tool name with a
- * newline, `[target.allow]` and ESC[2K, through `init` and `run`),
- * seed-escape (a SQLite seed's ATTACH, a PostgreSQL seed's `\! id > f`) and
- * import-secret (a literal `import()` of a JSON file outside the server).
+ * deadline ends it), badutf8 (an `initialize` answer that is not UTF-8:
+ * named at once, not after the timeout), permflood (3 million environment
+ * permission checks per call: the Deno permission log's 64 MiB budget ends
+ * each session, the log never read whole), and the escapes of issue 32:
+ * names (a tool name with a newline, `[target.allow]` and ESC[2K, through
+ * `init` and `run`), seed-escape (a SQLite seed's ATTACH, a PostgreSQL
+ * seed's `\! id > f`) and import-secret (a literal `import()` of a JSON file
+ * outside the server).
  *
  * For each case it prints verity's peak RSS (VmHWM, sampled from /proc),
  * wall time, exit code and the processes left behind. Every figure must be
@@ -124,6 +128,14 @@ rows.push(await run("flood", tools("flood"), `${SERVER} flood`));
 rows.push(await run("pages", tools("pages", "15"), `${SERVER} pages`));
 rows.push(await run("drip", tools("drip", "900"), `${SERVER} drip`));
 rows.push(
+  await run("badutf8", tools("badutf8"), `${SERVER} badutf8`, {
+    note: (e) =>
+      /answered with invalid UTF-8 at byte \d+/.test(e)
+        ? "named at once: invalid UTF-8 at byte 118"
+        : "NO UTF-8 REASON",
+  }),
+);
+rows.push(
   await run("deep", [...tools("deep")], `${SERVER} deep`, {
     note: (e) => e.includes("Maximum call stack") ? "STACK OVERFLOW" : "listed",
   }),
@@ -178,6 +190,40 @@ rows.push(
     },
   ),
 );
+// A definition of its own for the permission flood (the server may run as
+// another user: the directory is world-readable).
+const flood = await Deno.makeTempDir({ prefix: "verity-hostile-permflood-" });
+await Deno.chmod(flood, 0o755);
+await Deno.copyFile(SERVER, `${flood}/server.ts`);
+await Deno.writeTextFile(
+  `${flood}/target.toml`,
+  `[target]
+name = "permflood"
+command = ["{deno}", "run", "server.ts", "permflood", "3"]
+timeouts = { call = 120 }
+
+[state]
+locations = []
+
+[[tools]]
+name = "t"
+arguments = {}
+`,
+);
+rows.push(
+  await run(
+    "permflood",
+    ["run", flood, "--audit", "--jobs", "2", "--runs-dir", runs],
+    `${flood}/server.ts`,
+    {
+      note: (out) =>
+        /audit log passed 67108864 bytes/.test(out)
+          ? "sessions ended: permission log over 64 MiB"
+          : "NO BUDGET REASON",
+    },
+  ),
+);
+await Deno.remove(flood, { recursive: true });
 await Deno.remove(runs, { recursive: true });
 rows.push(
   await run(
@@ -337,7 +383,7 @@ for (const row of table) {
 // Bounds: 1 GiB of RSS, 60 s, nobody left behind.
 const bad = rows.filter((r) =>
   r.peakMiB > 1024 || r.wallS > 60 || r.survivors > 0 ||
-  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE|ALLOW LIVE|RAW CONTROL|SEED|SECRET READ|NO RECORD|NO REPORT/
+  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE|NO UTF-8|ALLOW LIVE|RAW CONTROL|SEED|SECRET READ|NO RECORD|NO REPORT/
     .test(r.note)
 );
 if (bad.length > 0) {

@@ -407,6 +407,85 @@ export const TAMPERS: Tamper[] = [
       rederiveAll(r);
     },
   },
+  // Internal consistency (hardening, round three): a report that
+  // contradicts its own evidence, with no ledger to compare against.
+  {
+    name: "a test dropped from tests[] with its verdicts",
+    layer: "rederive",
+    report: (r) => {
+      r.tests = r.tests.filter((t) => t !== "read_only");
+      r.verdicts = r.verdicts.filter((v) => v.test !== "read_only");
+      r.expectations = checkExpectations(r.expected, r.verdicts);
+    },
+  },
+  {
+    name: "a tool moved to unexercised (observations and verdicts dropped)",
+    layer: "rederive",
+    report: (r) => {
+      r.observations.tools = r.observations.tools.filter((t) =>
+        t.tool !== "read_graph"
+      );
+      r.verdicts = r.verdicts.filter((v) => v.tool !== "read_graph");
+      r.unexercised.push("read_graph");
+      r.expectations = checkExpectations(r.expected, r.verdicts);
+    },
+  },
+  {
+    name:
+      "a tool moved to unexercised with its session records (only the ledger can tell)",
+    layer: "digest",
+    report: (r) => {
+      r.observations.tools = r.observations.tools.filter((t) =>
+        t.tool !== "read_graph"
+      );
+      r.verdicts = r.verdicts.filter((v) => v.tool !== "read_graph");
+      r.sessions = r.sessions.filter((s) => s.tool !== "read_graph");
+      r.unexercised.push("read_graph");
+      r.expectations = checkExpectations(r.expected, r.verdicts);
+    },
+  },
+  {
+    name: '"10 runs" beside the 3 present (options and definition together)',
+    layer: "rederive",
+    report: (r) => {
+      r.observations.definition.runs = 10;
+      r.provenance.options.runs = 10;
+    },
+  },
+  {
+    name: "a control session dropped with its session record",
+    layer: "rederive",
+    report: (r) => {
+      r.observations.definition.control.pop();
+      r.sessions = r.sessions.filter((s) =>
+        !(s.kind === "control" && s.run === 3)
+      );
+    },
+  },
+  {
+    name: "a tool's once run dropped with its session record",
+    layer: "rederive",
+    report: (r) => {
+      const t = r.observations.tools.find((t) => t.tool === "search_nodes")!;
+      t.once.pop();
+      r.sessions = r.sessions.filter((s) =>
+        !(s.kind === "once" && s.tool === "search_nodes" && s.run === 3)
+      );
+    },
+  },
+  {
+    name:
+      "a session's kept listing added (a flipped hint) without its declaration change",
+    layer: "rederive",
+    report: (r) => {
+      const s = r.sessions.find((s) =>
+        s.kind === "once" && s.tool === "read_graph"
+      )!;
+      (s as { toolsList?: string[] }).toolsList = r.protocol.toolsList.map((
+        p,
+      ) => p.replace('"readOnlyHint":true', '"readOnlyHint":false'));
+    },
+  },
   // The headline.
   {
     name: "a headline claiming every claim held (summary.claims)",

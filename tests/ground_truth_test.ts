@@ -75,6 +75,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",
+      "rug-pull",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
 });

@@ -33,7 +33,7 @@ Deno.test("shards partition the list whatever its order", () => {
   );
 });
 
-Deno.test("parseShardSpec: k/N with 1 <= k <= N, else a UsageError naming the value", () => {
+Deno.test("parseShardSpec: k/N with 1 <= k <= N, else a CensusError naming the value", () => {
   assert.deepEqual(parseShardSpec("1/1", "--shard"), { k: 1, n: 1 });
   assert.deepEqual(parseShardSpec("4/4", "--shard"), { k: 4, n: 4 });
   for (

@@ -528,7 +528,10 @@ allow = { sys = ["hostname"], run = ["git"], read = ["{target}/venv"] }`,
     'arguments = { key = "a" }',
     'arguments = { key = "a", path = "{state}/files/a.txt", list = ["{state}"] }',
   );
-  const def = await loadDefinition(await defDir(text));
+  // Read paths on the host must exist ({target}/venv here).
+  const def = await loadDefinition(
+    await defDir(text, { "seed.sql": SEED, "venv/bin/python": "" }),
+  );
   assert.equal(def.cwd, "{state}");
   assert.deepEqual(def.allow, { sys: ["hostname"], run: ["git"] });
   assert.deepEqual(def.read, ["/usr/share", "{target}/venv"]);

@@ -17,6 +17,18 @@ import { parseDefinition } from "./parse.ts";
 import { seedPath, walkSeed } from "./seeds.ts";
 import type { Definition } from "./types.ts";
 
+/**
+ * The largest seed file verity reads as text (a SQL script, a JSON or JSONL
+ * document) or as bytes (each file of an fs seed): 256 MiB. Its text must
+ * fit one V8 string twice over (read, then parsed or executed).
+ */
+export const MAX_TEXT_SEED_BYTES = 256 * 1024 * 1024;
+
+/** The largest SQLite database image a seed may be (copied, then snapshotted): 2 GiB. */
+export const MAX_IMAGE_SEED_BYTES = 2 * 1024 * 1024 * 1024;
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
 /** Options of {@linkcode loadDefinition}. */
 export interface LoadDefinitionOptions {
   /** Where bare names are looked up first. @default "fixtures" */
@@ -61,7 +73,130 @@ export async function loadDefinition(
   }
   const def = parseDefinition(text, file);
   def.digest = await definitionDigest(def, text);
+  checkAllowedPrograms(def);
+  checkReadPaths(def);
   return def;
+}
+
+/**
+ * Every read path and the working directory that name a place on the host
+ * (absolute, or under `{target}`, `..` resolved) must exist: the launcher
+ * refuses a missing one, which would fail every session (SETUP_FAILED).
+ */
+function checkReadPaths(def: Definition): void {
+  const named: [string, string][] = [
+    ...def.read.map((p, i) =>
+      [p, def.readKeys?.[i] ?? `${def.kind}.read[${i}]`] as [string, string]
+    ),
+    ...(def.cwd === null ? [] : [[def.cwd, `${def.kind}.cwd`]] as [
+      string,
+      string,
+    ][]),
+  ];
+  for (const [p, key] of named) {
+    const t = p.startsWith("{target}") ? def.dir + p.slice(8) : p;
+    if (!t.startsWith("/")) continue;
+    const at = normalizeAbsolute(t);
+    let ok = false;
+    try {
+      Deno.statSync(at);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      throw new DefinitionError(
+        def.file,
+        key,
+        `${JSON.stringify(p)} (${at}) does not exist`,
+      );
+    }
+  }
+}
+
+/**
+ * Every program `allow.run` names must be installed (on the server's PATH,
+ * or an executable at its absolute path): a missing one is a definition
+ * error before anything runs, not a battery of SETUP_FAILED.
+ */
+function checkAllowedPrograms(def: Definition): void {
+  const path = def.env.PATH ?? Deno.env.get("PATH") ??
+    "/usr/local/bin:/usr/bin:/bin";
+  def.allow.run.forEach((name, i) => {
+    const dirs = name.startsWith("/") ? [""] : path.split(":").filter(Boolean);
+    const found = dirs.some((d) => {
+      try {
+        const st = Deno.statSync(d === "" ? name : `${d}/${name}`);
+        return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
+      } catch {
+        return false;
+      }
+    });
+    if (!found) {
+      throw new DefinitionError(
+        def.file,
+        `${def.kind}.allow.run[${i}]`,
+        name.startsWith("/")
+          ? `program ${
+            JSON.stringify(name)
+          } is not installed (no executable file there)`
+          : `program ${
+            JSON.stringify(name)
+          } is not installed (not found on PATH)`,
+      );
+    }
+  });
+}
+
+/** Refuse a seed file over its limit, naming it and the limit (exit 2, before anything is read). */
+async function checkSeedSize(
+  def: Definition,
+  keyPath: string,
+  p: string,
+  size: number,
+): Promise<void> {
+  if (size <= MAX_TEXT_SEED_BYTES) return;
+  const image = await isSqliteImage(p);
+  const limit = image ? MAX_IMAGE_SEED_BYTES : MAX_TEXT_SEED_BYTES;
+  if (size <= limit) return;
+  throw new DefinitionError(
+    def.file,
+    keyPath,
+    `seed ${p} is ${size} bytes, over the limit of ${limit} bytes (${
+      limit / 1024 / 1024
+    } MiB) for ${
+      image ? "a SQLite database image" : "a seed read as text or bytes"
+    }`,
+  );
+}
+
+async function isSqliteImage(p: string): Promise<boolean> {
+  const f = await Deno.open(p);
+  try {
+    const head = new Uint8Array(16);
+    const n = await f.read(head);
+    return n === 16 && new TextDecoder().decode(head) === SQLITE_MAGIC;
+  } finally {
+    f.close();
+  }
+}
+
+/** Hash a file in chunks (a SQLite image seed may be large). */
+async function hashFile(
+  h: ReturnType<typeof createHash>,
+  tag: string,
+  p: string,
+  size: number,
+): Promise<void> {
+  h.update(`${tag}\0${size}\0`);
+  // The readable closes the file when it ends.
+  const f = await Deno.open(p);
+  let seen = 0;
+  for await (const chunk of f.readable) {
+    h.update(chunk);
+    seen += chunk.length;
+  }
+  if (seen !== size) throw new DefinitionLookupError(`${p}: changed while it was read`);
 }
 
 /** Offset of the first byte that does not start a valid UTF-8 sequence (approximate). */
@@ -208,6 +343,8 @@ async function definitionDigest(
       frame(`seed:${i}:dir`, a.seed);
       for (const e of await walkSeed(p)) {
         if (e.kind === "file") {
+          const size = (await Deno.stat(`${p}/${e.rel}`)).size;
+          await checkSeedSize(def, keyPath, `${p}/${e.rel}`, size);
           frame(`file:${e.rel}`, await Deno.readFile(`${p}/${e.rel}`));
         } else if (e.kind === "symlink") {
           frame(`symlink:${e.rel}`, await Deno.readLink(`${p}/${e.rel}`));
@@ -221,7 +358,8 @@ async function definitionDigest(
           `a ${a.kind} seed must be a file: ${p}`,
         );
       }
-      frame(`seed:${i}:file`, await Deno.readFile(p));
+      await checkSeedSize(def, keyPath, p, info.size);
+      await hashFile(h, `seed:${i}:file`, p, info.size);
     }
   }
   return "sha256:" + h.digest("hex");

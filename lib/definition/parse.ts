@@ -6,7 +6,7 @@
  * @module
  */
 import { parse as parseToml, TomlError } from "smol-toml";
-import { normalizeLabel } from "../common/paths.ts";
+import { normalizeAbsolute, normalizeLabel } from "../common/paths.ts";
 import {
   type AdapterDef,
   type Allowances,
@@ -194,7 +194,11 @@ export function parseDefinition(text: string, file: string): Definition {
   const read = Object.hasOwn(head, "read")
     ? r.strings(head.read, `${kind}.read`)
     : [];
-  read.forEach((p, i) => r.placeholders(p, `${kind}.read[${i}]`, hasSource));
+  const readKeys = read.map((_, i) => `${kind}.read[${i}]`);
+  read.forEach((p, i) => {
+    r.placeholders(p, `${kind}.read[${i}]`, hasSource);
+    noTraversal(r, p, `${kind}.read[${i}]`);
+  });
   let cwd: string | null = null;
   if (Object.hasOwn(head, "cwd")) {
     cwd = r.nonEmptyString(head.cwd, `${kind}.cwd`);
@@ -207,6 +211,7 @@ export function parseDefinition(text: string, file: string): Definition {
         }`,
       );
     }
+    noTraversal(r, cwd, `${kind}.cwd`);
   }
   const allow: Allowances = { sys: [], run: [] };
   if (Object.hasOwn(head, "allow")) {
@@ -243,12 +248,15 @@ export function parseDefinition(text: string, file: string): Definition {
     }
     if (Object.hasOwn(a, "read")) {
       const extra = r.strings(a.read, `${kind}.allow.read`);
-      extra.forEach((p, i) =>
-        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource)
-      );
+      extra.forEach((p, i) => {
+        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource);
+        noTraversal(r, p, `${kind}.allow.read[${i}]`);
+      });
       read.push(...extra);
+      readKeys.push(...extra.map((_, i) => `${kind}.allow.read[${i}]`));
     }
   }
+  if (cwd !== null) cwdReadable(r, cwd, read, dirname(file), `${kind}.cwd`);
 
   const { transport, url } = parseTransport(r, head, kind, [
     ...command.map((c, i) => [c, `${kind}.command[${i}]`] as const),
@@ -368,6 +376,7 @@ export function parseDefinition(text: string, file: string): Definition {
     timeouts,
     sandbox,
     read,
+    readKeys,
     cwd,
     allow,
     transport,
@@ -431,4 +440,72 @@ function parseTransport(
     }
   }
   return { transport, url };
+}
+
+/**
+ * Where a path the sandbox grants really points: `{target}` is the
+ * definition's directory, `..` segments resolved. A path under another
+ * placeholder stays relative to it (`{state}/a`); null when it climbs out
+ * of it (`{state}/../..`: another session's directory, or the host).
+ */
+function resolvedPath(p: string, dir: string): string | null {
+  const t = p.startsWith("{target}") ? dir + p.slice("{target}".length) : p;
+  if (t.startsWith("/")) return normalizeAbsolute(t);
+  const m = /^(\{[a-z_]+\})(.*)$/.exec(t);
+  if (m === null) return t;
+  const out: string[] = [];
+  for (const seg of m[2]!.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") {
+      if (out.length === 0) return null;
+      out.pop();
+    } else out.push(seg);
+  }
+  return [m[1]!, ...out].join("/");
+}
+
+/**
+ * A path the sandbox grants may not climb out of the placeholder it starts
+ * with (hardening, round three): `{state}/../..` names the run's other
+ * sessions, never this session's state.
+ */
+function noTraversal(r: Reader, p: string, keyPath: string): void {
+  if (resolvedPath(p, "/") === null) {
+    r.fail(
+      keyPath,
+      `${JSON.stringify(p)} climbs out of ${
+        p.slice(0, p.indexOf("}") + 1)
+      } with "..": name the directory itself`,
+    );
+  }
+}
+
+/** Directories a server may always read: its state, its definition, its source. */
+const READABLE_ROOTS = ["{state}", "{target}", "{source}", "{node_modules}"];
+
+/**
+ * The server's working directory must be one it may read (the state or
+ * definition directory, the source, a read path), as the launcher requires:
+ * checked here so a wrong `cwd` is one line before anything runs, not a
+ * battery of SETUP_FAILED.
+ */
+function cwdReadable(
+  r: Reader,
+  cwd: string,
+  read: readonly string[],
+  dir: string,
+  keyPath: string,
+): void {
+  const at = resolvedPath(cwd, dir) ?? cwd;
+  const within = (d: string) => {
+    const base = (resolvedPath(d, dir) ?? d).replace(/\/+$/, "");
+    return at === base || at.startsWith(base + "/");
+  };
+  if ([...READABLE_ROOTS, dir, ...read].some(within)) return;
+  r.fail(
+    keyPath,
+    `${
+      JSON.stringify(cwd)
+    } is outside what the server may read ({state}, {target}, {source}, the definition's directory, read paths): add it to allow.read or choose one of those`,
+  );
 }

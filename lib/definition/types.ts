@@ -119,6 +119,8 @@ export interface Definition {
   sandbox: "deno" | "bubblewrap" | "none" | null;
   /** Extra readable paths for the sandbox (`read` and `allow.read`). */
   read: string[];
+  /** The key path of each `read` entry (`target.read[0]`, `target.allow.read[1]`), for errors. */
+  readKeys?: string[];
   /**
    * The server's working directory (placeholders kept); null = the
    * definition's directory.

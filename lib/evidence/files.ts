@@ -6,8 +6,11 @@
  *
  * @module
  */
-import { EvidenceError } from "../errors.ts";
+import { EvidenceError, InputError } from "../errors.ts";
 import { parsePythonJson, sha256Hex } from "./canonical.ts";
+
+/** How much gzip input is decompressed at a time (its output is at most ~1032 times larger). */
+const GZ_PIECE = 16 * 1024;
 
 /** V8's longest string (64-bit), in UTF-16 code units. */
 const MAX_STRING_CHARS = 536_870_888;
@@ -107,17 +110,7 @@ export async function readEvidenceText(
   }
   let bytes = raw;
   if (path.endsWith(".gz") || (raw[0] === 0x1f && raw[1] === 0x8b)) {
-    try {
-      const stream = new Blob([raw as Uint8Array<ArrayBuffer>]).stream()
-        .pipeThrough(
-          new DecompressionStream("gzip"),
-        );
-      bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-    } catch (e) {
-      throw new EvidenceError(
-        `${path}: not valid gzip: ${(e as Error).message}`,
-      );
-    }
+    bytes = await gunzipBounded(path, raw, MAX_STRING_CHARS);
   }
   let text: string;
   try {
@@ -133,4 +126,56 @@ export async function readEvidenceText(
     throw new EvidenceError(`${path}: not valid UTF-8`);
   }
   return { text, bytes, digest: "sha256:" + sha256Hex(bytes) };
+}
+
+/**
+ * Gunzip `raw` in a stream, stopping as soon as the output passes `limit`
+ * bytes (the largest document verity can read: V8's string limit): a gzip
+ * bomb is refused after `limit` bytes, never decompressed whole.
+ */
+async function gunzipBounded(
+  path: string,
+  raw: Uint8Array,
+  limit: number,
+): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  // Fed in 16 KiB pieces: given the whole input at once the stream hands
+  // back the whole output as one chunk, however large.
+  const gz = new DecompressionStream("gzip");
+  const writer = gz.writable.getWriter();
+  const fed = (async () => {
+    for (let i = 0; i < raw.length; i += GZ_PIECE) {
+      await writer.write(
+        raw.subarray(i, i + GZ_PIECE) as Uint8Array<ArrayBuffer>,
+      );
+    }
+    await writer.close();
+  })();
+  fed.catch(() => {});
+  const reader = gz.readable.getReader();
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw new EvidenceError(
+          `${path}: decompresses to more than ${limit} bytes: too large to read as one document (V8's string limit is ${MAX_STRING_CHARS} characters)`,
+        );
+      }
+      chunks.push(value);
+    }
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new EvidenceError(`${path}: not valid gzip: ${(e as Error).message}`);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks.splice(0)) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }

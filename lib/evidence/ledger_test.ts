@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { InputError, UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 import {
   appendBlock,
   appendBlocks,
@@ -581,7 +581,7 @@ async function tamperedAgree(marker: string, ascii: boolean): Promise<void> {
     } catch (e) {
       // Not JSON: the file verify says so in one line.
       assert.ok(e instanceof SyntaxError);
-      await assert.rejects(() => verifyLedgerFile(path, expected), UsageError);
+      await assert.rejects(() => verifyLedgerFile(path, expected), InputError);
       continue;
     }
     const { recipes: _, ...v } = await verifyLedgerFile(path, expected);

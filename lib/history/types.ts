@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { DeclarationChange } from "../contracts/listing_changes.ts";
 import type { Exclusion } from "../state/exclude.ts";
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
@@ -131,6 +132,12 @@ export interface ToolObservations {
    * declares `execution.taskSupport: "required"`); absent when it was.
    */
   skipped?: { reason: "task_required"; message: string };
+  /**
+   * Sessions whose listing declared this tool differently from the first
+   * listing (`protocol.toolsList`), with both contracts; absent when every
+   * session declared it the same (always, before verdict rules version 8).
+   */
+  declarationChanges?: DeclarationChange[];
 }
 
 /**
@@ -174,6 +181,11 @@ export interface SessionRecord {
   command: string[];
   /** Frames of the session: responses to tools/call only (the opening is kept once). */
   callResponses: (string | null)[];
+  /**
+   * The session's raw `tools/list` pages, kept only when they declare
+   * anything differently from the first listing (`protocol.toolsList`).
+   */
+  toolsList?: string[];
   stderrTail: string;
   exit: string;
   problems: string[];

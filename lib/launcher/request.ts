@@ -71,6 +71,12 @@ export interface SessionDirs {
    * @default {unset}
    */
   port?: number;
+  /**
+   * The directory holding every session's directories (the run's work
+   * directory): hidden from the server, its own directories bound back.
+   * @default {unset}
+   */
+  siblings?: string;
 }
 
 /** The values of every placeholder for one session (the definition module's type). */
@@ -231,6 +237,7 @@ export function launchRequest(
     ...(database?.tcpPort && database.tcpSocket
       ? { connect: [{ port: database.tcpPort, socket: database.tcpSocket }] }
       : {}),
+    ...(dirs.siblings !== undefined ? { hide: [dirs.siblings] } : {}),
     backend: setup.backend,
     evidenceDir: dirs.evidence,
     label,

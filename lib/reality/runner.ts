@@ -10,6 +10,11 @@
 import { listedPageTexts, listTools } from "../wire/list_tools.ts";
 import type { Launch } from "../sandbox/types.ts";
 import {
+  auditLogOver,
+  MAX_AUDIT_LOG_BYTES,
+  readAuditLogHead,
+} from "../sandbox/sandbox.ts";
+import {
   type PrivilegeUse,
   privilegeUse,
   sliceLog,
@@ -190,18 +195,22 @@ async function privilegeBetween(
   if (launch === undefined) return null;
   const stateDir = launch.policy?.writable[0] ?? null;
   if (launch.auditLog === null) return privilegeUse(null, launch, stateDir);
-  try {
-    const bytes = await Deno.readFile(launch.auditLog);
-    return privilegeUse(
-      sliceLog(bytes, [{ from, to }])[0]!,
-      launch,
-      stateDir,
-    );
-  } catch {
+  // Read up to the log's budget, never whole.
+  const head = await readAuditLogHead(launch.auditLog);
+  if (head === null) {
     const u = privilegeUse(null, launch, stateDir);
     u.unseen.unshift(`the audit log ${launch.auditLog} is missing`);
     return u;
   }
+  const u = privilegeUse(
+    sliceLog(head.bytes, [{ from, to }])[0]!,
+    launch,
+    stateDir,
+  );
+  if (head.size > MAX_AUDIT_LOG_BYTES) {
+    u.unseen.unshift(auditLogOver(head.size));
+  }
+  return u;
 }
 
 /** The arguments a planned call sends in a session. */

@@ -12,7 +12,8 @@
  *   that changed one row of a million-row table is stored as that row.
  * - **Frames once.** Every distinct raw `tools/call` response text is stored
  *   once in `frames`, keyed by `sha256:` of its text; a session's
- *   `callResponses` lists those digests (or null).
+ *   `callResponses` lists those digests (or null), and so does the
+ *   `toolsList` a session kept (a listing that differed from the first).
  *
  * {@linkcode unpackReport} turns the stored form back into the in-memory
  * report every renderer and the re-derivation read, and checks the
@@ -153,14 +154,21 @@ export function packReport(report: object, options: PackOptions = {}): Packed {
     }
   }
   const frames: Record<string, string> = {};
+  const keep = (t: string) => {
+    const d = frameDigest(t);
+    frames[d] = t;
+    return d;
+  };
   const sessions = (r.sessions as Record<string, unknown>[]).map((s) => ({
     ...s,
-    callResponses: (s.callResponses as (string | null)[]).map((t) => {
-      if (t === null) return null;
-      const d = frameDigest(t);
-      frames[d] = t;
-      return d;
-    }),
+    callResponses: (s.callResponses as (string | null)[]).map((t) =>
+      t === null ? null : keep(t)
+    ),
+    // A listing a session kept (it differed from the first) is stored once
+    // however many sessions list it.
+    ...(Array.isArray(s.toolsList)
+      ? { toolsList: (s.toolsList as string[]).map(keep) }
+      : {}),
   }));
   const out: Packed = {};
   for (const [k, v] of Object.entries(r)) {
@@ -260,6 +268,24 @@ export function unpackReport(
           used.add(d);
           return frames[d];
         }),
+        ...(Array.isArray(s.toolsList)
+          ? {
+            toolsList: s.toolsList.map((d, j) => {
+              if (
+                typeof d !== "string" || frames === null ||
+                !Object.hasOwn(frames, d)
+              ) {
+                bad(
+                  `sessions[${i}].toolsList[${j}]`,
+                  `names no stored frame: ${String(d).slice(0, 80)}`,
+                );
+                return "";
+              }
+              used.add(d);
+              return frames[d];
+            }),
+          }
+          : {}),
       };
     })
     : stored.sessions;

@@ -7,7 +7,8 @@
  *
  * - declarations (`observations.tools[].hints`, `protocol.listingProblems`,
  *   `unexercised`) from the raw `tools/list` frames with the contract
- *   parser; `protocol.serverInfo` from the raw `initialize` frame;
+ *   parser, and every tool's `declarationChanges` from the listings the
+ *   sessions kept (a session keeps one only when it differs); `protocol.serverInfo` from the raw `initialize` frame;
  * - every call outcome of a sequential session from its raw response
  *   frame (`sessions[].callResponses`), and of a concurrent attempt from the
  *   response the overlap timer kept; the network evidence of each session
@@ -39,6 +40,12 @@
  * @module
  */
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
+import {
+  type DeclarationChange,
+  listingChanges,
+  sameListing,
+  type SessionListing,
+} from "../contracts/listing_changes.ts";
 import {
   requiresTask,
   TASK_REQUIRED_MESSAGE,
@@ -122,7 +129,6 @@ export const DIGEST_ONLY: readonly string[] = [
   "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests, the definition's exclusions (observations.definition.excluded; every format lists them in its headline)",
   "snapshots (their contents; each digest is re-derived from them)",
   "expected (the definition's expectations; the check against them is re-derived)",
-  "tests (which tests were judged)",
   "verdicts[].details (explanatory prose: its wording changed within verdict rules version 2, so published reports carry older wording)",
 ];
 
@@ -303,6 +309,17 @@ class Verifier {
       tests.some((t) => !TEST_NAMES.includes(t as TestName)) ||
       new Set(tests).size !== tests.length
     ) this.bad("tests", `not a set of test names: ${short(tests)}`);
+    // Every rules version judges every test: a test missing from the list
+    // is a test whose verdicts (a VIOLATION among them) were dropped.
+    const missing = TEST_NAMES.filter((t) => !tests.includes(t));
+    if (missing.length > 0) {
+      this.bad(
+        "tests",
+        `${missing.join(", ")} missing: every report judges every test (${
+          TEST_NAMES.join(", ")
+        })`,
+      );
+    }
   }
 
   #snapshots(): void {
@@ -487,6 +504,52 @@ class Verifier {
       d.runs,
       isObject(options) ? options.runs : undefined,
     );
+    this.#runsPresent("observations.definition.control", control, d.runs);
+  }
+
+  /**
+   * A session kind planned for `runs` runs must hold runs 1..runs, each
+   * once: "10 runs" beside 3 sessions, or a run dropped with its record,
+   * contradicts the plan the report says it ran.
+   */
+  #runsPresent(
+    where: string,
+    sessions: readonly { run?: unknown }[],
+    runs: unknown,
+  ): void {
+    if (typeof runs !== "number") return;
+    const got = sessions.map((s) => s.run);
+    const want = Array.from({ length: runs }, (_, i) => i + 1);
+    if (
+      got.length !== runs ||
+      !want.every((n) => got.includes(n))
+    ) {
+      this.bad(
+        where,
+        `report says ${runs} run(s), the observations hold ${got.length} (runs ${
+          short(got)
+        })`,
+      );
+    }
+  }
+
+  /** Per tool: once and twice (and probed, when run) hold every run, unless nothing ran. */
+  #toolRuns(i: number, t: ToolObservations): void {
+    const d = (this.r.observations as Record<string, unknown>)
+      .definition as Record<string, unknown>;
+    const control = Array.isArray(d.control)
+      ? d.control as SessionObservation[]
+      : [];
+    // A server that never started, or a tool the task protocol keeps from
+    // being called, has no tool sessions at all.
+    const started = control.some((c) => c.setupFailure === null);
+    const runs = started && t.skipped === undefined ? d.runs : 0;
+    const where = `observations.tools[${i}] (${toolLabel(t)})`;
+    this.#runsPresent(`${where}.once`, t.once, runs);
+    this.#runsPresent(`${where}.twice`, t.twice, runs);
+    if ((t.probed ?? []).length > 0) {
+      this.#runsPresent(`${where}.probed`, t.probed ?? [], runs);
+    }
   }
 
   #calls(
@@ -638,7 +701,55 @@ class Verifier {
       (t.concurrent ?? []).forEach((o, k) =>
         this.#attempt(`${where}.concurrent[${k}]`, o, t)
       );
+      this.#toolRuns(i, t);
+      this.expect(
+        `${where}.declarationChanges`,
+        t.declarationChanges,
+        this.#listingChanges().get(t.tool),
+      );
     });
+  }
+
+  #changes: Map<string, DeclarationChange[]> | null = null;
+
+  /**
+   * Every tool's declaration changes, re-derived from the raw listings the
+   * sessions kept (`sessions[].toolsList`) against `protocol.toolsList`.
+   */
+  #listingChanges(): Map<string, DeclarationChange[]> {
+    if (this.#changes !== null) return this.#changes;
+    const p = this.r.protocol as Record<string, unknown>;
+    const reference = Array.isArray(p.toolsList) ? p.toolsList as string[] : [];
+    const kept: SessionListing[] = [];
+    (this.r.sessions as SessionLike[]).forEach((s, i) => {
+      if (!isObject(s) || !Object.hasOwn(s, "toolsList")) return;
+      const pages = (s as { toolsList?: unknown }).toolsList;
+      if (!Array.isArray(pages) || pages.some((x) => typeof x !== "string")) {
+        this.bad(`sessions[${i}].toolsList`, "not a list of frame texts");
+        return;
+      }
+      if (s.kind.startsWith("attempt:")) {
+        this.bad(
+          `sessions[${i}].toolsList`,
+          "a concurrent attempt keeps no listing",
+        );
+        return;
+      }
+      if (sameListing(reference, pages as string[])) {
+        this.bad(
+          `sessions[${i}].toolsList`,
+          "kept, but declares every tool as the first listing does",
+        );
+      }
+      kept.push({
+        kind: s.kind,
+        tool: s.tool,
+        run: s.run,
+        toolsList: pages as string[],
+      });
+    });
+    this.#changes = listingChanges(reference, kept);
+    return this.#changes;
   }
 
   /** A pinned target: every session's command runs the pinned package. */

@@ -42,7 +42,14 @@ import {
   storedPatch,
 } from "../state/patched.ts";
 import { streamSeed } from "../state_io/seed_stream.ts";
-import { collectEvidence, type SandboxEvidence } from "../sandbox/sandbox.ts";
+import { listingChanges, sameListing } from "../contracts/listing_changes.ts";
+import {
+  auditLogOver,
+  collectEvidence,
+  MAX_AUDIT_LOG_BYTES,
+  readAuditLogHead,
+  type SandboxEvidence,
+} from "../sandbox/sandbox.ts";
 import {
   type LogSpan,
   type PrivilegeUse,
@@ -203,6 +210,8 @@ interface ScratchDirs {
   root: string;
   state: string;
   evidence: string;
+  /** The run's work directory: every session's directories are in it. */
+  siblings: string;
 }
 
 /** Add the time since `t` to a phase (when phases are measured); returns now. */
@@ -218,7 +227,12 @@ async function makeDirs(ctx: Ctx, id: string): Promise<ScratchDirs> {
   const root = join(ctx.opts.workDir, `${String(n).padStart(5, "0")}-${id}`);
   const evidence = join(root, "evidence");
   await Deno.mkdir(evidence, { recursive: true });
-  return { root, state: join(root, "state"), evidence };
+  return {
+    root,
+    state: join(root, "state"),
+    evidence,
+    siblings: ctx.opts.workDir,
+  };
 }
 
 async function removeDirs(ctx: Ctx, dirs: ScratchDirs): Promise<void> {
@@ -551,6 +565,30 @@ function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
   return ev.network.map((value) => ({ permission: "net", value }));
 }
 
+/**
+ * Look at the audit log's size every 50 ms; past {@linkcode MAX_AUDIT_LOG_BYTES}
+ * call `over` once (it ends the session). Returns the function that stops
+ * the watch (after it, `over` is never called).
+ */
+function watchAuditLog(
+  path: string | null,
+  over: (size: number) => void,
+): () => void {
+  let done = path === null;
+  const id = setInterval(() => {
+    if (done) return;
+    void logLength(path).then((size) => {
+      if (done || size <= MAX_AUDIT_LOG_BYTES) return;
+      done = true;
+      over(size);
+    });
+  }, 50);
+  return () => {
+    done = true;
+    clearInterval(id);
+  };
+}
+
 /** The audit log's length in bytes now (0 when there is none yet). */
 async function logLength(path: string | null): Promise<number> {
   if (path === null) return 0;
@@ -562,19 +600,12 @@ async function logLength(path: string | null): Promise<number> {
 }
 
 /** Each call's privilege use, from the slice of the log it was in flight for. */
-async function callPrivileges(
+function callPrivileges(
   launch: Launch,
   spans: LogSpan[],
-): Promise<PrivilegeUse[]> {
+  bytes: Uint8Array | null,
+): PrivilegeUse[] {
   const stateDir = launch.policy?.writable[0] ?? null;
-  let bytes: Uint8Array | null = null;
-  if (launch.auditLog !== null) {
-    try {
-      bytes = await Deno.readFile(launch.auditLog);
-    } catch {
-      bytes = null;
-    }
-  }
   if (bytes === null) {
     return spans.map(() => {
       const u = privilegeUse(null, launch, stateDir);
@@ -700,39 +731,55 @@ async function runSequentialSession(
     if (s.failure) {
       obs.setupFailure = `session opening failed: ${s.failure.message}`;
     } else {
+      const pages = s.pages.map((pg) =>
+        describeFrame(s.client.frames[pg.frameIndex]) ?? ""
+      );
       if (opening.value === null) {
         opening.value = {
           initialize: describeFrame(s.client.frames[s.initializeFrame ?? -1]),
-          toolsList: s.pages.map((pg) =>
-            describeFrame(s.client.frames[pg.frameIndex]) ?? ""
-          ),
+          toolsList: pages,
           serverInfo: s.serverInfo,
         };
+      } else if (!sameListing(opening.value.toolsList, pages)) {
+        // Every session's listing is compared; one that declares anything
+        // differently keeps its own pages (a rug pull within one audit).
+        record.toolsList = pages;
       }
       const args = tool ? argumentsFor(ctx, tool, dirs.state) : {};
       if (tool && callsPlanned > 0 && hasPlaceholderArgs(tool)) {
         record.arguments = args;
       }
       const vars = ctx.opts.launcher.placeholders(dirs.state);
-      for (const call of calls) {
-        const from = await logLength(launch.auditLog);
-        const o = await s.client.request(
-          "tools/call",
-          call === "tool" ? { name: tool!.name, arguments: args } : {
-            name: call.name,
-            arguments: substituteDeep(call.arguments, vars),
-          },
-          ctx.def.timeouts.call_s * 1000,
-        );
-        spans.push({ from, to: await logLength(launch.auditLog) });
-        const c = toCall(o);
-        obs.calls.push(c);
-        record.callResponses.push(
-          c.frameIndex === null
-            ? null
-            : describeFrame(s.client.frames[c.frameIndex]),
-        );
-        if (c.status === "unknown") break;
+      const stopWatch = watchAuditLog(launch.auditLog, (size) => {
+        s.client.abort({
+          reason: "budget_exceeded",
+          message: auditLogOver(size),
+        });
+        s.client.kill();
+      });
+      try {
+        for (const call of calls) {
+          const from = await logLength(launch.auditLog);
+          const o = await s.client.request(
+            "tools/call",
+            call === "tool" ? { name: tool!.name, arguments: args } : {
+              name: call.name,
+              arguments: substituteDeep(call.arguments, vars),
+            },
+            ctx.def.timeouts.call_s * 1000,
+          );
+          spans.push({ from, to: await logLength(launch.auditLog) });
+          const c = toCall(o);
+          obs.calls.push(c);
+          record.callResponses.push(
+            c.frameIndex === null
+              ? null
+              : describeFrame(s.client.frames[c.frameIndex]),
+          );
+          if (c.status === "unknown") break;
+        }
+      } finally {
+        stopWatch();
       }
     }
     const exit = await s.client.close(2000);
@@ -751,9 +798,22 @@ async function runSequentialSession(
         dropped: Math.max(0, all.length - MAX_HTTP_EXCHANGES),
       };
     }
-    record.sandbox = await collectEvidence(launch);
+    // Past the log's budget (during the opening, or between two looks of
+    // the watch) the evidence is cut short: the session ends with the reason.
+    const logSize = await logLength(launch.auditLog);
+    if (
+      logSize > MAX_AUDIT_LOG_BYTES && obs.setupFailure === null &&
+      !obs.calls.some((c) => c.ended === "budget_exceeded")
+    ) {
+      obs.setupFailure = `session ended: ${auditLogOver(logSize)}`;
+    }
+    // The log is read once, up to its budget, for both.
+    const log = launch.auditLog === null
+      ? null
+      : await readAuditLogHead(launch.auditLog);
+    record.sandbox = await collectEvidence(launch, log?.bytes ?? null);
     if (spans.length > 0) {
-      record.privilege = await callPrivileges(launch, spans);
+      record.privilege = callPrivileges(launch, spans, log?.bytes ?? null);
     }
     obs.network = networkChecks(record.sandbox);
     obs.attempts = refusedChecks(record.sandbox);
@@ -1189,6 +1249,14 @@ async function execute(
     startupWrites,
   });
   const listed = listing.contracts.map((c) => c.name);
+  const changes = listingChanges(
+    opening.value?.toolsList ?? [],
+    ctx.sessions.filter((r) => !r.kind.startsWith("attempt:")),
+  );
+  for (const t of toolObs) {
+    const moved = changes.get(t.tool);
+    if (moved !== undefined) t.declarationChanges = moved;
+  }
   return {
     definition: {
       coverage: coverageOf(def),

@@ -38,34 +38,60 @@ export interface AuditLog {
 export function parseAuditLog(text: string): AuditLog {
   const events: PermissionEvent[] = [];
   const problems: string[] = [];
-  const lines = text.split("\n");
-  lines.forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "") return;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      problems.push(`line ${i + 1}: not JSON: ${line.slice(0, 80)}`);
-      return;
+  // Line by line, without splitting the text into an array: a log holds up
+  // to MAX_AUDIT_LOG_BYTES (~800,000 lines). A line equal to the one
+  // before (the same check within the same second) is the same event.
+  let prev: string | null = null;
+  let prevEvent: PermissionEvent | null = null;
+  for (let start = 0, i = 0; start < text.length; i++) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end).trim();
+    start = end + 1;
+    if (line === "") continue;
+    if (line === prev && prevEvent !== null) {
+      events.push(prevEvent);
+      continue;
     }
-    if (typeof v !== "object" || v === null || Array.isArray(v)) {
-      problems.push(`line ${i + 1}: not an object`);
-      return;
+    prev = line;
+    prevEvent = null;
+    const e = parseLine(line, i, problems);
+    if (e !== null) {
+      events.push(e);
+      prevEvent = e;
     }
-    const o = v as Record<string, unknown>;
-    if (typeof o.permission !== "string") {
-      problems.push(`line ${i + 1}: no "permission" string`);
-      return;
-    }
-    const value = o.value;
-    if (value !== null && value !== undefined && typeof value !== "string") {
-      problems.push(`line ${i + 1}: "value" is neither a string nor null`);
-      return;
-    }
-    events.push({ permission: o.permission, value: value ?? null });
-  });
+  }
   return { events, problems };
+}
+
+/** One log line as an event, or null with its problem recorded. */
+function parseLine(
+  line: string,
+  i: number,
+  problems: string[],
+): PermissionEvent | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    problems.push(`line ${i + 1}: not JSON: ${line.slice(0, 80)}`);
+    return null;
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    problems.push(`line ${i + 1}: not an object`);
+    return null;
+  }
+  const o = v as Record<string, unknown>;
+  if (typeof o.permission !== "string") {
+    problems.push(`line ${i + 1}: no "permission" string`);
+    return null;
+  }
+  const value = o.value;
+  if (value !== null && value !== undefined && typeof value !== "string") {
+    problems.push(`line ${i + 1}: "value" is neither a string nor null`);
+    return null;
+  }
+  return { permission: o.permission, value: value ?? null };
 }
 
 /**

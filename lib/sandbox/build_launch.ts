@@ -555,6 +555,14 @@ function bubblewrapArgv(
   ) {
     hidden.push(host.home);
   }
+  // The run's work directory holds every other session's state: under the
+  // read-only root a server as the auditor's uid could read it (hardening,
+  // round three). The minimal view never shows it.
+  if (!minimal) {
+    for (const h of req.hide ?? []) {
+      if (!hidden.some((x) => isWithin(h, x))) hidden.push(h);
+    }
+  }
   const isHidden = (p: string): boolean =>
     minimal || hidden.some((h) => isWithin(p, h));
   const drop = host.dropTo ?? null;

@@ -611,6 +611,9 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       readPaths,
       evidenceDir,
       ...(cwd === undefined ? {} : { cwd }),
+      ...(req.hide === undefined
+        ? {}
+        : { hide: req.hide.map((p) => realPath("hidden directory", p)) }),
     },
     host,
   );
@@ -763,7 +766,9 @@ export async function resolvePython(): Promise<string> {
 
 /**
  * Read what the sandbox saw of one finished process: its backend, exact
- * command and environment, and the refused attempts in its audit log.
+ * command and environment, and the refused attempts in its audit log (at
+ * most {@linkcode MAX_AUDIT_LOG_BYTES} of it; `log` when the caller has
+ * read it already).
  *
  * Requires `--allow-read` for the evidence directory.
  *
@@ -776,14 +781,66 @@ export async function resolvePython(): Promise<string> {
  */
 export async function collectEvidence(
   launch: Launch,
+  log?: Uint8Array | null,
 ): Promise<SandboxEvidence> {
-  let text: string | null = null;
-  if (launch.auditLog !== null) {
-    try {
-      text = await Deno.readTextFile(launch.auditLog);
-    } catch {
-      text = null;
-    }
+  // The log as already read (`log`), else read here up to its budget.
+  const bytes = log !== undefined
+    ? log
+    : launch.auditLog === null
+    ? null
+    : (await readAuditLogHead(launch.auditLog))?.bytes ?? null;
+  return launchEvidence(
+    launch,
+    bytes === null ? null : new TextDecoder().decode(bytes),
+  );
+}
+
+/**
+ * The most of one process's Deno permission audit log verity reads: 64 MiB
+ * (about 800,000 checks), the same as a session's byte budget on the wire.
+ * A server past it is ended with a named reason (`auditLogOver`).
+ */
+export const MAX_AUDIT_LOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The first `limit` bytes of an audit log, cut after its last whole line,
+ * and the file's size; null when there is no log. Streams: never reads a
+ * larger log whole. Requires `--allow-read`.
+ *
+ * @example
+ * ```ts ignore
+ * const head = await readAuditLogHead(launch.auditLog!);
+ * if (head && head.size > MAX_AUDIT_LOG_BYTES) console.log(auditLogOver(head.size));
+ * ```
+ */
+export async function readAuditLogHead(
+  path: string,
+  limit: number = MAX_AUDIT_LOG_BYTES,
+): Promise<{ bytes: Uint8Array; size: number } | null> {
+  let f: Deno.FsFile;
+  try {
+    f = await Deno.open(path);
+  } catch {
+    return null;
   }
-  return launchEvidence(launch, text);
+  try {
+    const size = (await f.stat()).size;
+    const buf = new Uint8Array(Math.min(size, limit));
+    let n = 0;
+    while (n < buf.length) {
+      const got = await f.read(buf.subarray(n));
+      if (got === null) break;
+      n += got;
+    }
+    let end = n;
+    if (size > limit) end = buf.lastIndexOf(0x0a, n - 1) + 1;
+    return { bytes: buf.subarray(0, end), size };
+  } finally {
+    f.close();
+  }
+}
+
+/** The named reason a session ends with when its audit log passes the budget. */
+export function auditLogOver(size: number): string {
+  return `the server made more permission checks than verity reads: its Deno permission audit log passed ${MAX_AUDIT_LOG_BYTES} bytes (${size} bytes seen)`;
 }

@@ -22,6 +22,14 @@ export interface LaunchRequest {
   /** Extra readable paths (absolute). */
   readPaths: string[];
   /**
+   * Directories the server must not see although the read-only root would
+   * show them: the run's work directory, which holds the other sessions'
+   * state (hidden by a tmpfs under bubblewrap; the deno backend never
+   * grants them). The session's own directories are bound back.
+   * @default {[]}
+   */
+  hide?: string[];
+  /**
    * The server's working directory (absolute); it must be the definition's
    * directory, the state directory, a read path or inside one of them.
    * @default {the definition's directory}

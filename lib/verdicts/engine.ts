@@ -22,6 +22,7 @@ import {
 import { CHECKS, RULES } from "./battery.ts";
 import { checkFailed } from "./rules/check_failed.ts";
 import { declarationReason } from "./rules/declaration.ts";
+import { declarationChangedVerdict } from "./rules/declaration_changed.ts";
 import { serverFailedVerdict } from "./rules/server_failure.ts";
 import { taskRequiredVerdict } from "./rules/task_required.ts";
 
@@ -37,10 +38,10 @@ export { serverFailure } from "./rules/server_failure.ts";
  * would give a different verdict, so `verity report verify` can tell a
  * tampered report from one judged under older rules.
  */
-export const ENGINE_VERSION = 7;
+export const ENGINE_VERSION = 8;
 
 /** Rules versions this engine can apply (a report judged under another is re-derived under the current one). */
-export const SUPPORTED_RULES: readonly number[] = [2, 3, 4, 5, 6, 7];
+export const SUPPORTED_RULES: readonly number[] = [2, 3, 4, 5, 6, 7, 8];
 
 const UNSEEN: readonly Reason[] = ["UNOBSERVED_STATE", "PARTIAL_COVERAGE"];
 
@@ -131,6 +132,24 @@ export function judge(
   options: JudgeOptions = {},
 ): Verdict {
   const rules = options.rules ?? ENGINE_VERSION;
+  const v = judgeListed(test, defn, t, snapshots, options, rules);
+  // Rules version 8: a declaration that changed between sessions is judged
+  // against neither contract (a server that never started stays SETUP_FAILED).
+  return rules >= 8 && (t.declarationChanges?.length ?? 0) > 0 &&
+      v.reason !== "SETUP_FAILED"
+    ? declarationChangedVerdict(v, t)
+    : v;
+}
+
+/** Judge one test on the first listing's declaration. */
+function judgeListed(
+  test: TestName,
+  defn: DefinitionObservations,
+  t: ToolObservations,
+  snapshots: SnapshotStore,
+  options: JudgeOptions,
+  rules: number,
+): Verdict {
   const serverFailed = rules >= 3 ? options.serverFailed ?? null : null;
   if (serverFailed !== null) return serverFailedVerdict(test, t, serverFailed);
   if (t.skipped !== undefined) {

@@ -665,3 +665,35 @@ Deno.test("read only: a refused write attempt is a VIOLATION of its own reason (
   ({ d, t } = withAttempts([[w], [w], [w]]));
   assert.equal(judge("read_only", d, t, STORE, { rules: 4 }).outcome, "PASS");
 });
+
+Deno.test("a declaration that changed between sessions is INCONCLUSIVE:DECLARATION_CHANGED under rules 8, both contracts as evidence; rules 7 judged the first listing", () => {
+  const honest = tool({ readOnlyHint: "TRUE" }, ["seed", "seed", "seed"], [
+    "seed",
+    "seed",
+    "seed",
+  ]);
+  assert.equal(outcome("read_only", honest), "PASS");
+  const change = {
+    session: "once t 2",
+    fields: ["annotations.readOnlyHint"],
+    first: { name: "t", annotations: { readOnlyHint: true } },
+    then: { name: "t", annotations: { readOnlyHint: false } },
+  };
+  const pulled = { ...honest, declarationChanges: [change] };
+  const v = judge("read_only", defn(), pulled, STORE);
+  assert.equal(v.outcome, "INCONCLUSIVE:DECLARATION_CHANGED");
+  assert.equal(v.overDeclared, false);
+  assert.equal(v.facts.on_first_listing, "PASS");
+  assert.deepEqual(v.evidence.declaration_changes, [change]);
+  assert.match(v.details[0]!, /once run 2 of t: annotations\.readOnlyHint/);
+  // Every test of the tool, the ones it does not claim too.
+  assert.equal(
+    judge("destructive", defn(), pulled, STORE).outcome,
+    "INCONCLUSIVE:DECLARATION_CHANGED",
+  );
+  // A report judged under rules 7 re-derives as it was judged.
+  assert.equal(
+    judge("read_only", defn(), pulled, STORE, { rules: 7 }).outcome,
+    "PASS",
+  );
+});

@@ -27,7 +27,8 @@ export type Reason =
   | "CHECK_FAILED"
   | "TASK_REQUIRED"
   | "ATTEMPTED_WRITE"
-  | "TIMED_OUT";
+  | "TIMED_OUT"
+  | "DECLARATION_CHANGED";
 
 /** Outcome kinds. */
 export type OutcomeKind =

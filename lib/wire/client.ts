@@ -35,6 +35,8 @@ export interface McpClient {
     params: unknown,
     timeoutMs: number,
   ): Promise<RpcOutcome>;
+  /** End the session with `f`: every pending request resolves unknown with it. */
+  abort(f: WireFailure): void;
   /** Stop at once: SIGKILL a started server, abort every HTTP stream. */
   kill(): void;
   /** Orderly shutdown of the session (and of a server it started). */

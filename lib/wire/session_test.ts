@@ -23,6 +23,7 @@ function pagingClient(pages: number): McpClient {
     now: () => t,
     stderr: () => ({ text: "", dropped: 0 }),
     notify: () => {},
+    abort: () => {},
     request: (method, params) => {
       id++;
       if (method === "initialize") {

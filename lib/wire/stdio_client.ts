@@ -446,8 +446,7 @@ export class StdioClient {
     // Tolerate CRLF framing by stripping one trailing CR for parsing, not for capture.
     const frame = decodeFrame(line, "in", t);
     if (frame.text === undefined) {
-      const i = this.#keepUnsolicited(frame);
-      if (i >= 0) this.#problem(`frame ${i}: invalid UTF-8`);
+      this.#invalidUtf8(line, frame);
       return;
     }
     const text = frame.text.endsWith("\r")
@@ -527,6 +526,42 @@ export class StdioClient {
     } else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
   }
 
+  /**
+   * A line that is not UTF-8. An answer to a pending request, or anything
+   * before the first answer, ends the session at once naming the invalid
+   * bytes (never "no answer within N s" after waiting out the timeout);
+   * after the first answer any other such line is a protocol violation,
+   * kept as a problem and skipped, as an invalid JSON line is.
+   */
+  #invalidUtf8(line: Uint8Array, frame: Frame): void {
+    const at = firstInvalidByte(line);
+    const hex = [...line.subarray(at, at + 4)]
+      .map((b) => b.toString(16).padStart(2, "0")).join(" ");
+    const what = `invalid UTF-8 at byte ${at} (${hex})`;
+    frame.problem = what;
+    let id: unknown;
+    try {
+      id = (JSON.parse(lossy.decode(line)) as { id?: unknown })?.id;
+    } catch {
+      id = undefined;
+    }
+    const answer = (typeof id === "number" || typeof id === "string") &&
+      this.#pending.has(id);
+    if (!answer && this.#answered) {
+      const i = this.#keepUnsolicited(frame);
+      if (i >= 0) this.#problem(`frame ${i}: ${what}`);
+      return;
+    }
+    this.frames.push(frame);
+    this.#problem(`frame ${this.frames.length - 1}: ${what}`);
+    this.#abort({
+      reason: "invalid_output",
+      message: `server ${
+        answer ? "answered with" : "printed"
+      } ${what} on stdout`,
+    });
+  }
+
   #send(message: unknown, keep = true): number {
     const text = JSON.stringify(message);
     const t = this.now();
@@ -582,6 +617,11 @@ export class StdioClient {
     });
   }
 
+  /** End the session with `f` and SIGKILL the server (e.g. a budget the runner keeps). */
+  abort(f: WireFailure): void {
+    this.#abort(f);
+  }
+
   /** SIGKILL the whole process group at once. */
   kill(): void {
     const pid = this.#child?.pid;
@@ -622,4 +662,29 @@ export class StdioClient {
     };
     return this.#exit;
   }
+}
+
+const lossy = new TextDecoder();
+
+/** Offset of the first byte of `bytes` that is not valid UTF-8 (`bytes.length` when none is). */
+function firstInvalidByte(bytes: Uint8Array): number {
+  const text = lossy.decode(bytes);
+  let from = 0;
+  let prefix = 0;
+  for (
+    let i = text.indexOf("\uFFFD");
+    i >= 0;
+    i = text.indexOf("\uFFFD", i + 1)
+  ) {
+    prefix += enc.encode(text.slice(from, i)).length;
+    from = i;
+    // A U+FFFD the server really sent is the three bytes EF BF BD.
+    if (
+      bytes[prefix] !== 0xef || bytes[prefix + 1] !== 0xbf ||
+      bytes[prefix + 2] !== 0xbd
+    ) {
+      return prefix;
+    }
+  }
+  return bytes.length;
 }

@@ -16,6 +16,12 @@
  * - `slowcalls`: lists 20 read-only tools and answers every `tools/call`
  *   after [arg] ms (default 800): each answer inside a 1 s timeout, the
  *   session as a whole held for 16 s.
+ * - `badutf8`: answers `initialize` with a serverInfo name holding the
+ *   byte 0xff (not UTF-8); [arg] 1 answers `initialize` properly and
+ *   sends the bad bytes as the `tools/list` answer instead.
+ * - `permflood`: lists one read-only tool whose call makes [arg] million
+ *   environment permission checks (default 3): each is a line in the
+ *   Deno permission audit log.
  */
 const mode = Deno.args[0] ?? "";
 const arg = Number(Deno.args[1] ?? "NaN");
@@ -27,6 +33,18 @@ function send(v: unknown): void {
 
 function writeRaw(text: string): void {
   const bytes = enc.encode(text);
+  let off = 0;
+  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+}
+
+/** Write `before`, the byte 0xff, then `after` (a frame that is not UTF-8). */
+function writeInvalid(before: string, after: string): void {
+  const a = enc.encode(before);
+  const b = enc.encode(after);
+  const bytes = new Uint8Array(a.length + 1 + b.length);
+  bytes.set(a);
+  bytes[a.length] = 0xff;
+  bytes.set(b, a.length + 1);
   let off = 0;
   while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
 }
@@ -61,6 +79,29 @@ async function answer(msg: { id?: unknown; method?: string }): Promise<void> {
         `{"jsonrpc":"2.0","method":"notifications/progress","params":{"n":${i}}}\n`,
       );
     }
+  }
+  if (mode === "badutf8" && (msg.method === "initialize") !== (arg === 1)) {
+    writeInvalid(
+      `{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bad`,
+      `","version":"1"},"tools":[]}}\n`,
+    );
+    return;
+  }
+  if (mode === "permflood" && msg.method === "tools/call") {
+    const n = (Number.isFinite(arg) ? arg : 3) * 1_000_000;
+    for (let i = 0; i < n; i++) {
+      try {
+        Deno.env.get("VERITY_PERMFLOOD");
+      } catch {
+        // denied: still checked, still logged
+      }
+    }
+    send({
+      jsonrpc: "2.0",
+      id: msg.id,
+      result: { content: [{ type: "text", text: `${n} checks` }] },
+    });
+    return;
   }
   if (msg.method === "initialize") {
     const info = mode === "deep"
