@@ -60,6 +60,13 @@ function errored(v: Verdict): boolean {
     v.reason === "CALL_ERROR" || v.secondary.includes("CALL_ERROR");
 }
 
+/**
+ * Argument descriptions that say the value is code (`query: "The complete
+ * CREATE TABLE SQL statement"`); a search `query` ("text to match") is not.
+ */
+const CODE_DESCRIPTION =
+  /\b(sql|statements?|commands?|shell|scripts?|code|expressions?)\b/i;
+
 /** Argument names whose values are code: any other value may do anything. */
 const FREE_FORM =
   /(^|_|-|\b)(sql|statement|stmt|command|cmd|script|code|expression|expr|shell|program|eval)($|_|-|\b)/i;
@@ -71,7 +78,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /**
  * The input modes of a schema that a set of argument sets leaves untested:
  * top-level `enum` properties with values never sent, and free-form string
- * properties whose name says they carry SQL, a command or code.
+ * properties whose name or description says they carry SQL, a command or
+ * code.
  *
  * @example
  * ```ts
@@ -106,7 +114,9 @@ export function untestedModes(
     }
     const stringy = prop.type === "string" ||
       (Array.isArray(prop.type) && prop.type.includes("string"));
-    if (stringy && prop.const === undefined && FREE_FORM.test(name)) {
+    const said = typeof prop.description === "string" &&
+      CODE_DESCRIPTION.test(prop.description);
+    if (stringy && prop.const === undefined && (FREE_FORM.test(name) || said)) {
       out.push({ argument: name, kind: "free-form" });
     }
   }

@@ -32,6 +32,20 @@ Deno.test("untested modes: enum values never sent, free-form code strings; nothi
     "every value sent",
   );
   assert.deepEqual(untestedModes(undefined, []), []);
+  // The name says nothing; the description does (@cmd233/mcp-database-server
+  // 1.4.1 create_table); a search query is not code.
+  assert.deepEqual(
+    untestedModes({
+      properties: {
+        query: {
+          type: "string",
+          description: "The complete CREATE TABLE SQL statement",
+        },
+        text: { type: "string", description: "The search query to match" },
+      },
+    }, [{ query: "CREATE TABLE t (x)", text: "a" }]),
+    [{ argument: "query", kind: "free-form" }],
+  );
   assert.equal(
     overDeclarationText({
       tool: "remote",

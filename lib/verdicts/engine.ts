@@ -38,10 +38,10 @@ export { serverFailure } from "./rules/server_failure.ts";
  * would give a different verdict, so `verity report verify` can tell a
  * tampered report from one judged under older rules.
  */
-export const ENGINE_VERSION = 8;
+export const ENGINE_VERSION = 9;
 
 /** Rules versions this engine can apply (a report judged under another is re-derived under the current one). */
-export const SUPPORTED_RULES: readonly number[] = [2, 3, 4, 5, 6, 7, 8];
+export const SUPPORTED_RULES: readonly number[] = [2, 3, 4, 5, 6, 7, 8, 9];
 
 const UNSEEN: readonly Reason[] = ["UNOBSERVED_STATE", "PARTIAL_COVERAGE"];
 

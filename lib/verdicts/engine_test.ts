@@ -530,6 +530,51 @@ Deno.test("concurrent: an attempt that ran out of time is TIMED_OUT, never a PAS
   assert.equal(outcome("concurrent_idempotence", t), "VIOLATION");
 });
 
+Deno.test("concurrent (rules 9): an attempt whose calls all failed and changed nothing is no divergence", () => {
+  const busy = (n: number, stateDigest: string) => ({
+    mode: "two_process" as const,
+    attempt: n,
+    stateDigest,
+    setupFailure: null,
+    calls: [0, 1].map(() => ({
+      status: "tool_error" as const,
+      frameIndex: null,
+      ms: 1,
+      message: "SQLITE_BUSY: database is locked",
+    })),
+    timeline: stamps("two_process", true),
+  });
+  const ok = (n: number) => ({
+    ...busy(n, "added"),
+    calls: busy(n, "added").calls.map((c) => ({
+      ...c,
+      status: "ok" as const,
+      message: null,
+    })),
+  });
+  const t = tool({ idempotentHint: "TRUE", readOnlyHint: "FALSE" }, [
+    "added",
+    "added",
+    "added",
+  ], ["added", "added", "added"]);
+  // Both calls refused: the state is the seed's, one call's is not.
+  t.concurrent = [ok(1), busy(2, "seed"), ok(3)];
+  const v = judge("concurrent_idempotence", defn(), t, STORE);
+  assert.equal(v.outcome, "PASS");
+  assert.equal(v.facts.failed_without_effect_attempts, 1);
+  // Under rules 8 the same evidence was a (false) VIOLATION.
+  assert.equal(
+    judge("concurrent_idempotence", defn(), t, STORE, { rules: 8 }).outcome,
+    "VIOLATION",
+  );
+  // Calls that failed but wrote something still diverge.
+  t.concurrent = [ok(1), busy(2, "twoRows")];
+  assert.equal(
+    judge("concurrent_idempotence", defn(), t, STORE).outcome,
+    "VIOLATION",
+  );
+});
+
 Deno.test("concurrent: attempts whose calls all failed are no evidence of idempotence", () => {
   const failedAttempt = (
     mode: "single_connection" | "two_process",

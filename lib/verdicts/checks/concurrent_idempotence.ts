@@ -41,10 +41,37 @@ function observeConcurrent(
   const usable = attempts.filter((a) =>
     a.setupFailure === null && a.stateDigest !== null
   );
+  // Rules version 9: an attempt whose every call failed and that left the
+  // business state as the control sessions leave it did nothing at all
+  // (both calls refused: SQLITE_BUSY, a lock): it differs from one call
+  // only by the call's work, not by a race, so it is no divergence.
+  const control = defn.control[0]?.stateDigest ?? null;
+  const didNothing = (a: (typeof usable)[number]) =>
+    rules >= 9 && control !== null &&
+    a.calls.length > 0 && a.calls.every((c) => c.status !== "ok") &&
+    cmp.delta(control, a.stateDigest!).business.empty;
   const rows = usable.map((a) => {
     const d = cmp.delta(ref, a.stateDigest!);
-    return { a, d, diverged: !d.business.empty, ov: attemptOverlap(a) };
+    const nothing = didNothing(a);
+    return {
+      a,
+      d,
+      diverged: !d.business.empty && !nothing,
+      nothing,
+      ov: attemptOverlap(a),
+    };
   });
+  const idle = rows.filter((r) => r.nothing && !r.d.business.empty);
+  if (idle.length > 0) {
+    o.facts.failed_without_effect_attempts = idle.length;
+    o.details.push(
+      `${idle.length} attempt(s) in which every call failed and nothing changed: no evidence either way; first: ${
+        idle[0]!.a.mode
+      } attempt ${idle[0]!.a.attempt}: ${
+        idle[0]!.a.calls.find((c) => c.message !== null)?.message ?? ""
+      }`,
+    );
+  }
   const timedOutIn = (mode: string) =>
     attempts.filter((a) => a.mode === mode && attemptTimedOut(a)).length;
   const counts: Record<string, Record<string, number>> = {};
