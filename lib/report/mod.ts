@@ -1,7 +1,8 @@
 /**
- * Reports: building and re-verifying a run's report from its evidence
- * (`report.ts`), the fixture expectations, and the renderers (text, HTML,
- * SARIF, JUnit), which are pure.
+ * Reports: building a run's report (`build.ts`), re-deriving it from its
+ * evidence (`verify.ts`), the headline's claims (`claims.ts`), advice
+ * (`over_declarations.ts`), the fixture expectations, and the renderers
+ * (text, HTML, SARIF, JUnit), which are pure.
  *
  * @module
  */
