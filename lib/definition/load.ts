@@ -196,7 +196,9 @@ async function hashFile(
     h.update(chunk);
     seen += chunk.length;
   }
-  if (seen !== size) throw new DefinitionLookupError(`${p}: changed while it was read`);
+  if (seen !== size) {
+    throw new DefinitionLookupError(`${p}: changed while it was read`);
+  }
 }
 
 /** Offset of the first byte that does not start a valid UTF-8 sequence (approximate). */

@@ -16,17 +16,9 @@ import {
 } from "../contracts/contracts.ts";
 import type { TestName } from "../definition/types.ts";
 import { TEST_NAMES } from "../definition/types.ts";
+import { CHECKS } from "../verdicts/battery.ts";
+import { declarationReason } from "../verdicts/rules/declaration.ts";
 import type { Verdict } from "../verdicts/types.ts";
-
-/** The declared value of each test's hint that makes a falsifiable claim. */
-const CLAIM: Readonly<Record<TestName, { hint: HintName; claim: HintState }>> =
-  {
-    sequential_idempotence: { hint: "idempotentHint", claim: "TRUE" },
-    concurrent_idempotence: { hint: "idempotentHint", claim: "TRUE" },
-    read_only: { hint: "readOnlyHint", claim: "TRUE" },
-    destructive: { hint: "destructiveHint", claim: "FALSE" },
-    open_world: { hint: "openWorldHint", claim: "FALSE" },
-  };
 
 /** Why an untested claim of a listed tool was never judged: the definition did not exercise the tool. */
 export const NOT_EXERCISED = "NOT_EXERCISED";
@@ -82,12 +74,7 @@ export function isClaim(
   test: TestName,
   hints: DeclaredTool["hints"],
 ): boolean {
-  const { hint, claim } = CLAIM[test];
-  if (
-    test !== "read_only" && test !== "open_world" &&
-    hints.readOnlyHint.state === "TRUE"
-  ) return false;
-  return hints[hint].state === claim;
+  return declarationReason(test, { hints }) === null;
 }
 
 /**
@@ -144,7 +131,7 @@ export function claimsOf(
         tool: t.tool,
         variant: null,
         test,
-        hint: CLAIM[test].hint,
+        hint: CHECKS[test].hint,
         reason: NOT_EXERCISED,
       });
     }

@@ -4,9 +4,8 @@
  *
  * @module
  */
-import type { HintState } from "../../contracts/contracts.ts";
+import type { HintName, HintState } from "../../contracts/contracts.ts";
 import type { TestName } from "../../definition/types.ts";
-import type { ToolObservations } from "../../history/types.ts";
 import type { Reason } from "../types.ts";
 import { CHECKS } from "../battery.ts";
 
@@ -22,7 +21,7 @@ import { CHECKS } from "../battery.ts";
  */
 export function declarationReason(
   test: TestName,
-  t: ToolObservations,
+  t: { hints: Readonly<Record<HintName, { state: HintState }>> },
 ): Reason | null {
   const { hint, claim } = CHECKS[test];
   if (
