@@ -541,12 +541,20 @@ function decodeRecord(
   return n;
 }
 
-/** Read `sqlite_schema` (the table b-tree rooted at page 1). */
-export function readSchema(src: PageSource): SchemaRow[] {
+/**
+ * Every row of a small rowid table read from its b-tree at `root`: its
+ * rowid and its first `columns` fields (a fresh array per row), in rowid
+ * order. For `sqlite_schema` and SQLite's internal tables; the tables a
+ * session changes are read by the diff's cursors.
+ */
+function* tableRows(
+  src: PageSource,
+  root: number,
+  columns: number,
+  what: string,
+): Generator<{ rowid: number; fields: unknown[] }> {
   const g = geometry(src);
-  const rows: SchemaRow[] = [];
-  const fields: unknown[] = new Array(5);
-  for (const pgno of new Walker(src, null, () => false).tree(1, 1, true)) {
+  for (const pgno of new Walker(src, null, () => false).tree(root, 1, true)) {
     // A copy: following an overflow chain reads other pages.
     const page = src.page(pgno).slice();
     const h = hdrOf(pgno);
@@ -557,23 +565,31 @@ export function readSchema(src: PageSource): SchemaRow[] {
     for (let c = 0; c < cells; c++) {
       let p = u16(page, h + 8 + 2 * c);
       const size = varint(page, p);
-      varint(page, varintEnd);
+      const rowid = varint(page, varintEnd);
       p = varintEnd;
       const local = localSize(g, size);
       const buf = local === size
         ? page.subarray(p, p + size)
         : assemble(src, g, page, p, size, local);
-      fields.fill(null);
-      if (decodeRecord(buf, 0, size, 5, fields) < 0) {
-        throw new PageWalkError("unreadable sqlite_schema row");
+      const fields: unknown[] = new Array(columns).fill(null);
+      if (decodeRecord(buf, 0, size, columns, fields) < 0) {
+        throw new PageWalkError(`unreadable ${what} row`);
       }
-      rows.push({
-        type: String(fields[0]),
-        name: String(fields[1]),
-        rootpage: typeof fields[3] === "number" ? fields[3] : 0,
-        sql: typeof fields[4] === "string" ? fields[4] : "",
-      });
+      yield { rowid, fields };
     }
+  }
+}
+
+/** Read `sqlite_schema` (the table b-tree rooted at page 1). */
+export function readSchema(src: PageSource): SchemaRow[] {
+  const rows: SchemaRow[] = [];
+  for (const { fields } of tableRows(src, 1, 5, "sqlite_schema")) {
+    rows.push({
+      type: String(fields[0]),
+      name: String(fields[1]),
+      rootpage: typeof fields[3] === "number" ? fields[3] : 0,
+      sql: typeof fields[4] === "string" ? fields[4] : "",
+    });
   }
   return rows;
 }
@@ -624,43 +640,22 @@ export function readSqliteMeta(src: PageSource): MetaTable[] {
     });
   }
   const out: MetaTable[] = [meta];
-  const g = geometry(src);
   for (const t of schema) {
     if (t.type !== "table" || !t.name.startsWith("sqlite_")) continue;
     const columns = internalColumns(t.sql);
     const records: MetaTable["records"] = [];
-    const fields: unknown[] = new Array(columns.length);
     if (t.rootpage > 0) {
       for (
-        const pgno of new Walker(src, null, () => false).tree(
+        const { rowid, fields } of tableRows(
+          src,
           t.rootpage,
-          1,
-          true,
+          columns.length,
+          t.name,
         )
       ) {
-        const page = src.page(pgno).slice();
-        const h = hdrOf(pgno);
-        if (page[h] !== 0x0d) {
-          throw new PageWalkError(`page ${pgno} is not a table leaf`);
-        }
-        const cells = u16(page, h + 3);
-        for (let c = 0; c < cells; c++) {
-          let p = u16(page, h + 8 + 2 * c);
-          const size = varint(page, p);
-          const rowid = varint(page, varintEnd);
-          p = varintEnd;
-          const local = localSize(g, size);
-          const buf = local === size
-            ? page.subarray(p, p + size)
-            : assemble(src, g, page, p, size, local);
-          fields.fill(null);
-          if (decodeRecord(buf, 0, size, columns.length, fields) < 0) {
-            throw new PageWalkError(`unreadable ${t.name} row`);
-          }
-          const value: Record<string, unknown> = {};
-          columns.forEach((c, i) => (value[c] = fields[i] ?? null));
-          records.push({ key: [rowid], value });
-        }
+        const value: Record<string, unknown> = {};
+        columns.forEach((c, i) => (value[c] = fields[i] ?? null));
+        records.push({ key: [rowid], value });
       }
     }
     out.push({ name: t.name, columns, records });
