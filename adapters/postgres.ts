@@ -10,19 +10,23 @@
  * (a seeded table without one is refused when the template is seeded).
  * A sequence is one record `["sequence"]` with `last_value` and
  * `is_called`. Each user schema's catalog (its views and materialized
- * views, functions and procedures, aggregates, and triggers on its tables,
- * without those an extension owns) is one more region,
+ * views, functions and procedures, aggregates, triggers and rules on its
+ * tables, indexes, row-level security flags and policies, and comments on
+ * its objects, without those an extension owns) is one more region,
  * `schema.@catalog` ({@linkcode CATALOG_REGION}), one record per object
  * keyed `[kind, name]` with its `definition` as PostgreSQL prints it, so a
- * server that creates, replaces or drops a view, function or trigger
- * changes observed state. Values are typed from their text form (see `pg_values.ts`);
+ * server that creates, replaces or drops a view, function, trigger, index
+ * or policy changes observed state. What lies outside every schema (the
+ * database's settings and comment, large objects, casts) is the region
+ * `@database` ({@linkcode DATABASE_REGION}). Values are typed from their text form (see `pg_values.ts`);
  * the server sorts by the key (`COLLATE "C"` for text, the order
  * `compareKeys` uses), and the order is checked here: anything out of order
  * is re-sorted.
  *
  * The adapter only issues `SELECT`s through the {@linkcode PgQuery} it is
  * given; the caller runs them in a read-only transaction as a role that can
- * only read (see `lib/state/postgres_cluster.ts`).
+ * only read and bypasses row-level security, with `search_path` set to
+ * `pg_catalog` (see `lib/state_io/postgres_cluster.ts`).
  *
  * @module
  */
@@ -253,6 +257,13 @@ const FIRST_NORMAL_OID = 16384;
  * - `["large_object", oid]`: its size and the SHA-256 of its pages;
  * - `["cast", "<source> AS <target>"]`: user-defined casts (a cast to `text`
  *   of a seeded type would change how its values read).
+ *
+ * @example
+ * ```ts ignore
+ * const db = await readDatabase(query);
+ * // after `ALTER DATABASE <own> SET work_mem = '8MB'`:
+ * // { key: '["setting","database","work_mem"]', value: { definition: "8MB" } }
+ * ```
  */
 export async function readDatabase(query: PgQuery): Promise<PostgresTable> {
   const rows = [
