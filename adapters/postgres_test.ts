@@ -394,20 +394,27 @@ INSERT INTO notes VALUES (1, 'bolts', 'ok');`,
     // database refuse it.
     const tpl = templateName("app");
     const otherDb = cluster.connection(other, a).db;
-    for (
-      const sql of [
-        `ALTER DATABASE ${tpl} SET work_mem = '8MB'`,
-        `ALTER DATABASE ${tpl} WITH ALLOW_CONNECTIONS true`,
-        `ALTER DATABASE ${tpl} RENAME TO stolen`,
-        `ALTER DATABASE ${otherDb} SET work_mem = '8MB'`,
-        `COMMENT ON DATABASE ${otherDb} IS 'x'`,
-      ]
-    ) await assert.rejects(c.query(sql), /must be owner/, sql);
-    await c.end();
+    try {
+      for (
+        const sql of [
+          `ALTER DATABASE ${tpl} SET work_mem = '8MB'`,
+          `ALTER DATABASE ${tpl} WITH ALLOW_CONNECTIONS true`,
+          `ALTER DATABASE ${tpl} RENAME TO stolen`,
+          `ALTER DATABASE ${otherDb} SET work_mem = '8MB'`,
+          `COMMENT ON DATABASE ${otherDb} IS 'x'`,
+        ]
+      ) await assert.rejects(c.query(sql), /must be owner/, sql);
+    } finally {
+      await c.end();
+    }
     for (const db of [tpl, otherDb, "postgres", "template1"]) {
       const elsewhere = client(conn.url.replace(`/${conn.db}?`, `/${db}?`));
-      await assert.rejects(
-        elsewhere.connect(),
+      const refusal = await elsewhere.connect().then(
+        () => elsewhere.end().then(() => "connected"),
+        (e: Error) => e.message,
+      );
+      assert.match(
+        refusal,
         /permission denied|not currently accepting connections/,
         db,
       );
