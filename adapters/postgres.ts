@@ -253,7 +253,8 @@ const FIRST_NORMAL_OID = 16384;
  *   (`owner_in_database`) and `ALTER ROLE <owner> SET` (`owner`);
  * - `["comment", "database"]` (`COMMENT ON DATABASE`) and
  *   `["comment", "<type> <identity>"]` for comments on objects outside every
- *   schema (schemas themselves, extensions, large objects, ...);
+ *   schema (user schemas and `public` themselves, extensions, large
+ *   objects, ...; the system schemas' own comments are left out);
  * - `["large_object", oid]`: its size and the SHA-256 of its pages;
  * - `["cast", "<source> AS <target>"]`: user-defined casts (a cast to `text`
  *   of a seeded type would change how its values read).
@@ -274,7 +275,7 @@ export async function readDatabase(query: PgQuery): Promise<PostgresTable> {
       `SELECT 'comment', 'database', NULL, d.description FROM pg_shdescription d WHERE d.classoid = 'pg_catalog.pg_database'::regclass AND d.objoid = (SELECT x.oid FROM pg_database x WHERE x.datname = current_database())`,
     ),
     ...await query(
-      `SELECT 'comment', o.type || ' ' || o.identity, NULL, d.description FROM pg_description d CROSS JOIN LATERAL pg_identify_object(d.classoid, d.objoid, d.objsubid) o WHERE o.schema IS NULL AND (d.objoid >= ${FIRST_NORMAL_OID} OR d.classoid = 'pg_catalog.pg_namespace'::regclass)`,
+      `SELECT 'comment', o.type || ' ' || o.identity, NULL, d.description FROM pg_description d CROSS JOIN LATERAL pg_identify_object(d.classoid, d.objoid, d.objsubid) o WHERE o.schema IS NULL AND (d.objoid >= ${FIRST_NORMAL_OID} OR (d.classoid = 'pg_catalog.pg_namespace'::regclass AND o.identity NOT IN ('pg_catalog', 'pg_toast', 'information_schema')))`,
     ),
     ...await query(
       `SELECT 'large_object', m.oid::text, NULL, 'size ' || COALESCE((SELECT p.pageno::int8 * 2048 + length(p.data) FROM pg_largeobject p WHERE p.loid = m.oid ORDER BY p.pageno DESC LIMIT 1), 0) || ' sha256 ' || encode(sha256(COALESCE((SELECT string_agg(int4send(p.pageno) || p.data, ''::bytea ORDER BY p.pageno) FROM pg_largeobject p WHERE p.loid = m.oid), ''::bytea)), 'hex') FROM pg_largeobject_metadata m`,
