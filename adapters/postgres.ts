@@ -10,19 +10,23 @@
  * (a seeded table without one is refused when the template is seeded).
  * A sequence is one record `["sequence"]` with `last_value` and
  * `is_called`. Each user schema's catalog (its views and materialized
- * views, functions and procedures, aggregates, and triggers on its tables,
- * without those an extension owns) is one more region,
+ * views, functions and procedures, aggregates, triggers and rules on its
+ * tables, indexes, row-level security flags and policies, and comments on
+ * its objects, without those an extension owns) is one more region,
  * `schema.@catalog` ({@linkcode CATALOG_REGION}), one record per object
  * keyed `[kind, name]` with its `definition` as PostgreSQL prints it, so a
- * server that creates, replaces or drops a view, function or trigger
- * changes observed state. Values are typed from their text form (see `pg_values.ts`);
+ * server that creates, replaces or drops a view, function, trigger, index
+ * or policy changes observed state. What lies outside every schema (the
+ * database's settings and comment, large objects, casts) is the region
+ * `@database` ({@linkcode DATABASE_REGION}). Values are typed from their text form (see `pg_values.ts`);
  * the server sorts by the key (`COLLATE "C"` for text, the order
  * `compareKeys` uses), and the order is checked here: anything out of order
  * is re-sorted.
  *
  * The adapter only issues `SELECT`s through the {@linkcode PgQuery} it is
  * given; the caller runs them in a read-only transaction as a role that can
- * only read (see `lib/state/postgres_cluster.ts`).
+ * only read and bypasses row-level security, with `search_path` set to
+ * `pg_catalog` (see `lib/state_io/postgres_cluster.ts`).
  *
  * @module
  */
@@ -88,6 +92,9 @@ export interface ReadPostgresOptions {
 
 /** The catalog region's name within a schema: `public.@catalog`. */
 export const CATALOG_REGION = "@catalog";
+
+/** The database-level region's name: `@database` (see {@linkcode readDatabase}). */
+export const DATABASE_REGION = "@database";
 
 /** The alias of the table being read (see `readTable`). */
 const ALIAS = "verity_t";
@@ -158,9 +165,22 @@ const NOT_EXTENSION = (cls: string, oid: string) =>
   `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${cls}'::regclass AND d.objid = ${oid} AND d.deptype = 'e')`;
 
 /**
+ * The database's owner as the observer names it: a session's role has a
+ * name of its own per session, so a policy naming it reads the same in
+ * every session.
+ */
+const OWNER_NAME = "<database owner>";
+
+/** SQL: the current database's owner (an oid). */
+const DB_OWNER =
+  "(SELECT d.datdba FROM pg_database d WHERE d.datname = current_database())";
+
+/**
  * Every user schema's catalog region (see the module doc): views,
- * materialized views, functions, procedures, aggregates and triggers, one
- * record per object keyed `[kind, name]`, sorted by schema.
+ * materialized views, functions, procedures, aggregates, triggers, rules,
+ * indexes, row-level security policies and flags, and comments on the
+ * schema's objects, one record per object keyed `[kind, name]`, sorted by
+ * schema.
  */
 export async function readCatalog(query: PgQuery): Promise<PostgresTable[]> {
   const schemas = await query(
@@ -180,6 +200,28 @@ export async function readCatalog(query: PgQuery): Promise<PostgresTable[]> {
     ...await query(
       `SELECT n.nspname, 'trigger', c.relname || '.' || t.tgname, pg_get_triggerdef(t.oid, true) || CASE t.tgenabled WHEN 'D' THEN ' (DISABLED)' ELSE '' END FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND ${SYSTEM_SCHEMAS}`,
     ),
+    // Rules other than a view's own (`_RETURN`): `DO INSTEAD NOTHING` on
+    // INSERT makes writes vanish.
+    ...await query(
+      `SELECT n.nspname, 'rule', c.relname || '.' || r.rulename, pg_get_ruledef(r.oid, true) FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN' AND ${SYSTEM_SCHEMAS}`,
+    ),
+    // Indexes (plain and partitioned), primary keys' included.
+    ...await query(
+      `SELECT n.nspname, 'index', c.relname, pg_get_indexdef(c.oid) || CASE WHEN i.indisvalid THEN '' ELSE ' (INVALID)' END FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('i', 'I') AND ${SYSTEM_SCHEMAS} AND ${
+        NOT_EXTENSION("pg_class", "c.oid")
+      }`,
+    ),
+    // Row-level security: a table's flags, and every policy with its roles.
+    ...await query(
+      `SELECT n.nspname, 'row_security', c.relname, concat_ws(', ', CASE WHEN c.relrowsecurity THEN 'enabled' END, CASE WHEN c.relforcerowsecurity THEN 'forced' END) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE (c.relrowsecurity OR c.relforcerowsecurity) AND ${SYSTEM_SCHEMAS}`,
+    ),
+    ...await query(
+      `SELECT n.nspname, 'policy', c.relname || '.' || p.polname, 'AS ' || CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END || ' FOR ' || CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END || ' TO ' || array_to_string(ARRAY(SELECT q.name FROM (SELECT CASE WHEN r.oid = 0 THEN 'PUBLIC' WHEN r.oid = ${DB_OWNER} THEN '${OWNER_NAME}' ELSE pg_get_userbyid(r.oid)::text END AS name FROM unnest(p.polroles) AS r(oid)) q ORDER BY q.name COLLATE "C"), ', ') || COALESCE(' USING (' || pg_get_expr(p.polqual, p.polrelid) || ')', '') || COALESCE(' WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')', '') FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${SYSTEM_SCHEMAS}`,
+    ),
+    // Comments on the schema's objects (tables, columns, functions, ...).
+    ...await query(
+      `SELECT o.schema, 'comment', o.type || ' ' || o.identity, d.description FROM pg_description d CROSS JOIN LATERAL pg_identify_object(d.classoid, d.objoid, d.objsubid) o JOIN pg_namespace n ON n.nspname = o.schema WHERE d.objoid >= ${FIRST_NORMAL_OID} AND ${SYSTEM_SCHEMAS}`,
+    ),
   ];
   const bySchema = new Map<string, StateRecord[]>(
     schemas.map((r) => [r[0]!, []]),
@@ -198,6 +240,64 @@ export async function readCatalog(query: PgQuery): Promise<PostgresTable[]> {
     keyedBy: "catalog" as const,
     records: sortRecords(records),
   }));
+}
+
+/** Objects with lower oids were made by `initdb` (`FirstNormalObjectId`). */
+const FIRST_NORMAL_OID = 16384;
+
+/**
+ * The database-level region ({@linkcode DATABASE_REGION}): state outside
+ * every schema, one record per object keyed `[kind, ...name]`:
+ * - `["setting", scope, name]`: `ALTER DATABASE <this> SET` (scope
+ *   `database`), `ALTER ROLE <owner> IN DATABASE <this> SET`
+ *   (`owner_in_database`) and `ALTER ROLE <owner> SET` (`owner`);
+ * - `["comment", "database"]` (`COMMENT ON DATABASE`) and
+ *   `["comment", "<type> <identity>"]` for comments on objects outside every
+ *   schema (user schemas and `public` themselves, extensions, large
+ *   objects, ...; the system schemas' own comments are left out);
+ * - `["large_object", oid]`: its size and the SHA-256 of its pages;
+ * - `["cast", "<source> AS <target>"]`: user-defined casts (a cast to `text`
+ *   of a seeded type would change how its values read).
+ *
+ * @example
+ * ```ts ignore
+ * const db = await readDatabase(query);
+ * // after `ALTER DATABASE <own> SET work_mem = '8MB'`:
+ * // { key: '["setting","database","work_mem"]', value: { definition: "8MB" } }
+ * ```
+ */
+export async function readDatabase(query: PgQuery): Promise<PostgresTable> {
+  const rows = [
+    ...await query(
+      `SELECT 'setting', CASE WHEN s.setdatabase = 0 THEN 'owner' WHEN s.setrole = 0 THEN 'database' ELSE 'owner_in_database' END, split_part(c.setting, '=', 1), substr(c.setting, length(split_part(c.setting, '=', 1)) + 2) FROM pg_db_role_setting s CROSS JOIN LATERAL unnest(s.setconfig) AS c(setting) WHERE (s.setdatabase = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database()) AND s.setrole IN (0, ${DB_OWNER})) OR (s.setdatabase = 0 AND s.setrole = ${DB_OWNER})`,
+    ),
+    ...await query(
+      `SELECT 'comment', 'database', NULL, d.description FROM pg_shdescription d WHERE d.classoid = 'pg_catalog.pg_database'::regclass AND d.objoid = (SELECT x.oid FROM pg_database x WHERE x.datname = current_database())`,
+    ),
+    ...await query(
+      `SELECT 'comment', o.type || ' ' || o.identity, NULL, d.description FROM pg_description d CROSS JOIN LATERAL pg_identify_object(d.classoid, d.objoid, d.objsubid) o WHERE o.schema IS NULL AND (d.objoid >= ${FIRST_NORMAL_OID} OR (d.classoid = 'pg_catalog.pg_namespace'::regclass AND o.identity NOT IN ('pg_catalog', 'pg_toast', 'information_schema')))`,
+    ),
+    ...await query(
+      `SELECT 'large_object', m.oid::text, NULL, 'size ' || COALESCE((SELECT p.pageno::int8 * 2048 + length(p.data) FROM pg_largeobject p WHERE p.loid = m.oid ORDER BY p.pageno DESC LIMIT 1), 0) || ' sha256 ' || encode(sha256(COALESCE((SELECT string_agg(int4send(p.pageno) || p.data, ''::bytea ORDER BY p.pageno) FROM pg_largeobject p WHERE p.loid = m.oid), ''::bytea)), 'hex') FROM pg_largeobject_metadata m`,
+    ),
+    ...await query(
+      `SELECT 'cast', format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL), NULL, CASE c.castmethod WHEN 'f' THEN 'WITH FUNCTION ' || c.castfunc::regprocedure::text WHEN 'b' THEN 'WITHOUT FUNCTION' ELSE 'WITH INOUT' END || CASE c.castcontext WHEN 'i' THEN ' AS IMPLICIT' WHEN 'a' THEN ' AS ASSIGNMENT' ELSE '' END FROM pg_cast c WHERE c.oid >= ${FIRST_NORMAL_OID} AND ${
+        NOT_EXTENSION("pg_cast", "c.oid")
+      }`,
+    ),
+  ];
+  const records = rows.map(([kind, a, b, definition]) => ({
+    key: makeKey(b === null ? [kind!, a!] : [kind!, a!, b!]),
+    value: { definition: definition ?? null },
+  }));
+  return {
+    name: DATABASE_REGION,
+    kind: "catalog",
+    columns: ["definition"],
+    identity: [],
+    keyedBy: "catalog",
+    records: sortRecords(records),
+  };
 }
 
 /**
@@ -269,7 +369,16 @@ export async function readPostgres(
     tables.push(...await readCatalog(query));
   } catch (e) {
     problems.push(
-      `${label}: the schema catalog (views, functions, triggers) could not be read: ${
+      `${label}: the schema catalog (views, functions, triggers, indexes, policies, comments) could not be read: ${
+        (e as Error).message
+      }`,
+    );
+  }
+  try {
+    tables.push(await readDatabase(query));
+  } catch (e) {
+    problems.push(
+      `${label}: the database-level state (settings, comments, large objects, casts) could not be read: ${
         (e as Error).message
       }`,
     );

@@ -10,11 +10,13 @@ import { DefinitionError } from "../lib/errors.ts";
 import {
   clusterFor,
   type PostgresCluster,
+  templateName,
 } from "../lib/state_io/postgres_cluster.ts";
 import { resetState } from "../lib/state_io/reset.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { computeDelta } from "../lib/state/delta.ts";
 import { canonicalStateJson } from "../lib/state/keys.ts";
+import { sha256Hex } from "../lib/evidence/canonical.ts";
 
 async function definition(seed: string, adapterExtra = "") {
   const dir = await Deno.makeTempDir({ prefix: "verity-pg-def-" });
@@ -83,6 +85,7 @@ key = { "public.tags" = ["item", "tag"] }`,
     const snap = await takeSnapshot(def, state, { postgres: cluster });
     const names = snap.regions.map((r) => `${r.name}:${r.category}`);
     assert.deepEqual(names, [
+      "@database:unclassified",
       "ledger.@catalog:unclassified",
       "ledger.entries:business",
       "ledger.entries_id_seq:unclassified",
@@ -301,6 +304,7 @@ CREATE FUNCTION other.twice(x int) RETURNS int LANGUAGE sql AS 'SELECT x * 2';
     ]);
     assert.deepEqual(Object.keys(before["public.@catalog:business"]!), [
       '["function","bump()"]',
+      '["index","t_pkey"]',
       '["trigger","t.t_bump"]',
       '["view","big"]',
     ]);
@@ -324,6 +328,7 @@ CREATE FUNCTION other.twice(x int) RETURNS int LANGUAGE sql AS 'SELECT x * 2';
     const pub = after["public.@catalog:business"]!;
     assert.deepEqual(Object.keys(pub), [
       '["function","bump()"]',
+      '["index","t_pkey"]',
       '["trigger","t.t_bump"]',
       '["view","big"]',
       '["view","small"]',
@@ -331,6 +336,153 @@ CREATE FUNCTION other.twice(x int) RETURNS int LANGUAGE sql AS 'SELECT x * 2';
     assert.match(pub['["function","bump()"]']!, /NEW\.n := 0/);
     assert.match(pub['["trigger","t.t_bump"]']!, /\(DISABLED\)$/);
     assert.deepEqual(after["other.@catalog:unclassified"], {});
+  } finally {
+    await cluster.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("postgres: a server cannot hide a write from the observer: rows behind a FORCEd row-level security policy, policies, comments, indexes, large objects, casts and its database's settings are observed; the template and other databases refuse it (issue 32)", async () => {
+  const { dir, def } = await definition(
+    `CREATE TYPE mood AS ENUM ('sad', 'ok');
+CREATE TABLE notes (id int PRIMARY KEY, title text NOT NULL, m mood);
+INSERT INTO notes VALUES (1, 'bolts', 'ok');`,
+    'business = ["public.notes"]',
+  );
+  const work = await Deno.makeTempDir({ prefix: "verity-pg-test-" });
+  const cluster = (await clusterFor(def, `${work}/postgres`))!;
+  try {
+    const a = def.adapters[0]!;
+    const state = `${work}/s/state`;
+    const other = `${work}/o/state`;
+    await resetState(def, state, { postgres: cluster });
+    await resetState(def, other, { postgres: cluster });
+    const seed = await takeSnapshot(def, state, { postgres: cluster });
+    const conn = cluster.connection(state, a);
+    const c = client(conn.url);
+    await c.connect();
+    // The observer reads through every policy, and cannot write.
+    assert.deepEqual(
+      (await c.query(
+        "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'verity_observer'",
+      )).rows,
+      [{ rolsuper: false, rolbypassrls: true }],
+    );
+    for (
+      const sql of [
+        "ALTER TABLE notes ENABLE ROW LEVEL SECURITY",
+        "ALTER TABLE notes FORCE ROW LEVEL SECURITY",
+        "CREATE POLICY seen ON notes TO verity_observer USING (id <= 1)",
+        "CREATE POLICY mine ON notes TO CURRENT_USER USING (true) WITH CHECK (true)",
+        "INSERT INTO notes VALUES (2, 'hidden', 'sad')",
+        "COMMENT ON TABLE notes IS 'reviewed'",
+        "COMMENT ON COLUMN notes.title IS 'the title'",
+        `COMMENT ON DATABASE ${conn.db} IS 'mine'`,
+        "CREATE INDEX notes_title ON notes (title)",
+        "SELECT lo_from_bytea(0, '\\x736563726574'::bytea)",
+        `ALTER DATABASE ${conn.db} SET work_mem = '8MB'`,
+        // A search path that would let the server's functions shadow the
+        // catalog functions snapshots call, and one such function.
+        `ALTER DATABASE ${conn.db} SET search_path = public, pg_catalog`,
+        "CREATE FUNCTION public.pg_get_indexdef(oid) RETURNS text LANGUAGE sql AS 'SELECT ''x''::text'",
+        "CREATE FUNCTION calm(mood) RETURNS text LANGUAGE sql AS 'SELECT ''ok''::text'",
+        "CREATE CAST (mood AS text) WITH FUNCTION calm(mood)",
+      ]
+    ) await c.query(sql);
+    // The template, the maintenance databases and another session's
+    // database refuse it.
+    const tpl = templateName("app");
+    const otherDb = cluster.connection(other, a).db;
+    try {
+      for (
+        const sql of [
+          `ALTER DATABASE ${tpl} SET work_mem = '8MB'`,
+          `ALTER DATABASE ${tpl} WITH ALLOW_CONNECTIONS true`,
+          `ALTER DATABASE ${tpl} RENAME TO stolen`,
+          `ALTER DATABASE ${otherDb} SET work_mem = '8MB'`,
+          `COMMENT ON DATABASE ${otherDb} IS 'x'`,
+        ]
+      ) await assert.rejects(c.query(sql), /must be owner/, sql);
+    } finally {
+      await c.end();
+    }
+    for (const db of [tpl, otherDb, "postgres", "template1"]) {
+      const elsewhere = client(conn.url.replace(`/${conn.db}?`, `/${db}?`));
+      const refusal = await elsewhere.connect().then(
+        () => elsewhere.end().then(() => "connected"),
+        (e: Error) => e.message,
+      );
+      assert.match(
+        refusal,
+        /permission denied|not currently accepting connections/,
+        db,
+      );
+    }
+    const after = await takeSnapshot(def, state, { postgres: cluster });
+    const region = (name: string) =>
+      Object.fromEntries(
+        after.regions.find((r) => r.name === name)!.records.map((x) => [
+          x.key,
+          (x.value as { definition?: string }).definition ?? x.value,
+        ]),
+      );
+    assert.deepEqual(Object.keys(region("public.notes")), ["[1]", "[2]"]);
+    const cat = region("public.@catalog");
+    assert.equal(cat['["row_security","notes"]'], "enabled, forced");
+    assert.equal(
+      cat['["policy","notes.seen"]'],
+      "AS PERMISSIVE FOR ALL TO verity_observer USING ((id <= 1))",
+    );
+    assert.equal(
+      cat['["policy","notes.mine"]'],
+      "AS PERMISSIVE FOR ALL TO <database owner> USING (true) WITH CHECK (true)",
+    );
+    assert.equal(cat['["comment","table public.notes"]'], "reviewed");
+    assert.equal(
+      cat['["comment","table column public.notes.title"]'],
+      "the title",
+    );
+    assert.equal(
+      cat['["index","notes_title"]'],
+      "CREATE INDEX notes_title ON public.notes USING btree (title)",
+    );
+    const db = region("@database");
+    assert.equal(db['["comment","database"]'], "mine");
+    assert.equal(db['["setting","database","work_mem"]'], "8MB");
+    assert.equal(
+      db['["setting","database","search_path"]'],
+      "public, pg_catalog",
+    );
+    assert.equal(
+      db['["cast","public.mood AS text"]'],
+      "WITH FUNCTION public.calm(public.mood)",
+    );
+    const lo = Object.entries(db).filter(([k]) =>
+      k.startsWith('["large_object",')
+    );
+    assert.deepEqual(lo.map(([, v]) => v), [
+      `size 6 sha256 ${
+        // sha256 of the page number (int4, big-endian 0) and "secret"
+        sha256Hex(
+          new Uint8Array([0, 0, 0, 0, ...new TextEncoder().encode("secret")]),
+        )}`,
+    ]);
+    // Every one of those is a change from the seed; a new session is the
+    // seed again (the template did not change).
+    const d = computeDelta(seed, after);
+    assert.deepEqual(d.business.added, [{
+      region: "app:public.notes",
+      key: "[2]",
+    }]);
+    assert.deepEqual(
+      [...new Set(d.unclassified.added.map((x) => x.region))].sort(),
+      ["app:@database", "app:public.@catalog"],
+    );
+    const fresh = `${work}/f/state`;
+    await resetState(def, fresh, { postgres: cluster });
+    const again = await takeSnapshot(def, fresh, { postgres: cluster });
+    assert.deepEqual(again.regions, seed.regions);
   } finally {
     await cluster.stop();
     await Deno.remove(work, { recursive: true }).catch(() => {});

@@ -13,8 +13,10 @@
  * each session, the log never read whole), and the escapes of issue 32:
  * names (a tool name with a newline, `[target.allow]` and ESC[2K, through
  * `init` and `run`), seed-escape (a SQLite seed's ATTACH, a PostgreSQL
- * seed's `\! id > f`) and import-secret (a literal `import()` of a JSON file
- * outside the server).
+ * seed's `\! id > f`), import-secret (a literal `import()` of a JSON file
+ * outside the server) and pg-hidden-writes (a "read-only" PostgreSQL tool
+ * that hides its insert from the observer behind a FORCEd row-level security
+ * policy).
  *
  * For each case it prints verity's peak RSS (VmHWM, sampled from /proc),
  * wall time, exit code and the processes left behind. Every figure must be
@@ -360,6 +362,27 @@ rows.push(
     },
   ),
 );
+const HIDDEN = `${ROOT}fixtures/pg-hidden-writes`;
+rows.push(
+  await run(
+    "pg-hidden-writes",
+    [
+      "run",
+      HIDDEN,
+      "--tool",
+      "search_notes",
+      "--runs-dir",
+      `${escapes}/pg-runs`,
+    ],
+    `${HIDDEN}/server.ts`,
+    {
+      note: (out) =>
+        /search_notes\s+read_only\s+true\s+VIOLATION/.test(out)
+          ? "the row behind the policy observed: read_only VIOLATION"
+          : "HIDDEN WRITE not observed",
+    },
+  ),
+);
 await Deno.remove(escapes, { recursive: true });
 
 const header = ["case", "peak RSS MiB", "wall s", "exit", "survivors", "note"];
@@ -383,7 +406,7 @@ for (const row of table) {
 // Bounds: 1 GiB of RSS, 60 s, nobody left behind.
 const bad = rows.filter((r) =>
   r.peakMiB > 1024 || r.wallS > 60 || r.survivors > 0 ||
-  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE|NO UTF-8|ALLOW LIVE|RAW CONTROL|SEED|SECRET READ|NO RECORD|NO REPORT/
+  /STACK|NO BUDGET|NO TIMEOUT|NO DEADLINE|NO UTF-8|ALLOW LIVE|RAW CONTROL|SEED|SECRET READ|NO RECORD|NO REPORT|HIDDEN WRITE/
     .test(r.note)
 );
 if (bad.length > 0) {

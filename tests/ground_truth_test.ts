@@ -59,6 +59,7 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "pg-liar-readonly",
       "pg-liar-destructive",
       "pg-liar-concurrent",
+      "pg-hidden-writes",
       "pg-tcp",
       "pg-tcp-bubblewrap",
       "cannot-start",

@@ -24,8 +24,16 @@
  * - one `verity_s_<hash>` role per session (LOGIN, not a superuser): the
  *   role in `{postgres_url}`, with its password. It cannot run `COPY … PROGRAM`, read server
  *   files, or connect to another session's database.
- * - `verity_observer` (LOGIN, `pg_read_all_data`): snapshots, always in a
- *   read-only transaction.
+ * - `verity_observer` (LOGIN, `pg_read_all_data`, BYPASSRLS, not a
+ *   superuser): snapshots, always in a read-only, repeatable-read
+ *   transaction under its own settings ({@linkcode OBSERVER_SETTINGS}).
+ *
+ * Databases: a template belongs to `verity` once seeded (its objects stay
+ * `verity_owner`'s), so a session role, a member of `verity_owner`, cannot
+ * alter or connect to it; a session's database belongs to its session role
+ * (`ALTER DATABASE <own> SET` and `COMMENT ON DATABASE` are observed, in the
+ * `@database` region); `postgres` and `template1` are closed to every role
+ * but verity's superuser.
  *
  * PostgreSQL refuses to run as root: when verity runs as root, `initdb` and
  * `postgres` run as the unprivileged user `nobody` (uid/gid switched at
@@ -128,6 +136,25 @@ const Client = (pg as unknown as { Client: PgClientCtor }).Client;
 
 /** Every value as its text form: typing is done by `pg_values.ts`. */
 const TEXT_TYPES = { getTypeParser: () => (v: string) => v };
+
+/**
+ * The observer's own settings, over whatever the server set for its
+ * database (`ALTER DATABASE … SET`, applied when the observer connects):
+ * only `pg_catalog` on the search path (no server function or operator
+ * shadows the ones snapshots call), row-level security off (with
+ * BYPASSRLS: bypassed; a policy could only make a read fail, never filter
+ * it), no timeouts, standard strings, no fuzzy GIN limit.
+ */
+const OBSERVER_SETTINGS: Readonly<Record<string, string>> = {
+  search_path: "pg_catalog",
+  row_security: "off",
+  statement_timeout: "0",
+  lock_timeout: "0",
+  idle_in_transaction_session_timeout: "0",
+  standard_conforming_strings: "on",
+  gin_fuzzy_search_limit: "0",
+  transform_null_equals: "off",
+};
 
 const ADMIN = "verity";
 const OWNER = "verity_owner";
@@ -458,10 +485,17 @@ export class PostgresCluster {
       `CREATE ROLE ${OWNER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB PASSWORD ${
         quoteLiteral(rolePassword(secret, OWNER))
       }`,
-      `CREATE ROLE ${OBSERVER} LOGIN PASSWORD ${
+      // BYPASSRLS: no row-level security policy a server writes (even
+      // FORCEd, even one naming this role) hides a row from snapshots.
+      `CREATE ROLE ${OBSERVER} LOGIN BYPASSRLS NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${
         quoteLiteral(rolePassword(secret, OBSERVER))
       }`,
       `GRANT pg_read_all_data TO ${OBSERVER}`,
+      // No role but verity's own reaches the maintenance databases (a
+      // session role could otherwise connect to them and act on its own
+      // database from outside it).
+      `REVOKE CONNECT, TEMPORARY ON DATABASE postgres FROM PUBLIC`,
+      `REVOKE CONNECT, TEMPORARY ON DATABASE template1 FROM PUBLIC`,
     );
     say(
       `postgres: private cluster up in ${
@@ -580,6 +614,11 @@ export class PostgresCluster {
         await seeder.end().catch(() => {});
       }
     }
+    // The seeded objects stay verity_owner's (every session role is its
+    // member, so a server may change the tables), the database becomes the
+    // superuser's: a session role must not `ALTER DATABASE` the template
+    // (`SET`, `ALLOW_CONNECTIONS`, `RENAME`) nor connect to it as its owner.
+    await this.#adminQuery(`ALTER DATABASE ${tpl} OWNER TO ${ADMIN}`);
     const obs = await this.observe(tpl, a);
     checkTemplate(def, index, obs);
     await this.#adminQuery(
@@ -664,11 +703,12 @@ export class PostgresCluster {
     try {
       const q = async (sql: string) =>
         (await c.query({ text: sql, rowMode: "array" })).rows;
-      const settings = Object.entries(PG_SESSION_SETTINGS).map(([k, v]) =>
-        `SET ${k} = ${quoteLiteral(v)}`
-      ).join("; ");
+      const settings = Object.entries({
+        ...PG_SESSION_SETTINGS,
+        ...OBSERVER_SETTINGS,
+      }).map(([k, v]) => `SET ${k} = ${quoteLiteral(v)}`).join("; ");
       await q(
-        `${settings}; SET default_transaction_read_only = on; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`,
+        `SET ROLE NONE; ${settings}; SET default_transaction_read_only = on; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`,
       );
       const copy = (sql: string, onData: (chunk: Uint8Array) => void) =>
         c.query(new CopyOut(sql, onData)).done;
