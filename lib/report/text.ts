@@ -99,7 +99,7 @@ export function renderText(r: Report): string {
   if (excluded.length) {
     lines.push(
       `  excluded from judgment by the definition (observed, not counted): ${
-        excluded.join("; ")
+        showControls(excluded.join("; "))
       }`,
     );
   }
