@@ -49,7 +49,8 @@ async function peekAnswers(
       `--reuid=${NOBODY}`,
       `--regid=${NOBODY}`,
       "--clear-groups",
-      Deno.execPath(),
+      // Deno as nobody can run it: npm puts it under the 0700 /root.
+      `${root}/bin/deno`,
       "run",
       "--allow-all",
       MAIN,
@@ -68,7 +69,7 @@ async function peekAnswers(
       HOME: `${root}/home`,
       TMPDIR: `${root}/work`,
       DENO_DIR: `${root}/denodir`,
-      PATH: "/usr/local/bin:/usr/bin:/bin",
+      PATH: `${root}/bin:/usr/local/bin:/usr/bin:/bin`,
       NO_COLOR: "1",
     },
     clearEnv: true,
@@ -104,6 +105,9 @@ Deno.test({
       await Deno.mkdir(`${root}/home`);
       await Deno.mkdir(`${root}/runs`);
       await Deno.mkdir(`${root}/bwrap`);
+      await Deno.mkdir(`${root}/bin`);
+      await Deno.copyFile(Deno.execPath(), `${root}/bin/deno`);
+      await Deno.chmod(`${root}/bin/deno`, 0o755);
       const denoDir = Deno.env.get("DENO_DIR") ??
         `${Deno.env.get("HOME")}/.cache/deno`;
       await sh("cp", ["-a", denoDir, `${root}/denodir`]);
