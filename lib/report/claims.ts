@@ -162,9 +162,12 @@ const NAMED = 8;
  * );
  * ```
  */
-export function claimsLine(c: Claims): string {
+export function claimsLine(c: Claims, setupFailed = false): string {
   if (c.falsifiable === 0) {
-    return "0 claims: the server declared nothing a test can contradict";
+    // A server that never listed its tools declared nothing we know of.
+    return setupFailed
+      ? "claims unknown: the server could not be audited (setup failed), nothing was tested"
+      : "0 claims: the server declared nothing a test can contradict";
   }
   const head = `${c.falsifiable} claim${
     c.falsifiable === 1 ? "" : "s"

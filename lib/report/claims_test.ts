@@ -130,6 +130,18 @@ Deno.test("claims: a listed tool nobody exercised leaves each of its claims unte
   );
 });
 
+Deno.test("claims: a server that could not be audited has no claims we know of", () => {
+  const none = claimsOf([], [], []);
+  assert.equal(
+    claimsLine(none),
+    "0 claims: the server declared nothing a test can contradict",
+  );
+  assert.match(
+    claimsLine(none, true),
+    /^claims unknown: the server could not be audited/,
+  );
+});
+
 Deno.test("claims: every format leads with the same headline", () => {
   const r = syntheticReport();
   // Every exercised tool declares each hint the claiming way.

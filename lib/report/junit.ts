@@ -168,7 +168,7 @@ export function renderJunit(report: Report): string {
   ].join(" ");
   const claims = reportClaims(report);
   const properties: [string, string][] = [
-    ["verity.claims", claimsLine(claims)],
+    ["verity.claims", claimsLine(claims, setup !== null)],
     ["verity.claims.falsifiable", String(claims.falsifiable)],
     ["verity.claims.held", String(claims.held)],
     ["verity.claims.violated", String(claims.violated)],

@@ -461,13 +461,13 @@ export function renderSarif(
           }]),
           {
             level: claims.untested.length > 0 ? "warning" : "note",
-            message: { text: `claims: ${claimsLine(claims)}` },
+            message: { text: `claims: ${claimsLine(claims, setup !== null)}` },
           },
         ],
       }],
       results,
       properties: {
-        claims: { summary: claimsLine(claims), ...claims },
+        claims: { summary: claimsLine(claims, setup !== null), ...claims },
         excludedFromJudgment: exclusionText(d.excluded ?? []),
         runId: report.runId,
         definition: def,

@@ -93,7 +93,11 @@ export function renderText(r: Report): string {
   }
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
-    `  claims: ${showControls(claimsLine(reportClaims(r)))}`,
+    `  claims: ${
+      showControls(
+        claimsLine(reportClaims(r), (r.setupFailure ?? null) !== null),
+      )
+    }`,
   );
   const excluded = exclusionText(d.excluded ?? []);
   if (excluded.length) {
