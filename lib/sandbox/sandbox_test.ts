@@ -182,10 +182,18 @@ print(" ".join(out), flush=True)
       stderr: "piped",
     }).output();
     const text = new TextDecoder().decode(out.stdout).trim();
+    // Under an overlay (verity as root) / is writable only where the
+    // server's uid may write, and into the overlay: /etc is EACCES, not EROFS.
     assert.equal(
       text,
-      `thread no-subprocess:1 wrote ${dirs.state}/ok no-write:30`,
+      `thread no-subprocess:1 wrote ${dirs.state}/ok no-write:${
+        launch.writes?.observed ? 13 : 30
+      }`,
       new TextDecoder().decode(out.stderr),
+    );
+    await assert.rejects(
+      Deno.lstat("/etc/verity-escape"),
+      Deno.errors.NotFound,
     );
   } finally {
     await Deno.remove(dirs.root, { recursive: true });
@@ -295,7 +303,10 @@ console.log(out.join(" "));
     assert.ok(argv.includes("--allow-sys=hostname"), argv.join(" "));
     assert.ok(argv.some((a) => a.startsWith("--allow-run=/usr/bin/git")));
     assert.ok(!argv.includes("--deny-run"));
-    assert.ok(argv[0]!.endsWith("bwrap"), "deno runs inside bubblewrap");
+    assert.ok(
+      argv.some((a) => a.endsWith("/bwrap")),
+      "deno runs inside bubblewrap",
+    );
     const { stdout, stderr } = await runLaunched(launch);
     assert.equal(
       stdout,
