@@ -21,7 +21,6 @@ import {
   type HostFacts,
   isDenoProgram,
   OVERLAY_OPTIONS,
-  type OverlayFacts,
   splitDenoRun,
   SYSTEM_DIRS,
 } from "./build_launch.ts";
