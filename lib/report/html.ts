@@ -16,7 +16,7 @@ import { SVG_CSS } from "./_html_svg.ts";
 import { MATRIX_CSS, runBanners, verdictMatrix } from "./_html_matrix.ts";
 import { escapeMarkup as h } from "./_markup.ts";
 import { verdictDetails } from "./_html_evidence.ts";
-import { type Claims, reportClaims } from "./claims.ts";
+import { type Claims, reportClaims, unobservedWritesText } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
 import {
   auditSummary,
@@ -56,7 +56,13 @@ function claimsSection(report: Report): string {
     c.falsifiable === 1 ? "" : "s"
   }: <strong>${c.held}</strong> held, <strong>${c.violated}</strong> violated, <strong>${c.untested.length}</strong> untested · violation rate ${
     h(rate)
-  }</p>${untested}${
+  }</p>${
+    c.unobservedWrites === undefined
+      ? ""
+      : `<p class="unobserved"><strong>${
+        h(unobservedWritesText(c.unobservedWrites))
+      }</strong></p>`
+  }${untested}${
     excluded.length
       ? `<p class="excluded">Excluded from judgment by the definition (observed, not counted): <span class="mono">${
         h(excluded.join("; "))

@@ -13,7 +13,9 @@
  *
  * @module
  */
-import { computeDelta, type Delta } from "./delta.ts";
+import { createHash } from "node:crypto";
+import { type CategoryDelta, computeDelta, type Delta } from "./delta.ts";
+import { canonicalStateJson } from "./keys.ts";
 import {
   compareRegions,
   type Region,
@@ -57,6 +59,13 @@ export interface Changeset {
   lossy: boolean;
   /** What was not read, and why. */
   problems: string[];
+}
+
+/** A changeset's digest: `sha256:` over its canonical JSON (what `report verify` checks). */
+export function changesetDigest(c: Changeset): string {
+  return `sha256:${
+    createHash("sha256").update(canonicalStateJson(c)).digest("hex")
+  }`;
 }
 
 /** The paths a set of changesets touch (the control sessions': start-up and shutdown writes). */
@@ -144,4 +153,22 @@ export function changesetDelta(
     problems: [],
   });
   return computeDelta(snap(sideA), snap(sideB));
+}
+
+/** Two deltas over different regions as one (the declared state's and a changeset's). */
+export function mergeDelta(a: Delta, b: Delta): Delta {
+  const cat = (x: CategoryDelta, y: CategoryDelta): CategoryDelta => ({
+    added: [...x.added, ...y.added],
+    removed: [...x.removed, ...y.removed],
+    changed: [...x.changed, ...y.changed],
+    structure: [...x.structure, ...y.structure],
+    lossy: x.lossy || y.lossy,
+    empty: x.empty && y.empty,
+  });
+  return {
+    business: cat(a.business, b.business),
+    append_only: cat(a.append_only, b.append_only),
+    unclassified: cat(a.unclassified, b.unclassified),
+    empty: a.empty && b.empty,
+  };
 }
