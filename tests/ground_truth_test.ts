@@ -76,6 +76,8 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",
+      "writes-anywhere",
+      "writes-anywhere-deno",
       "rug-pull",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { WriteObserver } from "../state_io/write_observer.ts";
 import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
@@ -190,7 +191,10 @@ export async function main(argv: string[]): Promise<number> {
     // The first launch's one-time work (bubblewrap probe, the server's
     // module graph) runs while the battery starts (verify-reset).
     launcher.warm();
+    const writes = new WriteObserver();
+    launcher.watcher = writes;
     battery = await runBattery(def, tools, {
+      writes,
       ...(phaseFile !== null ? { phases } : {}),
       runs,
       jobs,

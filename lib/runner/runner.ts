@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { WriteObserver } from "../state_io/write_observer.ts";
 import { exclusionsOf } from "../state/exclude.ts";
 import { join } from "node:path";
 import type { Definition } from "../definition/types.ts";
@@ -101,6 +102,12 @@ export interface RunnerOptions {
   observeConcurrent: boolean;
   /** Starts the definition's servers: reset, placeholders, sandbox (see `openLauncher`). */
   launcher: DefinitionLauncher;
+  /**
+   * Observes what each session changed outside its state directory (its
+   * overlay), told of every launch by the launcher.
+   * @default {none: writes outside the declared state are not observed}
+   */
+  writes?: WriteObserver;
   /** Scratch root for state and evidence directories. */
   workDir: string;
   /** Progress lines (to stderr), or null for silence. */
@@ -820,6 +827,9 @@ async function runSequentialSession(
     tp = phase(ctx, "evidence", tp);
     if (obs.setupFailure === null || p.kind !== "control") {
       obs.stateDigest = await observeState(ctx, dirs.state, record);
+      if (ctx.opts.writes) {
+        obs.changeset = await ctx.opts.writes.observe(dirs.state);
+      }
     }
     phase(ctx, "snapshot", tp);
     return obs;
@@ -914,6 +924,9 @@ async function runAttemptSession(
     obs.timeline = res.timeline;
     if (res.setupFailure === null) {
       obs.stateDigest = await observeState(ctx, dirs.state, record);
+      if (ctx.opts.writes) {
+        obs.changeset = await ctx.opts.writes.observe(dirs.state);
+      }
     }
     phase(ctx, "snapshot", tp);
     return obs;
@@ -1267,9 +1280,14 @@ async function execute(
       seesNetwork,
       runs: opts.runs,
       ...exclusionsOf(def),
+      writes: opts.writes?.writes ??
+        { observed: false, why: "no observer of writes" },
     },
     tools: toolObs,
     snapshots: Object.fromEntries(ctx.snapshots),
+    ...(opts.writes
+      ? { changesets: Object.fromEntries(opts.writes.changesets) }
+      : {}),
     sessions: ctx.sessions.sort((a, b) =>
       a.id < b.id ? -1 : a.id > b.id ? 1 : 0
     ),

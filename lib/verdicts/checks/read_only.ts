@@ -104,7 +104,10 @@ function observeReadOnly(
       o.evidence.changed_regions = changed;
       const named = (cat: Cat) =>
         changed.filter((c) => c.category === cat).map(regionText).join("; ");
-      const classified = changed.filter((c) => c.category !== "unclassified");
+      // Paths outside the state directory are named on their own line.
+      const classified = changed.filter((c) =>
+        c.category !== "unclassified" && !c.region.startsWith("/")
+      );
       if (classified.length > 0) {
         o.details.push(
           `changed: ${
