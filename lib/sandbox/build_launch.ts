@@ -153,9 +153,14 @@ function ancestorDirs(
   return out;
 }
 
-/** The mount options of every overlay: no redirects, no metacopy, no index, so the upper layer is plain files, whiteouts and opaque directories. */
+/**
+ * The mount options of every overlay: no redirects, no metacopy, no index,
+ * so the upper layer is plain files, whiteouts and opaque directories;
+ * `volatile` (Linux 5.10): no sync of the upper layer when the namespace
+ * ends (it is read once and removed).
+ */
 export const OVERLAY_OPTIONS =
-  "redirect_dir=off,metacopy=off,index=off,xino=off";
+  "redirect_dir=off,metacopy=off,index=off,xino=off,volatile";
 
 /**
  * Where an overlay launch keeps its layers under `facts.dir`: `upper` and
@@ -912,6 +917,16 @@ function overlayLine(
       );
     }
   }
+  const mount =
+    `"$0" -t overlay -o "lowerdir=/,upperdir=$1,workdir=$2,${OVERLAY_OPTIONS}" verity-overlay "$3" && shift 3 && `;
+  // A line that is itself `sh -c <script> <$0> ...` (the seccomp filter's
+  // opener) runs in the same shell: its arguments follow ours, one place on.
+  const inner = line[0] === shell && line[1] === "-c" ? line[2]! : null;
+  const script = inner === null
+    ? `${mount}exec "$@"`
+    : mount + inner.replace(/"\$(\d)"/g, (_, d) => `"$${Number(d) + 1}"`)
+      .replace(/\bshift( \d)?/, (_, n) => `shift ${Number(n ?? 1) + 1}`)
+      .replace(/^(?!.*\bshift\b)(.*)exec "\$@"$/, '$1shift && exec "$@"');
   return [
     ov.unshare,
     "--mount",
@@ -920,12 +935,12 @@ function overlayLine(
     "--",
     shell,
     "-c",
-    `"$0" -t overlay -o "lowerdir=/,upperdir=$1,workdir=$2,${OVERLAY_OPTIONS}" verity-overlay "$3" && shift 3 && exec "$@"`,
+    script,
     ov.mount,
     upper,
     l.work,
     l.merged,
-    ...line,
+    ...(inner === null ? line : line.slice(3)),
   ];
 }
 

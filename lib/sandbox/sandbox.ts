@@ -452,10 +452,13 @@ function chownTree(dir: string, uid: number, gid: number): void {
 /** Why writes outside the state directory cannot be observed here (null: an overlay can be mounted), probed once. */
 let overlayWhyNot: string | null | undefined;
 
-/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded). */
+let mounts: string[] | null = null;
+
+/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded), read once. */
 function hostMounts(): string[] {
+  if (mounts !== null) return mounts;
   try {
-    return Deno.readTextFileSync("/proc/self/mountinfo").split("\n")
+    return mounts = Deno.readTextFileSync("/proc/self/mountinfo").split("\n")
       .map((l) => l.split(" ")[4] ?? "").filter((m) => m.startsWith("/"))
       .map((m) =>
         m.replace(
@@ -464,7 +467,7 @@ function hostMounts(): string[] {
         )
       );
   } catch {
-    return [];
+    return mounts = [];
   }
 }
 
@@ -710,7 +713,9 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     systemLinks: confineDeno ? systemLinks() : {},
     moduleFiles: graph.bound,
   };
-  const overlayWhy = req.backend === "none"
+  const overlayWhy = req.overlay === false
+    ? "no overlay asked for"
+    : req.backend === "none"
     ? "no sandbox"
     : !wantsBwrap
     ? "bubblewrap does not work here"

@@ -80,6 +80,13 @@ export interface LaunchRequest {
    * @default {unset: no network at all}
    */
   listen?: number;
+  /**
+   * Run the server on an overlay of the whole file system, whose upper
+   * layer keeps every write outside the state directory
+   * (`Launch.writes`), wherever one can be had (Linux, verity as root).
+   * @default {true}
+   */
+  overlay?: boolean;
 }
 
 /** What a definition allows beyond the default sandbox. */
