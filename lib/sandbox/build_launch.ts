@@ -837,6 +837,8 @@ function bubblewrapArgv(
   }
   for (const p of unique(optional)) argv.push("--ro-bind-try", p, p);
   for (const p of readOnly) {
+    // Under the overlay's root a path it shows needs no mount of its own.
+    if (!minimal && fromOverlay(p) && !isHidden(p)) continue;
     argv.push(fromOverlay(p) ? "--bind" : "--ro-bind", view(p), p);
   }
   // Deno inside bubblewrap writes its permission log in the evidence directory.
