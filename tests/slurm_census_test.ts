@@ -63,20 +63,24 @@ class SlurmCluster {
   readonly env: Record<string, string>;
   readonly #dir: string;
 
-  private constructor(dir: string) {
+  constructor(dir: string) {
     this.#dir = dir;
     this.env = { SLURM_CONF: join(dir, "slurm.conf") };
   }
 
-  static async start(dir: string): Promise<SlurmCluster> {
-    const c = new SlurmCluster(dir);
-    const r = await run(SINGLE_NODE, ["start", dir]);
+  /** Start it (a failed start stops what it started). */
+  async start(): Promise<void> {
+    const r = await run(SINGLE_NODE, ["start", this.#dir]);
     assert.equal(r.code, 0, r.out + r.err);
-    assert.equal(r.out, `export SLURM_CONF=${c.env.SLURM_CONF}\n`);
-    return c;
+    assert.equal(r.out, `export SLURM_CONF=${this.env.SLURM_CONF}\n`);
   }
 
   async stop(): Promise<void> {
+    try {
+      await Deno.stat(this.env.SLURM_CONF!);
+    } catch {
+      return; // never written
+    }
     const r = await run(SINGLE_NODE, ["stop", this.#dir]);
     assert.equal(r.code, 0, r.out + r.err);
   }
@@ -129,11 +133,12 @@ Deno.test({
   async fn() {
     const tmp = await Deno.makeTempDir({ prefix: "verity-slurm-" });
     await Deno.chmod(tmp, 0o755); // munged: every directory above its socket searchable
-    const cluster = await SlurmCluster.start(join(tmp, "cluster"));
-    // The daemons (munged, slurmctld and its slurmscriptd, slurmd) carry
-    // the cluster's SLURM_CONF, so ps can tell them apart.
-    assert.ok((await cluster.processes()).length >= 4);
+    const cluster = new SlurmCluster(join(tmp, "cluster"));
     try {
+      await cluster.start();
+      // The daemons (munged, slurmctld and its slurmscriptd, slurmd) carry
+      // the cluster's SLURM_CONF, so ps can tell them apart.
+      assert.ok((await cluster.processes()).length >= 4);
       const env = {
         ...cluster.env,
         PATH: `${join(Deno.execPath(), "..")}:${Deno.env.get("PATH")}`,

@@ -41,7 +41,7 @@ usage() {
 }
 [ $# -eq 3 ] || usage "expected 3 arguments, got $# (usage: deploy/slurm/census.sh <list.toml> <shards> <out>)"
 list=$1 shards=$2 out=$3 jobs=${VERITY_CENSUS_JOBS:-1}
-[ -f "$list" ] && [ -r "$list" ] || usage "list $(printf %q "$list"): not a readable file"
+[[ -f $list && -r $list ]] || usage "list $(printf %q "$list"): not a readable file"
 [[ $shards =~ ^[1-9][0-9]{0,4}$|^100000$ ]] ||
   usage "shards $(printf %q "$shards"): expected a whole number from 1 to 100000"
 [[ $jobs =~ ^[1-9][0-9]{0,2}$ ]] ||

@@ -20,7 +20,7 @@ fail() {
   echo "single-node.sh: $1" >&2
   exit "${2:-1}"
 }
-[ $# -eq 2 ] && [[ $1 == start || $1 == stop ]] ||
+[[ $# -eq 2 && ($1 == start || $1 == stop) ]] ||
   fail "usage: deploy/slurm/single-node.sh start|stop <dir>" 2
 # slurm.conf cannot quote other characters.
 [[ $2 =~ ^[A-Za-z0-9._/-]+$ ]] ||
@@ -69,8 +69,9 @@ if [ -e "$dir" ] && { [ ! -d "$dir" ] || [ -n "$(ls -A -- "$dir")" ]; }; then
   fail "dir $dir: exists and is not an empty directory" 2
 fi
 # munged wants its socket's directories searchable by everyone.
-mkdir -p -m 0755 -- "$dir/munge" "$dir/state" "$dir/spool"
+mkdir -p -- "$dir"
 chmod 0755 -- "$dir"
+mkdir -m 0755 -- "$dir/munge" "$dir/state" "$dir/spool"
 head -c 1024 /dev/urandom >"$dir/munge/munge.key"
 chmod 0400 -- "$dir/munge/munge.key"
 
