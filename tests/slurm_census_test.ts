@@ -1,13 +1,14 @@
 /**
  * The census on Slurm: `deploy/slurm/census.sh` on a single-node cluster
- * brought up for this test alone (its own slurm.conf, state and spool
- * directories, munge key and socket, free ports), on the local fixture
+ * brought up for this test alone by `deploy/slurm/single-node.sh` (its own
+ * slurm.conf, state and spool directories, munge key and socket, free
+ * ports), on the local fixture
  * list in four shards that each hold a server, writes the census the
  * unsharded run writes, apart from timing. A bad list fails every shard:
  * census.sh exits 1 with the end of each failed shard's log. Bad arguments
  * are one line, exit 2, before Slurm is asked anything. The daemons are
  * stopped by pid, and ps shows nothing of the cluster left. Skipped, with
- * the reason, where slurm-wlm is not installed.
+ * the reason, where slurm-wlm is not installed (or not as root).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -30,13 +31,12 @@ function onPath(cmd: string): boolean {
 }
 
 const missing = PROGRAMS.filter((p) => !onPath(p));
-if (missing.length > 0) {
-  console.warn(
-    `slurm_census_test: SKIPPED: ${
-      missing.join(", ")
-    } not installed (apt-get install -y slurm-wlm)`,
-  );
-}
+const skip = missing.length > 0
+  ? `${missing.join(", ")} not installed (apt-get install -y slurm-wlm)`
+  : Deno.uid() !== 0
+  ? "a cluster needs root (slurmd runs jobs as their users)"
+  : null;
+if (skip !== null) console.warn(`slurm_census_test: SKIPPED: ${skip}`);
 
 async function run(
   cmd: string,
@@ -95,24 +95,40 @@ class SlurmCluster {
   }
 }
 
-Deno.test("census.sh: bad arguments are one line, exit 2, before Slurm is asked", async () => {
+Deno.test("census.sh and single-node.sh: bad arguments are one line, exit 2, before Slurm is asked", async () => {
   const tmp = await Deno.makeTempDir({ prefix: "verity-slurm-args-" });
   try {
     const full = join(tmp, "full");
     await Deno.mkdir(full);
     await Deno.writeTextFile(join(full, "x"), "");
-    const cases: [string[], RegExp][] = [
-      [[LOCAL_LIST, "4"], /expected 3 arguments, got 2 \(usage: /],
-      [[join(tmp, "none.toml"), "4", "o"], /list .*none\.toml: not a readable/],
-      [[LOCAL_LIST, "0", "o"], /shards 0: expected a whole number/],
-      [[LOCAL_LIST, "1/4", "o"], /shards 1\/4: expected a whole number/],
-      [[LOCAL_LIST, "4", "a%a"], /out a%a: a path with %, \\ or a control/],
-      [[LOCAL_LIST, "4", "a\nb"], /out \$'a\\nb': a path with %/],
-      [[LOCAL_LIST, "4", full], /exists and is not an empty directory/],
+    const cases: [string, string[], RegExp][] = [
+      [SCRIPT, [LOCAL_LIST, "4"], /expected 3 arguments, got 2 \(usage: /],
+      [
+        SCRIPT,
+        [join(tmp, "none.toml"), "4", "o"],
+        /list .*none\.toml: not a readable/,
+      ],
+      [SCRIPT, [LOCAL_LIST, "0", "o"], /shards 0: expected a whole number/],
+      [
+        SCRIPT,
+        [LOCAL_LIST, "1/4", "o"],
+        /shards 1\/4: expected a whole number/,
+      ],
+      [
+        SCRIPT,
+        [LOCAL_LIST, "4", "a%a"],
+        /out a%a: a path with %, \\ or a control/,
+      ],
+      [SCRIPT, [LOCAL_LIST, "4", "a\nb"], /out \$'a\\nb': a path with %/],
+      [SCRIPT, [LOCAL_LIST, "4", full], /exists and is not an empty directory/],
+      [SINGLE_NODE, ["begin", "o"], /usage: .* start\|stop <dir>/],
+      [SINGLE_NODE, ["start", "o p"], /dir o\\ p: use letters, digits/],
+      [SINGLE_NODE, ["start", full], /exists and is not an empty directory/],
+      [SINGLE_NODE, ["stop", "o"], /o holds no cluster \(no slurm\.conf\)/],
     ];
-    for (const [args, re] of cases) {
+    for (const [script, args, re] of cases) {
       // A Slurm that cannot be reached: the argument error comes first.
-      const r = await run(SCRIPT, args, {
+      const r = await run(script, args, {
         cwd: tmp,
         env: { SLURM_CONF: join(tmp, "no-slurm.conf") },
       });
@@ -129,7 +145,7 @@ Deno.test("census.sh: bad arguments are one line, exit 2, before Slurm is asked"
 Deno.test({
   name:
     "census.sh on a single-node Slurm: four shards as a job array, an afterok merge, equal to the unsharded census; a failed shard is exit 1 with its log",
-  ignore: missing.length > 0,
+  ignore: skip !== null,
   async fn() {
     const tmp = await Deno.makeTempDir({ prefix: "verity-slurm-" });
     await Deno.chmod(tmp, 0o755); // munged: every directory above its socket searchable

@@ -27,6 +27,8 @@ fail() {
   fail "dir $(printf %q "$2"): use letters, digits and . _ - / only" 2
 dir=$2
 [[ $dir == /* ]] || dir=$PWD/$dir
+# A Unix socket's path has at most 107 bytes.
+[ ${#dir} -le 88 ] || fail "dir $dir: longer than 88 bytes (munge's socket path would not fit)" 2
 export SLURM_CONF=$dir/slurm.conf
 
 # Wait up to 20 s for a command to succeed.
@@ -43,7 +45,7 @@ if [ "$1" = stop ]; then
   [ -f "$SLURM_CONF" ] || fail "$dir holds no cluster (no slurm.conf)" 2
   if [ -f "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
     scancel --user="$(id -un)" || true
-    until_ok "empty queue" queue_empty
+    for _ in $(seq 100); do queue_empty 2>/dev/null && break; sleep 0.2; done
   fi
   pids=()
   for f in slurmd.pid slurmctld.pid munge/munged.pid; do
@@ -61,13 +63,13 @@ if [ "$1" = stop ]; then
   exit 0
 fi
 
+if [ -e "$dir" ] && { [ ! -d "$dir" ] || [ -n "$(ls -A -- "$dir")" ]; }; then
+  fail "dir $dir: exists and is not an empty directory" 2
+fi
 [ "$(id -u)" -eq 0 ] || fail "start needs root (slurmd runs jobs as their users)" 2
 for cmd in munged munge slurmctld slurmd sinfo; do
   command -v "$cmd" >/dev/null || fail "$cmd not found: apt-get install -y slurm-wlm" 2
 done
-if [ -e "$dir" ] && { [ ! -d "$dir" ] || [ -n "$(ls -A -- "$dir")" ]; }; then
-  fail "dir $dir: exists and is not an empty directory" 2
-fi
 # munged wants its socket's directories searchable by everyone.
 mkdir -p -- "$dir"
 chmod 0755 -- "$dir"
