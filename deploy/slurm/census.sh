@@ -64,7 +64,13 @@ array=$(sbatch --parsable --job-name=verity-census --array="1-$shards" \
   --output="$out/logs/shard-%a.log" -- "$0" --shard-job "$verity" "$list" "$shards" "$out" "$jobs") ||
   { rmdir -- "$out/logs"; echo "census.sh: sbatch refused the shard array (its error is above)" >&2; exit 1; }
 array=${array%%;*}
-trap 'scancel -- "$array" ${merge:+"$merge"}; exit 130' INT TERM
+# shellcheck disable=SC2317 # called by the traps below
+cancel() {
+  scancel -- "$array" ${merge:+"$merge"}
+  exit "$1"
+}
+trap 'cancel 130' INT
+trap 'cancel 143' TERM
 merge=$(sbatch --parsable --job-name=verity-census-merge --dependency="afterok:$array" --kill-on-invalid-dep=yes \
   --output="$out/logs/merge.log" -- "$0" --merge-job "$verity" "$shards" "$out") ||
   { scancel -- "$array"; echo "census.sh: sbatch refused the merge job (its error is above)" >&2; exit 1; }
