@@ -11,11 +11,7 @@
 import { seedBudget } from "./budget.ts";
 import type { Definition } from "../definition/types.ts";
 import { seedPath } from "../definition/seeds.ts";
-import { snapshotDigest } from "../state/delta.ts";
-import { normalize } from "../state/normalize.ts";
-import type { Snapshot } from "../state/types.ts";
 import { isSqliteImage, nondeterministicSql, resetState } from "./reset.ts";
-import { takeSnapshot } from "./snapshot.ts";
 import type {
   PatchedState,
   SeedHeader,
@@ -45,28 +41,6 @@ export async function seedNotReproducible(
     }
   }
   return null;
-}
-
-/**
- * The seed snapshot of `def` rebuilt as a run sees it (reset into a new
- * temporary directory, snapshot, normalized) and its digest; the directory
- * is removed. Requires `--allow-read` and `--allow-write`.
- *
- * @example
- * ```ts ignore
- * const { snapshot, digest } = await rebuildSeed(await loadDefinition(dir));
- * ```
- */
-export async function rebuildSeed(
-  def: Definition,
-): Promise<{ snapshot: Snapshot; digest: string }> {
-  return await inRebuiltSeed(def, async (dir) => {
-    const snapshot = normalize(
-      await takeSnapshot(def, dir, { budget: await seedBudget(dir) }),
-      def,
-    );
-    return { snapshot, digest: snapshotDigest(snapshot) };
-  });
 }
 
 /**
