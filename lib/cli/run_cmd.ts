@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { WriteObserver } from "../state_io/write_observer.ts";
 import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
 import { parseCommandLine, parseCount } from "./args.ts";
@@ -15,6 +14,8 @@ import { checkListed } from "../definition/listed.ts";
 import { checkSeededState } from "../state_io/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
+import { DeclaredStateObserver } from "../state_io/observer.ts";
+import { OverlayObserver } from "../state_io/overlay_observer.ts";
 import { selectTools } from "../runner/plan.ts";
 import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
@@ -191,16 +192,22 @@ export async function main(argv: string[]): Promise<number> {
     // The first launch's one-time work (bubblewrap probe, the server's
     // module graph) runs while the battery starts (verify-reset).
     launcher.warm();
-    const writes = new WriteObserver();
-    launcher.watcher = writes;
+    // Writes outside the declared state: each launch's overlay, read after
+    // its session beside the declared adapters' state.
+    const observer = new OverlayObserver(
+      new DeclaredStateObserver(def, workDir, {
+        postgres: () => launcher.postgres,
+      }),
+    );
+    launcher.watcher = observer;
     battery = await runBattery(def, tools, {
-      writes,
       ...(phaseFile !== null ? { phases } : {}),
       runs,
       jobs,
       concurrentAttempts: attempts,
       observeConcurrent: p.values["observe-concurrent"] === true,
       launcher,
+      observer,
       workDir,
       progress: silent ? null : progress,
       onSession: (t) => live.tick(t),

@@ -1,43 +1,61 @@
 /**
- * The observer of writes outside the declared state: every launch of a
- * session is recorded with its overlay (`Launch.writes`), and after the
- * session its processes' upper layers are read into one changeset
- * (`readChangeset`), kept by digest. Where a launch had no overlay, the
- * run's writes outside the declared state are not observed, and `writes`
- * says why (every headline then says so).
+ * The observer of writes outside the declared state, composed with the
+ * declared one: every launch of a session is recorded with its overlay
+ * (`Launch.writes`; the launcher tells it), and after the session its
+ * processes' upper layers are read into one changeset (`readChangeset`),
+ * kept by digest, beside the state the inner observer names. Where a launch
+ * had no overlay, the run's writes outside the declared state are not
+ * observed, and `writes` says why (every headline then says so).
  *
- * Requires `--allow-read` and `--allow-ffi` (see `changeset.ts`).
+ * Requires `--allow-read` and `--allow-ffi` (see `changeset.ts`), and
+ * what the inner observer requires.
  *
  * @module
  */
 import type { Launch, OverlayLayout } from "../sandbox/types.ts";
 import { type Changeset, changesetDigest } from "../state/changeset.ts";
+import type { Coverage } from "../state/coverage.ts";
+import type { StateView } from "../state/patched.ts";
 import { type ChangesetBudget, readChangeset } from "./changeset.ts";
+import type {
+  Observation,
+  SeedObservation,
+  StateObserver,
+} from "./observer.ts";
 
 /**
- * Records each session's overlays by its state directory and reads their
- * changesets.
+ * A {@linkcode StateObserver} that adds to another's every session's
+ * changeset outside the state directory (`Observation.changeset`).
  *
  * @example
  * ```ts ignore
- * const writes = new WriteObserver();
- * const launch = launcher.launch(dirs, "once-1");
- * writes.launched(dirs.state, launch);
- * // ... the session runs, its server exits ...
- * const digest = await writes.observe(dirs.state); // null: not observed
- * const changeset = digest === null ? null : writes.changesets.get(digest);
+ * const observer = new OverlayObserver(new DeclaredStateObserver(def, workDir));
+ * launcher.watcher = observer; // told of every launch
+ * // ... a session runs, its servers exit ...
+ * const { digest, changeset } = await observer.observe(dirs.state);
+ * const c = changeset ? observer.changesets.get(changeset) : null; // null: not observed
  * ```
  */
-export class WriteObserver {
+export class OverlayObserver implements StateObserver {
+  #inner: StateObserver;
   #layouts = new Map<string, OverlayLayout[] | null>();
   #why: string | null = null;
   #launched = false;
   #changesets = new Map<string, Changeset>();
   #budget: ChangesetBudget;
 
-  /** Read changesets within `budget` (see {@linkcode ChangesetBudget}). */
-  constructor(budget: ChangesetBudget = {}) {
+  /** Add changesets (read within `budget`) to what `inner` observes. */
+  constructor(inner: StateObserver, budget: ChangesetBudget = {}) {
+    this.#inner = inner;
     this.#budget = budget;
+  }
+
+  get coverage(): Coverage {
+    return this.#inner.coverage;
+  }
+
+  get states(): ReadonlyMap<string, StateView> {
+    return this.#inner.states;
   }
 
   /** Every changeset read, by digest. */
@@ -50,6 +68,14 @@ export class WriteObserver {
     return this.#launched && this.#why === null
       ? { observed: true, why: null }
       : { observed: false, why: this.#why ?? "no session was launched" };
+  }
+
+  seed(first: string, second: string): Promise<SeedObservation> {
+    return this.#inner.seed(first, second);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
   }
 
   /** Record one process launched for the session whose state is `stateDir`. */
@@ -67,14 +93,21 @@ export class WriteObserver {
   }
 
   /**
-   * The digest of what the session's processes changed outside its state
-   * directory (they must have exited), or null when a launch had no overlay.
-   * Forgets the session.
+   * The state the inner observer names, and the digest of what the
+   * session's processes changed outside `stateDir` (they must have
+   * exited); `changeset` is null when a launch had no overlay.
    */
-  async observe(stateDir: string): Promise<string | null> {
+  async observe(stateDir: string): Promise<Observation> {
     const layouts = this.#layouts.get(stateDir);
     this.#layouts.delete(stateDir);
-    if (layouts === null || layouts === undefined) return null;
+    const [o, changeset] = await Promise.all([
+      this.#inner.observe(stateDir),
+      layouts ? this.#read(layouts) : Promise.resolve(null),
+    ]);
+    return { ...o, changeset };
+  }
+
+  async #read(layouts: readonly OverlayLayout[]): Promise<string> {
     const read: Changeset[] = [];
     for (const l of layouts) read.push(await readChangeset(l, this.#budget));
     const c = read.length === 1 ? read[0]! : merge(read);
