@@ -155,72 +155,62 @@ export async function readChangeset(
   const scaffold = new Set(layout.scaffold);
   const seen = new Map<string, Seen>();
   let entries = 0;
-  /** Everything below a host directory the server's view no longer has. */
-  const hidden = (dir: string, at: string, depth: number) => {
-    const stack: [string, string, number][] = [[dir, at, depth]];
-    while (stack.length > 0) {
-      const [d, server, level] = stack.pop()!;
-      let names: Deno.DirEntry[];
-      try {
-        names = [...Deno.readDirSync(d)];
-      } catch (e) {
-        cap(`${d}: not listed (${(e as Error).message})`);
+  /**
+   * Walk `dir` (an upper layer, or with `gone` a host directory the
+   * server's view no longer has: everything below it is deleted), `at`
+   * its place in the server's view.
+   */
+  const walk = (
+    dir: string,
+    at: string,
+    lower: string | null,
+    level: number,
+    gone: boolean,
+  ): void => {
+    let names: Deno.DirEntry[];
+    try {
+      names = [...Deno.readDirSync(dir)];
+    } catch (e) {
+      return cap(`${at}: not listed (${(e as Error).message})`);
+    }
+    for (const e of names) {
+      const path = join(at, e.name);
+      if (gone && seen.has(path)) continue;
+      if (++entries > b.entries) return cap(`more than ${b.entries} entries`);
+      const here = join(dir, e.name);
+      const below = lower === null ? null : join(lower, e.name);
+      const st = lstatOrNull(here);
+      if (st === null) {
+        cap(`${path}: unreadable`);
         continue;
       }
-      for (const e of names) {
-        const p = join(server, e.name);
-        if (seen.has(p)) continue;
-        if (++entries > b.entries) return cap(`more than ${b.entries} entries`);
-        seen.set(p, { upper: null, lower: join(d, e.name) });
-        if (e.isDirectory && !e.isSymlink) {
-          if (level + 1 > b.depth) cap(`deeper than ${b.depth} levels`);
-          else stack.push([join(d, e.name), p, level + 1]);
-        }
+      seen.set(path, { upper: gone ? null : { path: here, st }, lower: below });
+      const deeper = (d: string, l: string | null, g: boolean) =>
+        level + 1 > b.depth
+          ? cap(`deeper than ${b.depth} levels`)
+          : walk(d, path, l, level + 1, g);
+      if (gone) {
+        if (st.isDirectory) deeper(here, here, true);
+        continue;
       }
+      const lowerDir = below !== null &&
+        lstatOrNull(below)?.isDirectory === true;
+      // A whiteout over a directory, or an opaque directory: what the
+      // host has below is gone from the server's view.
+      let hides = lowerDir && st.isCharDevice && st.rdev === 0;
+      if (lowerDir && st.isDirectory) {
+        const opaque = isOpaque(here);
+        if (opaque === null) {
+          cap("opaque directories cannot be told here (no libc lgetxattr)");
+        }
+        hides = opaque === true;
+      }
+      if (hides) deeper(below!, below, true);
+      if (st.isDirectory) deeper(here, below, false);
     }
   };
   for (const layer of layout.layers) {
-    const stack: [string, string, number][] = [[layer.upper, layer.at, 0]];
-    while (stack.length > 0) {
-      const [dir, at, level] = stack.pop()!;
-      let names: Deno.DirEntry[];
-      try {
-        names = [...Deno.readDirSync(dir)];
-      } catch (e) {
-        cap(`${at}: not listed (${(e as Error).message})`);
-        continue;
-      }
-      for (const e of names) {
-        if (++entries > b.entries) {
-          cap(`more than ${b.entries} entries`);
-          break;
-        }
-        const upper = `${dir}/${e.name}`;
-        const path = join(at, e.name);
-        const st = lstatOrNull(upper);
-        if (st === null) {
-          cap(`${path}: unreadable in the upper layer`);
-          continue;
-        }
-        const lower = layer.lower === null
-          ? null
-          : join(layer.lower, path.slice(layer.at.length).replace(/^\//, ""));
-        seen.set(path, { upper: { path: upper, st }, lower });
-        const whiteout = st.isCharDevice && st.rdev === 0;
-        const lowerDir = lower !== null &&
-          lstatOrNull(lower)?.isDirectory === true;
-        if (whiteout && lowerDir) hidden(lower, path, level + 1);
-        if (!st.isDirectory) continue;
-        if (lowerDir) {
-          const opaque = isOpaque(upper);
-          if (opaque === null) {
-            cap("opaque directories cannot be told here (no libc lgetxattr)");
-          } else if (opaque) hidden(lower, path, level + 1);
-        }
-        if (level + 1 > b.depth) cap(`deeper than ${b.depth} levels`);
-        else stack.push([upper, path, level + 1]);
-      }
-    }
+    walk(layer.upper, layer.at, layer.lower, 0, false);
   }
   const SQL = await loadSqlEngine();
   let bytesRead = 0;
