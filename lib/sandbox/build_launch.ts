@@ -748,9 +748,10 @@ function bubblewrapArgv(
   const covered: string[] = [];
   if (minimal) {
     const links = host.systemLinks ?? {};
+    // System directories stay the host's, read-only: the server's uid
+    // could write nothing there, overlay or not.
     for (const d of SYSTEM_DIRS) {
-      if (Object.hasOwn(links, d)) continue;
-      argv.push(fromOverlay(d) ? "--bind-try" : "--ro-bind-try", view(d), d);
+      if (!Object.hasOwn(links, d)) argv.push("--ro-bind-try", d, d);
     }
     for (const d of SYSTEM_DIRS) {
       if (Object.hasOwn(links, d)) argv.push("--symlink", links[d]!, d);
