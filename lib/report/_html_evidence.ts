@@ -19,7 +19,7 @@ import {
   show,
   str,
 } from "./_html_parts.ts";
-import { attemptTimelines, deltaChart } from "./_html_svg.ts";
+import { attemptTimelines } from "./_html_svg.ts";
 
 /** One category delta (`{lossy, added, removed, changed}`) as a list. */
 function renderCategoryDelta(name: string, cd: Json): string {
@@ -100,9 +100,9 @@ function renderRunDeltas(title: string, rows: unknown[]): string {
       renderDelta(g.row.delta)
     }</td></tr>`
   ).join("");
-  return `<h3>${h(title)}</h3>${
-    deltaChart(title, rows)
-  }<table><tr><th>runs</th><th>state digests</th><th>delta</th></tr>${body}</table>`;
+  return `<h3>${
+    h(title)
+  }</h3><table><tr><th>runs</th><th>state digests</th><th>delta</th></tr>${body}</table>`;
 }
 
 function renderCounts(counts: unknown): string {
@@ -195,33 +195,21 @@ function renderEvidence(ev: Record<string, unknown>): string {
       if (modes.length) {
         out.push(`<p>produced by: ${h(modes.join(", "))}</p>`);
       }
-    } else {
+    } else if (
+      // an empty list, or one empty list per run: nothing to show
+      !(Array.isArray(v) && v.every((r) =>
+        arr(obj(r).values).length === 0 &&
+        Array.isArray(obj(r).values)
+      ))
+    ) {
       out.push(
-        `<h3>${h(k)}</h3><pre>${
+        `<details class="raw"><summary>${h(k)} (raw JSON)</summary><pre>${
           h(clip(JSON.stringify(v, null, 1), 4000))
-        }</pre>`,
+        }</pre></details>`,
       );
     }
   }
   return out.join("");
-}
-
-export function attemptSummary(v: Verdict): string | null {
-  const counts = obj(v.evidence.counts);
-  const parts = Object.entries(counts).map(([mode, c]) =>
-    [mode, obj(c)] as const
-  )
-    .filter(([, c]) => Number(c.attempts ?? 0) > 0)
-    .map(([mode, c]) =>
-      `${mode}: ${str(c.diverged)}/${str(c.attempts)} diverged, overlap ${
-        str(c.overlapped)
-      }${
-        Number(c.setup_failed ?? 0) > 0
-          ? `, ${str(c.setup_failed)} failed to start`
-          : ""
-      }${Number(c.timed_out ?? 0) > 0 ? `, ${str(c.timed_out)} timed out` : ""}`
-    );
-  return parts.length ? `attempts: ${parts.join("; ")}` : null;
 }
 
 export function expectationCell(e: ExpectationResult | undefined): string {
@@ -248,13 +236,9 @@ export function verdictDetails(
       `<span class="mono">${h(v.hint)}: ${h(declaredText(v.declared))}</span>`,
     ],
     ["verdict", badge(v.kind, v.outcome)],
-    ["reason", v.reason ? h(v.reason) : `<span class="muted">–</span>`],
-    [
-      "secondary reasons",
-      v.secondary.length
-        ? h(v.secondary.join(", "))
-        : `<span class="muted">–</span>`,
-    ],
+    ...(v.secondary.length
+      ? [["also", h(v.secondary.join(", "))] as [string, string]]
+      : []),
     [
       "observed",
       `<span class="mono">${h(v.observed)}</span>${
