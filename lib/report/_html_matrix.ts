@@ -9,12 +9,7 @@
 import type { Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import { TEST_NAMES } from "../definition/types.ts";
-import { escapeMarkup as h, toolLabel } from "./_markup.ts";
-
-/** Escaped, with line-break opportunities after `_ = [ . :` (no mid-word breaks at 800 px). */
-function breakable(text: string): string {
-  return h(text).replace(/([_=\[.:])/g, "$1<wbr>");
-}
+import { breakable, escapeMarkup as h, toolLabel } from "./_markup.ts";
 
 /** One cell: the outcome, the declared value under it (over-declared, or an INCONCLUSIVE reason). */
 function cell(

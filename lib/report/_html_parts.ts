@@ -6,7 +6,7 @@
  * @module
  */
 import type { OutcomeKind } from "../verdicts/types.ts";
-import { clip, escapeMarkup as h } from "./_markup.ts";
+import { breakable, clip, escapeMarkup as h } from "./_markup.ts";
 
 /** Longest rendering of one value (a field before/after, a description). */
 export const VALUE_MAX = 300;
@@ -102,7 +102,7 @@ export function show(v: unknown): string {
 }
 
 export function badge(kind: OutcomeKind | string, text: string): string {
-  return `<span class="badge k-${h(kind)}">${h(text)}</span>`;
+  return `<span class="badge k-${h(kind)}">${breakable(text)}</span>`;
 }
 
 export function flag(good: boolean | null, yes: string, no: string): string {

@@ -8,7 +8,7 @@
 import { allowanceLine, type Report } from "./report.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { clip, escapeMarkup as h, toolLabel } from "./_markup.ts";
+import { breakable, clip, escapeMarkup as h, toolLabel } from "./_markup.ts";
 import { declaredText, flag, kv, list, obj, show } from "./_html_parts.ts";
 import { expectationCell, renderDelta } from "./_html_evidence.ts";
 import {
@@ -225,17 +225,19 @@ export function expectationsSection(report: Report): string {
   const erows = report.expectations.results.map((e) =>
     `<tr class="${e.matched ? "" : "mismatch"}"><td class="mono">${
       h(toolLabel(e))
-    }</td><td>${h(e.test)}</td><td class="mono">${h(e.verdict)}${
+    }</td><td>${breakable(e.test)}</td><td class="mono">${
+      breakable(e.verdict)
+    }${
       Object.keys(e.assertions).length
         ? `<div class="note">${
-          h(
+          breakable(
             Object.entries(e.assertions).map(([k, v]) =>
               `${k} = ${JSON.stringify(v)}`
             ).join(", "),
           )
         }</div>`
         : ""
-    }</td><td class="mono">${h(e.actual ?? "no verdict")}</td><td>${
+    }</td><td class="mono">${breakable(e.actual ?? "no verdict")}</td><td>${
       expectationCell(e)
     }${list(e.mismatches.map(h))}</td></tr>`
   ).join("");
@@ -265,7 +267,7 @@ export function renderTools(report: Report): string {
           : ""
       }</td>`;
     }).join("");
-    return `<tr><td class="mono">${h(c.name)}${
+    return `<tr><td class="mono">${breakable(c.name)}${
       c.problems.length
         ? `<div class="note">${h(c.problems.join("; "))}</div>`
         : ""
@@ -275,8 +277,9 @@ export function renderTools(report: Report): string {
   }).join("");
   const problems = [...listing.problems, ...report.protocol.listingProblems];
   return `<table><tr><th>tool</th><th>description (as sent by the server)</th>${
-    HINT_NAMES.map((n) => `<th>${h(n)}</th>`).join("")
-  }<th>outputSchema</th></tr>${rows}</table>${
+    HINT_NAMES.map((n) => `<th>${h(n).replace("Hint", "<wbr>Hint")}</th>`)
+      .join("")
+  }<th>output<wbr>Schema</th></tr>${rows}</table>${
     problems.length
       ? `<h3>listing problems</h3>${list([...new Set(problems)].map(h))}`
       : ""
