@@ -88,7 +88,7 @@ Deno.test("html: findings first: one card per violation, untested claim and unme
   assert.match(page, /MISMATCH<\/span> <span class="note">expected PASS/);
   // The expectations section lists the orphan expectation.
   assert.match(page, /<h2>Expectations<\/h2><p>3 of 5 matched\.<\/p>/);
-  assert.match(page, /ghost<\/td><td>read_only<\/td>.*no verdict/);
+  assert.match(page, /ghost<\/td><td>read_<wbr>only<\/td>.*no verdict/);
   // Violations and mismatches are open; the rest folded.
   assert.equal(count(page, /<details id="v\d+" open>/g), 3);
   // no empty rows in the details
