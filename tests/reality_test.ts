@@ -172,7 +172,10 @@ Deno.test("reality: --fail-under exits 1 under the threshold, 0 at or above it; 
       ...SERVER,
     ]);
     assert.equal(under.code, 1);
-    assert.match(under.stderr, /score 44\.4% is under --fail-under 50/);
+    assert.match(
+      under.stderr,
+      /^verity reality: gate --fail-under 50 failed: score 44\.4% is under 50$/m,
+    );
     assert.match(
       under.stdout,
       /Score: 44\.4% F \(4\/14 tools skipped; 9\/14 checked\)/,
