@@ -56,7 +56,7 @@ Deno.test("verity report: an unknown --format is exit 2 with one line naming the
   assert.equal(lines.length, 1, r.stderr);
   assert.match(
     lines[0]!,
-    /^verity report: --format must be one of text, json, html, sarif, junit, got "yaml"$/,
+    /^verity report: --format must be one of text, json, html, sarif, junit, markdown, got "yaml"$/,
   );
 });
 

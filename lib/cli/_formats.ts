@@ -22,6 +22,7 @@ export const REPORT_FORMATS = [
   "html",
   "sarif",
   "junit",
+  "markdown",
 ] as const;
 
 /** One report format. */
@@ -108,6 +109,8 @@ export async function renderReport(
     }
     case "junit":
       return (await import("../report/junit.ts")).renderJunit(report);
+    case "markdown":
+      return (await import("../report/markdown.ts")).renderMarkdown(report);
   }
 }
 

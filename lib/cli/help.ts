@@ -167,7 +167,7 @@ not met, a violation with --fail-on-violation, an untested claim with
 or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`,
   "report":
-    `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
+    `verity report <run-id|path> [--format text|json|html|sarif|junit|markdown] [--runs-dir DIR]
 verity report verify <file> [--definition DIR] [--ledger LEDGER (--expected-head H | --expected-head-file F)]
 
 Show a saved report, or verify one. <file> is an audit report
@@ -197,7 +197,8 @@ definition).
 
 Options:
   --format FORMAT          text (default), json, html (one self-contained page),
-                           sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
+                           sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML) or
+                           markdown (the headline and findings, for a CI job summary)
   --runs-dir DIR           where run ids are looked up (default runs/)
   --ledger FILE            the ledger the file was appended to
   --expected-head H        the ledger head published elsewhere (sha256:...)

@@ -334,3 +334,27 @@ Deno.test("html: concurrent attempts as an SVG timeline on the timer's clock: bo
   // the axis spans the longest attempt
   assert.match(svg, />125 ms<\/text>/);
 });
+
+Deno.test("markdown: the headline and one escaped row per finding, for a job summary", async () => {
+  const { renderMarkdown } = await import("./markdown.ts");
+  const md = renderMarkdown(syntheticReport({ audit: true }));
+  const lines = md.split("\n");
+  assert.equal(lines[0], "### verity: demo");
+  assert.match(lines[2]!, /^\*\*claims:\*\* \d+ claims?: /);
+  assert.equal(
+    lines[4],
+    "| finding | tool | test | declared | what happened |",
+  );
+  const rows = lines.filter((l) => l.startsWith("| VIOLATION"));
+  assert.equal(rows.length, 2);
+  // the tool's markup and table pipes cannot break out of the cell
+  assert.match(
+    rows[0]!,
+    /^\| VIOLATION \| evil&lt;&amp;&quot;&#39;&gt; \| read\\_only \| readOnlyHint: true \| calling evil&lt;/,
+  );
+  assert.ok(!md.includes("<script"));
+  for (const r of rows) assert.equal(r.split(/(?<!\\)\|/).length, 7, r);
+  const clean = syntheticReport({ audit: true });
+  clean.verdicts = [];
+  assert.match(renderMarkdown(clean), /No violation and no untested claim\./);
+});
