@@ -238,18 +238,21 @@ Options:
   --report FILE            (verify) the attested document
   --out FILE               (attest) write the envelope here (atomically) instead of stdout
   -h, --help               show this help`,
-  "keygen": `verity keygen --out PREFIX
+  "keygen": `verity keygen --out PREFIX [--inside-work-tree]
 
 Write a new Ed25519 key pair: PREFIX.pem (the private key, PKCS#8 PEM, mode
 0600) and PREFIX.pub.pem (the public key, SPKI PEM). Existing files are
-never overwritten. Keep the private key off the machines that hold the
-evidence; publish the public key.
+never overwritten, and nothing is written inside a git work tree (a private
+key there is one git add from being published) unless --inside-work-tree.
+Keep the private key off the machines that hold the evidence; publish the
+public key.
 
-Exit: 0 written; 2 bad arguments or a file already exists.
+Exit: 0 written; 2 bad arguments, a file already exists, or a git work tree.
 
 Options:
-  --out PREFIX   where to write the two files
-  -h, --help     show this help`,
+  --out PREFIX          where to write the two files
+  --inside-work-tree    write them even inside a git work tree
+  -h, --help            show this help`,
   "reality": `verity reality [options] -- <command...>
 verity reality [options] <target>
 verity reality [options] --url URL [--header NAME=VALUE]...
