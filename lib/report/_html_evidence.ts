@@ -117,23 +117,8 @@ function renderCounts(counts: unknown): string {
   return `<h3>concurrent attempts</h3><table><tr><th>mode</th><th>attempts</th><th>diverged</th><th>overlapped</th><th>failed to start</th></tr>${rows}</table>`;
 }
 
+/** The attempts' timelines, and what the diverging ones changed (grouped). */
 function renderAttempts(attempts: unknown[]): string {
-  const rows = attempts.map((a) => {
-    const o = obj(a);
-    return `<tr><td>${h(str(o.mode))}</td><td>${h(str(o.attempt))}</td><td>${
-      o.diverged === true
-        ? `<span class="badge bad">diverged</span>`
-        : `<span class="muted">same as one call</span>`
-    }</td><td>${
-      o.overlap === true
-        ? `<span class="badge ok">overlap</span>`
-        : `<span class="muted">no overlap</span>`
-    } <span class="note">${
-      h(str(o.overlapDetail))
-    }</span></td><td class="mono">${
-      h(arr(o.calls).map(str).join(", "))
-    }</td></tr>`;
-  }).join("");
   const diverged = new Map<string, { who: string[]; delta: unknown }>();
   for (const a of attempts) {
     const o = obj(a);
@@ -146,9 +131,7 @@ function renderAttempts(attempts: unknown[]): string {
   const deltas = [...diverged.values()].map((g) =>
     `<tr><td>${h(g.who.join(", "))}</td><td>${renderDelta(g.delta)}</td></tr>`
   ).join("");
-  return `<h3>attempts</h3>${
-    attemptTimelines(attempts)
-  }<table><tr><th>mode</th><th>#</th><th>state vs one call</th><th>overlap</th><th>calls</th></tr>${rows}</table>${
+  return `<h3>attempts</h3>${attemptTimelines(attempts)}${
     deltas
       ? `<h3>what diverged (vs one call)</h3><table><tr><th>attempts</th><th>delta</th></tr>${deltas}</table>`
       : ""

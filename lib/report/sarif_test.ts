@@ -13,7 +13,7 @@ import {
   EVIL_TOOL,
   syntheticReport,
   syntheticReportWithProvenance,
-} from "./_test_report.ts";
+} from "../../tests/_synthetic_report.ts";
 import type { Report } from "./report.ts";
 
 // deno-lint-ignore no-explicit-any
