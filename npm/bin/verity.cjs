@@ -51,8 +51,9 @@ function denoBinary() {
 function appCopy() {
   const pkg = path.join(__dirname, "..");
   const { version } = require(path.join(pkg, "package.json"));
-  const nm = pkg.slice(0, pkg.lastIndexOf(`${path.sep}node_modules${path.sep}`));
-  const dest = path.join(nm || pkg, ".verity-mcp", version);
+  const at = pkg.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+  if (at === -1) return path.join(pkg, "app"); // not installed: run in place
+  const dest = path.join(pkg.slice(0, at), ".verity-mcp", version);
   if (!fs.existsSync(path.join(dest, "main.ts"))) {
     const tmp = `${dest}.tmp-${process.pid}`;
     fs.cpSync(path.join(pkg, "app"), tmp, { recursive: true });
