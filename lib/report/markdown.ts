@@ -28,8 +28,8 @@ function md(s: string): string {
  * ```ts
  * import type { Report } from "./report.ts";
  *
- * async function summarize(report: Report) {
- *   await Deno.writeTextFile("summary.md", renderMarkdown(report), { append: true });
+ * function summary(reports: Report[]): string {
+ *   return reports.map(renderMarkdown).join("\n");
  * }
  * ```
  */
