@@ -231,14 +231,14 @@ async function fetchJson(
   }
 }
 
-/** An OAuth error answer in a few words. */
-function errorOf(status: number, json: unknown): string {
-  const o = isPlainObject(json) ? json : {};
+/** An OAuth error answer (a JSON body, or a redirect's query) in a few words. */
+function errorOf(head: string, answer: unknown): string {
+  const o = isPlainObject(answer) ? answer : {};
   const err = typeof o.error === "string" ? `: ${o.error.slice(0, 64)}` : "";
   const desc = typeof o.error_description === "string"
     ? ` (${JSON.stringify(o.error_description.slice(0, 200))})`
     : "";
-  return `HTTP ${status}${err}${desc}`;
+  return head + err + desc;
 }
 
 /** A list of strings, or undefined when absent or malformed. */
@@ -252,7 +252,7 @@ function strings(v: unknown): string[] | undefined {
 interface ResourceMetadata {
   resource: string;
   servers: string[];
-  scopes?: string[];
+  scopes: string[] | undefined;
 }
 
 /** The protected resource metadata for `url` (RFC 9728), or null when the server publishes none. */
@@ -272,7 +272,9 @@ async function resourceMetadata(
     if (status !== 200 || !isPlainObject(json)) {
       if (named === undefined) continue;
       throw new Error(
-        `the resource metadata at ${at} is unusable (${errorOf(status, json)})`,
+        `the resource metadata at ${at} is unusable (${
+          errorOf(`HTTP ${status}`, json)
+        })`,
       );
     }
     const servers = strings(json.authorization_servers);
@@ -289,19 +291,19 @@ async function resourceMetadata(
       );
     }
     const scopes = strings(json.scopes_supported)?.filter((s) => SCOPE.test(s));
-    return { resource: json.resource, servers, ...(scopes ? { scopes } : {}) };
+    return { resource: json.resource, servers, scopes };
   }
   return null;
 }
 
 interface ServerMetadata {
   issuer: string;
-  authorizationEndpoint?: string;
+  authorizationEndpoint: string | undefined;
   tokenEndpoint: string;
-  registrationEndpoint?: string;
+  registrationEndpoint: string | undefined;
   pkce: boolean;
-  authMethods?: string[];
-  scopes?: string[];
+  authMethods: string[];
+  scopes: string[];
   cimd: boolean;
 }
 
@@ -344,26 +346,16 @@ async function serverMetadata(
       );
     }
     const optional = (k: string) =>
-      m[k] === undefined ? {} : { [k]: safeUrl(m[k], k) };
-    const { authorization_endpoint, registration_endpoint } = {
-      ...optional("authorization_endpoint"),
-      ...optional("registration_endpoint"),
-    } as Record<string, string | undefined>;
-    const authMethods = strings(m.token_endpoint_auth_methods_supported);
-    const scopes = strings(m.scopes_supported);
+      m[k] === undefined ? undefined : safeUrl(m[k], k);
     return {
       issuer: iss,
-      ...(authorization_endpoint
-        ? { authorizationEndpoint: authorization_endpoint }
-        : {}),
+      authorizationEndpoint: optional("authorization_endpoint"),
       tokenEndpoint: safeUrl(m.token_endpoint, "token_endpoint"),
-      ...(registration_endpoint
-        ? { registrationEndpoint: registration_endpoint }
-        : {}),
+      registrationEndpoint: optional("registration_endpoint"),
       pkce: strings(m.code_challenge_methods_supported)?.includes("S256") ??
         false,
-      ...(authMethods ? { authMethods } : {}),
-      ...(scopes ? { scopes } : {}),
+      authMethods: strings(m.token_endpoint_auth_methods_supported) ?? [],
+      scopes: strings(m.scopes_supported) ?? [],
       cimd: m.client_id_metadata_document_supported === true,
     };
   }
@@ -373,7 +365,7 @@ async function serverMetadata(
 /** Where a token is asked for: the resource and the authorization server. */
 interface Discovery {
   resource: string;
-  scopes?: string[];
+  scopes: string[] | undefined;
   server: ServerMetadata;
 }
 
@@ -558,7 +550,7 @@ export class OAuth implements Authorizer {
       : opts.scope ?? ch?.scope ?? d.scopes?.join(" ");
     if (
       scope !== undefined && !opts.clientCredentials &&
-      d.server.scopes?.includes("offline_access")
+      d.server.scopes.includes("offline_access")
     ) scope = union(scope, "offline_access");
     const token = opts.clientCredentials
       ? await this.#grant(
@@ -597,14 +589,14 @@ export class OAuth implements Authorizer {
         tokenEndpoint: `${o}/token`,
         registrationEndpoint: `${o}/register`,
         pkce: true,
+        authMethods: [],
+        scopes: [],
         cimd: false,
       };
     }
-    const resource = prm?.resource ??
-      u.origin + u.pathname.replace(/\/+$/, "");
     this.#found = {
-      resource,
-      ...(prm?.scopes ? { scopes: prm.scopes } : {}),
+      resource: prm?.resource ?? u.origin + u.pathname.replace(/\/+$/, ""),
+      scopes: prm?.scopes,
       server,
     };
     return this.#found;
@@ -622,7 +614,7 @@ export class OAuth implements Authorizer {
 
   /** `c` with the token endpoint authentication it will use. */
   #client(s: ServerMetadata, c: OAuthClient, registered?: string): Client {
-    const methods = s.authMethods ?? [];
+    const methods = s.authMethods;
     const method = c.key
       ? "private_key_jwt"
       : c.secret === undefined
@@ -671,7 +663,7 @@ export class OAuth implements Authorizer {
     if ((status !== 200 && status !== 201) || !tokenText(r.client_id)) {
       throw new Error(
         `client registration at ${s.registrationEndpoint} failed (${
-          errorOf(status, json)
+          errorOf(`HTTP ${status}`, json)
         })`,
       );
     }
@@ -721,15 +713,10 @@ export class OAuth implements Authorizer {
       const code = a.get("code");
       if (a.get("error") !== null || !code) {
         throw new Error(
-          `the authorization server did not sign in: ${
-            JSON.stringify((a.get("error") ?? "no code").slice(0, 64))
-          }${
-            a.get("error_description")
-              ? ` (${
-                JSON.stringify(a.get("error_description")!.slice(0, 200))
-              })`
-              : ""
-          }`,
+          errorOf(
+            "the authorization server did not sign in",
+            Object.fromEntries(a),
+          ),
         );
       }
       return await this.#grant(this.#where(d), client, {
@@ -786,7 +773,7 @@ export class OAuth implements Authorizer {
     if (status !== 200 || !tokenText(t.access_token)) {
       throw new Error(
         `the token endpoint ${where.tokenEndpoint} gave no access token (${
-          errorOf(status, json)
+          errorOf(`HTTP ${status}`, json)
         })`,
       );
     }
