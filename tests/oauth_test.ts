@@ -537,3 +537,18 @@ Deno.test("oauth: hostile metadata and token answers are refused with one line",
     assert.ok(!line!.includes("\n"), what);
   }
 });
+
+Deno.test("oauth: a 403 signs in again only for scopes the token lacks", async () => {
+  const url = "http://127.0.0.1:1/mcp";
+  const auth = new OAuth(url, { signIn: () => assert.fail("no sign-in") });
+  const refused = (www: string) =>
+    auth.challenge({ url, status: 403, wwwAuthenticate: www, sent: null });
+  assert.match(
+    (await refused('Bearer error="insufficient_scope"'))!,
+    /insufficient_scope.*naming no scope the token lacks/,
+  );
+  assert.match(
+    (await refused('Bearer error="access_denied"'))!,
+    /^the server refused the request \(HTTP 403, access_denied\)$/,
+  );
+});

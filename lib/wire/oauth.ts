@@ -528,8 +528,10 @@ export class OAuth implements Authorizer {
       return `the server refused the request (${what})`;
     }
     const held = this.#token?.scope?.split(" ") ?? [];
-    if (step && ch?.scope?.split(" ").every((s) => held.includes(s))) {
-      return `the server still answers insufficient_scope (${what}) to a token that holds those scopes`;
+    if (
+      step && (!ch?.scope || ch.scope.split(" ").every((s) => held.includes(s)))
+    ) {
+      return `the server answers insufficient_scope (${what}) naming no scope the token lacks`;
     }
     if (!step && this.#token?.refreshToken && await this.#refresh()) {
       return null;
