@@ -77,6 +77,10 @@ const COMMANDS: Record<string, Command> = {
       "audit many published servers from a list, in shards; merge the shards",
     load: () => import("./lib/cli/census_cmd.ts"),
   },
+  login: {
+    summary: "sign in to a remote server behind OAuth; keep the token (0600)",
+    load: () => import("./lib/cli/login_cmd.ts"),
+  },
   init: {
     summary:
       "start a server, list its tools, write a starting target.toml with TODOs",
