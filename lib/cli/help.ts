@@ -183,7 +183,7 @@ not met, a violation with --fail-on-violation, an untested claim with
 or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`,
   "report":
-    `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
+    `verity report <run-id|path> [--format text|json|html|sarif|junit|markdown] [--runs-dir DIR]
 verity report verify <file> [--definition DIR] [--ledger LEDGER (--expected-head H | --expected-head-file F)]
 
 Show a saved report, or verify one. <file> is an audit report
@@ -213,7 +213,8 @@ definition).
 
 Options:
   --format FORMAT          text (default), json, html (one self-contained page),
-                           sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
+                           sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML) or
+                           markdown (the headline and findings, for a CI job summary)
   --runs-dir DIR           where run ids are looked up (default runs/)
   --ledger FILE            the ledger the file was appended to
   --expected-head H        the ledger head published elsewhere (sha256:...)
@@ -253,18 +254,21 @@ Options:
   --report FILE            (verify) the attested document
   --out FILE               (attest) write the envelope here (atomically) instead of stdout
   -h, --help               show this help`,
-  "keygen": `verity keygen --out PREFIX
+  "keygen": `verity keygen --out PREFIX [--inside-work-tree]
 
 Write a new Ed25519 key pair: PREFIX.pem (the private key, PKCS#8 PEM, mode
 0600) and PREFIX.pub.pem (the public key, SPKI PEM). Existing files are
-never overwritten. Keep the private key off the machines that hold the
-evidence; publish the public key.
+never overwritten, and nothing is written inside a git work tree (a private
+key there is one git add from being published) unless --inside-work-tree.
+Keep the private key off the machines that hold the evidence; publish the
+public key.
 
-Exit: 0 written; 2 bad arguments or a file already exists.
+Exit: 0 written; 2 bad arguments, a file already exists, or a git work tree.
 
 Options:
-  --out PREFIX   where to write the two files
-  -h, --help     show this help`,
+  --out PREFIX          where to write the two files
+  --inside-work-tree    write them even inside a git work tree
+  -h, --help            show this help`,
   "reality": `verity reality [options] -- <command...>
 verity reality [options] <target>
 verity reality [options] --url URL [--header NAME=VALUE]...
