@@ -548,11 +548,20 @@ function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
     if (x.at === "/tmp") Deno.chmodSync(x.upper, 0o1777);
   }
   const upper = l.layers[0]!.upper;
+  // Directories only (a read path may be a file: a deno.json); the paths
+  // are real paths, so each ancestor is a directory too.
+  l.owned = l.owned.filter((p) => {
+    try {
+      return Deno.lstatSync(p).isDirectory;
+    } catch {
+      return false;
+    }
+  });
   for (const owned of l.owned) {
     let at = "";
     for (const part of owned.split("/").filter((p) => p !== "")) {
       at += `/${part}`;
-      const st = Deno.statSync(at);
+      const st = Deno.lstatSync(at);
       try {
         Deno.mkdirSync(`${upper}${at}`);
       } catch (e) {

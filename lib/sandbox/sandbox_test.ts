@@ -340,3 +340,43 @@ Deno.test("cwd: the server starts in the declared directory; one outside its rea
     await Deno.remove(dirs.root, { recursive: true });
   }
 });
+
+Deno.test("overlay: the server writes beside its code into the session's upper layer only; a read path that is a file stays a file", async () => {
+  const probe = await probeBackends();
+  assert.ok(
+    probe.bubblewrap,
+    `bubblewrap is unavailable here: ${probe.reason}`,
+  );
+  const python = await resolvePython();
+  const dirs = await scratch();
+  const code = `${dirs.root}/code`;
+  await Deno.mkdir(code);
+  await Deno.chmod(dirs.root, 0o755);
+  await Deno.writeTextFile(`${dirs.root}/settings.json`, "{}");
+  const script = `
+import os
+open(${JSON.stringify(`${code}/cache.txt`)}, "w").write("x")
+print(os.path.isfile(${
+    JSON.stringify(`${dirs.root}/settings.json`)
+  }), flush=True)
+`;
+  try {
+    const launch = prepareLaunch(
+      request(dirs, {
+        backend: "bubblewrap",
+        definitionDir: code,
+        readPaths: [`${dirs.root}/settings.json`],
+        command: [python, "-c", script],
+      }),
+    );
+    if (!launch.writes?.observed) return; // no overlay here (not root)
+    const { stdout, stderr } = await runLaunched(launch);
+    assert.equal(stdout, "True", stderr);
+    await assert.rejects(Deno.lstat(`${code}/cache.txt`), Deno.errors.NotFound);
+    const upper = launch.writes.layout.layers[0]!.upper;
+    assert.equal(await Deno.readTextFile(`${upper}${code}/cache.txt`), "x");
+    assert.deepEqual(launch.writes.layout.owned, [code]);
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
