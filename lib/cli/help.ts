@@ -403,6 +403,45 @@ Options:
 
 Exit codes: 0 prepared; 2 invalid target, integrity mismatch, or a fetch
 that failed (the message says which).`,
+  "guard":
+    `verity guard (--manifest M | --attestation E --key K [--report R]) --ledger L
+             [--policy P] [--state DIR] [--env K=V]... [--pass-env NAME]... [--no-sandbox]
+             -- <command...>
+
+A stdio MCP proxy for a client to start in place of the server (verity init
+--from-config F --server NAME --wrap rewrites a client's entry to do so). It
+starts the server in the sandbox and passes every message through, except:
+each tools/list answer is hashed tool by tool under the audit's recipe and
+compared with the audited contract; a tool that drifted or was not audited is
+left out and refused on tools/call (JSON-RPC error -32050 naming the drift),
+or, under the policy drift = "warn", passed with a warning; each passed tool
+carries the audit's verdicts and the evidence digest under
+_meta["io.verity/verdicts"], and a hint the audit refuted is corrected (policy
+correct_hints). notifications/tools/list_changed makes the guard list the
+tools again itself. Every call is appended to the ledger as an observed record;
+the head is printed on stderr at exit (verity ledger verify checks it,
+verity ledger validate --observed L judges it).
+
+Options:
+  --manifest M         the audited contracts: a verity capture manifest
+  --attestation E      a signed attestation (verity attest) of an audit report
+                       or a manifest; the signature and subject are checked
+  --key K              the attester's public key (SPKI PEM)
+  --report R           the attested file (default: the subject's name beside E,
+                       or that name with .gz)
+  --ledger L           the ledger every call is appended to (required)
+  --policy P           a policy file ([guard] drift = "refuse" | "warn",
+                       correct_hints = true | false; default refuse and true)
+  --state DIR          the directory the server may write, kept (default: a
+                       scratch directory removed at exit)
+  --env K=V            environment for the server (repeatable)
+  --pass-env NAME      pass this variable of the guard's environment on (repeatable)
+  --no-sandbox         run the command as given
+  -h, --help           show this help
+
+Exit codes: the server's exit status when it ends by itself; 0 when the client
+closes the session; 1 when a frame passes 16 MiB; 130/143 on SIGINT/SIGTERM;
+2 bad arguments, evidence, policy or ledger (one line naming the file and key).`,
   "init":
     `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
 verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]

@@ -215,3 +215,46 @@ export function readConfiguredServer(
     table: found.table,
   };
 }
+
+/**
+ * The config text with server `name` rewritten to start through `guard`
+ * (`verity guard` and its options): the entry keeps every other key, and
+ * its original command and arguments follow `--`, so nothing is lost. The
+ * file is written back as plain JSON (comments are not kept). Throws
+ * {@linkcode ConfigError} as {@linkcode readConfiguredServer} does, and
+ * for an entry already wrapped.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const text = wrapConfiguredServer('{"mcpServers":{"m":{"command":"npx","args":["-y","srv"]}}}', "c.json", "m", ["verity", "guard"]);
+ * assert.deepEqual(JSON.parse(text).mcpServers.m.args, ["guard", "--", "npx", "-y", "srv"]);
+ * ```
+ */
+export function wrapConfiguredServer(
+  text: string,
+  file: string,
+  name: string,
+  guard: readonly string[],
+): string {
+  const s = readConfiguredServer(text, file, name);
+  const rest = guard.slice(1);
+  if (
+    s.command === guard[0] &&
+    rest.every((a, i) => s.args[i] === a)
+  ) {
+    throw new ConfigError(
+      `${file}: ${s.table}.${
+        JSON.stringify(name)
+      }: already runs through verity guard`,
+    );
+  }
+  const doc = JSON.parse(stripJsonComments(text));
+  const servers = serverTables(doc).find((t) => t.table === s.table)!.servers;
+  servers[name] = {
+    ...servers[name] as Record<string, unknown>,
+    command: guard[0],
+    args: [...rest, "--", s.command, ...s.args],
+  };
+  return JSON.stringify(doc, null, 2) + "\n";
+}

@@ -54,6 +54,12 @@ export interface CommandLaunchOptions {
    * @default {"verity"}
    */
   commandName?: string;
+  /**
+   * The directory the server may write (absolute, existing), kept as it is
+   * after the session (`verity guard --state DIR`).
+   * @default {a scratch directory, removed by dispose}
+   */
+  stateDir?: string;
 }
 
 /** A server command ready to spawn, and how to clean up after it. */
@@ -132,8 +138,8 @@ export async function launchCommand(
   await markOwner(root);
   const dispose = () => Deno.remove(root, { recursive: true }).catch(() => {});
   try {
-    const state = join(root, "state");
-    await Deno.mkdir(state);
+    const state = options.stateDir ?? join(root, "state");
+    if (options.stateDir === undefined) await Deno.mkdir(state);
     const launch = prepareLaunch({
       command,
       env,
