@@ -216,16 +216,22 @@ async function wrap(p: ParsedCommandLine): Promise<number> {
       `verity init: ${file}: cannot read: ${(e as Error).message}`,
     );
   }
-  const guard = selfCommand("guard");
+  const options: string[] = [];
   for (const k of WRAP_OPTIONS) {
     const v = p.values[k];
-    if (typeof v === "string") guard.push(`--${k}`, resolve(v));
+    if (typeof v === "string") options.push(`--${k}`, resolve(v));
   }
   for (const k of Object.keys(readConfiguredServer(text, file, name).env)) {
-    guard.push("--pass-env", k);
+    options.push("--pass-env", k);
   }
-  if (p.values["no-sandbox"]) guard.push("--no-sandbox");
-  const wrapped = wrapConfiguredServer(text, file, name, guard);
+  if (p.values["no-sandbox"]) options.push("--no-sandbox");
+  const wrapped = wrapConfiguredServer(
+    text,
+    file,
+    name,
+    selfCommand("guard"),
+    options,
+  );
   const backup = `${file}.before-guard`;
   if (await pathKind(backup) === null) await writeFileAtomic(backup, text);
   await writeFileAtomic(file, wrapped);

@@ -218,7 +218,7 @@ export function readConfiguredServer(
 
 /**
  * The config text with server `name` rewritten to start through `guard`
- * (`verity guard` and its options): the entry keeps every other key, and
+ * (the argv of `verity guard`) with `options`: the entry keeps every other key, and
  * its original command and arguments follow `--`, so nothing is lost. The
  * file is written back as plain JSON (comments are not kept). Throws
  * {@linkcode ConfigError} as {@linkcode readConfiguredServer} does, and
@@ -227,8 +227,8 @@ export function readConfiguredServer(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * const text = wrapConfiguredServer('{"mcpServers":{"m":{"command":"npx","args":["-y","srv"]}}}', "c.json", "m", ["verity", "guard"]);
- * assert.deepEqual(JSON.parse(text).mcpServers.m.args, ["guard", "--", "npx", "-y", "srv"]);
+ * const text = wrapConfiguredServer('{"mcpServers":{"m":{"command":"npx","args":["-y","srv"]}}}', "c.json", "m", ["verity", "guard"], ["--ledger", "/l"]);
+ * assert.deepEqual(JSON.parse(text).mcpServers.m.args, ["guard", "--ledger", "/l", "--", "npx", "-y", "srv"]);
  * ```
  */
 export function wrapConfiguredServer(
@@ -236,6 +236,7 @@ export function wrapConfiguredServer(
   file: string,
   name: string,
   guard: readonly string[],
+  options: readonly string[],
 ): string {
   const s = readConfiguredServer(text, file, name);
   const rest = guard.slice(1);
@@ -254,7 +255,7 @@ export function wrapConfiguredServer(
   servers[name] = {
     ...servers[name] as Record<string, unknown>,
     command: guard[0],
-    args: [...rest, "--", s.command, ...s.args],
+    args: [...rest, ...options, "--", s.command, ...s.args],
   };
   return JSON.stringify(doc, null, 2) + "\n";
 }
