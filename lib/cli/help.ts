@@ -446,6 +446,8 @@ closes the session; 1 when a frame passes 16 MiB; 130/143 on SIGINT/SIGTERM;
     `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
 verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
 verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
+verity init --from-config <file> --server <name> --wrap (--manifest M | --attestation E --key K)
+            --ledger L [--policy P] [--report R] [--state DIR] [--no-sandbox]
 
 Start an MCP server in the sandbox, list its tools, and write
 <dir>/target.toml: its command, its [source] pin (npm servers), and one
@@ -464,6 +466,12 @@ An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
 under Deno from a pinned, prepared cache: init asks the registry for the
 exact version and integrity (network) and prepares it as verity prepare does.
 
+--wrap rewrites that server's entry in the file to start through verity guard
+with the given options (paths made absolute; the entry's env names passed on
+with --pass-env), its own command kept after --; the file as it was is kept
+beside it as <file>.before-guard (the rewritten file is plain JSON, without
+comments). An entry that already starts through the guard is refused.
+
 --url lists a remote server's tools over Streamable HTTP. A remote server
 cannot be reset, so it cannot be audited where it runs: the target.toml
 written is for starting the same server locally (transport = "http", url on
@@ -474,6 +482,7 @@ Options:
   --env K=V            environment for the server (repeatable; overrides the config's)
   --from-config FILE   read the server from an MCP client configuration file
   --server NAME        which server of that file
+  --wrap               rewrite that entry to start through verity guard (see above)
   --force              overwrite an existing <dir>/target.toml
   --no-sandbox         list the tools without a sandbox
   --timeout S          seconds to wait for each answer (default 30)

@@ -42,6 +42,8 @@ export const REFUSED = -32050;
 const MAX_PENDING = 4096;
 /** Observed records waiting for the ledger before the client is read again. */
 const MAX_BACKLOG = 10_000;
+/** Milliseconds an observed record may wait before its ledger append starts. */
+const FLUSH_MS = 1000;
 /** Most bytes of one call's permission checks read from the audit log. */
 const MAX_SLICE = 1024 * 1024;
 
@@ -119,10 +121,15 @@ function keyOf(id: unknown): string | null {
   return null;
 }
 
-/** Appends entries a batch at a time, one append in flight; entries keep their order. */
+/**
+ * Appends entries in batches, one append in flight and at most one a
+ * second (each append re-verifies and rewrites the ledger), so the calls
+ * never wait for it; entries keep their order.
+ */
 class LedgerWriter {
   #queue: (Entry | Promise<Entry>)[] = [];
   #running: Promise<void> | null = null;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   head: string | null = null;
   blocks = 0;
   constructor(readonly path: string, readonly warn: (s: string) => void) {}
@@ -133,31 +140,51 @@ class LedgerWriter {
 
   add(e: Entry | Promise<Entry>): void {
     this.#queue.push(e);
-    this.#running ??= this.#drain().finally(() => (this.#running = null));
+    if (this.#queue.length >= 4096) void this.#start();
+    else this.#timer ??= setTimeout(() => void this.#start(), FLUSH_MS);
   }
 
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = await Promise.all(this.#queue.slice(0, 4096));
-      try {
-        const r = await appendBlocks(this.path, batch);
-        this.#queue.splice(0, batch.length);
-        this.head = r.head;
-        this.blocks = r.first + r.count;
-      } catch (e) {
-        this.warn(
-          `ledger ${this.path}: cannot append (${
-            (e as Error).message
-          }); kept in memory, retried`,
-        );
-        await new Promise((r) => setTimeout(r, 1000));
+  #start(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#running ??= this.#append().finally(() => {
+      this.#running = null;
+      if (this.#queue.length > 0) {
+        this.#timer ??= setTimeout(() => void this.#start(), FLUSH_MS);
       }
+    });
+    return this.#running;
+  }
+
+  async #append(): Promise<void> {
+    const batch = await Promise.all(this.#queue.slice(0, 4096));
+    try {
+      const r = await appendBlocks(this.path, batch);
+      this.#queue.splice(0, batch.length);
+      this.head = r.head;
+      this.blocks = r.first + r.count;
+    } catch (e) {
+      this.warn(
+        `ledger ${this.path}: cannot append (${
+          (e as Error).message
+        }); kept in memory, retried`,
+      );
     }
   }
 
-  /** Every entry added so far written. */
+  /** Every entry added so far written (three tries, then what was lost is said). */
   async idle(): Promise<void> {
-    while (this.#running !== null) await this.#running;
+    for (let i = 0; i < 3 && this.#queue.length > 0; i++) {
+      while (this.#running !== null) await this.#running;
+      if (this.#queue.length > 0) await this.#start();
+    }
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#queue.length > 0) {
+      this.warn(
+        `ledger ${this.path}: ${this.#queue.length} record(s) not written`,
+      );
+    }
   }
 }
 

@@ -12,7 +12,12 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
-const drift = Deno.env.get("GUARD_VARIANT") === "drift";
+let drift = false;
+try {
+  drift = Deno.env.get("GUARD_VARIANT") === "drift";
+} catch {
+  // run without --allow-env (directly, or by the guard without a sandbox)
+}
 const server = new McpServer({ name: "guard-test", version: "1.0.0" });
 const notes: string[] = [];
 
