@@ -9,7 +9,7 @@
  */
 import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
-import { parseCommandLine } from "./args.ts";
+import { didYouMean, parseCommandLine } from "./args.ts";
 import { EvidenceError, UsageError } from "../errors.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { LEDGER_NAME } from "../evidence/chain.ts";
@@ -330,8 +330,8 @@ export async function main(argv: string[]): Promise<number> {
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `verity ledger: unknown subcommand ${
-          JSON.stringify(sub)
+        `verity ledger: unknown subcommand ${JSON.stringify(sub)}${
+          didYouMean(sub, ["validate", "verify", "head", "recover"])
         } (validate, verify, head or recover)`,
       );
   }

@@ -246,7 +246,7 @@ export async function verifyEnvelope(
 }
 
 /**
- * The verity statement (one subject, verity's predicate type) an envelope
+ * The verity statement (one subject, one of `predicateTypes`) an envelope
  * carries, once one of its signatures verifies with `key`; else why not,
  * prefixed by what failed (`signature:` or `payload:`). Never throws on a
  * malformed envelope.
@@ -254,6 +254,7 @@ export async function verifyEnvelope(
 export async function verifiedStatement(
   envelope: unknown,
   key: VerifyingKey,
+  predicateTypes: readonly string[] = [PREDICATE_TYPE],
 ): Promise<
   { ok: true; statement: Statement & { subject: [Subject] } } | {
     ok: false;
@@ -276,7 +277,7 @@ export async function verifiedStatement(
     };
   }
   if (
-    s?._type !== STATEMENT_TYPE || s.predicateType !== PREDICATE_TYPE ||
+    s?._type !== STATEMENT_TYPE || !predicateTypes.includes(s.predicateType) ||
     !Array.isArray(s.subject) || s.subject.length !== 1
   ) {
     return {
