@@ -512,6 +512,51 @@ Deno.test("guard: bad input is one line and exit 2; a server that dies ends the 
   ]);
   assert.equal(dies.code, 7, dies.stderr);
   assert.match(dies.stderr, /head sha256:/);
+  const missing = await runVerity([
+    "guard",
+    "--manifest",
+    manifest,
+    "--ledger",
+    `${dir}/m.json`,
+    "--no-sandbox",
+    "--",
+    `${dir}/no-such-server`,
+  ]);
+  assert.equal(missing.code, 2, missing.stderr);
+  assert.match(
+    missing.stderr,
+    /^verity guard: cannot start ".*no-such-server": no such executable$/m,
+  );
+  // A client line over 16 MiB ends the session: exit 1, the server stopped, the head printed.
+  const p = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      `${ROOT}main.ts`,
+      "guard",
+      "--manifest",
+      manifest,
+      "--ledger",
+      `${dir}/big.json`,
+      "--",
+      ...SERVER,
+    ],
+    stdin: "piped",
+    stderr: "piped",
+    stdout: "null",
+  }).spawn();
+  const w = p.stdin.getWriter();
+  const mib = new Uint8Array(1024 * 1024).fill(0x61);
+  for (let i = 0; i < 17; i++) await w.write(mib).catch(() => {});
+  const out = await p.output();
+  const err = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1, err);
+  assert.match(
+    err,
+    /the client sent a line longer than 16777216 bytes; ending the session/,
+  );
+  assert.match(err, /head sha256:/);
+  await w.close().catch(() => {});
 });
 
 Deno.test("init --from-config --wrap: the entry starts through the guard, its command kept after --, the file as it was beside it", async () => {

@@ -30,6 +30,7 @@ import { boundedLines, LineTooLong } from "../wire/lines.ts";
 import { signalGroup, stopGroup, trackGroup } from "../wire/process_group.ts";
 import type { SpawnSpec } from "../wire/spawn_spec.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { ServerError } from "../errors.ts";
 import { showControls } from "../common/show_controls.ts";
 import type { Audited } from "./audited.ts";
 import { checkPage, type ToolDecision } from "./listing.ts";
@@ -42,6 +43,10 @@ export const REFUSED = -32050;
 const MAX_PENDING = 4096;
 /** Observed records waiting for the ledger before the client is read again. */
 const MAX_BACKLOG = 10_000;
+/** Largest frame accepted in either direction, in bytes. */
+const MAX_FRAME = 16 * 1024 * 1024;
+/** Milliseconds for each answer to the guard's own `tools/list`. */
+const TIMEOUT_MS = 30_000;
 /** Milliseconds an observed record may wait before its ledger append starts. */
 const FLUSH_MS = 1000;
 /** Most bytes of one call's permission checks read from the audit log. */
@@ -60,24 +65,6 @@ export interface GuardOptions {
   /** The server command as the user gave it (recorded). */
   command: readonly string[];
   /**
-   * The client's side.
-   * @default {Deno.stdin.readable and Deno.stdout.writable}
-   */
-  client?: {
-    input: ReadableStream<Uint8Array>;
-    output: WritableStream<Uint8Array>;
-  };
-  /**
-   * Largest frame accepted in either direction, in bytes.
-   * @default {16 * 1024 * 1024}
-   */
-  maxFrameBytes?: number;
-  /**
-   * Milliseconds for each answer to the guard's own `tools/list`.
-   * @default {30000}
-   */
-  timeoutMs?: number;
-  /**
    * Once this settles the session ends as when the client closes its input
    * (the guard's SIGINT and SIGTERM).
    * @default {never}
@@ -89,10 +76,9 @@ export interface GuardOptions {
 export interface GuardOutcome {
   /** The exit code: the server's when it ended by itself, 1 when the guard ended it for a bad frame. */
   code: number;
-  head: string | null;
+  /** The ledger's head and block count after the session's last append. */
+  head: string;
   blocks: number;
-  /** Why the session ended, when not by the client closing its input or the server exiting. */
-  reason: string | null;
 }
 
 interface Call {
@@ -130,7 +116,7 @@ class LedgerWriter {
   #queue: (Entry | Promise<Entry>)[] = [];
   #running: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  head: string | null = null;
+  head = "";
   blocks = 0;
   constructor(readonly path: string, readonly warn: (s: string) => void) {}
 
@@ -140,17 +126,18 @@ class LedgerWriter {
 
   add(e: Entry | Promise<Entry>): void {
     this.#queue.push(e);
-    if (this.#queue.length >= 4096) void this.#start();
-    else this.#timer ??= setTimeout(() => void this.#start(), FLUSH_MS);
+    if (this.#queue.length >= 4096) void this.flush();
+    else this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
-  #start(): Promise<void> {
+  /** Start an append of what is queued now (or wait for the one in flight). */
+  flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#running ??= this.#append().finally(() => {
       this.#running = null;
       if (this.#queue.length > 0) {
-        this.#timer ??= setTimeout(() => void this.#start(), FLUSH_MS);
+        this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
       }
     });
     return this.#running;
@@ -176,7 +163,7 @@ class LedgerWriter {
   async idle(): Promise<void> {
     for (let i = 0; i < 3 && this.#queue.length > 0; i++) {
       while (this.#running !== null) await this.#running;
-      if (this.#queue.length > 0) await this.#start();
+      if (this.#queue.length > 0) await this.flush();
     }
     clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -192,7 +179,8 @@ class LedgerWriter {
  * Run one guard session to its end: start the server, pass messages both
  * ways until the client closes its input or the server exits, then stop
  * the server, finish the ledger and return the exit code and the head.
- * Throws `EvidenceError` (exit 2) when the ledger cannot be opened.
+ * Throws `EvidenceError` (exit 2) when the ledger cannot be opened, and
+ * `ServerError` (exit 2) when the server cannot be started.
  */
 export async function runGuard(o: GuardOptions): Promise<GuardOutcome> {
   return await new GuardSession(o).run();
@@ -200,7 +188,6 @@ export async function runGuard(o: GuardOptions): Promise<GuardOutcome> {
 
 class GuardSession {
   #o: GuardOptions;
-  #max: number;
   #ledger: LedgerWriter;
   #pending = new Map<string, Pending>();
   #decisions = new Map<string, ToolDecision>();
@@ -214,17 +201,17 @@ class GuardSession {
   #session: string;
   #toClient: WritableStreamDefaultWriter<Uint8Array>;
   #toServer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  /** Why the guard ended the session itself (a frame over the bound). */
   #reason: string | null = null;
   #dropped = 0;
 
   constructor(o: GuardOptions) {
     this.#o = o;
-    this.#max = o.maxFrameBytes ?? 16 * 1024 * 1024;
     this.#ledger = new LedgerWriter(o.ledger, (s) => this.#warn(s));
     this.#session = `guard-${
       new Date().toISOString().replace(/[-:.]/g, "")
     }-${Deno.pid}`;
-    this.#toClient = (o.client?.output ?? Deno.stdout.writable).getWriter();
+    this.#toClient = Deno.stdout.writable.getWriter();
   }
 
   #warn(s: string): void {
@@ -254,16 +241,25 @@ class GuardSession {
     const [program, ...args] = o.spec.contain === false
       ? o.spec.command
       : containCommand(o.spec.command);
-    const child = new Deno.Command(program!, {
-      args,
-      env: o.spec.env,
-      clearEnv: true,
-      ...(o.spec.cwd !== undefined ? { cwd: o.spec.cwd } : {}),
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      detached: true,
-    }).spawn();
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(program!, {
+        args,
+        env: o.spec.env,
+        clearEnv: true,
+        ...(o.spec.cwd !== undefined ? { cwd: o.spec.cwd } : {}),
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+        detached: true,
+      }).spawn();
+    } catch (e) {
+      throw new ServerError(
+        `verity guard: cannot start ${JSON.stringify(o.command[0] ?? "")}: ${
+          (e as Error).message
+        }`,
+      );
+    }
     trackGroup({ kill: () => signalGroup(child.pid, "SIGKILL") }, child.status);
     this.#toServer = child.stdin.getWriter();
     this.#toServer.closed.catch(() => {});
@@ -275,8 +271,11 @@ class GuardSession {
       "server",
       (l) => this.#fromServer(l),
     );
-    const input = o.client?.input ?? Deno.stdin.readable;
-    const clientEnded = this.#pump(input, "client", (l) => this.#fromClient(l));
+    const clientEnded = this.#pump(
+      Deno.stdin.readable,
+      "client",
+      (l) => this.#fromClient(l),
+    );
     const ended = await Promise.race([
       child.status.then(() => "server" as const),
       clientEnded.then(() => "client" as const),
@@ -290,7 +289,7 @@ class GuardSession {
       async () => await this.#toServer?.close(),
     );
     await Promise.race([fromServer, new Promise((r) => setTimeout(r, 500))]);
-    await stderr;
+    await Promise.race([stderr, new Promise((r) => setTimeout(r, 500))]);
     for (const [k, p] of this.#pending) {
       this.#pending.delete(k);
       if (p.own) p.own(null, "");
@@ -306,7 +305,6 @@ class GuardSession {
       code: this.#reason !== null ? 1 : byItself ? stop.status.code : 0,
       head: this.#ledger.head,
       blocks: this.#ledger.blocks,
-      reason: this.#reason,
     };
   }
 
@@ -317,13 +315,13 @@ class GuardSession {
     onLine: (line: Uint8Array) => void | Promise<void>,
   ): Promise<void> {
     try {
-      for await (const line of boundedLines(stream, this.#max)) {
+      for await (const line of boundedLines(stream, MAX_FRAME)) {
         const r = onLine(line);
         if (r) await r;
       }
     } catch (e) {
       if (!(e instanceof LineTooLong)) return;
-      this.#reason = `the ${who} sent a line longer than ${this.#max} bytes`;
+      this.#reason = `the ${who} sent a line longer than ${MAX_FRAME} bytes`;
       this.#warn(`${this.#reason}; ending the session`);
     }
   }
@@ -375,7 +373,7 @@ class GuardSession {
     }
     if (msg.method === "tools/call") void this.#call(msg);
     else this.#forward(msg);
-    if (this.#ledger.backlog > MAX_BACKLOG) return this.#ledger.idle();
+    if (this.#ledger.backlog > MAX_BACKLOG) return this.#ledger.flush();
   }
 
   /** Send a client request to the server, its id replaced when already in flight. */
@@ -575,7 +573,7 @@ class GuardSession {
       const timer = setTimeout(() => {
         this.#pending.delete(keyOf(id)!);
         resolve(null);
-      }, this.#o.timeoutMs ?? 30_000);
+      }, TIMEOUT_MS);
       this.#pending.set(keyOf(id)!, {
         id: null,
         method,

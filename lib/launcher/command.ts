@@ -92,19 +92,19 @@ export async function launchCommand(
   options: CommandLaunchOptions = {},
 ): Promise<LaunchedCommand> {
   const name = options.commandName ?? "verity";
-  if (options.noSandbox === true) {
-    return {
-      spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
-      backend: "none",
-      dispose: () => Promise.resolve(),
-    };
-  }
   const first = command[0] ?? "";
   const found = findOnPath(first, Deno.env.get("PATH") ?? "");
   if (found === null || !isExecutable(found)) {
     throw new ServerError(
       `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
     );
+  }
+  if (options.noSandbox === true) {
+    return {
+      spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
+      backend: "none",
+      dispose: () => Promise.resolve(),
+    };
   }
   const deno = resolveDeno();
   const probe = isDenoRun(command, deno)
