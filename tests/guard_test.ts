@@ -129,6 +129,7 @@ Deno.test("guard: an unchanged server works untouched through it (same listing, 
       ["echo", { text: "héllo" }],
       ["add_note", { text: "one" }],
       ["add_note", { text: "two" }],
+      ["echo", { text: "lone \ud800 surrogate" }],
     ] as const
   ) {
     assert.deepEqual(
@@ -156,7 +157,7 @@ Deno.test("guard: an unchanged server works untouched through it (same listing, 
     head,
   ]);
   assert.equal(v.code, 0, v.stdout + v.stderr);
-  assert.match(v.stdout, /"observation":5/);
+  assert.match(v.stdout, /"observation":6/);
   const doc = JSON.parse(await Deno.readTextFile(ledger));
   const calls = doc.blocks.filter((x: { type: string }) =>
     x.type === "observation"
@@ -166,6 +167,7 @@ Deno.test("guard: an unchanged server works untouched through it (same listing, 
     "echo",
     "add_note",
     "add_note",
+    "echo",
     "echo",
     "echo",
   ]);
@@ -190,9 +192,11 @@ Deno.test("guard: an unchanged server works untouched through it (same listing, 
   ]);
   assert.equal(val.code, 0, val.stderr);
   const report = JSON.parse(val.stdout);
-  assert.equal(report.summary.observations, 5);
+  assert.equal(report.summary.observations, 6);
   assert.deepEqual(report.findings, []);
-  assert.equal(report.summary.bound_unmutated, 5);
+  assert.equal(report.summary.bound_unmutated, 6);
+  // A lone surrogate has no canonical form: recorded as U+FFFD.
+  assert.equal(calls[3].args.text, "lone \ufffd surrogate");
   const tampered = (await Deno.readTextFile(ledger)).replace(
     '"text":"one"',
     '"text":"uno"',
@@ -619,4 +623,72 @@ Deno.test("init --from-config --wrap: the entry starts through the guard, its co
   ]);
   assert.equal(again.code, 2);
   assert.match(again.stderr, /already runs through verity guard/);
+});
+
+Deno.test("guard: SIGTERM stops the server, finishes the ledger and prints the head, exit 143", async () => {
+  const ledger = `${dir}/term.json`;
+  const p = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      `${ROOT}main.ts`,
+      "guard",
+      "--manifest",
+      manifest,
+      "--ledger",
+      ledger,
+      "--",
+      ...SERVER,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const w = p.stdin.getWriter();
+  const lines = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "x" } },
+    },
+  ];
+  await w.write(
+    new TextEncoder().encode(
+      lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+    ),
+  );
+  const reader = p.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes('"id":2')) seen += (await reader.read()).value ?? "";
+  p.kill("SIGTERM");
+  const status = await p.status;
+  reader.releaseLock();
+  await p.stdout.cancel().catch(() => {});
+  const err = new TextDecoder().decode(
+    new Uint8Array(await new Response(p.stderr).arrayBuffer()),
+  );
+  assert.equal(status.code, 143, err);
+  const v = await runVerity([
+    "ledger",
+    "verify",
+    "--ledger",
+    ledger,
+    "--expected-head",
+    headOf(err),
+  ]);
+  assert.equal(v.code, 0, v.stdout);
+  assert.match(v.stdout, /"observation":1/);
+  await w.close().catch(() => {});
 });

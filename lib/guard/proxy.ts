@@ -18,7 +18,6 @@
  * @module
  */
 import { basename } from "node:path";
-import { canonicalJson } from "../evidence/canonical.ts";
 import { appendBlocks } from "../evidence/ledger.ts";
 import type { Entry } from "../evidence/chain.ts";
 import { argumentShape } from "../evidence/checks.ts";
@@ -125,7 +124,14 @@ class LedgerWriter {
   }
 
   add(e: Entry | Promise<Entry>): void {
-    this.#queue.push(e);
+    // A lone surrogate (from a client's arguments or a server's tool name)
+    // has no canonical form: it is recorded as U+FFFD.
+    this.#queue.push(
+      Promise.resolve(e).then((x) => ({
+        type: x.type,
+        record: wellFormed(x.record),
+      })),
+    );
     if (this.#queue.length >= 4096) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
@@ -642,17 +648,7 @@ class GuardSession {
       return u;
     })();
     this.#ledger.add(privilege.then((privilege): Entry => {
-      let args: unknown = boundDepth(call.args);
-      try {
-        canonicalJson(args);
-      } catch (e) {
-        args = {
-          "verity:unrecorded": `arguments with no canonical form: ${
-            (e as Error).message
-          }`,
-        };
-      }
-      const a = args as Record<string, unknown>;
+      const a = boundDepth(call.args) as Record<string, unknown>;
       return {
         type: "observation",
         record: {
@@ -695,6 +691,16 @@ function readLine(
     : "a line that is not one JSON-RPC object (batches are not passed)";
 }
 
+/** `v` with every string and key well-formed UTF-16 (lone surrogates as U+FFFD). */
+function wellFormed(v: unknown): unknown {
+  if (typeof v === "string") return v.toWellFormed();
+  if (Array.isArray(v)) return v.map(wellFormed);
+  if (!isPlainObject(v)) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [k.toWellFormed(), wellFormed(x)]),
+  );
+}
+
 function logSize(path: string | null): number {
   if (path === null) return 0;
   try {
@@ -710,8 +716,9 @@ async function readSlice(
   to: number,
 ): Promise<string> {
   if (to <= from) return "";
-  const f = await Deno.open(path);
+  let f: Deno.FsFile | null = null;
   try {
+    f = await Deno.open(path);
     await f.seek(from, Deno.SeekMode.Start);
     const buf = new Uint8Array(Math.min(to - from, MAX_SLICE));
     let n = 0;
@@ -726,6 +733,6 @@ async function readSlice(
   } catch {
     return "";
   } finally {
-    f.close();
+    f?.close();
   }
 }
