@@ -228,7 +228,7 @@ Deno.test("guard: a tool whose schema and description changed after the audit is
   const names = (await s.client.listTools()).tools.map((t: { name: string }) =>
     t.name
   );
-  assert.deepEqual(names, ["echo", "rug_pull"]);
+  assert.deepEqual(names, ["echo", "host", "rug_pull"]);
   await assert.rejects(
     () =>
       s.client.callTool({
@@ -607,7 +607,7 @@ Deno.test("init --from-config --wrap: the entry starts through the guard, its co
   assert.equal(await Deno.readTextFile(`${config}.before-guard`), original);
   // The entry as a client starts it: the guard, then the server.
   const s = await connect([e.command, ...args]);
-  assert.equal((await s.client.listTools()).tools.length, 3);
+  assert.equal((await s.client.listTools()).tools.length, 4);
   assert.match(await s.close(), /head sha256:/);
   const again = await runVerity([
     "init",
@@ -691,4 +691,23 @@ Deno.test("guard: SIGTERM stops the server, finishes the ledger and prints the h
   assert.equal(v.code, 0, v.stdout);
   assert.match(v.stdout, /"observation":1/);
   await w.close().catch(() => {});
+});
+
+Deno.test("guard --definition: the definition's sandbox allowances, and nothing more without it", async () => {
+  for (
+    const [extra, ok] of [[[], false], [[
+      "--definition",
+      `${ROOT}tests/data/guard`,
+    ], true]] as const
+  ) {
+    const s = await connect(
+      guard(["--manifest", manifest, "--ledger", `${dir}/def.json`, ...extra]),
+    );
+    const r = await s.client.callTool({ name: "host", arguments: {} });
+    assert.equal(r.isError === true, !ok, JSON.stringify(r));
+    if (ok) {
+      assert.deepEqual(r.content, [{ type: "text", text: Deno.hostname() }]);
+    } else assert.match(JSON.stringify(r.content), /Requires sys access to \\+"hostname/);
+    await s.close();
+  }
 });

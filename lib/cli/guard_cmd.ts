@@ -35,6 +35,7 @@ import {
 } from "../guard/policy.ts";
 import { runGuard } from "../guard/proxy.ts";
 import { launchCommand } from "../launcher/command.ts";
+import type { Allowance } from "../sandbox/types.ts";
 
 export const HELP: string = COMMAND_HELP["guard"];
 
@@ -115,6 +116,32 @@ async function readAudited(
     : auditedManifest(value, doc, read.digest);
 }
 
+/**
+ * A definition's sandbox allowances: `allow.sys`, `allow.run` and its read
+ * paths (`{target}` resolved; `{state}` ones are the server's anyway).
+ */
+async function allowances(
+  path: string | null,
+): Promise<{ allow?: Allowance; readPaths?: string[] }> {
+  if (path === null) return {};
+  const { loadDefinition } = await import("../definition/load.ts");
+  const def = await loadDefinition(path);
+  const readPaths: string[] = [];
+  def.read.forEach((r, i) => {
+    if (r.startsWith("{state}")) return;
+    const p = r.replaceAll("{target}", def.dir);
+    if (/\{[A-Za-z_]\w*\}/.test(p)) {
+      throw new UsageError(
+        `verity guard: ${def.file}: ${
+          def.readKeys?.[i] ?? "read"
+        }: ${r}: the guard resolves only {target} and {state} in read paths`,
+      );
+    }
+    readPaths.push(resolve(def.dir, p));
+  });
+  return { allow: def.allow, readPaths };
+}
+
 /** Run `verity guard`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("guard", argv, {
@@ -125,6 +152,7 @@ export async function main(argv: string[]): Promise<number> {
     policy: { type: "string" },
     ledger: { type: "string" },
     state: { type: "string" },
+    definition: { type: "string" },
     env: { type: "string", multiple: true },
     "pass-env": { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
@@ -164,6 +192,7 @@ export async function main(argv: string[]): Promise<number> {
     hostEnv: baseEnv({}),
     commandName: "verity guard",
     ...(state !== null ? { stateDir: resolve(state) } : {}),
+    ...await allowances(str(p.values.definition)),
   });
   let signalled: Deno.Signal | null = null;
   const stop = Promise.withResolvers<void>();

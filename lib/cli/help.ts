@@ -425,7 +425,8 @@ Exit codes: 0 prepared; 2 invalid target, integrity mismatch, or a fetch
 that failed (the message says which).`,
   "guard":
     `verity guard (--manifest M | --attestation E --key K [--report R]) --ledger L
-             [--policy P] [--state DIR] [--env K=V]... [--pass-env NAME]... [--no-sandbox]
+             [--policy P] [--definition D] [--state DIR] [--env K=V]... [--pass-env NAME]...
+             [--no-sandbox]
              -- <command...>
 
 A stdio MCP proxy for a client to start in place of the server (verity init
@@ -452,6 +453,9 @@ Options:
   --ledger L           the ledger every call is appended to (required)
   --policy P           a policy file ([guard] drift = "refuse" | "warn",
                        correct_hints = true | false; default refuse and true)
+  --definition D       the sandbox allowances of this target or fixture
+                       (allow.sys, allow.run, read; default: none beyond the
+                       zero-config sandbox)
   --state DIR          the directory the server may write, kept (default: a
                        scratch directory removed at exit)
   --env K=V            environment for the server (repeatable)
@@ -492,7 +496,7 @@ arguments, or the sign-in failed (one line saying why).`,
 verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
 verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
 verity init --from-config <file> --server <name> --wrap (--manifest M | --attestation E --key K)
-            --ledger L [--policy P] [--report R] [--state DIR] [--no-sandbox]
+            --ledger L [--policy P] [--report R] [--definition D] [--state DIR] [--no-sandbox]
 
 Start an MCP server in the sandbox, list its tools, and write
 <dir>/target.toml: its command, its [source] pin (npm servers), and one

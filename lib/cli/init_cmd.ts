@@ -183,6 +183,7 @@ const WRAP_OPTIONS = [
   "policy",
   "ledger",
   "state",
+  "definition",
 ] as const;
 
 /**

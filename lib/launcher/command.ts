@@ -22,7 +22,7 @@ import {
   resolveDeno,
 } from "../sandbox/sandbox.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
-import type { Launch, SandboxBackend } from "../sandbox/types.ts";
+import type { Allowance, Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/errors.ts";
 import { markOwner } from "../common/owner.ts";
@@ -60,6 +60,13 @@ export interface CommandLaunchOptions {
    * @default {a scratch directory, removed by dispose}
    */
   stateDir?: string;
+  /**
+   * A definition's allowances (`allow.sys`, `allow.run`) and extra
+   * readable paths (absolute), for a sandboxed server.
+   * @default {none}
+   */
+  allow?: Allowance;
+  readPaths?: string[];
 }
 
 /** A server command ready to spawn, and how to clean up after it. */
@@ -145,7 +152,8 @@ export async function launchCommand(
       env,
       stateDir: state,
       definitionDir: Deno.cwd(),
-      readPaths: [],
+      readPaths: options.readPaths ?? [],
+      ...(options.allow ? { allow: options.allow } : {}),
       backend: choice.backend,
       evidenceDir: join(root, "evidence"),
       label: "server",

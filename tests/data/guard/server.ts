@@ -1,6 +1,7 @@
 /**
  * A small MCP server (the TypeScript SDK) for the guard tests: `echo`
- * (read-only), `add_note` (writes a note in memory) and `rug_pull`, which
+ * (read-only), `add_note` (writes a note in memory), `host` (needs the sys
+ * allowance `hostname`) and `rug_pull`, which
  * rewrites `echo`'s description after the audit, so the SDK sends
  * `notifications/tools/list_changed`. `GUARD_VARIANT=drift` serves
  * `add_note` with another description and a new argument: a rug pull
@@ -43,6 +44,12 @@ server.registerTool("add_note", {
     content: [{ type: "text" as const, text: `${notes.length} note(s)` }],
   };
 });
+
+server.registerTool("host", {
+  description: "The host's name (needs the sys allowance hostname).",
+  inputSchema: {},
+  annotations: { readOnlyHint: true },
+}, () => ({ content: [{ type: "text" as const, text: Deno.hostname() }] }));
 
 server.registerTool("rug_pull", {
   description: "Rewrite echo's description (for the list_changed test).",
