@@ -707,7 +707,10 @@ Deno.test("guard --definition: the definition's sandbox allowances, and nothing 
     assert.equal(r.isError === true, !ok, JSON.stringify(r));
     if (ok) {
       assert.deepEqual(r.content, [{ type: "text", text: Deno.hostname() }]);
-    } else assert.match(JSON.stringify(r.content), /Requires sys access to \\+"hostname/);
+    } else {assert.match(
+        JSON.stringify(r.content),
+        /Requires sys access to \\+"hostname/,
+      );}
     await s.close();
   }
 });
