@@ -192,7 +192,8 @@ async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
 }
 
 if (import.meta.main) {
-  const own = COMMANDS[Deno.args[0] ?? ""]?.ownsSignals === true;
+  const name = Deno.args.find((a) => a !== "--debug") ?? "";
+  const own = COMMANDS[name]?.ownsSignals === true;
   for (
     const [signal, code] of own
       ? []
