@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { InputError, PrepareError, ServerError } from "../errors.ts";
 import {
   chooseBackend,
@@ -153,7 +153,8 @@ export async function launchCommand(
       dispose: () => Promise.resolve(),
     };
   }
-  let readPaths: string[] = [];
+  const readPaths: string[] = [];
+  let definitionDir = Deno.cwd();
   let denoDir: string | undefined;
   const run = parsePackageRun(command);
   if (run !== null) {
@@ -181,18 +182,27 @@ export async function launchCommand(
       }
       throw e;
     }
-    command = [resolveDeno(), ...ready.args];
-    readPaths = [ready.lockDir];
+    // Its code is in the cache: it runs there, and sees of the working
+    // directory only the paths its arguments name (made absolute).
+    command = [
+      resolveDeno(),
+      ...await Promise.all(ready.args.map(async (a, i) => {
+        const rel = i >= ready.args.length - run.args.length &&
+          !a.startsWith("/") && !a.startsWith("-") &&
+          (a === "." || a === ".." || a.includes("/"));
+        return rel && await exists(a) ? resolve(a) : a;
+      })),
+    ];
+    definitionDir = ready.lockDir;
     denoDir = ready.denoDir;
   }
   // What the command line names by absolute path (a directory the server
   // serves, a config file) is readable, as it is to the client that runs it.
-  const cwd = Deno.cwd();
   for (const a of command.slice(1)) {
     const p = a.slice(a.indexOf("=") + 1);
-    if (p.startsWith("/") && !isWithin(p, cwd) && await exists(p)) {
-      readPaths.push(await Deno.realPath(p));
-    }
+    if (
+      p.startsWith("/") && !isWithin(p, definitionDir) && await exists(p)
+    ) readPaths.push(await Deno.realPath(p));
   }
   const first = command[0] ?? "";
   const found = findOnPath(first, Deno.env.get("PATH") ?? "");
@@ -241,7 +251,7 @@ export async function launchCommand(
       command,
       env,
       stateDir: state,
-      definitionDir: cwd,
+      definitionDir,
       readPaths,
       backend: choice.backend,
       evidenceDir: join(root, "evidence"),

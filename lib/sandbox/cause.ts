@@ -17,7 +17,7 @@ const FORK =
   /fork: (Operation not permitted|Resource temporarily unavailable)|can(no|')t fork|fork failed|spawn\S* .*EPERM|posix_spawn.*(not permitted|EPERM)|\[Errno 1\] Operation not permitted.*(fork|spawn|exec)/i;
 
 const NETWORK =
-  /getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|Network is unreachable|Temporary failure in name resolution|Name or service not known|Could not resolve host|Failed to establish a new connection/i;
+  /\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED)\b|getaddrinfo|[Nn]etwork is unreachable|[Tt]emporary failure in name resolution|[Nn]ame or service not known|[Cc]ould not resolve host|[Ff]ailed to establish a new connection/;
 
 const MISSING_PATH =
   /No such file or directory|ENOENT|Permission denied|EACCES|can(no|')t open|not found/i;

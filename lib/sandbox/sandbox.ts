@@ -522,10 +522,22 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       );
     }
     // A version manager's shim becomes the program it stands for; the trees
-    // the program runs from (its virtualenv, its install) are bound.
+    // the program runs from (its virtualenv, its install) are bound, unless
+    // one holds what the sandbox hides (the home, the run's other sessions).
     const resolved = resolveProgram(looked, cwd ?? definitionDir);
     program = resolved.program;
-    readPaths.push(...resolved.trees.filter((t) => !readPaths.includes(t)));
+    const home = Deno.env.get("HOME");
+    const hidden = [
+      "/tmp",
+      "/run",
+      ...(home ? [realPathOr(home)] : []),
+      ...(req.hide ?? []).map(realPathOr),
+    ];
+    readPaths.push(
+      ...resolved.trees.filter((t) =>
+        !readPaths.includes(t) && !hidden.some((h) => isWithin(h, t))
+      ),
+    );
   } else if (req.backend === "deno" && first !== "" && !first.includes("/")) {
     program = findOnPath(first, req.env.PATH ?? path) ?? first;
   }

@@ -145,8 +145,9 @@ function treesOf(program: string): string[] {
     const home = /^home\s*=\s*(\S.*?)\s*$/m.exec(head(`${venv}/pyvenv.cfg`));
     if (home) add(dirname(realOr(home[1]!)));
   }
-  const real = realOr(program);
-  add(dirname(dirname(real)) === "/" ? dirname(real) : dirname(dirname(real)));
+  // `<prefix>/bin/python3.11`: the install prefix; elsewhere its directory.
+  const dir = dirname(realOr(program));
+  add(basename(dir) === "bin" ? dirname(dir) : dir);
   return out;
 }
 
