@@ -17,6 +17,8 @@ import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
 import { HINT_NAMES, type ParsedListing } from "../contracts/contracts.ts";
 import { openLauncher } from "../launcher/launcher.ts";
+import { runnerRefusal } from "../launcher/command.ts";
+import { findOnPath } from "../sandbox/sandbox.ts";
 import {
   type InitPlan,
   type PathKind,
@@ -144,6 +146,13 @@ export async function initTarget(
 ): Promise<InitResult> {
   const { name, targetDir, timeoutMs } = options;
   const say = options.say ?? (() => {});
+  const refusal = runnerRefusal(
+    server.command,
+    findOnPath(server.command[0] ?? "", Deno.env.get("PATH") ?? "") !== null,
+  );
+  if (refusal !== null && options.noSandbox !== true) {
+    throw new ServerError(`verity init: ${refusal}`);
+  }
   const file = join(targetDir, "target.toml");
   const home = Deno.env.get("HOME") ?? null;
   const question = {

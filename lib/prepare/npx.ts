@@ -16,7 +16,6 @@ import { join, relative } from "node:path";
 import { PrepareError } from "../errors.ts";
 import {
   cacheLayout,
-  type CacheOptions,
   packageCached,
   preparedKey,
   readPrepared,
@@ -34,7 +33,6 @@ import type { PreparedFile, PreparedTarget } from "./prepared.ts";
 
 /** A package run ready to start offline. */
 export interface ReadyPackage {
-  pin: SourcePin;
   /** `deno` arguments after the binary: `run --no-config --frozen --lock=<lock> npm:<pkg>@<version>[/<bin>] <args>`. */
   args: string[];
   /** The lockfile's directory (the server must be able to read the lock). */
@@ -49,11 +47,6 @@ export interface ReadyOptions {
   offline: boolean;
   /** The one line each networked step prints. */
   say: (line: string) => void;
-  /**
-   * Where verity's cache lives.
-   * @default {{ root: "<cwd>/.verity" }}
-   */
-  cache?: CacheOptions;
 }
 
 /** A prepared entry for `pkg@version` that can run offline, or null. */
@@ -99,7 +92,7 @@ export async function readyPackageRun(
   run: PackageRun,
   options: ReadyOptions,
 ): Promise<ReadyPackage> {
-  const layout = cacheLayout(options.cache);
+  const layout = cacheLayout();
   const file = await readPrepared(layout);
   const shown = relative(Deno.cwd(), layout.root) || layout.root;
   const asked = `${run.package}@${run.range}`;
@@ -157,21 +150,15 @@ export async function readyPackageRun(
     await savePreparedTarget(layout, dir, entry);
   }
   const lock = entry.lock.file;
-  const pin: SourcePin = {
-    package: run.package,
-    version,
-    integrity: entry.integrity,
-    git: null,
-    commit: null,
-  };
   return {
-    pin,
     args: [
       "run",
       "--no-config",
       "--frozen",
       `--lock=${lock}`,
-      `${npmSpecifier(pin)}${run.bin === null ? "" : `/${run.bin}`}`,
+      `${npmSpecifier({ package: run.package, version })}${
+        run.bin === null ? "" : `/${run.bin}`
+      }`,
       ...run.args,
     ],
     lockDir: lock.slice(0, lock.lastIndexOf("/")),

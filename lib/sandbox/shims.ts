@@ -93,8 +93,6 @@ export function shimOf(found: string, real: string, head: string): Shim | null {
 export interface ResolvedProgram {
   /** The program to execute (absolute). */
   program: string;
-  /** How it was found, e.g. `the pyenv shim /root/.pyenv/shims/python3`; null when it is the program itself. */
-  via: string | null;
   /** Directory trees it runs from, outside the system directories: bound read-only. */
   trees: string[];
 }
@@ -166,26 +164,20 @@ const cache = new Map<string, ResolvedProgram>();
  * @example
  * ```ts ignore
  * resolveProgram("/root/.pyenv/shims/python3", "/work");
- * // { program: "/root/.pyenv/versions/3.11.7/bin/python3", via: "the pyenv shim /root/.pyenv/shims/python3", trees: ["/root/.pyenv/versions/3.11.7"] }
+ * // { program: "/root/.pyenv/versions/3.11.7/bin/python3", trees: ["/root/.pyenv/versions/3.11.7"] }
  * ```
  */
 export function resolveProgram(found: string, cwd: string): ResolvedProgram {
   const key = `${found}\u0000${cwd}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const text = head(found);
-  const shim = shimOf(found, realOr(found), text);
-  let program = found;
-  let via: string | null = null;
-  if (shim !== null) {
-    program = askShim(found, shim, cwd);
-    via = `the ${shim.manager} shim ${found}`;
-  }
+  const shim = shimOf(found, realOr(found), head(found));
+  const program = shim === null ? found : askShim(found, shim, cwd);
   const trees = treesOf(program);
   // A script's interpreter (`#!/home/me/.venv/bin/python`) runs from its trees too.
   const bang = /^#!\s*(\/\S+)/.exec(head(program));
   if (bang && !/\/env$/.test(bang[1]!)) trees.push(...treesOf(bang[1]!));
-  const out = { program, via, trees: [...new Set(trees)] };
+  const out = { program, trees: [...new Set(trees)] };
   cache.set(key, out);
   return out;
 }
@@ -214,9 +206,8 @@ function askShim(found: string, shim: Shim, cwd: string): string {
   const answer = stdout.split("\n").pop() ?? "";
   if (code === 0 && answer.startsWith("/") && isFile(answer)) return answer;
   throw new SandboxError(
-    `${found} is a ${shim.manager} shim (a launcher the sandbox cannot run: it starts another program), and \`${
-      shim.ask.map((a) => basename(a) === shim.manager ? shim.manager : a)
-        .join(" ")
+    `${found} is a ${shim.manager} shim (a launcher the sandbox cannot run: it starts another program), and \`${shim.manager} which ${
+      basename(found)
     }\` did not name the real program: ${
       (stderr.split("\n").pop() || stdout || `exit ${code}`).slice(0, 300)
     }; give the interpreter's path instead`,
