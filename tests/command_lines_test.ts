@@ -263,7 +263,7 @@ Deno.test({
   },
 });
 
-Deno.test("uvx, pipx run and docker run are refused at once, saying what to install instead", async () => {
+Deno.test("uvx, pipx run, docker run and npx of a non-npm source are refused at once, saying what to do instead", async () => {
   const cases: [string[], RegExp][] = [
     [
       ["uvx", "mcp-server-time"],
@@ -276,6 +276,10 @@ Deno.test("uvx, pipx run and docker run are refused at once, saying what to inst
     [
       ["docker", "run", "-i", "--rm", "mcp/time"],
       /docker run starts a container through a daemon and an image registry/,
+    ],
+    [
+      ["npx", "-y", "github:someone/server"],
+      /npx here names no npm package verity can pin .*npx -y <package>\[@<version>\]/,
     ],
   ];
   for (const [command, why] of cases) {

@@ -146,13 +146,7 @@ export async function initTarget(
 ): Promise<InitResult> {
   const { name, targetDir, timeoutMs } = options;
   const say = options.say ?? (() => {});
-  const refusal = runnerRefusal(
-    server.command,
-    findOnPath(server.command[0] ?? "", Deno.env.get("PATH") ?? "") !== null,
-  );
-  if (refusal !== null && options.noSandbox !== true) {
-    throw new ServerError(`verity init: ${refusal}`);
-  }
+
   const file = join(targetDir, "target.toml");
   const home = Deno.env.get("HOME") ?? null;
   const question = {
@@ -164,6 +158,14 @@ export async function initTarget(
   const pathKinds: Record<string, PathKind> = {};
   for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
   const plan = planInit({ ...question, pathKinds });
+  // What planInit left as given and cannot run here (uvx, docker run, ...).
+  const refusal = runnerRefusal(
+    plan.command,
+    findOnPath(plan.command[0] ?? "", Deno.env.get("PATH") ?? "") !== null,
+  );
+  if (refusal !== null && options.noSandbox !== true) {
+    throw new ServerError(`verity init: ${refusal}`);
+  }
   const allowRead = plan.command[0] === "{deno}"
     ? []
     : await nodeModulesAllowance(plan.read, home);

@@ -109,6 +109,14 @@ export function runnerRefusal(
       command.slice(0, uv && base === "uv" ? 3 : pipx ? 2 : 1).join(" ")
     } fetches ${pkg} from PyPI and starts it as a child process: the sandbox has no network and lets no program start another${missing}. Install it first (\`uv tool install ${pkg}\` or \`pipx install ${pkg}\`) and give its installed command after -- (e.g. ~/.local/bin/${pkg}), or pass --no-sandbox to run it as given`;
   }
+  // A package runner left here named no npm package (parsePackageRun).
+  const sub = `${base} ${rest[0] ?? ""}`;
+  if (
+    ["npx", "pnpx", "bunx"].includes(base) ||
+    ["npm exec", "npm x", "pnpm dlx", "yarn dlx", "bun x"].includes(sub)
+  ) {
+    return `${base} here names no npm package verity can pin (a path, a URL, a shell line with -c, or nothing): verity fetches npm packages by name and version (npx -y <package>[@<version>]); install the server and give its command after --, or pass --no-sandbox to run it as given`;
+  }
   if (["docker", "podman", "nerdctl"].includes(base) && rest[0] === "run") {
     return `${base} run starts a container through a daemon and an image registry, which the sandbox hides (no network, no /run sockets)${missing}; verity runs the server's own command: give that after -- (the image's entrypoint, installed here), or pass --no-sandbox to run the container as given`;
   }

@@ -133,6 +133,13 @@ export async function readyPackageRun(
       );
     }
     integrity ??= (await pinFromRegistry(run.package, version)).integrity;
+    await Deno.mkdir(layout.root, { recursive: true }).catch((e) => {
+      throw new PrepareError(
+        `cannot make verity's cache ${layout.root}: ${
+          (e as Error).message
+        } (run from a directory you can write)`,
+      );
+    });
     options.say(
       `fetching ${run.package}@${version} (${integrity}) into ${shown}`,
     );
