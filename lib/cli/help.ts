@@ -17,7 +17,23 @@ export const REMOTE_HELP =
   --header NAME=VALUE    send this header with every request (repeatable;
                          the value is never shown in output or evidence)
   --header-env NAME=VAR  send header NAME with the value of environment
-                         variable VAR (repeatable; never shown either)`;
+                         variable VAR (repeatable; never shown either)
+  --token-env VAR        send "Authorization: Bearer <value of VAR>"
+  --login                sign in (OAuth) when the server asks, as verity login
+                         does; without it, a server asking for sign-in is one
+                         line naming the verity login command to run
+  --client-id ID         a client registered with the authorization server
+                         (else a client ID metadata document or dynamic
+                         registration); its secret in --client-secret-env VAR,
+                         or a PKCS #8 key file in --client-key FILE
+  --client-credentials   machine to machine: the client credentials grant
+                         with --client-id (no person, no stored token)
+  --client-metadata-url URL  the https URL of your client ID metadata
+                         document, used where the authorization server takes
+                         them
+A token kept by verity login (under $XDG_CONFIG_HOME/verity or
+~/.config/verity, mode 0600) is sent only to the server it was issued for,
+and refreshed when it expires.`;
 
 /**
  * The `--help` text of each command, by command name.
@@ -175,7 +191,7 @@ not met, a violation with --fail-on-violation, an untested claim with
 or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`,
   "report":
-    `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
+    `verity report <run-id|path> [--format text|json|html|sarif|junit|markdown] [--runs-dir DIR]
 verity report verify <file> [--definition DIR] [--ledger LEDGER (--expected-head H | --expected-head-file F)]
 
 Show a saved report, or verify one. <file> is an audit report
@@ -205,7 +221,8 @@ definition).
 
 Options:
   --format FORMAT          text (default), json, html (one self-contained page),
-                           sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
+                           sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML) or
+                           markdown (the headline and findings, for a CI job summary)
   --runs-dir DIR           where run ids are looked up (default runs/)
   --ledger FILE            the ledger the file was appended to
   --expected-head H        the ledger head published elsewhere (sha256:...)
@@ -245,18 +262,21 @@ Options:
   --report FILE            (verify) the attested document
   --out FILE               (attest) write the envelope here (atomically) instead of stdout
   -h, --help               show this help`,
-  "keygen": `verity keygen --out PREFIX
+  "keygen": `verity keygen --out PREFIX [--inside-work-tree]
 
 Write a new Ed25519 key pair: PREFIX.pem (the private key, PKCS#8 PEM, mode
 0600) and PREFIX.pub.pem (the public key, SPKI PEM). Existing files are
-never overwritten. Keep the private key off the machines that hold the
-evidence; publish the public key.
+never overwritten, and nothing is written inside a git work tree (a private
+key there is one git add from being published) unless --inside-work-tree.
+Keep the private key off the machines that hold the evidence; publish the
+public key.
 
-Exit: 0 written; 2 bad arguments or a file already exists.
+Exit: 0 written; 2 bad arguments, a file already exists, or a git work tree.
 
 Options:
-  --out PREFIX   where to write the two files
-  -h, --help     show this help`,
+  --out PREFIX          where to write the two files
+  --inside-work-tree    write them even inside a git work tree
+  -h, --help            show this help`,
   "reality": `verity reality [options] -- <command...>
 verity reality [options] <target>
 verity reality [options] --url URL [--header NAME=VALUE]...
@@ -413,6 +433,31 @@ Options:
 
 Exit codes: 0 prepared; 2 invalid target, integrity mismatch, or a fetch
 that failed (the message says which).`,
+  "login":
+    `verity login <url> [--scope S] [--timeout S] [--client-id ID [--client-secret-env VAR | --client-key FILE]] [--client-metadata-url URL]
+
+Sign in to a remote MCP server behind OAuth (the MCP authorization spec,
+2025-11-25): discover its authorization server from the server's 401 and
+its metadata, register (a pre-registered --client-id, else a client ID
+metadata document where the server takes them, else dynamic registration),
+then the authorization code flow with PKCE (S256) and a loopback redirect
+on 127.0.0.1. verity prints the URL to open (and opens it with $BROWSER when
+set) and waits for the browser to come back. The token (and its refresh
+token) is kept in $XDG_CONFIG_HOME/verity/tokens.json (else
+~/.config/verity/tokens.json), mode 0600, for tools, capture, reality and
+init --url; it is never written to reports or the ledger.
+
+Options:
+  --scope S        the scopes to ask for (default: the server's challenge,
+                   else its metadata's scopes_supported)
+  --timeout S      seconds to wait for the sign-in and each answer (default 300)
+  --client-id ID, --client-secret-env VAR, --client-key FILE,
+  --client-metadata-url URL   as for the remote commands (verity tools --help)
+  --header NAME=VALUE, --header-env NAME=VAR   extra headers, as there
+  -h, --help       show this help
+
+Exit codes: 0 signed in (or the server asked for no sign-in); 2 bad
+arguments, or the sign-in failed (one line saying why).`,
   "init":
     `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
 verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox] [--header NAME=VALUE]...

@@ -9,6 +9,7 @@
 import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
+  gateMessage,
   parseCommandLine,
   parseEnvPairs,
   parseSeconds,
@@ -319,13 +320,13 @@ export async function main(argv: string[]): Promise<number> {
     failUnder !== null && missesThreshold(report.summary, failUnder, allowLow)
   ) {
     const s = report.summary;
-    const shown = s.score === null
-      ? "no score (nothing checkable)"
+    const why = s.score === null
+      ? "no score: no tool was checkable"
       : s.lowCoverage && !allowLow
-      ? `score ${s.score}% is ungraded (${s.checkable}/${s.tools} tools checked, under half; --allow-low-coverage to accept) and`
-      : `score ${s.score}%`;
+      ? `score ${s.score}% is ungraded: ${s.checkable}/${s.tools} tools checked, under half (--allow-low-coverage accepts it)`
+      : `score ${s.score}% is under ${failUnder}`;
     console.error(
-      `verity reality: ${shown} is under --fail-under ${failUnder}`,
+      terminalText(gateMessage("reality", `--fail-under ${failUnder}`, why)),
     );
     return 1;
   }
