@@ -95,6 +95,7 @@ const PURE = [
   "lib/runner/group.ts",
   "lib/runner/plan.ts",
   "lib/sandbox/build_launch.ts",
+  "lib/sandbox/cause.ts",
   "lib/state/",
   "lib/state_io/seed_guard.ts",
   "lib/verdicts/",

@@ -45,7 +45,7 @@ and refreshed when it expires.`;
  */
 export const COMMAND_HELP = {
   "tools":
-    `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+    `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] [--offline] -- <command...>
 verity tools [--json] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -59,12 +59,16 @@ Options:
   --no-sandbox    run the command as given, with your PATH and HOME (a
                   started server is otherwise sandboxed as in an audit, on a
                   scratch state directory)
+  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
+                  its package in verity's cache (.verity/): nothing is pinned
+                  or fetched (otherwise its exact version is pinned and
+                  fetched once, printed, then run by Deno offline)
 ${REMOTE_HELP}
   -h, --help      show this help
 
 Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`,
   "capture":
-    `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+    `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] [--offline] -- <command...>
 verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -87,6 +91,10 @@ Options:
   --no-sandbox    run the command as given, with your PATH and HOME (a
                   started server is otherwise sandboxed as in an audit, on a
                   scratch state directory)
+  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
+                  its package in verity's cache (.verity/): nothing is pinned
+                  or fetched (otherwise its exact version is pinned and
+                  fetched once, printed, then run by Deno offline)
 ${REMOTE_HELP}
   -h, --help      show this help
 
@@ -327,6 +335,8 @@ Options:
                          command form only)
   --no-sandbox           run unsandboxed: a <target> still on scratch state,
                          a -- <command...> as given, against its live state
+  --offline              -- npx ... (npm exec, pnpm dlx, bunx): the package
+                         must be in verity's cache already (.verity/)
 ${REMOTE_HELP}
   -h, --help             show this help
 
@@ -493,7 +503,7 @@ Exit codes: 0 signed in (or the server asked for no sign-in); 2 bad
 arguments, or the sign-in failed (one line saying why).`,
   "init":
     `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
-verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
+verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox] [--header NAME=VALUE]...
 verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
 verity init --from-config <file> --server <name> --wrap (--manifest M | --attestation E --key K)
             --ledger L [--policy P] [--report R] [--definition D] [--state DIR] [--no-sandbox]
@@ -509,9 +519,10 @@ to load the file until no TODO(verity) value is left.
 --from-config reads the server from an MCP client's configuration file:
 "mcpServers" (Claude Desktop claude_desktop_config.json, Cursor mcp.json,
 Claude Code .mcp.json) or "servers" / "mcp.servers" (VS Code, comments
-allowed).
+allowed). An entry with a "url" is listed as --url would (its "headers" sent,
+plus --header / --header-env).
 
-An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
+An npm server (npx <pkg>, npm exec, pnpm dlx, bunx, deno run npm:<pkg>) is rewritten to run
 under Deno from a pinned, prepared cache: init asks the registry for the
 exact version and integrity (network) and prepares it as verity prepare does.
 

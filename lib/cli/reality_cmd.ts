@@ -131,6 +131,7 @@ export async function main(argv: string[]): Promise<number> {
     "session-deadline": { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    offline: { type: "boolean" },
     ...REMOTE_OPTIONS,
   });
   const failUnder = parseFailUnder(p.values["fail-under"]);
@@ -157,7 +158,7 @@ export async function main(argv: string[]): Promise<number> {
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
-    for (const flag of ["env", "no-sandbox"]) {
+    for (const flag of ["env", "no-sandbox", "offline"]) {
       if (p.values[flag] !== undefined) {
         throw new UsageError(
           `verity reality: --${flag} applies to a started server, not --url`,
@@ -214,6 +215,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox,
       hostEnv: baseEnv({}),
       commandName: "verity reality",
+      offline: p.values.offline === true,
     };
     // Refuse early (one line, exit 2) when the sandbox cannot run it.
     const first = await launchCommand(command, env, options);
