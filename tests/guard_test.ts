@@ -324,6 +324,15 @@ Deno.test("guard: every page of a paginated listing is checked; policy warn pass
         /^not audited: .*mini\.json has no tool "export"/,
       );
     }
+    if (page2.length > 0) {
+      // A new listing's first page only: a page-2 tool is listed again by
+      // the guard itself, then passed (the server's own answer comes back).
+      await s.client.listTools();
+      await assert.rejects(
+        () => s.client.callTool({ name: "export", arguments: {} }),
+        (e: Error & { code?: number }) => e.code === -32601,
+      );
+    }
     const stderr = await s.close();
     assert.match(
       stderr,

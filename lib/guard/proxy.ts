@@ -514,8 +514,10 @@ class GuardSession {
   /** Check a listing page, keep the decisions, record them; the checked page, or null. */
   #check(text: string, cursor: string | null, by: "client" | "guard") {
     if (cursor === null) {
+      // A new listing: until its last page, a tool not yet seen is listed again.
       this.#listingSeen = new Set();
       this.#decisions.clear();
+      this.#listed = false;
     }
     const c = checkPage(
       text,
