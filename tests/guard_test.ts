@@ -137,7 +137,7 @@ Deno.test("guard: an unchanged server works untouched through it (same listing, 
       await direct.client.callTool({ name, arguments: args }),
     );
   }
-  // Two requests in flight under one id reach their own answers.
+  // Calls in flight together each get their own answer.
   const [a, b] = await Promise.all(
     ["a", "b"].map((text) =>
       viaGuard.client.callTool({ name: "echo", arguments: { text } })
@@ -634,7 +634,7 @@ Deno.test("init --from-config --wrap: the entry starts through the guard, its co
   assert.match(again.stderr, /already runs through verity guard/);
 });
 
-Deno.test("guard: SIGTERM stops the server, finishes the ledger and prints the head, exit 143", async () => {
+Deno.test("guard, as a raw client speaks to it: one id twice in flight, bad ids, batches and garbage answered; SIGTERM stops the server, finishes the ledger and prints the head, exit 143", async () => {
   const ledger = `${dir}/term.json`;
   const p = new Deno.Command(Deno.execPath(), {
     args: [
@@ -666,21 +666,39 @@ Deno.test("guard: SIGTERM stops the server, finishes the ledger and prints the h
       },
     },
     { jsonrpc: "2.0", method: "notifications/initialized" },
-    {
+    ...["a", "b"].map((text) => ({
       jsonrpc: "2.0",
-      id: 2,
+      id: "x",
       method: "tools/call",
-      params: { name: "echo", arguments: { text: "x" } },
-    },
+      params: { name: "echo", arguments: { text } },
+    })),
+    { jsonrpc: "2.0", id: { no: 1 }, method: "tools/list" },
+    { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } },
   ];
   await w.write(
     new TextEncoder().encode(
-      lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+      lines.map((l) => JSON.stringify(l)).join("\n") +
+        '\n[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]\ngarbage\n',
     ),
   );
   const reader = p.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
-  while (!seen.includes('"id":2')) seen += (await reader.read()).value ?? "";
+  // A missing answer fails the test within 20 s, rather than hanging it.
+  const deadline = setTimeout(() => p.kill("SIGKILL"), 20_000);
+  while (seen.split("\n").length < 7) {
+    const r = await reader.read();
+    if (r.done) break;
+    seen += r.value;
+  }
+  clearTimeout(deadline);
+  const answers = seen.trim().split("\n").map((l) => JSON.parse(l));
+  const echoes = answers.filter((a) => a.id === "x")
+    .map((a) => a.result.content[0].text).sort();
+  assert.deepEqual(echoes, ["echo: a", "echo: b"]);
+  const errors = answers.filter((a) => a.error).map((a) =>
+    `${a.id} ${a.error.code}`
+  ).sort();
+  assert.deepEqual(errors, ["null -32600", "null -32700", "null -32700"]);
   p.kill("SIGTERM");
   const status = await p.status;
   reader.releaseLock();
@@ -698,7 +716,8 @@ Deno.test("guard: SIGTERM stops the server, finishes the ledger and prints the h
     headOf(err),
   ]);
   assert.equal(v.code, 0, v.stdout);
-  assert.match(v.stdout, /"observation":1/);
+  assert.match(v.stdout, /"observation":2/);
+  assert.match(err, /dropped from the client: tools\/call without an id/);
   await w.close().catch(() => {});
 });
 
