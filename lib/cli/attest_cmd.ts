@@ -22,7 +22,7 @@ import {
   signStatement,
   type Statement,
   STATEMENT_TYPE,
-  verifyEnvelope,
+  verifiedStatement,
 } from "../evidence/attest.ts";
 import { evidencePredicate } from "../evidence/predicate.ts";
 import {
@@ -157,26 +157,12 @@ async function verifyAttestation(
     console.log("attestation NOT verified");
     return 1;
   };
-  const sig = await verifyEnvelope(envelope, key);
-  if (!sig.ok) return fail(`signature: ${sig.reason}`);
-  let statement: Statement;
-  try {
-    statement = parseEvidenceJson(
-      new TextDecoder("utf-8", { fatal: true }).decode(sig.payload),
-    ) as Statement;
-  } catch (e) {
-    return fail(
-      `payload: signed, but not a JSON statement (${(e as Error).message})`,
-    );
-  }
-  if (
-    statement?._type !== STATEMENT_TYPE ||
-    (statement.predicateType !== PREDICATE_TYPE &&
-      statement.predicateType !== RELEASE_PREDICATE) ||
-    !Array.isArray(statement.subject) || statement.subject.length !== 1
-  ) {
-    return fail("payload: not a verity in-toto Statement v1 with one subject");
-  }
+  const v0 = await verifiedStatement(envelope, key, [
+    PREDICATE_TYPE,
+    RELEASE_PREDICATE,
+  ]);
+  if (!v0.ok) return fail(v0.reason);
+  const statement = v0.statement;
   const subject = statement.subject[0]!;
   console.log(
     `signature: good, key ${key.keyid}; subject ${subject.name} sha256:${subject.digest?.sha256}`,

@@ -25,7 +25,11 @@ import { ServerError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "./_io.ts";
 import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
-import { readConfiguredServer } from "../init/mcp_config.ts";
+import {
+  readConfiguredServer,
+  wrapConfiguredServer,
+} from "../init/mcp_config.ts";
+import { selfCommand } from "../runner/self.ts";
 import { TODO } from "../definition/types.ts";
 import { renderTargetTemplate } from "../init/init_template.ts";
 import { initTarget, listedTools, pathKind } from "../init/init.ts";
@@ -209,6 +213,76 @@ async function initRemote(
   return 0;
 }
 
+/** The guard's options `--wrap` writes into the entry, paths made absolute. */
+const WRAP_OPTIONS = [
+  "manifest",
+  "attestation",
+  "key",
+  "report",
+  "policy",
+  "ledger",
+  "state",
+  "definition",
+] as const;
+
+/**
+ * `verity init --from-config F --server NAME --wrap ...`: rewrite that
+ * entry to start through `verity guard`, the file as it was kept beside it.
+ */
+async function wrap(p: ParsedCommandLine): Promise<number> {
+  const from = p.values["from-config"];
+  const name = p.values.server;
+  if (typeof from !== "string" || typeof name !== "string") {
+    throw new UsageError(
+      "verity init: --wrap needs --from-config <file> --server <name>",
+    );
+  }
+  if (p.positionals.length > 0 || p.serverCommand !== null) {
+    throw new UsageError(
+      "verity init: --wrap rewrites the configuration file; it takes no directory or command",
+    );
+  }
+  if (p.values.ledger === undefined) {
+    throw new UsageError(
+      "verity init: --wrap needs --ledger FILE for the guard",
+    );
+  }
+  const file = resolve(from);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    throw new UsageError(
+      `verity init: ${file}: cannot read: ${(e as Error).message}`,
+    );
+  }
+  const options: string[] = [];
+  for (const k of WRAP_OPTIONS) {
+    const v = p.values[k];
+    if (typeof v === "string") options.push(`--${k}`, resolve(v));
+  }
+  for (const k of Object.keys(readConfiguredServer(text, file, name).env)) {
+    options.push("--pass-env", k);
+  }
+  if (p.values["no-sandbox"]) options.push("--no-sandbox");
+  const wrapped = wrapConfiguredServer(
+    text,
+    file,
+    name,
+    selfCommand("guard"),
+    options,
+  );
+  const backup = `${file}.before-guard`;
+  if (await pathKind(backup) === null) await writeFileAtomic(backup, text);
+  await writeFileAtomic(file, wrapped);
+  console.log(
+    `wrapped ${
+      JSON.stringify(name)
+    } in ${file}: it now starts through verity guard (its command kept after --; the file as it was: ${backup})`,
+  );
+  return 0;
+}
+
 /** Run `verity init`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("init", argv, {
@@ -219,8 +293,18 @@ export async function main(argv: string[]): Promise<number> {
     force: { type: "boolean" },
     "no-sandbox": { type: "boolean" },
     timeout: { type: "string" },
+    wrap: { type: "boolean" },
+    ...Object.fromEntries(
+      WRAP_OPTIONS.map((k) => [k, { type: "string" as const }]),
+    ),
     ...REMOTE_OPTIONS,
   });
+  if (p.values.wrap) return await wrap(p);
+  for (const k of WRAP_OPTIONS) {
+    if (p.values[k] !== undefined) {
+      throw new UsageError(`verity init: --${k} goes with --wrap`);
+    }
+  }
   // With --from-config, --header and --header-env go to a `url` entry.
   const fromConfig = p.values["from-config"] !== undefined;
   if (fromConfig && p.values.url !== undefined) {

@@ -28,7 +28,7 @@ import {
   resolveDeno,
 } from "../sandbox/sandbox.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
-import type { Launch, SandboxBackend } from "../sandbox/types.ts";
+import type { Allowance, Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/errors.ts";
 import { markOwner } from "../common/owner.ts";
@@ -77,6 +77,19 @@ export interface CommandLaunchOptions {
    * @default {(line) => console.error(line)}
    */
   say?: (line: string) => void;
+  /**
+   * The directory the server may write (absolute, existing), kept as it is
+   * after the session (`verity guard --state DIR`).
+   * @default {a scratch directory, removed by dispose}
+   */
+  stateDir?: string;
+  /**
+   * A definition's allowances (`allow.sys`, `allow.run`) and extra
+   * readable paths (absolute), for a sandboxed server.
+   * @default {none}
+   */
+  allow?: Allowance;
+  readPaths?: string[];
 }
 
 /**
@@ -155,13 +168,21 @@ export async function launchCommand(
   const name = options.commandName ?? "verity";
   let command = given;
   if (options.noSandbox === true) {
+    const found = findOnPath(command[0] ?? "", Deno.env.get("PATH") ?? "");
+    if (found === null || !isExecutable(found)) {
+      throw new ServerError(
+        `${name}: cannot start ${
+          JSON.stringify(command[0] ?? "")
+        }: no such executable`,
+      );
+    }
     return {
       spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
       backend: "none",
       dispose: () => Promise.resolve(),
     };
   }
-  const readPaths: string[] = [];
+  const readPaths: string[] = [...options.readPaths ?? []];
   let definitionDir = Deno.cwd();
   let denoDir: string | undefined;
   const run = parsePackageRun(command);
@@ -253,14 +274,15 @@ export async function launchCommand(
   await markOwner(root);
   const dispose = () => Deno.remove(root, { recursive: true }).catch(() => {});
   try {
-    const state = join(root, "state");
-    await Deno.mkdir(state);
+    const state = options.stateDir ?? join(root, "state");
+    if (options.stateDir === undefined) await Deno.mkdir(state);
     const launch = prepareLaunch({
       command,
       env,
       stateDir: state,
       definitionDir,
       readPaths,
+      ...(options.allow ? { allow: options.allow } : {}),
       backend: choice.backend,
       evidenceDir: join(root, "evidence"),
       label: "server",
