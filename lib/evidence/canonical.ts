@@ -21,6 +21,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { DuplicateKeyError, readJson } from "../contracts/json_reader.ts";
+
+export { DuplicateKeyError };
 
 /**
  * A JSON number that was written as a float (it had a `.`, `e` or `E`) and
@@ -634,217 +637,16 @@ function ownKeyCount(v: unknown, limit: number): number {
   return count;
 }
 
-/** A duplicated object key found by the strict reader ({@linkcode parseEvidenceJson}). */
-export class DuplicateKeyError extends SyntaxError {
-  /** The duplicated key. */
-  readonly key: string;
-  /** JSON pointer of the object holding it. */
-  readonly pointer: string;
-  constructor(key: string, pointer: string, offset: number) {
-    super(
-      `duplicate key ${JSON.stringify(key)} in the object at ${
-        pointer || "/"
-      } (offset ${offset})`,
-    );
-    this.name = "DuplicateKeyError";
-    this.key = key;
-    this.pointer = pointer;
+/** Python's `json` view of a number token: a float lexeme with an integral value as {@linkcode PyFloat}, an integer beyond 2^53 exact. */
+function pythonNumber(lex: string): unknown {
+  const v = Number(lex);
+  if (/[.eE]/.test(lex)) {
+    return !Number.isFinite(v) || (Number.isInteger(v) && v < 1e21 && v > -1e21)
+      ? new PyFloat(v)
+      : v;
   }
+  return Number.isSafeInteger(v) ? v : BigInt(lex);
 }
-
-interface ReaderOptions {
-  /** Refuse a duplicated object key (DuplicateKeyError) instead of keeping the last. */
-  strict: boolean;
-  /** Read numbers as Python does (PyFloat, bigint) or as JavaScript does. */
-  numbers: "python" | "javascript";
-}
-
-/** A recursive-descent JSON reader giving Python's view of numbers; used when JSON.parse cannot be. */
-class Reader {
-  #s: string;
-  #i = 0;
-  #o: ReaderOptions;
-  constructor(
-    s: string,
-    o: ReaderOptions = { strict: false, numbers: "python" },
-  ) {
-    this.#s = s;
-    this.#o = o;
-  }
-
-  #fail(what: string): never {
-    throw new SyntaxError(`${what} at offset ${this.#i}`);
-  }
-
-  #ws(): void {
-    const s = this.#s;
-    let i = this.#i;
-    while (i < s.length) {
-      const c = s.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-      else break;
-    }
-    this.#i = i;
-  }
-
-  read(): unknown {
-    const v = this.#value(0);
-    this.#ws();
-    if (this.#i !== this.#s.length) {
-      this.#fail("unexpected text after the JSON value");
-    }
-    return v;
-  }
-
-  #string(): string {
-    const s = this.#s;
-    const start = this.#i;
-    let i = start + 1;
-    let escaped = false;
-    while (true) {
-      const c = s.charCodeAt(i);
-      if (c === 0x22) break;
-      if (Number.isNaN(c)) {
-        this.#i = i;
-        this.#fail("unterminated string");
-      }
-      if (c < 0x20) {
-        this.#i = i;
-        this.#fail("control character in string");
-      }
-      if (c === 0x5c) {
-        escaped = true;
-        i += 2;
-        continue;
-      }
-      i++;
-    }
-    this.#i = i + 1;
-    if (!escaped) return s.slice(start + 1, i);
-    try {
-      return JSON.parse(s.slice(start, i + 1)) as string; // a string literal alone: unaffected by the key defect
-    } catch {
-      this.#i = start;
-      return this.#fail("invalid escape in string");
-    }
-  }
-
-  #number(): unknown {
-    const s = this.#s;
-    NUMBER_LEXEME.lastIndex = this.#i;
-    const m = NUMBER_LEXEME.exec(s);
-    if (m === null) this.#fail("invalid number");
-    this.#i = NUMBER_LEXEME.lastIndex;
-    const lex = m[0];
-    const v = Number(lex);
-    if (this.#o.numbers === "javascript") return v;
-    if (m[1] !== undefined || m[2] !== undefined) {
-      // A float to Python: keep integral ones (1.0) and overflows as floats.
-      return !Number.isFinite(v) ||
-          (Number.isInteger(v) && v < 1e21 && v > -1e21)
-        ? new PyFloat(v)
-        : v;
-    }
-    return Number.isSafeInteger(v) ? v : BigInt(lex);
-  }
-
-  #value(depth: number, pointer = ""): unknown {
-    if (depth > 10_000) this.#fail("nesting too deep");
-    this.#ws();
-    const s = this.#s;
-    const c = s.charCodeAt(this.#i);
-    if (c === 0x7b) {
-      this.#i++;
-      const o: Record<string, unknown> = {};
-      this.#ws();
-      if (s.charCodeAt(this.#i) === 0x7d) {
-        this.#i++;
-        return o;
-      }
-      while (true) {
-        this.#ws();
-        if (s.charCodeAt(this.#i) !== 0x22) this.#fail("expected a string key");
-        const at = this.#i;
-        const k = this.#string();
-        if (this.#o.strict && Object.hasOwn(o, k)) {
-          throw new DuplicateKeyError(k, pointer, at);
-        }
-        this.#ws();
-        if (s.charCodeAt(this.#i) !== 0x3a) this.#fail("expected ':'");
-        this.#i++;
-        const v = this.#value(
-          depth + 1,
-          this.#o.strict ? `${pointer}/${escapePointer(k)}` : "",
-        );
-        // An own property even for "__proto__"; a later duplicate wins, as in Python.
-        Object.defineProperty(o, k, {
-          value: v,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-        this.#ws();
-        const d = s.charCodeAt(this.#i);
-        if (d === 0x2c) {
-          this.#i++;
-          continue;
-        }
-        if (d === 0x7d) {
-          this.#i++;
-          return o;
-        }
-        this.#fail("expected ',' or '}'");
-      }
-    }
-    if (c === 0x5b) {
-      this.#i++;
-      const a: unknown[] = [];
-      this.#ws();
-      if (s.charCodeAt(this.#i) === 0x5d) {
-        this.#i++;
-        return a;
-      }
-      while (true) {
-        a.push(
-          this.#value(
-            depth + 1,
-            this.#o.strict ? `${pointer}/${a.length}` : "",
-          ),
-        );
-        this.#ws();
-        const d = s.charCodeAt(this.#i);
-        if (d === 0x2c) {
-          this.#i++;
-          continue;
-        }
-        if (d === 0x5d) {
-          this.#i++;
-          return a;
-        }
-        this.#fail("expected ',' or ']'");
-      }
-    }
-    if (c === 0x22) return this.#string();
-    if (c === 0x74 && s.startsWith("true", this.#i)) {
-      this.#i += 4;
-      return true;
-    }
-    if (c === 0x66 && s.startsWith("false", this.#i)) {
-      this.#i += 5;
-      return false;
-    }
-    if (c === 0x6e && s.startsWith("null", this.#i)) {
-      this.#i += 4;
-      return null;
-    }
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.#number();
-    return this.#fail(
-      Number.isNaN(c) ? "unexpected end of JSON" : "unexpected character",
-    );
-  }
-}
-
-const NUMBER_LEXEME = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
 /**
  * Parse JSON text the way Python's `json.loads` sees it, so that
@@ -862,11 +664,7 @@ const NUMBER_LEXEME = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
  */
 export function parsePythonJson(text: string): unknown {
   if (!needsOwnReader(text)) return JSON.parse(text);
-  return new Reader(text).read();
-}
-
-function escapePointer(k: string): string {
-  return k.replaceAll("~", "~0").replaceAll("/", "~1");
+  return readJson(text, { number: pythonNumber, maxDepth: 10_000 }).value;
 }
 
 /** Options for {@linkcode parseEvidenceJson}. */
@@ -920,8 +718,9 @@ export function parseEvidenceJson(
       if (v !== undefined && ownKeyCount(v, tokens) === tokens) return v;
     }
   }
-  return new Reader(text, {
+  return readJson(text, {
     strict: options.strict ?? true,
-    numbers: options.numbers ?? "javascript",
-  }).read();
+    number: options.numbers === "python" ? pythonNumber : Number,
+    maxDepth: 10_000,
+  }).value;
 }
