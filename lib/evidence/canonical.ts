@@ -1,7 +1,8 @@
 /**
  * Canonical JSON and SHA-256, byte-compatible with Python's
  * `json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`
- * encoded as UTF-8 (the form mcp-evidence-validator hashes). Pure.
+ * encoded as UTF-8 (the form mcp-evidence-validator hashes), and the strict
+ * evidence reader. Pure.
  *
  * - Keys sorted by Unicode code point (Python's `sort_keys`), not by UTF-16
  *   code unit (they differ only for keys holding astral characters).
@@ -48,9 +49,10 @@ export class PyFloat {
  *
  * @example
  * ```ts
- * pythonFloatRepr(1); // "1.0"
- * pythonFloatRepr(1e-5); // "1e-05"
- * pythonFloatRepr(1e16); // "1e+16"
+ * import assert from "node:assert/strict";
+ * assert.equal(pythonFloatRepr(1), "1.0");
+ * assert.equal(pythonFloatRepr(1e-5), "1e-05");
+ * assert.equal(pythonFloatRepr(1e16), "1e+16");
  * ```
  */
 export function pythonFloatRepr(n: number): string {
@@ -58,19 +60,11 @@ export function pythonFloatRepr(n: number): string {
     throw new TypeError(`canonical JSON refuses ${n}: not a finite number`);
   }
   if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
-  // toExponential() with no argument gives the shortest round-trip digits,
-  // the same digits Python's repr chooses.
-  const s = n.toExponential();
-  const e = s.indexOf("e");
-  let mant = s.slice(0, e);
-  const exp = Number(s.slice(e + 1));
-  let sign = "";
-  if (mant.charCodeAt(0) === 45) {
-    sign = "-";
-    mant = mant.slice(1);
-  }
-  const digits = mant.length > 1 ? mant[0] + mant.slice(2) : mant;
-  const decpt = exp + 1;
+  // toExponential() gives the shortest round-trip digits, as Python's repr.
+  const [mantissa, e] = n.toExponential().split("e") as [string, string];
+  const sign = n < 0 ? "-" : "";
+  const digits = mantissa.replace(/^-/, "").replace(".", "");
+  const decpt = Number(e) + 1;
   if (decpt > -4 && decpt <= 16) {
     if (decpt <= 0) return `${sign}0.${"0".repeat(-decpt)}${digits}`;
     if (decpt >= digits.length) {
@@ -85,11 +79,6 @@ export function pythonFloatRepr(n: number): string {
   }`;
 }
 
-function numberText(n: number): string {
-  if (Number.isInteger(n) && n < 1e21 && n > -1e21) return String(n);
-  return pythonFloatRepr(n);
-}
-
 function stringText(s: string): string {
   if (!s.isWellFormed()) {
     throw new TypeError(
@@ -101,125 +90,96 @@ function stringText(s: string): string {
   return JSON.stringify(s);
 }
 
-/**
- * Order two strings by Unicode code point (not UTF-16 unit), as canonical
- * JSON sorts object keys.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.ok(compareCodePoints("\u{1F600}", "\uFFFF") > 0);
- * ```
- */
-export function compareCodePoints(a: string, b: string): number {
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  while (true) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done) return y.done ? 0 : -1;
-    if (y.done) return 1;
-    const cx = x.value.codePointAt(0)!;
-    const cy = y.value.codePointAt(0)!;
-    if (cx !== cy) return cx - cy;
+/** Order by Unicode code point, as Python sorts keys (UTF-16 order differs only around surrogates). */
+function byCodePoint(a: string, b: string): number {
+  const x = Array.from(a, (c) => c.codePointAt(0)!);
+  const y = Array.from(b, (c) => c.codePointAt(0)!);
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    if (x[i] !== y[i]) return x[i]! - y[i]!;
   }
-}
-
-function hasSurrogate(k: string): boolean {
-  for (let i = 0; i < k.length; i++) {
-    const c = k.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdfff) return true;
-  }
-  return false;
-}
-
-function sortedKeys(o: Record<string, unknown>): string[] {
-  const keys = Object.keys(o);
-  if (keys.length < 2) return keys;
-  keys.sort();
-  // UTF-16 order equals code point order unless a key holds a surrogate.
-  for (let i = 0; i < keys.length; i++) {
-    if (hasSurrogate(keys[i]!)) return keys.sort(compareCodePoints);
-  }
-  return keys;
-}
-
-const SURROGATE_TEXT = /[\uD800-\uDFFF]|\\u[dD][89abAB]/;
-
-function at(path: readonly (string | number)[]): string {
-  return path.length === 0 ? "/" : "/" + path.join("/");
+  return x.length - y.length;
 }
 
 function refuse(v: unknown, path: readonly (string | number)[]): never {
+  const at = "/" + path.join("/");
   if (typeof v === "number" || v instanceof PyFloat) {
     const n = typeof v === "number" ? v : v.value;
     throw new TypeError(
-      `canonical JSON refuses ${n} at ${at(path)}: not a finite number`,
+      `canonical JSON refuses ${n} at ${at}: not a finite number`,
     );
   }
   if (v === undefined) {
-    throw new TypeError(`canonical JSON refuses undefined at ${at(path)}`);
+    throw new TypeError(`canonical JSON refuses undefined at ${at}`);
   }
   if (typeof v === "object" && v !== null) {
     const name = (v as { constructor?: { name?: string } }).constructor?.name ??
       "object";
     throw new TypeError(
-      `canonical JSON refuses a ${name} at ${
-        at(path)
-      }: only plain objects and arrays`,
+      `canonical JSON refuses a ${name} at ${at}: only plain objects and arrays`,
     );
   }
-  throw new TypeError(`canonical JSON refuses a ${typeof v} at ${at(path)}`);
+  throw new TypeError(`canonical JSON refuses a ${typeof v} at ${at}`);
 }
 
-// `path` is a stack of keys pushed and popped on the way down, so no path
-// string is built unless a value is refused.
-function write(v: unknown, path: (string | number)[]): string {
+/**
+ * `v` as canonical JSON (`indent` null) or indented by `indent` plus two
+ * spaces a level, keys in their own order. `path` is a stack of keys pushed
+ * and popped on the way down, for the pointer of a refused value.
+ */
+function write(
+  v: unknown,
+  path: (string | number)[],
+  indent: string | null,
+): string {
   switch (typeof v) {
     case "string":
       return stringText(v);
     case "number":
       if (!Number.isFinite(v)) refuse(v, path);
-      return numberText(v);
+      return Number.isInteger(v) && Math.abs(v) < 1e21
+        ? String(v)
+        : pythonFloatRepr(v);
     case "boolean":
-      return v ? "true" : "false";
+      return String(v);
     case "bigint":
       return v.toString();
     case "object": {
       if (v === null) return "null";
-      if (Array.isArray(v)) {
-        const n = v.length;
-        if (n === 0) return "[]";
-        let out = "[";
-        for (let i = 0; i < n; i++) {
-          const x = v[i];
-          path.push(i);
-          if (x === undefined) refuse(x, path);
-          out += (i > 0 ? "," : "") + write(x, path);
-          path.pop();
-        }
-        return out + "]";
+      if (v instanceof PyFloat) {
+        if (!Number.isFinite(v.value)) refuse(v, path);
+        return pythonFloatRepr(v.value);
       }
+      const array = Array.isArray(v);
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) {
-        if (v instanceof PyFloat) {
-          if (!Number.isFinite(v.value)) refuse(v, path);
-          return pythonFloatRepr(v.value);
-        }
+      if (!array && proto !== Object.prototype && proto !== null) {
         refuse(v, path);
       }
       const o = v as Record<string, unknown>;
-      let out = "{";
-      let first = true;
-      for (const k of sortedKeys(o)) {
-        const x = o[k];
-        if (x === undefined) continue;
-        path.push(k);
-        out += (first ? "" : ",") + stringText(k) + ":" + write(x, path);
-        path.pop();
-        first = false;
+      let keys: (string | number)[] = Object.keys(o);
+      if (array) keys = Array.from(v as unknown[], (_, i) => i);
+      else if (indent === null) {
+        keys.sort();
+        if (keys.some((k) => /[\uD800-\uDFFF]/.test(k as string))) {
+          keys.sort((a, b) => byCodePoint(a as string, b as string));
+        }
       }
-      return out + "}";
+      const inner = indent === null ? null : indent + "  ";
+      const parts: string[] = [];
+      for (const k of keys) {
+        const x = o[k];
+        if (x === undefined && !array) continue;
+        path.push(k);
+        if (x === undefined) refuse(x, path);
+        const text = write(x, path, inner);
+        path.pop();
+        const sep = inner === null ? ":" : ": ";
+        parts.push(array ? text : stringText(k as string) + sep + text);
+      }
+      const [open, close] = array ? ["[", "]"] : ["{", "}"];
+      if (parts.length === 0) return open + close;
+      return inner === null
+        ? open + parts.join(",") + close
+        : `${open}\n${inner}${parts.join(`,\n${inner}`)}\n${indent}${close}`;
     }
     default:
       return refuse(v, path);
@@ -232,129 +192,29 @@ function write(v: unknown, path: (string | number)[]): string {
  *
  * @example
  * ```ts
- * canonicalJson({ b: [1, 2.5], a: "é" }); // '{"a":"é","b":[1,2.5]}'
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalJson({ b: [1, 2.5], a: "é" }), '{"a":"é","b":[1,2.5]}');
  * ```
  */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) {
     throw new TypeError("canonical JSON refuses undefined");
   }
-  let native: unknown = NOT_NATIVE;
-  if (nativeIsCanonical(value)) native = value;
-  else native = sortedCopy(value);
-  if (native !== NOT_NATIVE) {
-    const s = JSON.stringify(native);
-    // Any surrogate (an astral character, whose key order may differ by code
-    // point, or a lone surrogate JSON.stringify escaped) takes the full path.
-    if (!SURROGATE_TEXT.test(s)) return s;
-  }
-  return write(value, []);
-}
-
-const NOT_NATIVE: unique symbol = Symbol("not native");
-const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
-
-/**
- * A copy of `v` with every object's keys inserted in sorted order, so that
- * `JSON.stringify` of it is canonical; or NOT_NATIVE when that cannot be
- * (a number Python prints differently, a PyFloat or bigint, an array-index
- * key, which JSON.stringify always puts first, or a value to refuse).
- */
-function sortedCopy(v: unknown): unknown {
-  switch (typeof v) {
-    case "string":
-    case "boolean":
-      return v;
-    case "number":
-      return (Number.isInteger(v)
-          ? v < 1e21 && v > -1e21
-          : Number.isFinite(v) && Math.abs(v) >= 1e-4)
-        ? v
-        : NOT_NATIVE;
-    case "object": {
-      if (v === null) return null;
-      if (Array.isArray(v)) {
-        const out = new Array(v.length);
-        for (let i = 0; i < v.length; i++) {
-          const x = v[i];
-          if (x === undefined) return NOT_NATIVE;
-          const c = sortedCopy(x);
-          if (c === NOT_NATIVE) return NOT_NATIVE;
-          out[i] = c;
-        }
-        return out;
-      }
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) return NOT_NATIVE;
-      const keys = Object.keys(v).sort();
-      const out: Record<string, unknown> = {};
-      for (const k of keys) {
-        if (ARRAY_INDEX.test(k) || k === "__proto__") return NOT_NATIVE;
-        const x = (v as Record<string, unknown>)[k];
-        if (x === undefined) continue;
-        const c = sortedCopy(x);
-        if (c === NOT_NATIVE) return NOT_NATIVE;
-        out[k] = c;
-      }
-      return out;
-    }
-    default:
-      return NOT_NATIVE;
-  }
+  return write(value, [], null);
 }
 
 /**
- * Whether `JSON.stringify(v)` already is the canonical form, for a value
- * whose strings and keys hold no UTF-16 surrogate (an astral character or
- * a lone surrogate; {@linkcode canonicalJson} tests its output for those):
- * every object's keys in order, every number printed the same way by
- * JavaScript and Python, nothing to refuse. A check without building
- * strings, so the common case costs one walk plus the native serializer.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(nativeIsCanonical({ a: 1, b: [0.5] }), true);
- * assert.equal(nativeIsCanonical({ b: 1, a: 2 }), false); // keys not sorted
- * assert.equal(nativeIsCanonical({ a: 1e-5 }), false); // Python writes 1e-05
- * ```
+ * Indented JSON for files people read (manifests, reports): keys in their
+ * own order, but numbers, strings and refusals exactly as in
+ * {@linkcode canonicalJson}, so reading the text back with
+ * {@linkcode parsePythonJson} gives the same canonical form (a `1.0` stays
+ * `1.0`).
  */
-export function nativeIsCanonical(v: unknown): boolean {
-  switch (typeof v) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      // Integers below 1e21 print as integers in both; other numbers print
-      // alike in fixed notation, which both use from 1e-4 up.
-      return Number.isInteger(v)
-        ? v < 1e21 && v > -1e21
-        : Number.isFinite(v) && Math.abs(v) >= 1e-4;
-    case "object": {
-      if (v === null) return true;
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) {
-          const x = v[i];
-          if (x === undefined || !nativeIsCanonical(x)) return false;
-        }
-        return true;
-      }
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) return false;
-      // for-in visits own keys in Object.keys order (plain objects inherit
-      // no enumerable keys) without allocating the key array.
-      let prev: string | null = null;
-      for (const k in v) {
-        if (prev !== null && !(prev < k)) return false;
-        const x = (v as Record<string, unknown>)[k];
-        if (x !== undefined && !nativeIsCanonical(x)) return false;
-        prev = k;
-      }
-      return true;
-    }
-    default:
-      return false;
+export function prettyJson(value: unknown): string {
+  if (value === undefined) {
+    throw new TypeError("canonical JSON refuses undefined");
   }
+  return write(value, [], "");
 }
 
 /** Whether `text`'s stretch from a to ae sorts before that from b to be. */
@@ -454,70 +314,17 @@ export function canonicalEnd(text: string, at: number, depth = 1000): number {
  *
  * @example
  * ```ts
- * sha256Hex("abc"); // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * import assert from "node:assert/strict";
+ * assert.equal(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
  * ```
  */
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** `"sha256:" + sha256Hex(canonicalJson(value))`. */
-export function fingerprint(value: unknown): string {
-  return "sha256:" + sha256Hex(canonicalJson(value));
-}
-
 /** True when `s` is `sha256:` followed by 64 lowercase hex digits. */
 export function isDigest(s: unknown): s is string {
   return typeof s === "string" && /^sha256:[0-9a-f]{64}$/.test(s);
-}
-
-function pretty(
-  v: unknown,
-  indent: string,
-  step: string,
-  path: (string | number)[],
-): string {
-  if (v === null || typeof v !== "object" || v instanceof PyFloat) {
-    return write(v, path);
-  }
-  const inner = indent + step;
-  if (Array.isArray(v)) {
-    if (v.length === 0) return "[]";
-    const parts: string[] = [];
-    for (let i = 0; i < v.length; i++) {
-      path.push(i);
-      if (v[i] === undefined) refuse(undefined, path);
-      parts.push(inner + pretty(v[i], inner, step, path));
-      path.pop();
-    }
-    return `[\n${parts.join(",\n")}\n${indent}]`;
-  }
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) refuse(v, path);
-  const o = v as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const k of Object.keys(o)) {
-    if (o[k] === undefined) continue;
-    path.push(k);
-    parts.push(`${inner}${stringText(k)}: ${pretty(o[k], inner, step, path)}`);
-    path.pop();
-  }
-  if (parts.length === 0) return "{}";
-  return `{\n${parts.join(",\n")}\n${indent}}`;
-}
-
-/**
- * Indented JSON for files people read (manifests, reports): keys in their
- * own order, but numbers, strings and refusals exactly as in
- * {@linkcode canonicalJson}, so reading the text back with
- * {@linkcode parsePythonJson} gives the same canonical form (a `1.0` stays
- * `1.0`).
- */
-export function prettyJson(value: unknown, indent = 2): string {
-  if (value === undefined) {
-    throw new TypeError("canonical JSON refuses undefined");
-  }
-  return pretty(value, "", " ".repeat(indent), []);
 }
 
 function isNumberChar(c: number): boolean {
