@@ -14,7 +14,7 @@
  * @module
  */
 import { EvidenceError } from "../errors.ts";
-import { readJsonDocument, readTextDocument } from "./files.ts";
+import { decodeUtf8, readJsonDocument, readTextDocument } from "./files.ts";
 import { parseEvidenceJson } from "./canonical.ts";
 import {
   type Owner,
@@ -67,20 +67,6 @@ export async function readLedgerFile(path: string): Promise<unknown> {
   return (await readJsonDocument(path)).value;
 }
 
-const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
-const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** `bytes` as UTF-8 text, or null when they are not UTF-8 (the lossy decoder is several times faster). */
-function utf8(bytes: Uint8Array): string | null {
-  const text = lossy.decode(bytes);
-  if (!text.includes("\uFFFD")) return text;
-  try {
-    return strict.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The lines of a UTF-8 file without their newlines (a leading BOM
  * dropped), a read's worth at a time, then the text after the last newline
@@ -127,14 +113,14 @@ function* readLines(
         );
       }
       if (n === null) {
-        const rest = bom(utf8(buf.subarray(0, held)));
+        const rest = bom(decodeUtf8(buf.subarray(0, held)));
         return yield rest === null ? null : [rest];
       }
       const end = held + n;
       const last = buf.subarray(0, end).lastIndexOf(10, end - 1);
       held = end;
       if (last < end - n) continue; // no newline in this read
-      const text = bom(utf8(buf.subarray(0, last)));
+      const text = bom(decodeUtf8(buf.subarray(0, last)));
       if (text === null) return yield null;
       first = false;
       yield text.split("\n");
