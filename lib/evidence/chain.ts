@@ -225,11 +225,8 @@ export class ChainCheck {
     this.#expectedHead = expectedHead;
   }
 
-  /**
-   * Check the next block; `body`, when given, is its {@linkcode blockBody}
-   * already made.
-   */
-  add(b: unknown, body: string | null = null): void {
+  /** Check the next block. */
+  add(b: unknown): void {
     const i = this.#count++;
     const problems = this.problems;
     if (!isPlainObject(b)) {
@@ -278,7 +275,8 @@ export class ChainCheck {
         }`,
       });
     }
-    if (body === null && typeof b.type === "string" && b.record !== undefined) {
+    let body: string | null = null;
+    if (typeof b.type === "string" && b.record !== undefined) {
       try {
         body = blockBody(b.type, b.record);
       } catch (e) {
