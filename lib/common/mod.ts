@@ -1,6 +1,6 @@
 /**
- * Small helpers with one copy each: `isPlainObject` and the path helpers
- * (pure), `exists` (reads the disk).
+ * Small helpers with one copy each: `isPlainObject`, the path helpers and
+ * `pool` (pure), `exists` (reads the disk).
  *
  * @module
  */
@@ -10,3 +10,4 @@ export * from "./paths.ts";
 export * from "./closest_names.ts";
 export * from "./show_controls.ts";
 export * from "./markdown_code.ts";
+export * from "./pool.ts";
