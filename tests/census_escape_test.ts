@@ -13,7 +13,9 @@ const CENSUS =
     .pathname;
 
 Deno.test("census page: a failure message with a newline, ESC[2K and C1 is shown escaped", async () => {
-  const doc = JSON.parse((await readEvidenceText(CENSUS)).text) as CensusDocument;
+  const doc = JSON.parse(
+    (await readEvidenceText(CENSUS)).text,
+  ) as CensusDocument;
   const failed = doc.servers.find((s) => s.failure !== null);
   assert.ok(failed?.failure, "the published census has a failed server");
   failed.failure.message =
