@@ -122,14 +122,16 @@ function refuse(v: unknown, path: readonly (string | number)[]): never {
 }
 
 /**
- * `v` as canonical JSON (`indent` null) or indented by `indent` plus two
- * spaces a level, keys in their own order. `path` is a stack of keys pushed
- * and popped on the way down, for the pointer of a refused value.
+ * `v` as canonical JSON (`indent` null: keys sorted, by code point when
+ * `byCodePoint`) or indented by `indent` plus two spaces a level, keys in
+ * their own order. `path` is a stack of keys pushed and popped on the way
+ * down, for the pointer of a refused value.
  */
 function write(
   v: unknown,
   path: (string | number)[],
   indent: string | null,
+  codePoints = false,
 ): string {
   switch (typeof v) {
     case "string":
@@ -149,41 +151,45 @@ function write(
         if (!Number.isFinite(v.value)) refuse(v, path);
         return pythonFloatRepr(v.value);
       }
-      const array = Array.isArray(v);
-      const proto = Object.getPrototypeOf(v);
-      if (!array && proto !== Object.prototype && proto !== null) {
-        refuse(v, path);
-      }
-      const o = v as Record<string, unknown>;
-      let keys: (string | number)[] = Object.keys(o);
-      if (array) keys = Array.from(v as unknown[], (_, i) => i);
-      else if (indent === null) {
-        keys.sort();
-        if (keys.some((k) => /[\uD800-\uDFFF]/.test(k as string))) {
-          keys.sort((a, b) => byCodePoint(a as string, b as string));
-        }
-      }
       const inner = indent === null ? null : indent + "  ";
-      const parts: string[] = [];
-      for (const k of keys) {
-        const x = o[k];
-        if (x === undefined && !array) continue;
-        path.push(k);
-        if (x === undefined) refuse(x, path);
-        const text = write(x, path, inner);
-        path.pop();
-        const sep = inner === null ? ":" : ": ";
-        parts.push(array ? text : stringText(k as string) + sep + text);
+      const sep = inner === null ? "," : `,\n${inner}`;
+      let out = "";
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          path.push(i);
+          if (v[i] === undefined) refuse(undefined, path);
+          out += (i > 0 ? sep : "") + write(v[i], path, inner, codePoints);
+          path.pop();
+        }
+        return wrap("[", out, "]", indent);
       }
-      const [open, close] = array ? ["[", "]"] : ["{", "}"];
-      if (parts.length === 0) return open + close;
-      return inner === null
-        ? open + parts.join(",") + close
-        : `${open}\n${inner}${parts.join(`,\n${inner}`)}\n${indent}${close}`;
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) refuse(v, path);
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o);
+      if (indent === null) keys.sort(codePoints ? byCodePoint : undefined);
+      for (const k of keys) {
+        if (o[k] === undefined) continue;
+        path.push(k);
+        out += (out === "" ? "" : sep) + stringText(k) +
+          (inner === null ? ":" : ": ") + write(o[k], path, inner, codePoints);
+        path.pop();
+      }
+      return wrap("{", out, "}", indent);
     }
     default:
       return refuse(v, path);
   }
+}
+
+function wrap(
+  open: string,
+  inside: string,
+  close: string,
+  indent: string | null,
+): string {
+  if (inside === "" || indent === null) return open + inside + close;
+  return `${open}\n${indent}  ${inside}\n${indent}${close}`;
 }
 
 /**
@@ -200,7 +206,9 @@ export function canonicalJson(value: unknown): string {
   if (value === undefined) {
     throw new TypeError("canonical JSON refuses undefined");
   }
-  return write(value, [], null);
+  const text = write(value, [], null);
+  // UTF-16 order is code point order unless a surrogate is involved.
+  return /[\uD800-\uDFFF]/.test(text) ? write(value, [], null, true) : text;
 }
 
 /**
