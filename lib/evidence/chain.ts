@@ -327,30 +327,44 @@ export class ChainCheck {
     const local = this.#local;
     if (local === null) return null;
     const i = this.#count;
+    // The index read digit by digit: a number made a string per line would
+    // fill V8's number-string cache, whose strings outlive each scavenge.
+    let c = 9;
+    let index = 0;
+    for (; c < 25; c++) {
+      const d = line.charCodeAt(c) - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      index = index * 10 + d;
+    }
+    const p = c + 14; // where prev_hash starts
+    const ts = p + local.length + 10; // where the type starts
     // Compared as slices: a sliced string is flat, a concatenation is not.
-    const start = `{"index":${i},"prev_hash":"`;
-    const ts = start.length + local.length + 10; // where the type starts
     if (
-      line.slice(0, start.length) !== start ||
-      line.slice(start.length, ts - 10) !== local ||
+      index !== i || c === 9 || (line.charCodeAt(9) === 48 && c > 10) ||
+      line.slice(0, 9) !== '{"index":' ||
+      line.slice(c, p) !== ',"prev_hash":"' ||
+      line.slice(p, ts - 10) !== local ||
       line.slice(ts - 10, ts) !== '","type":"'
     ) return null;
     const te = line.indexOf('"', ts);
     const re = te > 0 && line.startsWith('","record":', te)
       ? canonicalEnd(line, te + 11)
       : -1;
-    if (
-      re < 0 || line.length !== re + 82 || !PLAIN.test(line.slice(ts, re))
-    ) return null;
+    const plain = re > 0 && PLAIN.test(line.slice(ts, re));
+    // A match keeps its subject (and so the whole read) as RegExp's last
+    // match, past every young collection: match "" instead.
+    PLAIN.test("");
+    if (!plain || line.length !== re + 82) return null;
     const type = line.slice(ts, te);
     const record = line.slice(te + 11, re);
     const body = `{"record":${record},"type":"${type}"}`;
     const hex = SHA256.copy().update(local + body).digest("hex");
+    // A new string, not a slice: a slice would keep the whole read alive.
+    const h = "sha256:" + hex;
     if (
-      line.slice(re, re + 16) !== ',"hash":"sha256:' ||
-      line.slice(re + 16, -2) !== hex || !line.endsWith('"}')
+      line.slice(re, re + 9) !== ',"hash":"' || line.slice(re + 9, -2) !== h ||
+      !line.endsWith('"}')
     ) return null;
-    const h = line.slice(re + 9, -2);
     this.#count++;
     this.types[type] = (this.types[type] ?? 0) + 1;
     if (h === this.#expectedHead) this.#expectedAt = i;
