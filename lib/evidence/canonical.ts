@@ -283,8 +283,11 @@ export function canonicalEnd(text: string, at: number, depth = 1000): number {
         keyEnd = e;
         i = e + 2;
       }
-      i = canonicalEnd(text, i, depth - 1);
-      if (i < 0) return -1;
+      // A string value inline: the commonest, and a call saved.
+      i = text.charCodeAt(i) === 0x22
+        ? text.indexOf('"', i + 1) + 1
+        : canonicalEnd(text, i, depth - 1);
+      if (i <= 0) return -1;
       const d = text.charCodeAt(i);
       if (d === close) return i + 1;
       if (d !== 0x2c) return -1;
