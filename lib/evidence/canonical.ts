@@ -477,7 +477,8 @@ function pythonNumber(lex: string): unknown {
  *
  * @example
  * ```ts
- * canonicalJson(parsePythonJson('{"x": 1.0, "y": 1}')); // '{"x":1.0,"y":1}'
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalJson(parsePythonJson('{"x": 1.0, "y": 1}')), '{"x":1.0,"y":1}');
  * ```
  */
 export function parsePythonJson(text: string): unknown {
@@ -510,8 +511,9 @@ export interface EvidenceJsonOptions {
  *
  * @example
  * ```ts
- * parseEvidenceJson('{"a":1}'); // { a: 1 }
- * try { parseEvidenceJson('{"a":1,"a":2}'); } catch (e) { e instanceof DuplicateKeyError; } // true
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseEvidenceJson('{"a":1}'), { a: 1 });
+ * assert.throws(() => parseEvidenceJson('{"a":1,"a":2}'), DuplicateKeyError);
  * ```
  */
 export function parseEvidenceJson(
