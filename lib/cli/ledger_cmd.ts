@@ -16,13 +16,7 @@ import { LEDGER_NAME } from "../evidence/chain.ts";
 import { isDigest, prettyJson } from "../evidence/canonical.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
 import { readJsonDocument } from "../evidence/files.ts";
-import {
-  appendBlocks,
-  readLedgerFile,
-  verifyLedger,
-  verifyLedgerFile,
-  walkLedgerFile,
-} from "../evidence/ledger.ts";
+import { appendBlocks, verifyLedgerFile } from "../evidence/ledger.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
@@ -271,21 +265,12 @@ async function head(argv: string[]): Promise<number> {
   });
   noExtra(p, "head");
   const path = str(p, "ledger", "head", true)!;
-  const fast = await walkLedgerFile(path);
-  if (fast !== null) {
-    console.log(fast.head);
-    return 0;
-  }
-  const doc = await readLedgerFile(path);
-  const v = verifyLedger(doc, "");
-  const problems = v.problems.filter((x) =>
-    x.kind !== "head" || v.head === null
-  );
-  if (problems.length > 0 || v.head === null) {
+  const v = await verifyLedgerFile(path, null);
+  if (!v.ok || v.head === null) {
     console.error(
-      `${path}: the ledger's own chain is broken (${problems.length} problem(s)):`,
+      `${path}: the ledger's own chain is broken (${v.problems.length} problem(s)):`,
     );
-    for (const pr of problems) console.error(`  ${pr.kind}: ${pr.message}`);
+    for (const pr of v.problems) console.error(`  ${pr.kind}: ${pr.message}`);
     return 1;
   }
   console.log(v.head);
