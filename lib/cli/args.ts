@@ -19,10 +19,6 @@ export interface ParsedCommandLine {
 }
 
 /**
- * Parse `argv` strictly: unknown flags and missing values are a
- * {@linkcode UsageError} naming the command and the flag.
- */
-/**
  * `--help` (or `-h`) was given: the entry prints the command's help text
  * and exits 0 (one place instead of a check in every command).
  */
@@ -33,6 +29,10 @@ export class HelpRequested extends Error {
   }
 }
 
+/**
+ * Parse `argv` strictly: unknown flags and missing values are a
+ * {@linkcode UsageError} naming the command and the flag.
+ */
 export function parseCommandLine(
   command: string,
   argv: readonly string[],
@@ -120,6 +120,25 @@ export function parseCount(
   if (!Number.isInteger(n) || n < min) {
     throw new UsageError(
       `verity ${command}: --${flag} expects an integer >= ${min}, got ${
+        JSON.stringify(v)
+      }`,
+    );
+  }
+  return n;
+}
+
+/** An option's value when it is a string, else null. */
+export function stringOption(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+/** `--seed N`: an integer from 0 to 2^32 - 1 (default `dflt`). */
+export function parseSeed(command: string, v: unknown, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (typeof v !== "string" || !/^\d+$/.test(v) || n > 0xffffffff) {
+    throw new UsageError(
+      `verity ${command}: --seed expects an integer from 0 to 4294967295, got ${
         JSON.stringify(v)
       }`,
     );

@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   parseCommandLine,
   parseEnvPairs,
   parseSeconds,
   requireServerCommand,
+  stringOption,
 } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import {
@@ -24,12 +24,9 @@ import {
 import { captureManifest } from "../evidence/capture.ts";
 import { launchCommand } from "../launcher/command.ts";
 import { prettyJson } from "../evidence/canonical.ts";
-import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
-import { appendDocumentToLedger } from "./_ledger.ts";
+import { writeDocument } from "./_ledger.ts";
 import { showControls, terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["capture"];
 
 /** Run `verity capture`. */
 export async function main(argv: string[]): Promise<number> {
@@ -81,25 +78,13 @@ export async function main(argv: string[]): Promise<number> {
   ).finally(() => launched?.dispose());
   const text = prettyJson(manifest) + "\n";
   if (typeof out === "string") {
-    try {
-      await writeTextFileAtomic(out, text);
-    } catch (e) {
-      throw new UsageError(
-        `verity capture: --out ${out}: cannot write: ${(e as Error).message}`,
-      );
-    }
+    await writeDocument("capture", "manifest", out, text, stringOption(ledger));
     const s = manifest.server;
     console.error(terminalText(
       `captured ${manifest.tools.length} tools from ${
         s.name ?? "an unnamed server"
       }${s.version ? " " + s.version : ""} under recipe ${recipe} -> ${out}`,
     ));
-    if (typeof ledger === "string") {
-      const b = await appendDocumentToLedger(ledger, "manifest", out, text);
-      console.error(
-        `ledger: ${b.path} block ${b.index} records ${out} (${b.digest}), head ${b.head}`,
-      );
-    }
   } else {
     await Deno.stdout.write(new TextEncoder().encode(text));
   }

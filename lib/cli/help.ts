@@ -3,8 +3,7 @@
  * defaults it quotes are written out; tests/help_test.ts checks them against
  * the constants the commands use):
  * `main.ts` prints `verity <command> --help` from here without loading the
- * command's own modules, and each command module exports its text from here
- * as `HELP`.
+ * command's own modules.
  *
  * @module
  */

@@ -13,7 +13,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import {
   parseCommandLine,
@@ -32,12 +31,11 @@ import { initTarget, listedTools, pathKind } from "../init/init.ts";
 import { VERSION } from "../version.ts";
 import {
   parseRemote,
+  refuseWithUrl,
   REMOTE_OPTIONS,
   remoteClient,
   type RemoteServer,
 } from "./remote.ts";
-
-export const HELP: string = COMMAND_HELP["init"];
 
 interface ServerSpec {
   command: string[];
@@ -99,24 +97,16 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
   };
 }
 
-/** `verity init <dir> --url URL`: list a remote server, write a local HTTP target template. */
-async function initRemote(
+/** The new target's directory, file and name; refuses an existing file (without `--force`) and a bad name. */
+async function newTarget(
   p: ParsedCommandLine,
-  remote: RemoteServer,
-): Promise<number> {
-  for (const flag of ["env", "from-config", "server", "no-sandbox"]) {
-    if (p.values[flag] !== undefined) {
-      throw new UsageError(
-        `verity init: --${flag} applies to a started server, not --url`,
-      );
-    }
-  }
+  defaultName: string | null,
+): Promise<{ targetDir: string; file: string; name: string }> {
   if (p.positionals.length !== 1) {
     throw new UsageError(
       "verity init: expected one directory for the new target.toml",
     );
   }
-  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const targetDir = resolve(p.positionals[0]!);
   const file = join(targetDir, "target.toml");
   if (!p.values.force && await pathKind(file) !== null) {
@@ -124,7 +114,7 @@ async function initRemote(
       `verity init: ${file} exists; pass --force to overwrite it`,
     );
   }
-  const name = String(p.values.name ?? basename(targetDir));
+  const name = String(p.values.name ?? defaultName ?? basename(targetDir));
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
     throw new UsageError(
       `verity init: target name ${
@@ -132,6 +122,17 @@ async function initRemote(
       } must be letters, digits, ".", "_" or "-" (use --name)`,
     );
   }
+  return { targetDir, file, name };
+}
+
+/** `verity init <dir> --url URL`: list a remote server, write a local HTTP target template. */
+async function initRemote(
+  p: ParsedCommandLine,
+  remote: RemoteServer,
+): Promise<number> {
+  refuseWithUrl("init", p, ["env", "from-config", "server", "no-sandbox"]);
+  const { targetDir, file, name } = await newTarget(p, null);
+  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   console.error(`verity: listing tools of ${remote.shownUrl} (HTTP)`);
   const s = await openSession(remoteClient(remote), { timeoutMs });
   await s.client.close(2000);
@@ -187,30 +188,10 @@ export async function main(argv: string[]): Promise<number> {
     positionals: [],
   });
   if (remote !== null) return await initRemote(p, remote);
-  if (p.positionals.length !== 1) {
-    throw new UsageError(
-      "verity init: expected one directory for the new target.toml",
-    );
-  }
+  if (p.positionals.length !== 1) await newTarget(p, null);
   const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const spec = await serverSpec(p);
-  const targetDir = resolve(p.positionals[0]!);
-  const file = join(targetDir, "target.toml");
-  if (!p.values.force && await pathKind(file) !== null) {
-    throw new UsageError(
-      `verity init: ${file} exists; pass --force to overwrite it`,
-    );
-  }
-  const name = String(
-    p.values.name ?? spec.defaultName ?? basename(targetDir),
-  );
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
-    throw new UsageError(
-      `verity init: target name ${
-        JSON.stringify(name)
-      } must be letters, digits, ".", "_" or "-" (use --name)`,
-    );
-  }
+  const { targetDir, file, name } = await newTarget(p, spec.defaultName);
   const { text, tools, plan } = await initTarget(spec, {
     name,
     targetDir,

@@ -5,12 +5,9 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { generateKeyPair } from "../evidence/attest.ts";
-
-export const HELP: string = COMMAND_HELP["keygen"];
 
 async function writeNew(path: string, text: string, mode: number) {
   try {

@@ -25,8 +25,6 @@ import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
 
-export const HELP: string = COMMAND_HELP["ledger"];
-
 function str(
   p: ReturnType<typeof parseCommandLine>,
   k: string,
@@ -299,7 +297,7 @@ export async function main(argv: string[]): Promise<number> {
     case "-h":
     case "--help":
     case "help":
-      console.log(HELP);
+      console.log(COMMAND_HELP.ledger);
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(

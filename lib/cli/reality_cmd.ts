@@ -6,17 +6,16 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   parseCommandLine,
   parseEnvPairs,
   parseSeconds,
+  parseSeed,
   requireServerCommand,
 } from "./args.ts";
 import { InputError, UsageError } from "../errors.ts";
-import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
-import { appendDocumentToLedger } from "./_ledger.ts";
+import { writeDocument } from "./_ledger.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
 import { renderRealityText } from "../reality/render.ts";
 import type { RealityReport } from "../reality/report.ts";
@@ -33,10 +32,13 @@ import { type CallToRecord, recordCalls } from "../report/observed.ts";
 import { observedOptions, writeObservedDoc } from "./_observed.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
-import { parseRemote, REMOTE_OPTIONS, remoteClient } from "./remote.ts";
+import {
+  parseRemote,
+  refuseWithUrl,
+  REMOTE_OPTIONS,
+  remoteClient,
+} from "./remote.ts";
 import { terminalJson, terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["reality"];
 
 function parseFailUnder(v: unknown): number | null {
   if (v === undefined) return null;
@@ -52,35 +54,6 @@ function parseFailUnder(v: unknown): number | null {
     );
   }
   return n;
-}
-
-function parseSeed(v: unknown): number {
-  if (v === undefined) return DEFAULT_SEED;
-  const n = Number(v);
-  if (
-    typeof v !== "string" || !/^\d+$/.test(v) || !Number.isSafeInteger(n) ||
-    n > 0xffffffff
-  ) {
-    throw new UsageError(
-      `verity reality: --seed expects an integer from 0 to 4294967295, got ${
-        JSON.stringify(v)
-      }`,
-    );
-  }
-  return n;
-}
-
-/** Write text to a file through a temporary file and a rename. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  try {
-    await writeTextFileAtomic(path, text);
-  } catch (e) {
-    throw new UsageError(
-      `verity reality: cannot write --out ${JSON.stringify(path)}: ${
-        (e as Error).message
-      }`,
-    );
-  }
 }
 
 /** Collects the listing and every call for `--observed-out`. */
@@ -133,7 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     ...REMOTE_OPTIONS,
   });
   const failUnder = parseFailUnder(p.values["fail-under"]);
-  const seed = parseSeed(p.values.seed);
+  const seed = parseSeed("reality", p.values.seed, DEFAULT_SEED);
   const timeoutMs = parseSeconds("reality", "timeout", p.values.timeout, 30);
   const sessionDeadlineMs = parseSeconds(
     "reality",
@@ -156,13 +129,7 @@ export async function main(argv: string[]): Promise<number> {
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
-    for (const flag of ["env", "no-sandbox"]) {
-      if (p.values[flag] !== undefined) {
-        throw new UsageError(
-          `verity reality: --${flag} applies to a started server, not --url`,
-        );
-      }
-    }
+    refuseWithUrl("reality", p, ["env", "no-sandbox"]);
     if (includeDestructive) {
       console.error(
         `verity reality: warning: --include-destructive on a remote server calls its write tools for real, against its live state (${remote.shownUrl}); it cannot be reset`,
@@ -278,18 +245,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const json = JSON.stringify(report, null, 2);
   if (out !== null) {
-    await writeAtomic(out, json + "\n");
-    if (ledger !== null) {
-      const b = await appendDocumentToLedger(
-        ledger,
-        "reality",
-        out,
-        json + "\n",
-      );
-      console.error(
-        `ledger: ${b.path} block ${b.index} records ${out} (${b.digest}), head ${b.head}`,
-      );
-    }
+    await writeDocument("reality", "reality", out, json + "\n", ledger);
   }
   if (observedOut !== null && seen !== null) {
     await writeObservedDoc(

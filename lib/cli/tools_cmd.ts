@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   parseCommandLine,
@@ -26,8 +25,6 @@ import {
   remoteClient,
 } from "./remote.ts";
 import { showControls, terminalJson } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["tools"];
 
 /** Run `verity tools`. */
 export async function main(argv: string[]): Promise<number> {

@@ -12,7 +12,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { canonicalStateJson, compareKeys, valuesEqual } from "./keys.ts";
+import { canonicalStateJson, mergeByKey, valuesEqual } from "./keys.ts";
 import {
   type Category,
   type Region,
@@ -271,51 +271,30 @@ function diffRegion(
   after: StateRecord[],
   into: RegionDiff,
 ): void {
-  let i = 0;
-  let j = 0;
-  const nb = before.length;
-  const na = after.length;
   const rows: RegionRows = { put: [], was: [] };
-  while (i < nb && j < na) {
-    const x = before[i]!;
-    const y = after[j]!;
-    if (x.key === y.key) {
-      if (x.value !== y.value) {
-        const fields = diffFields(x.value, y.value);
-        if (fields.length > 0) {
-          into.changed.push({
-            region,
-            key: x.key,
-            fields,
-            lossy: fields.some((f) => f.lossy),
-          });
-          rows.was.push(x);
-          rows.put.push(y);
-        }
-      }
-      i++;
-      j++;
-      continue;
-    }
-    const c = compareKeys(x.key, y.key);
-    if (c < 0) {
+  mergeByKey(before, after, {
+    both: (x, y) => {
+      if (x.value === y.value) return;
+      const fields = diffFields(x.value, y.value);
+      if (fields.length === 0) return;
+      into.changed.push({
+        region,
+        key: x.key,
+        fields,
+        lossy: fields.some((f) => f.lossy),
+      });
+      rows.was.push(x);
+      rows.put.push(y);
+    },
+    left: (x) => {
       into.removed.push({ region, key: x.key });
       rows.was.push(x);
-      i++;
-    } else {
+    },
+    right: (y) => {
       into.added.push({ region, key: y.key });
       rows.put.push(y);
-      j++;
-    }
-  }
-  for (; i < nb; i++) {
-    into.removed.push({ region, key: before[i]!.key });
-    rows.was.push(before[i]!);
-  }
-  for (; j < na; j++) {
-    into.added.push({ region, key: after[j]!.key });
-    rows.put.push(after[j]!);
-  }
+    },
+  });
   into.rows = rows;
 }
 
