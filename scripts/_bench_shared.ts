@@ -10,7 +10,7 @@ import type { AdapterDef, Definition } from "../lib/definition/types.ts";
 import {
   adapterDef,
   bareDefinition,
-} from "../lib/definition/_test_definition.ts";
+} from "../tests/_definition.ts";
 
 /** A record shaped like what `verity run` appends: a report digest and a little provenance. */
 export function ledgerRecord(i: number): unknown {

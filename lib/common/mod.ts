@@ -1,10 +1,11 @@
 /**
  * Small helpers with one copy each: `isPlainObject` and the path helpers
- * (pure), `exists` and `readTextMaybeGzip` (read the disk).
+ * (pure), `exists`, `findExecutable` and `readTextMaybeGzip` (read the disk).
  *
  * @module
  */
 export * from "./exists.ts";
+export * from "./executable.ts";
 export * from "./is_plain_object.ts";
 export * from "./paths.ts";
 export * from "./read_text.ts";

@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import { DefinitionError, DefinitionLookupError } from "../errors.ts";
 import { exists } from "../common/exists.ts";
+import { findExecutable } from "../common/executable.ts";
 import { normalizeAbsolute } from "../common/paths.ts";
 import { parseDefinition } from "./parse.ts";
 import { seedPath, walkSeed } from "./seeds.ts";
@@ -97,14 +98,9 @@ function checkReadPaths(def: Definition): void {
     const t = p.startsWith("{target}") ? def.dir + p.slice(8) : p;
     if (!t.startsWith("/")) continue;
     const at = normalizeAbsolute(t);
-    let ok = false;
     try {
       Deno.statSync(at);
-      ok = true;
     } catch {
-      ok = false;
-    }
-    if (!ok) {
       throw new DefinitionError(
         def.file,
         key,
@@ -123,28 +119,14 @@ function checkAllowedPrograms(def: Definition): void {
   const path = def.env.PATH ?? Deno.env.get("PATH") ??
     "/usr/local/bin:/usr/bin:/bin";
   def.allow.run.forEach((name, i) => {
-    const dirs = name.startsWith("/") ? [""] : path.split(":").filter(Boolean);
-    const found = dirs.some((d) => {
-      try {
-        const st = Deno.statSync(d === "" ? name : `${d}/${name}`);
-        return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
-      } catch {
-        return false;
-      }
-    });
-    if (!found) {
-      throw new DefinitionError(
-        def.file,
-        `${def.kind}.allow.run[${i}]`,
-        name.startsWith("/")
-          ? `program ${
-            JSON.stringify(name)
-          } is not installed (no executable file there)`
-          : `program ${
-            JSON.stringify(name)
-          } is not installed (not found on PATH)`,
-      );
-    }
+    if (findExecutable(name, path) !== null) return;
+    throw new DefinitionError(
+      def.file,
+      `${def.kind}.allow.run[${i}]`,
+      `program ${JSON.stringify(name)} is not installed (${
+        name.startsWith("/") ? "no executable file there" : "not found on PATH"
+      })`,
+    );
   });
 }
 

@@ -16,7 +16,6 @@ import { join } from "node:path";
 import { ServerError } from "../errors.ts";
 import {
   chooseBackend,
-  findOnPath,
   prepareLaunch,
   probeBackends,
   resolveDeno,
@@ -26,15 +25,7 @@ import type { Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/errors.ts";
 import { markOwner } from "../common/owner.ts";
-
-function isExecutable(path: string): boolean {
-  try {
-    const st = Deno.statSync(path);
-    return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
+import { findExecutable } from "../common/executable.ts";
 
 /** Options for {@linkcode launchCommand}. */
 export interface CommandLaunchOptions {
@@ -94,8 +85,7 @@ export async function launchCommand(
     };
   }
   const first = command[0] ?? "";
-  const found = findOnPath(first, Deno.env.get("PATH") ?? "");
-  if (found === null || !isExecutable(found)) {
+  if (findExecutable(first, Deno.env.get("PATH") ?? "") === null) {
     throw new ServerError(
       `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
     );

@@ -19,6 +19,7 @@ import {
 export type { RpcOutcome };
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
 import { ServerProcess } from "./server_process.ts";
+import { findExecutable } from "../common/executable.ts";
 import { PortRelay } from "./port_relay.ts";
 
 export type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
@@ -53,22 +54,6 @@ interface Pending {
 }
 
 const enc = new TextEncoder();
-
-/** Whether `program` names an executable file, directly or on `path`. */
-function programExists(program: string, path: string | undefined): boolean {
-  const isExec = (p: string): boolean => {
-    try {
-      const st = Deno.statSync(p);
-      return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
-    } catch {
-      return false;
-    }
-  };
-  if (program.includes("/")) return isExec(program);
-  return (path ?? "").split(":").some((d) =>
-    d !== "" && isExec(`${d}/${program}`)
-  );
-}
 
 /**
  * A running MCP server spoken to over stdio.
@@ -135,7 +120,8 @@ export class StdioClient {
     const first = spec.command[0];
     if (
       spec.contain !== false && first !== undefined &&
-      !programExists(first, spec.env.PATH ?? Deno.env.get("PATH"))
+      findExecutable(first, spec.env.PATH ?? Deno.env.get("PATH") ?? "") ===
+        null
     ) {
       c.#fail({
         reason: "spawn_failed",
