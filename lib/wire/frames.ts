@@ -78,6 +78,17 @@ export function noAnswer(method: string, timeoutMs: number): WireFailure {
   };
 }
 
+/** The bytes of `parts`, one after another. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Encode bytes as base64 (no Node buffer). */

@@ -13,6 +13,7 @@
 import type { McpClient } from "./client.ts";
 import {
   answered,
+  concatBytes,
   decodeFrame,
   type Frame,
   noAnswer,
@@ -269,7 +270,7 @@ export class HttpClient implements McpClient {
           parts.push(value.subarray(0, limit - kept));
           kept = limit;
           await reader.cancel().catch(() => {});
-          return { bytes: concat(parts, kept), seen, over: true };
+          return { bytes: concatBytes(parts), seen, over: true };
         }
         parts.push(value);
         kept += value.length;
@@ -277,7 +278,7 @@ export class HttpClient implements McpClient {
     } finally {
       reader.releaseLock();
     }
-    return { bytes: concat(parts, kept), seen, over: false };
+    return { bytes: concatBytes(parts), seen, over: false };
   }
 
   /** Keep the first bytes of a non-JSON-RPC body as evidence. */
@@ -991,16 +992,6 @@ function answers(text: string, id: number): boolean {
   } catch {
     return false;
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p.subarray(0, total - o), o);
-    o += Math.min(p.length, total - o);
-  }
-  return out;
 }
 
 function errText(e: unknown): string {

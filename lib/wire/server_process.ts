@@ -11,6 +11,7 @@
 import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 import { containCommand } from "./contain.ts";
 import { signalGroup, stopGroup, trackGroup } from "./process_group.ts";
+import { concatBytes } from "./frames.ts";
 
 /** Most bytes of output kept; the rest is counted. */
 const MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -109,13 +110,10 @@ export class ServerProcess {
 
   /** What the server printed (as kept), lossy decoded, and the bytes dropped. */
   output(): { text: string; dropped: number } {
-    const all = new Uint8Array(this.#outBytes);
-    let o = 0;
-    for (const part of this.#out) {
-      all.set(part, o);
-      o += part.length;
-    }
-    return { text: new TextDecoder().decode(all), dropped: this.#dropped };
+    return {
+      text: new TextDecoder().decode(concatBytes(this.#out)),
+      dropped: this.#dropped,
+    };
   }
 
   /** SIGKILL the whole process group. */

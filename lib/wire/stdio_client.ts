@@ -8,6 +8,7 @@
 import { deathMessage } from "./stderr_tail.ts";
 import {
   answered,
+  concatBytes,
   decodeFrame,
   type Frame,
   noAnswer,
@@ -231,7 +232,8 @@ export class StdioClient {
   }
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
-    let buf = new Uint8Array(0);
+    // The start of a line not yet ended, and its length.
+    const parts: Uint8Array[] = [];
     let len = 0;
     const reader = stream.getReader();
     try {
@@ -250,29 +252,23 @@ export class StdioClient {
           return;
         }
         let start = 0;
-        for (let i = 0; i < value.length; i++) {
-          if (value[i] !== 0x0a) continue;
+        for (
+          let i = value.indexOf(0x0a);
+          i !== -1;
+          i = value.indexOf(0x0a, start)
+        ) {
           const piece = value.subarray(start, i);
-          let line: Uint8Array;
-          if (len === 0) line = piece;
-          else {
-            line = new Uint8Array(len + piece.length);
-            line.set(buf.subarray(0, len));
-            line.set(piece, len);
-            len = 0;
-          }
+          this.#onLine(len === 0 ? piece : concatBytes([...parts, piece]), t);
+          parts.length = 0;
+          len = 0;
           start = i + 1;
-          this.#onLine(line, t);
         }
         const rest = value.subarray(start);
         if (rest.length === 0) continue;
         if (len + rest.length > MAX_FRAME_BYTES) {
-          const seen = len + rest.length;
-          const head = len > 0
-            ? buf.subarray(0, Math.min(len, 256))
-            : rest.subarray(0, 256);
+          const head = (len > 0 ? concatBytes(parts) : rest).subarray(0, 256);
           const f = decodeFrame(head.slice(), "in", t);
-          f.bytes = seen;
+          f.bytes = len + rest.length;
           f.problem =
             `frame exceeds ${MAX_FRAME_BYTES} bytes (first 256 bytes kept)`;
           this.frames.push(f);
@@ -283,17 +279,10 @@ export class StdioClient {
           await reader.cancel().catch(() => {});
           return;
         }
-        if (len + rest.length > buf.length) {
-          const nb = new Uint8Array(
-            Math.max(buf.length * 2, len + rest.length, 4096),
-          );
-          nb.set(buf.subarray(0, len));
-          buf = nb;
-        }
-        buf.set(rest, len);
+        parts.push(rest);
         len += rest.length;
       }
-      if (len > 0) this.#onLine(buf.slice(0, len), this.now());
+      if (len > 0) this.#onLine(concatBytes(parts), this.now());
     } catch {
       // torn down
     }
