@@ -6,23 +6,10 @@
  *
  * @module
  */
-import {
-  baseEnv,
-  parseCommandLine,
-  parseEnvPairs,
-  parseSeconds,
-  requireServerCommand,
-  stringOption,
-} from "./args.ts";
+import { parseCommandLine, parseSeconds, stringOption } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import {
-  parseRemote,
-  refuseWithUrl,
-  REMOTE_OPTIONS,
-  remoteClient,
-} from "./remote.ts";
+import { listedServer, LISTING_OPTIONS, remoteClient } from "./remote.ts";
 import { captureManifest } from "../evidence/capture.ts";
-import { launchCommand } from "../launcher/command.ts";
 import { prettyJson } from "../evidence/canonical.ts";
 import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
 import { writeDocument } from "./_ledger.ts";
@@ -34,10 +21,7 @@ export async function main(argv: string[]): Promise<number> {
     recipe: { type: "string" },
     out: { type: "string" },
     ledger: { type: "string" },
-    timeout: { type: "string" },
-    env: { type: "string", multiple: true },
-    "no-sandbox": { type: "boolean" },
-    ...REMOTE_OPTIONS,
+    ...LISTING_OPTIONS,
   }, false);
   const recipe = p.values.recipe ?? DEFAULT_RECIPE;
   if (!isRecipe(recipe)) {
@@ -58,21 +42,10 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   const timeoutMs = parseSeconds("capture", "timeout", p.values.timeout, 30);
-  const remote = parseRemote("capture", p);
-  if (remote !== null) refuseWithUrl("capture", p, ["env", "no-sandbox"]);
-  const command = remote === null ? requireServerCommand("capture", p) : [];
-  const launched = remote !== null ? null : await launchCommand(
-    command,
-    parseEnvPairs("capture", p.values.env),
-    {
-      noSandbox: p.values["no-sandbox"] === true,
-      hostEnv: baseEnv({}),
-      commandName: "verity capture",
-    },
-  );
+  const { remote, launched, command } = await listedServer("capture", p);
   const manifest = await captureManifest(
     launched === null
-      ? { client: remoteClient(remote!), shownAs: [remote!.shownUrl] }
+      ? { client: remoteClient(remote), shownAs: [remote.shownUrl] }
       : launched.spec,
     { recipe, timeoutMs, ...(launched === null ? {} : { command }) },
   ).finally(() => launched?.dispose());

@@ -125,7 +125,19 @@ export async function main(argv: string[]): Promise<number> {
 
   const observedOut = observedOptions("reality", p.values);
   const seen = observedOut === null ? null : new ObservedCalls();
-  const observer = seen === null ? {} : { observer: seen };
+  const common = {
+    seed,
+    includeDestructive,
+    timeoutMs,
+    sessionDeadlineMs,
+    ...(seen === null ? {} : { observer: seen }),
+  };
+  // An input error about the server, named by how it was given.
+  const about = (shown: string) => (e: unknown): never => {
+    throw e instanceof InputError
+      ? new UsageError(`verity reality: ${shown}: ${e.message}`)
+      : e;
+  };
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
@@ -136,30 +148,21 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     const launcher: ServerLauncher = {
-      launch(): Promise<LaunchedServer> {
-        return Promise.resolve({
+      launch: () =>
+        Promise.resolve({
           spec: remoteClient(remote),
           dispose: () => Promise.resolve(),
-        });
-      },
+        }),
     };
     report = await runReality(launcher, {
-      seed,
-      includeDestructive,
-      timeoutMs,
-      sessionDeadlineMs,
-      ...observer,
+      ...common,
       server: {
         command: [remote.shownUrl],
         target: null,
         sandbox: "none",
         scratchState: false,
       },
-    }).catch((e) => {
-      throw e instanceof InputError
-        ? new UsageError(`verity reality: ${remote.shownUrl}: ${e.message}`)
-        : e;
-    });
+    }).catch(about(remote.shownUrl));
   } else if (p.serverCommand !== null) {
     if (p.positionals.length > 0) {
       throw new UsageError(
@@ -196,23 +199,15 @@ export async function main(argv: string[]): Promise<number> {
       },
     };
     report = await runReality(launcher, {
-      seed,
-      includeDestructive,
-      timeoutMs,
-      sessionDeadlineMs,
+      ...common,
       isolateWrites: !noSandbox,
-      ...observer,
       server: {
         command,
         target: null,
         sandbox: first.backend,
         scratchState: !noSandbox,
       },
-    }).finally(() => spare?.dispose()).catch((e) => {
-      throw e instanceof InputError
-        ? new UsageError(`verity reality: ${command.join(" ")}: ${e.message}`)
-        : e;
-    });
+    }).finally(() => spare?.dispose()).catch(about(command.join(" ")));
   } else {
     if (p.positionals.length !== 1) {
       throw new UsageError(
@@ -230,12 +225,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     const { runTargetReality } = await import("../reality/target.ts");
     report = await runTargetReality(p.positionals[0]!, {
-      seed,
-      includeDestructive,
+      ...common,
       timeoutMs: p.values.timeout === undefined ? null : timeoutMs,
-      sessionDeadlineMs,
       noSandbox: p.values["no-sandbox"] === true,
-      ...observer,
     }).catch((e) => {
       throw e instanceof InputError && !e.message.startsWith("verity reality:")
         ? new UsageError(`verity reality: ${e.message}`)

@@ -219,14 +219,27 @@ export function assembleDelta(parts: readonly RegionDiff[]): Delta {
     if (p.structure !== null) d.structure.push(p.structure);
   }
   for (const c of ["business", "append_only", "unclassified"] as const) {
-    const d = out[c];
-    d.empty = d.added.length === 0 && d.removed.length === 0 &&
-      d.changed.length === 0 && d.structure.length === 0;
-    d.lossy = d.removed.length > 0 || d.changed.some((x) => x.lossy) ||
-      d.structure.some((x) => x.lossy);
-    if (!d.empty) out.empty = false;
+    out[c] = categoryDelta(out[c]);
+    if (!out[c].empty) out.empty = false;
   }
   return out;
+}
+
+/** A category's changes with `lossy` and `empty` derived from them. */
+export function categoryDelta(
+  c: Pick<CategoryDelta, "added" | "removed" | "changed" | "structure">,
+): CategoryDelta {
+  const { added, removed, changed, structure } = c;
+  return {
+    added,
+    removed,
+    changed,
+    structure,
+    lossy: removed.length > 0 || changed.some((x) => x.lossy) ||
+      structure.some((x) => x.lossy),
+    empty: added.length + removed.length + changed.length +
+        structure.length === 0,
+  };
 }
 
 /** The structure change of one table, or null (none, or not a table). */
