@@ -29,8 +29,20 @@ import {
   verifyDocument,
 } from "./_verify_document.ts";
 
-async function readKeyText(path: string): Promise<string> {
-  return (await readTextDocument(path)).text;
+/** Read `--key` and import it; a key that does not import is a usage error naming it. */
+async function readKey<T>(
+  command: string,
+  keyPath: string,
+  load: (pem: string) => Promise<T>,
+): Promise<T> {
+  try {
+    return await load((await readTextDocument(keyPath)).text);
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new UsageError(
+      `${command}: --key ${keyPath}: ${(e as Error).message}`,
+    );
+  }
 }
 
 async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
@@ -41,15 +53,7 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
   if (keyPath === null) {
     throw new UsageError("verity attest: --key is required");
   }
-  let signer;
-  try {
-    signer = await importPrivateKey(await readKeyText(keyPath));
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new UsageError(
-      `verity attest: --key ${keyPath}: ${(e as Error).message}`,
-    );
-  }
+  const signer = await readKey("verity attest", keyPath, importPrivateKey);
   const path = p.positionals[0]!;
   const v = await verifyDocument(path, {
     ledger: stringOption(p.values.ledger),
@@ -118,15 +122,7 @@ async function verifyAttestation(
   if (keyPath === null) {
     throw new UsageError("verity attest verify: --key PUBLIC.pem is required");
   }
-  let key;
-  try {
-    key = await importPublicKey(await readKeyText(keyPath));
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new UsageError(
-      `verity attest verify: --key ${keyPath}: ${(e as Error).message}`,
-    );
-  }
+  const key = await readKey("verity attest verify", keyPath, importPublicKey);
   const envPath = p.positionals[1]!;
   let envelope: unknown;
   try {

@@ -18,6 +18,16 @@ export const REMOTE_HELP =
   --header-env NAME=VAR  send header NAME with the value of environment
                          variable VAR (repeatable; never shown either)`;
 
+/** The options of `tools` and `capture` for the server they list. */
+const LISTING_HELP =
+  `  --timeout S     seconds to wait for each answer (default 30)
+  --env K=V       add an environment variable for the server (repeatable)
+  --no-sandbox    run the command as given, with your PATH and HOME (a
+                  started server is otherwise sandboxed as in an audit, on a
+                  scratch state directory)
+${REMOTE_HELP}
+  -h, --help      show this help`;
+
 /**
  * The `--help` text of each command, by command name.
  *
@@ -37,13 +47,7 @@ TRUE, FALSE, ABSENT or MALFORMED (with what was wrong).
 
 Options:
   --json          print {"tools":[...],"pages":N} instead of a table
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-${REMOTE_HELP}
-  -h, --help      show this help
+${LISTING_HELP}
 
 Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`,
   "capture":
@@ -65,13 +69,7 @@ Options:
   --ledger FILE   append a "manifest" block (file name, SHA-256) to this
                   ledger and print the head (needs --out); check it later with
                   verity report verify FILE --ledger LEDGER --expected-head H
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-${REMOTE_HELP}
-  -h, --help      show this help
+${LISTING_HELP}
 
 Compare two manifests with verity diff.
 Exit codes: 0 captured; 2 bad arguments, or the server could not be listed.`,

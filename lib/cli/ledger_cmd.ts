@@ -11,7 +11,8 @@ import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
-import { isDigest, prettyJson } from "../evidence/canonical.ts";
+import { prettyJson } from "../evidence/canonical.ts";
+import { resolveHead } from "./_verify_document.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
 import { readJsonDocument } from "../evidence/files.ts";
 import {
@@ -167,37 +168,11 @@ async function verify(argv: string[]): Promise<number> {
   });
   noExtra(p, "verify");
   const path = str(p, "ledger", "verify", true)!;
-  let head = str(p, "expected-head", "verify", false);
-  const headFile = str(p, "expected-head-file", "verify", false);
-  if (head !== undefined && headFile !== undefined) {
-    throw new UsageError(
-      "verity ledger verify: give --expected-head or --expected-head-file, not both",
-    );
-  }
-  if (headFile !== undefined) {
-    try {
-      head = (await Deno.readTextFile(headFile)).trim();
-    } catch (e) {
-      throw new UsageError(
-        `verity ledger verify: --expected-head-file ${headFile}: ${
-          (e as Error).message
-        }`,
-      );
-    }
-  }
-  if (head === undefined) {
-    throw new UsageError(
-      "verity ledger verify: --expected-head is required: a ledger verified only against itself proves ordering to whoever holds the file, nothing to anyone else",
-    );
-  }
-  head = head.trim();
-  if (!isDigest(head)) {
-    throw new UsageError(
-      `verity ledger verify: expected head ${
-        JSON.stringify(head)
-      } is not "sha256:" and 64 lowercase hex digits`,
-    );
-  }
+  const head = await resolveHead(
+    "verity ledger verify",
+    str(p, "expected-head", "verify", false) ?? null,
+    str(p, "expected-head-file", "verify", false) ?? null,
+  );
   // verity's own layout is walked as a stream (any size); another layout
   // is parsed strictly, every problem reported.
   const { recipes, ...v } = await verifyLedgerFile(path, head);
