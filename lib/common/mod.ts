@@ -11,4 +11,5 @@ export * from "./paths.ts";
 export * from "./read_text.ts";
 export * from "./closest_names.ts";
 export * from "./show_controls.ts";
+export * from "./utf8.ts";
 export * from "./markdown_code.ts";

@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import { DefinitionError, DefinitionLookupError } from "../errors.ts";
 import { exists } from "../common/exists.ts";
 import { findExecutable } from "../common/executable.ts";
+import { firstInvalidUtf8 } from "../common/utf8.ts";
 import { normalizeAbsolute } from "../common/paths.ts";
 import { parseDefinition } from "./parse.ts";
 import { seedPath, walkSeed } from "./seeds.ts";
@@ -181,24 +182,6 @@ async function hashFile(
   if (seen !== size) {
     throw new DefinitionLookupError(`${p}: changed while it was read`);
   }
-}
-
-/** Offset of the first byte that does not start a valid UTF-8 sequence (approximate). */
-function firstInvalidUtf8(bytes: Uint8Array): number {
-  const dec = new TextDecoder("utf-8", { fatal: true });
-  let lo = 0;
-  let hi = bytes.length;
-  // The longest valid prefix, by bisection (a cut inside a sequence is invalid too).
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    try {
-      dec.decode(bytes.subarray(0, mid));
-      lo = mid;
-    } catch {
-      hi = mid - 1;
-    }
-  }
-  return lo;
 }
 
 async function isDir(p: string): Promise<boolean> {

@@ -21,6 +21,7 @@ export type { RpcOutcome };
 import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
 import { ServerProcess } from "./server_process.ts";
 import { findExecutable } from "../common/executable.ts";
+import { firstInvalidUtf8 } from "../common/utf8.ts";
 import { PortRelay } from "./port_relay.ts";
 
 export type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
@@ -390,7 +391,7 @@ export class StdioClient {
    * kept as a problem and skipped, as an invalid JSON line is.
    */
   #invalidUtf8(line: Uint8Array, frame: Frame): void {
-    const at = firstInvalidByte(line);
+    const at = firstInvalidUtf8(line);
     const hex = [...line.subarray(at, at + 4)]
       .map((b) => b.toString(16).padStart(2, "0")).join(" ");
     const what = `invalid UTF-8 at byte ${at} (${hex})`;
@@ -500,26 +501,3 @@ export class StdioClient {
 }
 
 const lossy = new TextDecoder();
-
-/** Offset of the first byte of `bytes` that is not valid UTF-8 (`bytes.length` when none is). */
-function firstInvalidByte(bytes: Uint8Array): number {
-  const text = lossy.decode(bytes);
-  let from = 0;
-  let prefix = 0;
-  for (
-    let i = text.indexOf("\uFFFD");
-    i >= 0;
-    i = text.indexOf("\uFFFD", i + 1)
-  ) {
-    prefix += enc.encode(text.slice(from, i)).length;
-    from = i;
-    // A U+FFFD the server really sent is the three bytes EF BF BD.
-    if (
-      bytes[prefix] !== 0xef || bytes[prefix + 1] !== 0xbf ||
-      bytes[prefix + 2] !== 0xbd
-    ) {
-      return prefix;
-    }
-  }
-  return bytes.length;
-}
