@@ -35,7 +35,7 @@ const PURE = [
   "lib/census/bin.ts",
   "lib/census/html.ts",
   "lib/census/list.ts",
-  "lib/census/pool.ts",
+  "lib/common/pool.ts",
   "lib/census/result.ts",
   "lib/census/shard.ts",
   "lib/contracts/",

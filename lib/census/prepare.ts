@@ -25,7 +25,7 @@ import {
   pinFromRegistry,
 } from "../prepare/fetch.ts";
 import type { CensusEntry, CensusList } from "./list.ts";
-import { pool } from "./pool.ts";
+import { pool } from "../common/pool.ts";
 import { chooseBin } from "./bin.ts";
 
 /** What census prepare recorded for one server (`targets/<slug>/census.json`). */

@@ -13,6 +13,7 @@ import { checkListed } from "../definition/listed.ts";
 import { checkSeededState } from "../state_io/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
+import { DeclaredStateObserver } from "../state_io/observer.ts";
 import { selectTools } from "../runner/plan.ts";
 import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
@@ -194,6 +195,9 @@ export async function main(argv: string[]): Promise<number> {
       concurrentAttempts: attempts,
       observeConcurrent: p.values["observe-concurrent"] === true,
       launcher,
+      observer: new DeclaredStateObserver(def, workDir, {
+        postgres: () => launcher.postgres,
+      }),
       workDir,
       progress: silent ? null : progress,
       onSession: (t) => live.tick(t),

@@ -1,6 +1,7 @@
 /**
- * Small helpers with one copy each: `isPlainObject` and the path helpers
- * (pure), `exists`, `findExecutable` and `readTextMaybeGzip` (read the disk).
+ * Small helpers with one copy each: `isPlainObject`, the path helpers,
+ * `firstInvalidUtf8` and `pool` (pure), `exists`, `findExecutable` and
+ * `readTextMaybeGzip` (read the disk).
  *
  * @module
  */
@@ -13,3 +14,4 @@ export * from "./closest_names.ts";
 export * from "./show_controls.ts";
 export * from "./utf8.ts";
 export * from "./markdown_code.ts";
+export * from "./pool.ts";
