@@ -38,11 +38,7 @@ async function locate(ref: string, runsDir: string): Promise<string> {
       join(runsDir, ref, "report.json"),
     ]
   ) {
-    try {
-      if ((await Deno.stat(cand)).isFile) return cand;
-    } catch {
-      // next
-    }
+    if (await Deno.stat(cand).then((s) => s.isFile, () => false)) return cand;
   }
   throw new UsageError(
     `verity report: no report found for ${

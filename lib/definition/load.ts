@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import { DefinitionError, DefinitionLookupError } from "../errors.ts";
-import { exists } from "../common/exists.ts";
+import { exists, isDirectory } from "../common/exists.ts";
 import { findExecutable } from "../common/executable.ts";
 import { firstInvalidUtf8 } from "../common/utf8.ts";
 import { normalizeAbsolute } from "../common/paths.ts";
@@ -184,14 +184,6 @@ async function hashFile(
   }
 }
 
-async function isDir(p: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(p)).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
 function absolute(p: string): string {
   const joined = p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
   return normalizeAbsolute(joined);
@@ -216,7 +208,7 @@ async function locate(
   if (pathOrName === "") {
     throw new DefinitionLookupError("empty definition name");
   }
-  if (await isDir(pathOrName)) {
+  if (await isDirectory(pathOrName)) {
     const found = await inDir(absolute(pathOrName));
     if (found) return found;
     throw new DefinitionLookupError(
@@ -241,7 +233,7 @@ async function locate(
     ) {
       const dir = absolute(`${base}/${pathOrName}`);
       tried.push(dir);
-      if (await isDir(dir)) {
+      if (await isDirectory(dir)) {
         const found = await inDir(dir);
         if (found) return found;
       }

@@ -173,12 +173,7 @@ async function close(live: Live | null): Promise<void> {
 
 /** The audit log's length in bytes now (0 when there is none yet). */
 async function logLength(path: string | null): Promise<number> {
-  if (path === null) return 0;
-  try {
-    return (await Deno.stat(path)).size;
-  } catch {
-    return 0;
-  }
+  return path === null ? 0 : await Deno.stat(path).then((s) => s.size, () => 0);
 }
 
 /** The privilege use in bytes [from, to) of a launch's audit log. */
