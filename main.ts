@@ -11,7 +11,7 @@
  */
 import { InputError, UsageError } from "./lib/errors.ts";
 import { VERSION } from "./lib/version.ts";
-import { HelpRequested } from "./lib/cli/args.ts";
+import { didYouMean, HelpRequested } from "./lib/cli/args.ts";
 import { COMMAND_HELP } from "./lib/cli/help.ts";
 import { terminalText } from "./lib/common/show_controls.ts";
 
@@ -20,6 +20,8 @@ interface Command {
   load: () => Promise<{ main: (argv: string[]) => Promise<number> }>;
   /** Internal commands are not listed in help. */
   internal?: boolean;
+  /** The command handles SIGINT and SIGTERM itself (it must finish its ledger). */
+  ownsSignals?: boolean;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -77,10 +79,20 @@ const COMMANDS: Record<string, Command> = {
       "audit many published servers from a list, in shards; merge the shards",
     load: () => import("./lib/cli/census_cmd.ts"),
   },
+  login: {
+    summary: "sign in to a remote server behind OAuth; keep the token (0600)",
+    load: () => import("./lib/cli/login_cmd.ts"),
+  },
   init: {
     summary:
       "start a server, list its tools, write a starting target.toml with TODOs",
     load: () => import("./lib/cli/init_cmd.ts"),
+  },
+  guard: {
+    summary:
+      "a stdio proxy that holds a live server to its audit, and records every call",
+    load: () => import("./lib/cli/guard_cmd.ts"),
+    ownsSignals: true,
   },
   __overlap: {
     summary: "internal: the out-of-process overlap timer",
@@ -131,7 +143,12 @@ async function run(argv: string[]): Promise<number> {
   try {
     if (!cmd) {
       throw new UsageError(
-        `verity: unknown command ${JSON.stringify(name)} (see verity --help)`,
+        `verity: unknown command ${JSON.stringify(name)}${
+          didYouMean(
+            name,
+            Object.keys(COMMANDS).filter((c) => !c.startsWith("_")),
+          )
+        } (see verity --help)`,
       );
     }
     const mod = await cmd.load();
@@ -175,7 +192,13 @@ async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
 }
 
 if (import.meta.main) {
-  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  const name = Deno.args.find((a) => a !== "--debug") ?? "";
+  const own = COMMANDS[name]?.ownsSignals === true;
+  for (
+    const [signal, code] of own
+      ? []
+      : [["SIGINT", 130], ["SIGTERM", 143]] as const
+  ) {
     Deno.addSignalListener(signal, () => void onInterrupt(signal, code));
   }
   const code = await run(Deno.args);

@@ -21,13 +21,25 @@ import {
   signStatement,
   type Statement,
   STATEMENT_TYPE,
-  verifyEnvelope,
+  verifiedStatement,
 } from "../evidence/attest.ts";
 import { evidencePredicate } from "../evidence/predicate.ts";
 import {
   type DocumentVerification,
   verifyDocument,
 } from "./_verify_document.ts";
+
+/** The predicate type of a release bundle's attestation (scripts/release.ts). */
+export const RELEASE_PREDICATE = "urn:verity:release:v1";
+
+/** Lowercase hex SHA-256 of a file, streamed. Requires `--allow-read`. */
+async function fileSha256(path: string): Promise<string> {
+  const { createHash } = await import("node:crypto");
+  const hash = createHash("sha256");
+  using f = await Deno.open(path);
+  for await (const chunk of f.readable) hash.update(chunk);
+  return hash.digest("hex");
+}
 
 /** Read `--key` and import it; a key that does not import is a usage error naming it. */
 async function readKey<T>(
@@ -136,30 +148,42 @@ async function verifyAttestation(
     console.log("attestation NOT verified");
     return 1;
   };
-  const sig = await verifyEnvelope(envelope, key);
-  if (!sig.ok) return fail(`signature: ${sig.reason}`);
-  let statement: Statement;
-  try {
-    statement = parseEvidenceJson(
-      new TextDecoder("utf-8", { fatal: true }).decode(sig.payload),
-    ) as Statement;
-  } catch (e) {
-    return fail(
-      `payload: signed, but not a JSON statement (${(e as Error).message})`,
-    );
-  }
-  if (
-    statement?._type !== STATEMENT_TYPE ||
-    statement.predicateType !== PREDICATE_TYPE ||
-    !Array.isArray(statement.subject) || statement.subject.length !== 1
-  ) {
-    return fail("payload: not a verity in-toto Statement v1 with one subject");
-  }
+  const v0 = await verifiedStatement(envelope, key, [
+    PREDICATE_TYPE,
+    RELEASE_PREDICATE,
+  ]);
+  if (!v0.ok) return fail(v0.reason);
+  const statement = v0.statement;
   const subject = statement.subject[0]!;
   console.log(
     `signature: good, key ${key.keyid}; subject ${subject.name} sha256:${subject.digest?.sha256}`,
   );
   const reportPath = stringOption(p.values.report);
+  if (statement.predicateType === RELEASE_PREDICATE) {
+    // A release bundle: the subject is the tarball beside the envelope.
+    const file = reportPath ?? envPath.replace(/\.intoto\.json$/, "");
+    let sum: string;
+    try {
+      sum = await fileSha256(file);
+    } catch (e) {
+      throw new UsageError(
+        `verity attest verify: ${file}: ${
+          (e as Error).message
+        } (the release bundle the envelope is about; --report FILE names it)`,
+      );
+    }
+    if (subject.name !== basename(file) || subject.digest?.sha256 !== sum) {
+      return fail(
+        `subject: the statement is about ${subject.name} sha256:${subject.digest?.sha256}, ${file} is ${
+          basename(file)
+        } sha256:${sum}`,
+      );
+    }
+    console.log(
+      `attestation verified: signature, subject (the release bundle ${subject.name})`,
+    );
+    return 0;
+  }
   const ledger = stringOption(p.values.ledger);
   if (reportPath === null) {
     if (

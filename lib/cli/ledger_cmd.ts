@@ -9,8 +9,10 @@
  */
 import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
-import { parseCommandLine } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { didYouMean, parseCommandLine } from "./args.ts";
+import { EvidenceError, UsageError } from "../errors.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
+import { LEDGER_NAME } from "../evidence/chain.ts";
 import { prettyJson } from "../evidence/canonical.ts";
 import { resolveHead } from "./_verify_document.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
@@ -62,6 +64,30 @@ function noExtra(p: ReturnType<typeof parseCommandLine>, cmd: string): void {
   }
 }
 
+/**
+ * The observed records of a ledger `verity guard` wrote (its `observation`
+ * blocks, the chain checked first); any other document as it is.
+ */
+function guardObservations(doc: unknown, path: string): unknown {
+  if (!isPlainObject(doc) || doc.ledger !== LEDGER_NAME) return doc;
+  const v = verifyLedger(doc, "");
+  const problems = v.problems.filter((x) => x.kind !== "head");
+  if (problems.length > 0 || v.head === null) {
+    throw new EvidenceError(
+      `${path}: the ledger's own chain does not verify (${problems.length} problem(s); first: ${
+        problems[0]?.message ?? "no head"
+      })`,
+    );
+  }
+  const blocks = doc.blocks as { type: string; record: unknown }[];
+  return {
+    head: v.head,
+    observations: blocks.filter((b) => b.type === "observation").map((b) =>
+      b.record
+    ),
+  };
+}
+
 async function validate(argv: string[]): Promise<number> {
   const p = parseCommandLine("ledger validate", argv, {
     declared: { type: "string" },
@@ -79,7 +105,8 @@ async function validate(argv: string[]): Promise<number> {
   const dDoc = await readJsonDocument(declaredPath, { digest: true });
   const oDoc = await readJsonDocument(observedPath, { digest: true });
   const declared = readDeclaration(dDoc.value, declaredPath);
-  const observed = readObservations(oDoc.value, observedPath);
+  const oValue = guardObservations(oDoc.value, observedPath);
+  const observed = readObservations(oValue, observedPath);
   if (!declared.recipeStated) {
     console.error(
       `note: ${declaredPath} states no contract_recipe: its contracts are hashed under recipe 1 (the legacy default)`,
@@ -100,7 +127,7 @@ async function validate(argv: string[]): Promise<number> {
       record: {
         file: basename(observedPath),
         sha256: oDoc.sha256,
-        document: oDoc.value,
+        document: oValue,
       },
     },
     { type: "report", record: report },
@@ -276,8 +303,8 @@ export async function main(argv: string[]): Promise<number> {
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `verity ledger: unknown subcommand ${
-          JSON.stringify(sub)
+        `verity ledger: unknown subcommand ${JSON.stringify(sub)}${
+          didYouMean(sub, ["validate", "verify", "head", "recover"])
         } (validate, verify, head or recover)`,
       );
   }

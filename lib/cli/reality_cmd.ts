@@ -8,6 +8,7 @@
  */
 import {
   baseEnv,
+  gateMessage,
   parseCommandLine,
   parseEnvPairs,
   parseSeconds,
@@ -103,6 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     "session-deadline": { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    offline: { type: "boolean" },
     ...REMOTE_OPTIONS,
   });
   const failUnder = parseFailUnder(p.values["fail-under"]);
@@ -141,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
-    refuseWithUrl("reality", p, ["env", "no-sandbox"]);
+    refuseWithUrl("reality", p, ["env", "no-sandbox", "offline"]);
     if (includeDestructive) {
       console.error(
         `verity reality: warning: --include-destructive on a remote server calls its write tools for real, against its live state (${remote.shownUrl}); it cannot be reset`,
@@ -183,6 +185,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox,
       hostEnv: baseEnv({}),
       commandName: "verity reality",
+      offline: p.values.offline === true,
     };
     // Refuse early (one line, exit 2) when the sandbox cannot run it.
     const first = await launchCommand(command, env, options);
@@ -265,13 +268,13 @@ export async function main(argv: string[]): Promise<number> {
     failUnder !== null && missesThreshold(report.summary, failUnder, allowLow)
   ) {
     const s = report.summary;
-    const shown = s.score === null
-      ? "no score (nothing checkable)"
+    const why = s.score === null
+      ? "no score: no tool was checkable"
       : s.lowCoverage && !allowLow
-      ? `score ${s.score}% is ungraded (${s.checkable}/${s.tools} tools checked, under half; --allow-low-coverage to accept) and`
-      : `score ${s.score}%`;
+      ? `score ${s.score}% is ungraded: ${s.checkable}/${s.tools} tools checked, under half (--allow-low-coverage accepts it)`
+      : `score ${s.score}% is under ${failUnder}`;
     console.error(
-      `verity reality: ${shown} is under --fail-under ${failUnder}`,
+      terminalText(gateMessage("reality", `--fail-under ${failUnder}`, why)),
     );
     return 1;
   }

@@ -19,12 +19,15 @@ import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
 import { UsageError } from "../errors.ts";
 import { HttpClient, type HttpClientOptions } from "../wire/http_client.ts";
 import { Redactor } from "../wire/redact.ts";
+import type { OAuth, OAuthOptions } from "../wire/oauth.ts";
+import { parseSignIn, SIGN_IN_OPTIONS, signInFlags } from "./_sign_in.ts";
 
 /** The options every remote-capable command accepts. */
 export const REMOTE_OPTIONS: OptionSpec = {
   url: { type: "string" },
   header: { type: "string", multiple: true },
   "header-env": { type: "string", multiple: true },
+  ...SIGN_IN_OPTIONS,
 };
 
 /** A remote server to speak to, its headers, and the URL safe to show. */
@@ -33,6 +36,8 @@ export interface RemoteServer {
   /** The URL with password and query values redacted. */
   shownUrl: string;
   headers: Record<string, string>;
+  /** Its OAuth client (tokens stored, obtained, refreshed). */
+  auth: OAuth;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -86,6 +91,7 @@ function headerName(command: string, flag: string, raw: string): string {
 export function parseRemote(
   command: string,
   p: ParsedCommandLine,
+  signIn: OAuthOptions = {},
 ): RemoteServer | null {
   const url = p.values.url;
   const headers: Record<string, string> = {};
@@ -97,6 +103,8 @@ export function parseRemote(
         `verity ${command}: --header and --header-env need --url`,
       );
     }
+    const flag = signInFlags(p)[0];
+    if (flag) throw new UsageError(`verity ${command}: --${flag} needs --url`);
     return null;
   }
   if (typeof url !== "string" || url === "") {
@@ -154,7 +162,8 @@ export function parseRemote(
       );
     }
   }
-  return { url, shownUrl, headers };
+  const auth = parseSignIn(command, p, url, headers, signIn);
+  return { url, shownUrl, headers, auth };
 }
 
 /** Refuse options that only apply to a started server when `--url` is given. */
@@ -177,6 +186,7 @@ export const LISTING_OPTIONS: OptionSpec = {
   timeout: { type: "string" },
   env: { type: "string", multiple: true },
   "no-sandbox": { type: "boolean" },
+  offline: { type: "boolean" },
   ...REMOTE_OPTIONS,
 };
 
@@ -194,7 +204,7 @@ export async function listedServer(
 > {
   const remote = parseRemote(command, p);
   if (remote !== null) {
-    refuseWithUrl(command, p, ["env", "no-sandbox"]);
+    refuseWithUrl(command, p, ["env", "no-sandbox", "offline"]);
     return { remote, launched: null, command: [] };
   }
   const argv = requireServerCommand(command, p);
@@ -205,6 +215,7 @@ export async function listedServer(
       noSandbox: p.values["no-sandbox"] === true,
       hostEnv: baseEnv({}),
       commandName: `verity ${command}`,
+      offline: p.values.offline === true,
     },
   );
   return { remote: null, launched, command: argv };
@@ -215,5 +226,9 @@ export function remoteClient(
   remote: RemoteServer,
   opts: HttpClientOptions = {},
 ): HttpClient {
-  return new HttpClient(remote.url, { ...opts, headers: remote.headers });
+  return new HttpClient(remote.url, {
+    ...opts,
+    headers: remote.headers,
+    auth: remote.auth,
+  });
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { parseCommandLine, parseCount } from "./args.ts";
+import { gateMessage, parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { checkListed } from "../definition/listed.ts";
@@ -295,12 +295,32 @@ export async function main(argv: string[]): Promise<number> {
   if (report.setupFailure !== null) return 1;
   if (audit) {
     const claims = reportClaims(report);
-    if (p.values["fail-on-violation"] && claims.violated > 0) return 1;
-    if (p.values["fail-on-untested"] && claims.untested.length > 0) return 1;
-    return p.values["fail-on-violation"] &&
-        verdicts.some((v) => v.kind === "VIOLATION")
-      ? 1
-      : 0;
+    const named = (
+      xs: { tool: string; variant: string | null; test: string }[],
+    ) =>
+      xs.slice(0, 5).map((x) =>
+        `${x.variant === null ? x.tool : `${x.tool}[${x.variant}]`} ${x.test}`
+      ).join("; ") +
+      (xs.length > 5 ? `; and ${xs.length - 5} more` : "");
+    const violations = verdicts.filter((v) => v.kind === "VIOLATION");
+    const gate = p.values["fail-on-violation"] && violations.length > 0
+      ? gateMessage(
+        "run",
+        "--fail-on-violation",
+        `${violations.length} violation(s) (${named(violations)})`,
+      )
+      : p.values["fail-on-untested"] && claims.untested.length > 0
+      ? gateMessage(
+        "run",
+        "--fail-on-untested",
+        `${claims.untested.length} claim(s) untested (${
+          named(claims.untested)
+        })`,
+      )
+      : null;
+    if (gate === null) return 0;
+    console.error(terminalText(gate));
+    return 1;
   }
   return report.expectations.matched === report.expectations.total ? 0 : 1;
 }

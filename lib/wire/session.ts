@@ -94,7 +94,17 @@ export async function openSession(
     capabilities: {},
     clientInfo: CLIENT_INFO,
   }, timeoutMs);
-  if (init.status !== "ok") return refused("initialize", init);
+  if (init.status !== "ok") {
+    refused("initialize", init);
+    // A server that died or went silent at start: the sandbox's part in it.
+    const cause = isMcpClient(spec)
+      ? null
+      : spec.explain?.(client.stderr().text) ?? null;
+    return cause === null ? out : fail({
+      ...out.failure!,
+      message: `${out.failure!.message}; ${cause}`,
+    });
+  }
   out.initializeFrame = init.frameIndex;
   const r = init.result;
   out.serverInfo = isObject(r)
