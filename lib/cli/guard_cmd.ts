@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { dirname, join, resolve } from "node:path";
 import {
   baseEnv,
@@ -36,8 +35,6 @@ import {
 import { runGuard } from "../guard/proxy.ts";
 import { launchCommand } from "../launcher/command.ts";
 import type { Allowance } from "../sandbox/types.ts";
-
-export const HELP: string = COMMAND_HELP["guard"];
 
 const str = (v: unknown): string | null => typeof v === "string" ? v : null;
 

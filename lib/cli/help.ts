@@ -3,8 +3,7 @@
  * defaults it quotes are written out; tests/help_test.ts checks them against
  * the constants the commands use):
  * `main.ts` prints `verity <command> --help` from here without loading the
- * command's own modules, and each command module exports its text from here
- * as `HELP`.
+ * command's own modules.
  *
  * @module
  */
@@ -35,6 +34,20 @@ A token kept by verity login (under $XDG_CONFIG_HOME/verity or
 ~/.config/verity, mode 0600) is sent only to the server it was issued for,
 and refreshed when it expires.`;
 
+/** The options of `tools` and `capture` for the server they list. */
+const LISTING_HELP =
+  `  --timeout S     seconds to wait for each answer (default 30)
+  --env K=V       add an environment variable for the server (repeatable)
+  --no-sandbox    run the command as given, with your PATH and HOME (a
+                  started server is otherwise sandboxed as in an audit, on a
+                  scratch state directory)
+  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
+                  its package in verity's cache (.verity/): nothing is pinned
+                  or fetched (otherwise its exact version is pinned and
+                  fetched once, printed, then run by Deno offline)
+${REMOTE_HELP}
+  -h, --help      show this help`;
+
 /**
  * The `--help` text of each command, by command name.
  *
@@ -54,17 +67,7 @@ TRUE, FALSE, ABSENT or MALFORMED (with what was wrong).
 
 Options:
   --json          print {"tools":[...],"pages":N} instead of a table
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
-                  its package in verity's cache (.verity/): nothing is pinned
-                  or fetched (otherwise its exact version is pinned and
-                  fetched once, printed, then run by Deno offline)
-${REMOTE_HELP}
-  -h, --help      show this help
+${LISTING_HELP}
 
 Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`,
   "capture":
@@ -86,17 +89,7 @@ Options:
   --ledger FILE   append a "manifest" block (file name, SHA-256) to this
                   ledger and print the head (needs --out); check it later with
                   verity report verify FILE --ledger LEDGER --expected-head H
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
-                  its package in verity's cache (.verity/): nothing is pinned
-                  or fetched (otherwise its exact version is pinned and
-                  fetched once, printed, then run by Deno offline)
-${REMOTE_HELP}
-  -h, --help      show this help
+${LISTING_HELP}
 
 Compare two manifests with verity diff.
 Exit codes: 0 captured; 2 bad arguments, or the server could not be listed.`,

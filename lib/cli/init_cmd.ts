@@ -13,7 +13,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import {
   parseCommandLine,
@@ -36,12 +35,11 @@ import { initTarget, listedTools, pathKind } from "../init/init.ts";
 import { VERSION } from "../version.ts";
 import {
   parseRemote,
+  refuseWithUrl,
   REMOTE_OPTIONS,
   remoteClient,
   type RemoteServer,
 } from "./remote.ts";
-
-export const HELP: string = COMMAND_HELP["init"];
 
 interface ServerSpec {
   command: string[];
@@ -138,28 +136,16 @@ function list(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)];
 }
 
-/**
- * `verity init <dir> --url URL` (or a config's `url` entry): list a remote
- * server, write a local HTTP target template.
- */
-async function initRemote(
+/** The new target's directory, file and name; refuses an existing file (without `--force`) and a bad name. */
+async function newTarget(
   p: ParsedCommandLine,
-  remote: RemoteServer,
   defaultName: string | null,
-): Promise<number> {
-  for (const flag of ["env", "no-sandbox"]) {
-    if (p.values[flag] !== undefined) {
-      throw new UsageError(
-        `verity init: --${flag} applies to a started server, not --url`,
-      );
-    }
-  }
+): Promise<{ targetDir: string; file: string; name: string }> {
   if (p.positionals.length !== 1) {
     throw new UsageError(
       "verity init: expected one directory for the new target.toml",
     );
   }
-  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const targetDir = resolve(p.positionals[0]!);
   const file = join(targetDir, "target.toml");
   if (!p.values.force && await pathKind(file) !== null) {
@@ -175,6 +161,21 @@ async function initRemote(
       } must be letters, digits, ".", "_" or "-" (use --name)`,
     );
   }
+  return { targetDir, file, name };
+}
+
+/**
+ * `verity init <dir> --url URL` (or a config's `url` entry): list a remote
+ * server, write a local HTTP target template.
+ */
+async function initRemote(
+  p: ParsedCommandLine,
+  remote: RemoteServer,
+  defaultName: string | null,
+): Promise<number> {
+  refuseWithUrl("init", p, ["env", "no-sandbox"]);
+  const { targetDir, file, name } = await newTarget(p, defaultName);
+  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   console.error(`verity: listing tools of ${remote.shownUrl} (HTTP)`);
   const s = await openSession(remoteClient(remote), { timeoutMs });
   await s.client.close(2000);
@@ -317,31 +318,12 @@ export async function main(argv: string[]): Promise<number> {
     positionals: [],
   });
   if (remote !== null) return await initRemote(p, remote, null);
-  if (p.positionals.length !== 1) {
-    throw new UsageError(
-      "verity init: expected one directory for the new target.toml",
-    );
-  }
+  // The directory is checked first (the count here, the rest below).
+  if (p.positionals.length !== 1) await newTarget(p, null);
   const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const spec = await serverSpec(p);
   if (spec.remote) return await initRemote(p, spec.remote, spec.defaultName);
-  const targetDir = resolve(p.positionals[0]!);
-  const file = join(targetDir, "target.toml");
-  if (!p.values.force && await pathKind(file) !== null) {
-    throw new UsageError(
-      `verity init: ${file} exists; pass --force to overwrite it`,
-    );
-  }
-  const name = String(
-    p.values.name ?? spec.defaultName ?? basename(targetDir),
-  );
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
-    throw new UsageError(
-      `verity init: target name ${
-        JSON.stringify(name)
-      } must be letters, digits, ".", "_" or "-" (use --name)`,
-    );
-  }
+  const { targetDir, file, name } = await newTarget(p, spec.defaultName);
   const { text, tools, plan } = await initTarget(spec, {
     name,
     targetDir,

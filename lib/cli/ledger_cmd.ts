@@ -13,15 +13,14 @@ import { didYouMean, parseCommandLine } from "./args.ts";
 import { EvidenceError, UsageError } from "../errors.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { LEDGER_NAME } from "../evidence/chain.ts";
-import { isDigest, prettyJson } from "../evidence/canonical.ts";
+import { prettyJson } from "../evidence/canonical.ts";
+import { resolveHead } from "./_verify_document.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
 import { readJsonDocument } from "../evidence/files.ts";
 import { appendBlocks, verifyLedgerFile } from "../evidence/ledger.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
-
-export const HELP: string = COMMAND_HELP["ledger"];
 
 function str(
   p: ReturnType<typeof parseCommandLine>,
@@ -190,37 +189,11 @@ async function verify(argv: string[]): Promise<number> {
   });
   noExtra(p, "verify");
   const path = str(p, "ledger", "verify", true)!;
-  let head = str(p, "expected-head", "verify", false);
-  const headFile = str(p, "expected-head-file", "verify", false);
-  if (head !== undefined && headFile !== undefined) {
-    throw new UsageError(
-      "verity ledger verify: give --expected-head or --expected-head-file, not both",
-    );
-  }
-  if (headFile !== undefined) {
-    try {
-      head = (await Deno.readTextFile(headFile)).trim();
-    } catch (e) {
-      throw new UsageError(
-        `verity ledger verify: --expected-head-file ${headFile}: ${
-          (e as Error).message
-        }`,
-      );
-    }
-  }
-  if (head === undefined) {
-    throw new UsageError(
-      "verity ledger verify: --expected-head is required: a ledger verified only against itself proves ordering to whoever holds the file, nothing to anyone else",
-    );
-  }
-  head = head.trim();
-  if (!isDigest(head)) {
-    throw new UsageError(
-      `verity ledger verify: expected head ${
-        JSON.stringify(head)
-      } is not "sha256:" and 64 lowercase hex digits`,
-    );
-  }
+  const head = await resolveHead(
+    "verity ledger verify",
+    str(p, "expected-head", "verify", false) ?? null,
+    str(p, "expected-head-file", "verify", false) ?? null,
+  );
   // verity's own layout is walked as a stream (any size); another layout
   // is parsed strictly, every problem reported.
   const { recipes, ...v } = await verifyLedgerFile(path, head);
@@ -311,7 +284,7 @@ export async function main(argv: string[]): Promise<number> {
     case "-h":
     case "--help":
     case "help":
-      console.log(HELP);
+      console.log(COMMAND_HELP.ledger);
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(

@@ -22,7 +22,6 @@ import { join, resolve } from "node:path";
 import { InputError, PrepareError, ServerError } from "../errors.ts";
 import {
   chooseBackend,
-  findOnPath,
   prepareLaunch,
   probeBackends,
   resolveDeno,
@@ -32,19 +31,11 @@ import type { Allowance, Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/errors.ts";
 import { markOwner } from "../common/owner.ts";
+import { findExecutable } from "../common/executable.ts";
 import { exists } from "../common/exists.ts";
 import { isWithin } from "../common/paths.ts";
 import { parsePackageRun } from "../prepare/source.ts";
 import { type ReadyPackage, readyPackageRun } from "../prepare/npx.ts";
-
-function isExecutable(path: string): boolean {
-  try {
-    const st = Deno.statSync(path);
-    return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
 
 const readied = new Map<string, Promise<ReadyPackage>>();
 
@@ -168,8 +159,7 @@ export async function launchCommand(
   const name = options.commandName ?? "verity";
   let command = given;
   if (options.noSandbox === true) {
-    const found = findOnPath(command[0] ?? "", Deno.env.get("PATH") ?? "");
-    if (found === null || !isExecutable(found)) {
+    if (findExecutable(command[0] ?? "", Deno.env.get("PATH") ?? "") === null) {
       throw new ServerError(
         `${name}: cannot start ${
           JSON.stringify(command[0] ?? "")
@@ -234,10 +224,10 @@ export async function launchCommand(
     ) readPaths.push(await Deno.realPath(p));
   }
   const first = command[0] ?? "";
-  const found = findOnPath(first, Deno.env.get("PATH") ?? "");
+  const found = findExecutable(first, Deno.env.get("PATH") ?? "");
   const refusal = runnerRefusal(command, found !== null);
   if (refusal !== null) throw new ServerError(`${name}: ${refusal}`);
-  if (found === null || !isExecutable(found)) {
+  if (found === null) {
     throw new ServerError(
       `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
     );
