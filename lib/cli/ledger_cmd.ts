@@ -17,7 +17,11 @@ import { prettyJson } from "../evidence/canonical.ts";
 import { resolveHead } from "./_verify_document.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
 import { readJsonDocument } from "../evidence/files.ts";
-import { appendBlocks, verifyLedgerFile } from "../evidence/ledger.ts";
+import {
+  appendBlocks,
+  verifyLedger,
+  verifyLedgerFile,
+} from "../evidence/ledger.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
