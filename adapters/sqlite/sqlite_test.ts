@@ -1,12 +1,19 @@
 import assert from "node:assert/strict";
-import { loadSqlEngine } from "./sql_engine.ts";
-import { readSqlite } from "./sqlite.ts";
-import { PageCache } from "./sqlite_page_cache.ts";
-import { buildSqliteImage } from "./sqlite_seed.ts";
-import { compareKeys } from "../lib/state/keys.ts";
-import { sortByKey } from "./sqlite_diff.ts";
+import { DatabaseSync } from "node:sqlite";
+import { readSqlite } from "./read.ts";
+import { compareKeys } from "../../lib/state/keys.ts";
+import { sortByKey } from "./compare.ts";
 
-const SQL = await loadSqlEngine();
+/** The image of a database built by a SQL script. */
+function buildSqliteImage(script: string): Uint8Array {
+  const db = new DatabaseSync(":memory:");
+  try {
+    db.exec(script);
+    return db.serialize();
+  } finally {
+    db.close();
+  }
+}
 
 function table(obs: ReturnType<typeof readSqlite>, name: string) {
   const t = obs.tables.find((x) => x.name === name);
@@ -16,7 +23,6 @@ function table(obs: ReturnType<typeof readSqlite>, name: string) {
 
 Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid", () => {
   const image = buildSqliteImage(
-    SQL,
     `CREATE TABLE items (key TEXT PRIMARY KEY, qty INTEGER, price REAL, data BLOB, note TEXT);
      INSERT INTO items VALUES ('b', 2, 2.5, x'00ff10', NULL), ('a', 9007199254740993, 1e999, NULL, 'é😀');
      CREATE TABLE log (msg TEXT);
@@ -26,7 +32,7 @@ Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid
      CREATE TABLE counters (id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER);
      INSERT INTO counters (n) VALUES (10);`,
   );
-  const obs = readSqlite(SQL, image);
+  const obs = readSqlite(image);
   assert.deepEqual(obs.problems, []);
   assert.deepEqual(obs.tables.map((t) => t.name), [
     "counters",
@@ -90,7 +96,7 @@ Deno.test("sqlite: header fields, schema objects and statistics are state", () =
   const base =
     `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a');`;
   const meta = (sql: string) =>
-    table(readSqlite(SQL, buildSqliteImage(SQL, base + sql)), "sqlite_schema")
+    table(readSqlite(buildSqliteImage(base + sql)), "sqlite_schema")
       .records;
   assert.deepEqual(
     meta("PRAGMA user_version = 7;").find((r) =>
@@ -112,8 +118,7 @@ Deno.test("sqlite: header fields, schema objects and statistics are state", () =
     ['["index","t_v"]', '["trigger","g"]', '["view","w"]'],
   );
   const analyzed = readSqlite(
-    SQL,
-    buildSqliteImage(SQL, base + "CREATE INDEX t_v ON t (v); ANALYZE;"),
+    buildSqliteImage(base + "CREATE INDEX t_v ON t (v); ANALYZE;"),
   );
   assert.deepEqual(
     table(analyzed, "sqlite_stat1").records.map((r) => r.value),
@@ -125,10 +130,9 @@ Deno.test("sqlite: header fields, schema objects and statistics are state", () =
 
 Deno.test("sqlite: text keys sort by code point, as SQLite's BINARY collation does", () => {
   const image = buildSqliteImage(
-    SQL,
     `CREATE TABLE t (k TEXT PRIMARY KEY); INSERT INTO t VALUES ('b'), ('a'), ('B'), ('é'), ('😀'), ('\uFF5E'), ('10'), ('9');`,
   );
-  const keys = table(readSqlite(SQL, image), "t").records.map((r) => r.key);
+  const keys = table(readSqlite(image), "t").records.map((r) => r.key);
   const sorted = [...keys].sort(compareKeys);
   assert.deepEqual(keys, sorted);
   assert.deepEqual(keys.map((k) => JSON.parse(k)[0]), [
@@ -145,17 +149,15 @@ Deno.test("sqlite: text keys sort by code point, as SQLite's BINARY collation do
 
 Deno.test("sqlite: rows without any identity are keyed by value, duplicates stay visible", () => {
   const image = buildSqliteImage(
-    SQL,
     `CREATE TABLE t (a TEXT PRIMARY KEY, b); INSERT INTO t VALUES (NULL, 1), (NULL, 2), ('x', 3);`,
   );
-  const keys = table(readSqlite(SQL, image), "t").records.map((r) => r.key);
+  const keys = table(readSqlite(image), "t").records.map((r) => r.key);
   assert.deepEqual(keys, ["[null]", '[null,{"dup":2}]', '["x"]']);
 });
 
 function variedImage(rows: number, extra = ""): Uint8Array {
   const big = "x".repeat(9000);
   return buildSqliteImage(
-    SQL,
     `CREATE TABLE v (id INTEGER PRIMARY KEY, i INTEGER, r REAL, t TEXT, b BLOB);
      WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ${rows})
      INSERT INTO v SELECT n,
@@ -178,10 +180,18 @@ Deno.test("sqlite: the page-level reader gives exactly what SQL gives", () => {
      INSERT INTO nopk VALUES (1, 'new', 'own');
      CREATE TABLE gen (id INTEGER PRIMARY KEY, a INTEGER, twice INTEGER GENERATED ALWAYS AS (a * 2) STORED);
      INSERT INTO gen (a) VALUES (1), (2);
-     CREATE TABLE desck (id INTEGER PRIMARY KEY DESC, v TEXT); INSERT INTO desck VALUES (5, 'a'), (3, 'b');`,
+     CREATE TABLE desck (id INTEGER PRIMARY KEY DESC, v TEXT); INSERT INTO desck VALUES (5, 'a'), (3, 'b');
+     CREATE TABLE wr (k TEXT COLLATE NOCASE, n INTEGER, v, PRIMARY KEY (k, n DESC)) WITHOUT ROWID;
+     INSERT INTO wr SELECT 'Key-' || (id % 300), id, t FROM v;
+     CREATE TABLE wb (k PRIMARY KEY, v) WITHOUT ROWID;
+     INSERT INTO wb SELECT CASE id % 4 WHEN 0 THEN id WHEN 1 THEN id + 0.5 WHEN 2 THEN 'k' || id ELSE CAST(id AS BLOB) END, b FROM v;
+     CREATE TABLE tp (k TEXT PRIMARY KEY, v TEXT);
+     INSERT INTO tp SELECT 'k' || ((id * 7919) % 3001) || substr(t, 1, 40), r FROM v WHERE t IS NOT NULL;
+     CREATE TABLE tr (a TEXT COLLATE RTRIM, b INTEGER, PRIMARY KEY (b, a));
+     INSERT INTO tr SELECT 'x' || (id % 10) || substr('   ', 1, id % 3), id / 10 FROM v;`,
   );
-  const plain = readSqlite(SQL, image, { cache: null });
-  const paged = readSqlite(SQL, image, { cache: new PageCache() });
+  const plain = readSqlite(image, { pages: false });
+  const paged = readSqlite(image);
   assert.deepEqual(plain.problems, []);
   assert.deepEqual(paged, plain);
   const nopk = table(paged, "nopk").records;
@@ -205,38 +215,8 @@ Deno.test("sqlite: the page-level reader gives exactly what SQL gives", () => {
   );
 });
 
-Deno.test("sqlite: byte-identical pages reuse records; a changed row does not", () => {
-  const cache = new PageCache();
-  const a = buildSqliteImage(
-    SQL,
-    `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
-    WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 5000) INSERT INTO t SELECT n, 'v' || n FROM c;`,
-  );
-  const first = table(readSqlite(SQL, a, { cache }), "t").records;
-  const again = table(readSqlite(SQL, a, { cache }), "t").records;
-  assert.ok(first.every((r, i) => r === again[i]), "every record shared");
-  // Change one row in a copy: only its page is decoded again.
-  const db = new SQL.Database(a);
-  db.exec("UPDATE t SET v = 'changed' WHERE id = 2500");
-  const b = db.export();
-  db.close();
-  const changed = table(readSqlite(SQL, b, { cache }), "t").records;
-  assert.equal(changed[2499]?.value.v, "changed");
-  assert.equal(
-    first[2499]?.value.v,
-    "v2500",
-    "cached records are never modified",
-  );
-  assert.ok(changed[0] === first[0], "an unchanged page is reused");
-  assert.ok(
-    changed.filter((r, i) => r !== first[i]).length < 500,
-    "only the changed page's rows are new",
-  );
-});
-
 Deno.test("sqlite: a bad image is a problem, not a crash", () => {
   const obs = readSqlite(
-    SQL,
     new TextEncoder().encode(
       "this is not a database at all, not even close ".repeat(20),
     ),
@@ -246,7 +226,7 @@ Deno.test("sqlite: a bad image is a problem, not a crash", () => {
     obs.problems.join("\n"),
     /not a readable SQLite database|cannot open/,
   );
-  assert.deepEqual(readSqlite(SQL, new Uint8Array()).tables, []);
+  assert.deepEqual(readSqlite(new Uint8Array()).tables, []);
 });
 
 Deno.test("sqlite diff: keys sorted as the snapshot orders them, whatever their shape", () => {

@@ -26,31 +26,26 @@
  *
  * @module
  */
-import { compareValues } from "../lib/state/keys.ts";
-import type { StateRecord } from "../lib/state/types.ts";
-import type { MaskRule } from "../lib/definition/types.ts";
+import { compareValues } from "../../lib/state/keys.ts";
+import type { StateRecord } from "../../lib/state/types.ts";
+import type { MaskRule } from "../../lib/definition/types.ts";
+import { type DiffSide, LeafCursor, walkTrees } from "./btree.ts";
 import {
   assemble,
-  type DiffSide,
   type Geometry,
   geometry,
   hdrOf,
-  KeyCursor,
-  keyStringOf,
-  LeafCursor,
   localSize,
   type PageSource,
-  parseHeader,
-  type PlannedTable,
-  RowDecoder,
+  RecordHeader,
   u16,
   u32,
   valueAt,
-  varint,
-  varintEnd,
-  walkTrees,
-} from "./sqlite_diff.ts";
-import { PageWalkError } from "./_sqlite_table.ts";
+  VarintReader,
+} from "./format.ts";
+import { KeyCursor, keyStringOf } from "./keyed.ts";
+import { PageWalkError } from "./page_walk_error.ts";
+import { type PlannedTable, RowDecoder } from "./plan.ts";
 
 /** How a table's records are streamed. */
 export type StreamOrder =
@@ -170,14 +165,13 @@ function* keyedRowidRecords(
   masks: readonly MaskRule[] | undefined,
 ): Generator<StateRecord> {
   const plan = t.plan;
-  const n = plan.columns.length;
-  const types = new Int32Array(n + 1);
-  const offs = new Int32Array(n + 1);
+  const h = new RecordHeader(plan.columns.length);
+  const { types, offs } = h;
   const c = new LeafCursor(side.src, g, leaves, () => false);
   const d = new RowDecoder(plan, masks);
   while (c.next()) {
     const p = c.payload();
-    const count = parseHeader(p, 0, p.length, n, types, offs);
+    const count = h.parse(p, 0, p.length);
     if (count < 0) throw new PageWalkError("record needs SQL");
     for (const k of plan.keyIdx) {
       // Several NULL keys: the snapshot numbers them in SQL's order.
@@ -217,16 +211,16 @@ function* pkIndexRecords(
     }
     rows += u16(page, hdrOf(pgno) + 3);
   }
-  const it = new Int32Array(nKey + 2);
-  const io = new Int32Array(nKey + 2);
-  const n = plan.columns.length;
-  const rt = new Int32Array(n + 1);
-  const ro = new Int32Array(n + 1);
+  const ih = new RecordHeader(nKey + 1);
+  const { types: it, offs: io } = ih;
+  const rh = new RecordHeader(plan.columns.length);
+  const { types: rt, offs: ro } = rh;
+  const v = new VarintReader();
   const d = new RowDecoder(plan, masks);
   let prev: unknown[] | null = null;
   let seen = 0;
   const emit = (buf: Uint8Array, at: number, size: number): StateRecord => {
-    const count = parseHeader(buf, at, size, nKey + 1, it, io);
+    const count = ih.parse(buf, at, size);
     const rt0 = it[nKey]!;
     if (
       count !== nKey + 1 || !((rt0 >= 1 && rt0 <= 6) || rt0 === 8 || rt0 === 9)
@@ -250,8 +244,8 @@ function* pkIndexRecords(
     if (typeof rowid !== "number") {
       throw new PageWalkError("rowid beyond 2^53");
     }
-    const p = rowPayload(src, g, t.rootpage, rowid);
-    if (parseHeader(p, 0, p.length, n, rt, ro) < 0) {
+    const p = rowPayload(src, g, t.rootpage, rowid, v);
+    if (rh.parse(p, 0, p.length) < 0) {
       throw new PageWalkError("record needs SQL");
     }
     if (keyStringOf(p, rt, ro, nKey, plan.keyIdx) !== key) {
@@ -282,8 +276,8 @@ function* pkIndexRecords(
         yield* visit(u32(page, p), depth + 1);
         p += 4;
       }
-      const size = varint(page, p);
-      p = varintEnd;
+      const size = v.read(page, p);
+      p = v.end;
       const local = localSize(g, size, g.maxLocalIndex);
       if (p + local > page.length) {
         throw new PageWalkError("cell past the page end");
@@ -308,6 +302,7 @@ function rowPayload(
   g: Geometry,
   root: number,
   rowid: number,
+  v: VarintReader,
 ): Uint8Array {
   let pgno = root;
   for (let depth = 0; depth <= 64; depth++) {
@@ -321,7 +316,7 @@ function rowPayload(
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         const at = u16(page, h + 12 + 2 * mid) + 4;
-        if (varint(page, at) < rowid) lo = mid + 1;
+        if (v.read(page, at) < rowid) lo = mid + 1;
         else hi = mid;
       }
       pgno = lo < cells
@@ -336,9 +331,9 @@ function rowPayload(
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       let p = u16(page, h + 8 + 2 * mid);
-      const size = varint(page, p);
-      const r = varint(page, varintEnd);
-      p = varintEnd;
+      const size = v.read(page, p);
+      const r = v.read(page, v.end);
+      p = v.end;
       if (r === rowid) {
         const local = localSize(g, size);
         if (p + local > page.length) {
