@@ -29,10 +29,12 @@
  * rowid, identified by the key).
  *
  * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
- *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid | --text-pk] [--random-keys]
+ *        [--pairs one-row,spread,every,vacuum] [--old] [--sql] [--without-rowid | --text-pk] [--random-keys]
  *
  * `--old` also times the full snapshot path in each child (skip it for
- * 10M rows: it needs several GiB). Before timing, every pair's delta is
+ * 10M rows: it needs several GiB); `--sql` (with `--without-rowid` or
+ * `--text-pk`) times the keyed tables diffed by SQLite itself
+ * (`_sql_keyed_diff.ts`), checked to find as many changes. Before timing, every pair's delta is
  * checked against sqldiff's count of changed rows.
  *
  * @module
@@ -45,6 +47,7 @@ import { stateDelta } from "../lib/state_io/state_delta.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
 import { computeDelta, type Delta } from "../lib/state/delta.ts";
+import { sqlKeyedDiff } from "./_sql_keyed_diff.ts";
 
 const { values, positionals } = parseArgs({
   args: Deno.args,
@@ -54,6 +57,7 @@ const { values, positionals } = parseArgs({
     pairs: { type: "string", default: "one-row,spread,every,vacuum" },
     sqldiff: { type: "string", default: "/usr/bin/sqldiff" },
     old: { type: "boolean", default: false },
+    sql: { type: "boolean", default: false },
     "without-rowid": { type: "boolean", default: false },
     "text-pk": { type: "boolean", default: false },
     "random-keys": { type: "boolean", default: false },
@@ -101,11 +105,17 @@ interface Pass {
   changes: number;
 }
 
-/** One child: two passes of stateDelta (and of the old path with --old). */
-async function child(a: string, b: string, old: boolean): Promise<void> {
+/** One child: two passes of stateDelta (and of the old path with --old, the SQL diff with --sql). */
+async function child(
+  a: string,
+  b: string,
+  old: boolean,
+  sql: boolean,
+): Promise<void> {
   const def = benchDefinition(a);
   const out: Record<string, Pass[]> = { new: [] };
   if (old) out.old = [];
+  if (sql) out.sql = [];
   // The new path's passes first, so its peak is not the old path's.
   let found: Delta | null = null;
   for (let pass = 0; pass < 2; pass++) {
@@ -124,6 +134,28 @@ async function child(a: string, b: string, old: boolean): Promise<void> {
       throw new Error(`snapshots used: ${r.methods[0]?.why}`);
     }
     found = r.delta;
+  }
+  for (let pass = 0; sql && pass < 2; pass++) {
+    resetPeak();
+    const cpu0 = process.cpuUsage();
+    const t = performance.now();
+    const diffs = sqlKeyedDiff(`${a}/state.db`, `${b}/state.db`);
+    const cpu = process.cpuUsage(cpu0);
+    let changes = 0;
+    for (const d of diffs) {
+      changes += d.added.length + d.removed.length + d.changed.length;
+    }
+    out.sql!.push({
+      wall: performance.now() - t,
+      cpu: (cpu.user + cpu.system) / 1000,
+      peakMiB: peakMiB(),
+      changes,
+    });
+    if (changes !== count(found!)) {
+      throw new Error(
+        `the SQL diff found ${changes} changes, pages ${count(found!)}`,
+      );
+    }
   }
   for (let pass = 0; old && pass < 2; pass++) {
     resetPeak();
@@ -148,7 +180,7 @@ async function child(a: string, b: string, old: boolean): Promise<void> {
 }
 
 if (values.child) {
-  await child(positionals[0]!, positionals[1]!, values.old);
+  await child(positionals[0]!, positionals[1]!, values.old, values.sql);
   Deno.exit(0);
 }
 
@@ -280,6 +312,10 @@ if (randomKeys && !keyed) {
   );
   Deno.exit(2);
 }
+if (values.sql && !keyed) {
+  console.error("bench_state_delta: --sql needs --without-rowid or --text-pk");
+  Deno.exit(2);
+}
 const MUTATE = keyed
   ? (randomKeys ? MUTATE_RANDOM : MUTATE_KEYED)
   : MUTATE_ROWID;
@@ -359,6 +395,7 @@ try {
           import.meta.filename!,
           "--child",
           ...(values.old ? ["--old"] : []),
+          ...(values.sql ? ["--sql"] : []),
           `${tmp}/seed`,
           dir,
         ],
@@ -427,6 +464,7 @@ try {
     );
     console.log(line("new"));
     if (values.old) console.log(line("old"));
+    if (values.sql) console.log(line("sql"));
     summary.push(
       `${pair.padEnd(8)} ${rows} rows${
         keyed ? ` ${keyKind}` : ""
@@ -439,6 +477,14 @@ try {
           ? `; before (full snapshots) warm ${
             ratioText(md("old warm cpu"), sd, 2)
           }, peak ${Math.max(...m["old peak"]!).toFixed(0)} MiB`
+          : ""
+      }${
+        values.sql
+          ? `; keyed tables diffed by SQLite warm ${
+            ratioText(md("sql warm cpu"), sd, 2)
+          }, cold ${ratioText(md("sql cold cpu"), sd, 2)}, peak ${
+            Math.max(...m["sql peak"]!).toFixed(0)
+          } MiB`
           : ""
       }`,
     );

@@ -121,6 +121,7 @@ export class KeyCursor {
   #started = false;
   #full: Uint8Array | null = null;
   readonly #v = new VarintReader();
+  readonly #keys = new KeyWriter();
   leavesRead = 0;
 
   constructor(
@@ -272,28 +273,41 @@ export class KeyCursor {
   /** The current record's key as the snapshot reader writes it. */
   keyString(): string {
     const k = this.key;
-    return keyStringOf(k.buf, k.types, k.offs, this.order!.nKey, null);
+    return this.#keys.write(k.buf, k.types, k.offs, this.order!.nKey, null);
   }
 }
 
-/** Where a key string is assembled (one character per element). */
-const keyChars = new Uint16Array(512);
-
 /**
- * A record's key as the snapshot reader writes it (`[v1,v2,…]`, encoded
- * values as JSON): the first `n` fields, or the fields `fields` lists.
- * A key of integers (up to 6 bytes) and texts that JSON writes as they
- * stand (printable ASCII without `"` or `\\`) is assembled from its bytes
- * as one string; any other as the snapshot reader decodes its values.
+ * Writes records' keys as the snapshot reader writes them (`[v1,v2,…]`,
+ * encoded values as JSON). A key of integers (up to 6 bytes) and texts
+ * that JSON writes as they stand (printable ASCII without `"` or `\\`) is
+ * assembled from its bytes as one string; any other as the snapshot
+ * reader decodes its values.
  */
-export function keyStringOf(
+export class KeyWriter {
+  /** Where a key string is assembled (one character per element). */
+  readonly #chars = new Uint16Array(512);
+
+  /** The key of the record: its first `n` fields, or the fields `fields` lists. */
+  write(
+    buf: Uint8Array,
+    types: Int32Array,
+    offs: Int32Array,
+    n: number,
+    fields: readonly number[] | null,
+  ): string {
+    return keyString(this.#chars, buf, types, offs, n, fields);
+  }
+}
+
+function keyString(
+  out: Uint16Array,
   buf: Uint8Array,
   types: Int32Array,
   offs: Int32Array,
   n: number,
   fields: readonly number[] | null,
 ): string {
-  const out = keyChars;
   let m = 0;
   out[m++] = 0x5b;
   for (let i = 0; i < n; i++) {
@@ -332,7 +346,7 @@ export function keyStringOf(
   );
 }
 
-/** {@linkcode keyStringOf} of any key, value by value. */
+/** {@linkcode KeyWriter.write} of any key, value by value. */
 function keyStringSlow(
   buf: Uint8Array,
   types: Int32Array,
@@ -500,6 +514,7 @@ export function diffRekeyed(
   const nb = planB?.columns.length ?? 0;
   const na = planA?.columns.length ?? 0;
   const hB = new RecordHeader(nb), hA = new RecordHeader(na);
+  const keys = new KeyWriter();
   const tb = hB.types, ob = hB.offs, ta = hA.types, oa = hA.offs;
   /** Parse the record at `buf[at, at + size)`: its field count (offsets into `buf`). */
   const parse = (
@@ -525,7 +540,7 @@ export function diffRekeyed(
     plan: TablePlan,
     types: Int32Array,
     offs: Int32Array,
-  ): string => keyStringOf(buf, types, offs, plan.keyIdx.length, plan.keyIdx);
+  ): string => keys.write(buf, types, offs, plan.keyIdx.length, plan.keyIdx);
   // The current record of a cursor: in its page when it does not overflow
   // (no copy), else its assembled payload.
   let buf: Uint8Array = cb.page;

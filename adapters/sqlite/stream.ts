@@ -43,7 +43,7 @@ import {
   valueAt,
   VarintReader,
 } from "./format.ts";
-import { KeyCursor, keyStringOf } from "./keyed.ts";
+import { KeyCursor, KeyWriter } from "./keyed.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 import { type PlannedTable, RowDecoder } from "./plan.ts";
 
@@ -167,6 +167,7 @@ function* keyedRowidRecords(
   const plan = t.plan;
   const h = new RecordHeader(plan.columns.length);
   const { types, offs } = h;
+  const keys = new KeyWriter();
   const c = new LeafCursor(side.src, g, leaves, () => false);
   const d = new RowDecoder(plan, masks);
   while (c.next()) {
@@ -179,7 +180,7 @@ function* keyedRowidRecords(
         throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
       }
     }
-    const key = keyStringOf(p, types, offs, plan.keyIdx.length, plan.keyIdx);
+    const key = keys.write(p, types, offs, plan.keyIdx.length, plan.keyIdx);
     yield { key, value: d.decode(p, c.rowid) };
   }
 }
@@ -216,6 +217,7 @@ function* pkIndexRecords(
   const rh = new RecordHeader(plan.columns.length);
   const { types: rt, offs: ro } = rh;
   const v = new VarintReader();
+  const keys = new KeyWriter();
   const d = new RowDecoder(plan, masks);
   let prev: unknown[] | null = null;
   let seen = 0;
@@ -232,7 +234,7 @@ function* pkIndexRecords(
         throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
       }
     }
-    const key = keyStringOf(buf, it, io, nKey, null);
+    const key = keys.write(buf, it, io, nKey, null);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const vals: unknown[] = new Array(nKey);
     for (let i = 0; i < nKey; i++) vals[i] = valueAt(buf, view, it[i]!, io[i]!);
@@ -248,7 +250,7 @@ function* pkIndexRecords(
     if (rh.parse(p, 0, p.length) < 0) {
       throw new PageWalkError("record needs SQL");
     }
-    if (keyStringOf(p, rt, ro, nKey, plan.keyIdx) !== key) {
+    if (keys.write(p, rt, ro, nKey, plan.keyIdx) !== key) {
       throw new PageWalkError(
         `table ${plan.name}: a row does not hold its index key`,
       );
