@@ -19,23 +19,25 @@
  * and `sqldiff` under /usr/bin/time, interleaved; it prints medians of CPU
  * and wall time, the ratios and the peak memory (VmHWM) of both.
  *
- * With `--without-rowid` both tables are `WITHOUT ROWID` (index b-trees):
- * `items` keyed by a text `sku`, `events` by an integer pair
- * `(item_id, seq)`; the same pairs edit them the same way. `--random-keys`
- * (with either) makes each `sku` 32 random hex digits, so rows are stored
- * in another order than their keys' (the pairs then pick rows by name).
- * `--text-pk`
- * makes the same tables rowid tables with those primary keys (stored by
- * rowid, identified by the key).
+ * Kinds of tables (`--kinds`, each with its own seed, one after the
+ * other in the run): `rowid` (`INTEGER PRIMARY KEY` tables);
+ * `without-rowid` (both tables `WITHOUT ROWID`, index b-trees: `items`
+ * keyed by a text `sku`, `events` by an integer pair `(item_id, seq)`; the
+ * same pairs edit them the same way); `text-pk` (the same tables as rowid
+ * tables with those primary keys: stored by rowid, identified by the key).
+ * `--random-keys` makes each keyed kind's `sku` 32 random hex digits, so
+ * rows are stored in another order than their keys' (the pairs then pick
+ * rows by name).
  *
  * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
- *        [--pairs one-row,spread,every,vacuum] [--old] [--sql] [--without-rowid | --text-pk] [--random-keys]
+ *        [--pairs one-row,spread,every,vacuum] [--kinds rowid,without-rowid,text-pk]
+ *        [--old] [--sql] [--random-keys]
  *
  * `--old` also times the full snapshot path in each child (skip it for
- * 10M rows: it needs several GiB); `--sql` (with `--without-rowid` or
- * `--text-pk`) times the keyed tables diffed by SQLite itself
- * (`_sql_keyed_diff.ts`), checked to find as many changes. Before timing, every pair's delta is
- * checked against sqldiff's count of changed rows.
+ * 10M rows: it needs several GiB); `--sql` times the keyed kinds' tables
+ * diffed by SQLite itself (`_sql_keyed_diff.ts`), checked to find as many
+ * changes. Every pair's delta is checked against sqldiff's count of
+ * changed rows.
  *
  * @module
  */
@@ -58,8 +60,7 @@ const { values, positionals } = parseArgs({
     sqldiff: { type: "string", default: "/usr/bin/sqldiff" },
     old: { type: "boolean", default: false },
     sql: { type: "boolean", default: false },
-    "without-rowid": { type: "boolean", default: false },
-    "text-pk": { type: "boolean", default: false },
+    kinds: { type: "string", default: "rowid" },
     "random-keys": { type: "boolean", default: false },
     child: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -271,20 +272,33 @@ INSERT INTO items (name, qty, price, updated_at) VALUES ('new-a', 1, 1.5, 'x');
 VACUUM;`,
 };
 
-const keyed = values["without-rowid"] || values["text-pk"];
 const randomKeys = values["random-keys"];
-const buildKeyed =
-  (values["text-pk"]
+const KINDS = ["rowid", "without-rowid", "text-pk"];
+const kinds = values.kinds.split(",");
+for (const k of kinds) {
+  if (!KINDS.includes(k)) {
+    console.error(
+      `bench_state_delta: --kinds: unknown kind ${JSON.stringify(k)} (${
+        KINDS.join(", ")
+      })`,
+    );
+    Deno.exit(2);
+  }
+}
+/** The script building a kind's seed. */
+function build(kind: string): string {
+  if (kind === "rowid") return BUILD;
+  return (kind === "text-pk"
     ? BUILD_KEYED.replaceAll(" WITHOUT ROWID;", ";")
     : BUILD_KEYED).replace(
       "SELECT 'sku-' || printf('%08d', i),",
       randomKeys ? "SELECT lower(hex(randomblob(16)))," : "$&",
     );
-const keyKind = (values["text-pk"] ? "TEXT PRIMARY KEY" : "WITHOUT ROWID") +
-  (randomKeys ? ", random keys" : "");
-if (values["text-pk"] && values["without-rowid"]) {
-  console.error("bench_state_delta: --without-rowid or --text-pk, not both");
-  Deno.exit(2);
+}
+function kindName(kind: string): string {
+  if (kind === "rowid") return "INTEGER PRIMARY KEY";
+  return (kind === "text-pk" ? "TEXT PRIMARY KEY" : "WITHOUT ROWID") +
+    (randomKeys ? ", random keys" : "");
 }
 /** `--random-keys`: the keyed pairs pick rows by name ('item-N'), not by key. */
 const itemName = (i: number) => `'item-${i}'`;
@@ -306,19 +320,10 @@ DELETE FROM events WHERE seq % 1000 = 1;
 INSERT INTO items VALUES ('sku-new-a', 'new-a', 1, 1.5, 'x');
 VACUUM;`,
 };
-if (randomKeys && !keyed) {
-  console.error(
-    "bench_state_delta: --random-keys needs --without-rowid or --text-pk",
-  );
-  Deno.exit(2);
+function mutations(kind: string): Record<string, string> {
+  if (kind === "rowid") return MUTATE_ROWID;
+  return randomKeys ? MUTATE_RANDOM : MUTATE_KEYED;
 }
-if (values.sql && !keyed) {
-  console.error("bench_state_delta: --sql needs --without-rowid or --text-pk");
-  Deno.exit(2);
-}
-const MUTATE = keyed
-  ? (randomKeys ? MUTATE_RANDOM : MUTATE_KEYED)
-  : MUTATE_ROWID;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -345,7 +350,7 @@ for (const [k, v] of [["rows", rows], ["rounds", rounds]] as const) {
 }
 
 for (const pair of values.pairs.split(",")) {
-  if (!(pair in MUTATE)) {
+  if (!(pair in MUTATE_ROWID)) {
     console.error(
       `bench_state_delta: --pairs: unknown pair ${
         JSON.stringify(pair)
@@ -357,24 +362,28 @@ for (const pair of values.pairs.split(",")) {
 
 const tmp = await Deno.makeTempDir({ prefix: "verity-bench-delta-" });
 const config = new URL("../deno.json", import.meta.url).pathname;
-try {
-  await Deno.mkdir(`${tmp}/seed`);
+const summary: string[] = [];
+/** Build the seed of one kind of tables and time every pair of it. */
+async function runKind(kind: string): Promise<void> {
+  const MUTATE = mutations(kind);
+  // The SQL diff is timed for keyed tables only.
+  const sql = values.sql && kind !== "rowid";
+  await Deno.mkdir(`${tmp}/${kind}/seed`, { recursive: true });
   let t0 = performance.now();
-  await sqlite3(`${tmp}/seed/state.db`, keyed ? buildKeyed : BUILD);
-  const size = (await Deno.stat(`${tmp}/seed/state.db`)).size;
+  await sqlite3(`${tmp}/${kind}/seed/state.db`, build(kind));
+  const size = (await Deno.stat(`${tmp}/${kind}/seed/state.db`)).size;
   console.log(
-    `seed: ${rows} rows${keyed ? ` (${keyKind})` : ""} (${
+    `\nseed: ${rows} rows (${kindName(kind)}) (${
       (size / 1048576).toFixed(1)
     } MiB) built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
-  const summary: string[] = [];
   for (const pair of values.pairs.split(",")) {
     const mut = MUTATE[pair];
     if (mut === undefined) throw new Error(`unknown pair ${pair}`);
-    const dir = `${tmp}/${pair}`;
+    const dir = `${tmp}/${kind}/${pair}`;
     await Deno.mkdir(dir);
     t0 = performance.now();
-    await Deno.copyFile(`${tmp}/seed/state.db`, `${dir}/state.db`);
+    await Deno.copyFile(`${tmp}/${kind}/seed/state.db`, `${dir}/state.db`);
     await sqlite3(`${dir}/state.db`, mut);
     console.log(
       `\n== ${pair} (copy edited in ${
@@ -395,8 +404,8 @@ try {
           import.meta.filename!,
           "--child",
           ...(values.old ? ["--old"] : []),
-          ...(values.sql ? ["--sql"] : []),
-          `${tmp}/seed`,
+          ...(sql ? ["--sql"] : []),
+          `${tmp}/${kind}/seed`,
           dir,
         ],
         stdout: "piped",
@@ -420,7 +429,7 @@ try {
           "-f",
           "%U %S %M",
           values.sqldiff,
-          `${tmp}/seed/state.db`,
+          `${tmp}/${kind}/seed/state.db`,
           `${dir}/state.db`,
         ],
         stdout: "piped",
@@ -464,11 +473,11 @@ try {
     );
     console.log(line("new"));
     if (values.old) console.log(line("old"));
-    if (values.sql) console.log(line("sql"));
+    if (sql) console.log(line("sql"));
     summary.push(
-      `${pair.padEnd(8)} ${rows} rows${
-        keyed ? ` ${keyKind}` : ""
-      }: verity/sqldiff cpu warm ${
+      `${pair.padEnd(8)} ${rows} rows${` ${
+        kindName(kind)
+      }`}: verity/sqldiff cpu warm ${
         ratioText(md("new warm cpu"), sd, 3)
       }, cold ${ratioText(md("new cold cpu"), sd, 3)}; peak ${
         Math.max(...m["new peak"]!).toFixed(0)
@@ -479,7 +488,7 @@ try {
           }, peak ${Math.max(...m["old peak"]!).toFixed(0)} MiB`
           : ""
       }${
-        values.sql
+        sql
           ? `; keyed tables diffed by SQLite warm ${
             ratioText(md("sql warm cpu"), sd, 2)
           }, cold ${ratioText(md("sql cold cpu"), sd, 2)}, peak ${
@@ -490,6 +499,10 @@ try {
     );
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+try {
+  for (const kind of kinds) await runKind(kind);
   console.log("\nsummary (medians of " + rounds + " rounds):");
   for (const s of summary) console.log(s);
 } finally {
