@@ -258,6 +258,8 @@ export class LeafCursor {
   #last = -Infinity;
   readonly #v = new VarintReader();
   leavesRead = 0;
+  /** Pages loaded into `page` (the memory behind it may change at each). */
+  pageLoads = 0;
   /** Cells read (rows of the leaves read). */
   cellsRead = 0;
 
@@ -288,6 +290,7 @@ export class LeafCursor {
       }
       this.page = this.#src.page(pgno);
       this.leavesRead++;
+      this.pageLoads++;
       this.#h = hdrOf(pgno);
       if (this.page[this.#h] !== 0x0d) {
         throw new PageWalkError(`page ${pgno} is not a table leaf`);
@@ -340,6 +343,7 @@ export class LeafCursor {
     );
     // A long chain may have pushed the leaf out of the source's memory.
     this.page = this.#src.page(this.#leaves[this.#li]!);
+    this.pageLoads++;
     return out;
   }
 }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import { bytesToBase64 } from "../../lib/state/keys.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 
@@ -250,12 +251,58 @@ export class RecordHeader {
 
 const utf8 = new TextDecoder();
 
+/** Bytes of the windows a {@linkcode TextWindow} decodes at once. */
+const WINDOW = 4096;
+
+/**
+ * ASCII text fields sliced from one Latin-1 decoding of the 4 KiB window
+ * of memory they lie in (one native call per window instead of one string
+ * built per field). The memory must not change while its `epoch` stays
+ * the same: a reader whose pages may be reused passes a new epoch for
+ * every page it loads.
+ */
+export class TextWindow {
+  #buffer: ArrayBufferLike | null = null;
+  #bytes: Buffer = Buffer.alloc(0);
+  #epoch = -1;
+  #start = -1;
+  #text = "";
+
+  /** Memory of `buf` (from its `ArrayBuffer`'s start) as seen in `epoch`. */
+  at(buf: Uint8Array, epoch: number): void {
+    if (buf.buffer !== this.#buffer) {
+      this.#buffer = buf.buffer;
+      this.#bytes = Buffer.from(buf.buffer);
+      this.#start = -1;
+    } else if (epoch !== this.#epoch) this.#start = -1;
+    this.#epoch = epoch;
+  }
+
+  /** The text of the ASCII bytes [off, off + len) of the memory given to {@linkcode TextWindow.at}. */
+  slice(off: number, len: number): string {
+    const w = off - (off % WINDOW);
+    if (off + len > w + WINDOW) {
+      return this.#bytes.toString("latin1", off, off + len);
+    }
+    if (w !== this.#start) {
+      this.#start = w;
+      this.#text = this.#bytes.toString(
+        "latin1",
+        w,
+        Math.min(w + WINDOW, this.#bytes.length),
+      );
+    }
+    return this.#text.slice(off - w, off - w + len);
+  }
+}
+
 /**
  * The value of one field (serial type `t` at `off` in `buf`) as a snapshot
  * holds it: integers and reals as numbers (integers beyond 2^53 as
  * `{"$int": "…"}`, infinite reals as `{"$real": "…"}`), text as strings,
  * blobs as `{"$bytes": base64}`, NULL as null. `view` (over `buf`) is made
- * here when null and needed.
+ * here when null and needed; `text`, given `buf`'s memory (offsets from
+ * its `ArrayBuffer`'s start), slices ASCII text instead of decoding it.
  *
  * @example
  * ```ts
@@ -271,6 +318,7 @@ export function valueAt(
   view: DataView | null,
   t: number,
   off: number,
+  text: TextWindow | null = null,
 ): unknown {
   switch (t) {
     case 0:
@@ -305,6 +353,7 @@ export function valueAt(
       for (let k = off; k < off + len; k++) {
         if (buf[k]! > 0x7f) return utf8.decode(buf.subarray(off, off + len));
       }
+      if (text !== null) return text.slice(off, len);
       return String.fromCharCode.apply(
         null,
         buf.subarray(off, off + len) as unknown as number[],

@@ -10,7 +10,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { MaskRule } from "../../lib/definition/types.ts";
 import { maskRow } from "../../lib/state/normalize.ts";
-import { RecordHeader, valueAt } from "./format.ts";
+import { RecordHeader, TextWindow, valueAt } from "./format.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 import { emptyDatabase, queryRows, quoteIdent, sqlString } from "./sql.ts";
 
@@ -414,6 +414,7 @@ export class RowDecoder {
   #buffer: ArrayBufferLike | null = null;
   #whole: Uint8Array = new Uint8Array();
   #view: DataView = new DataView(new ArrayBuffer(0));
+  #text = new TextWindow();
 
   /** `colField`: per column, its record field (a `WITHOUT ROWID` table's records hold the key first). */
   constructor(
@@ -431,25 +432,47 @@ export class RowDecoder {
 
   /** The row of the record `p` (its rowid given for an `INTEGER PRIMARY KEY`). */
   decode(p: Uint8Array, rowid: number): Record<string, unknown> {
-    if (p.buffer !== this.#buffer) {
-      this.#buffer = p.buffer;
-      this.#whole = new Uint8Array(p.buffer);
-      this.#view = new DataView(p.buffer);
+    return this.decodeAt(p, 0, p.length, rowid, null);
+  }
+
+  /**
+   * The row of the record at `buf[at, at + size)`. `epoch`: a number that
+   * changes whenever the memory of `buf` may have (a page loaded into it):
+   * ASCII text is then sliced from one decoding of its 4 KiB window; null
+   * decodes every field alone.
+   */
+  decodeAt(
+    buf: Uint8Array,
+    at: number,
+    size: number,
+    rowid: number,
+    epoch: number | null,
+  ): Record<string, unknown> {
+    if (buf.buffer !== this.#buffer) {
+      this.#buffer = buf.buffer;
+      this.#whole = new Uint8Array(buf.buffer);
+      this.#view = new DataView(buf.buffer);
     }
     const plan = this.#plan;
     const n = this.#n;
     const h = this.#header;
     const whole = this.#whole;
     const view = this.#view;
-    const count = h.parse(whole, p.byteOffset, p.length);
+    let text: TextWindow | null = null;
+    if (epoch !== null) {
+      text = this.#text;
+      text.at(buf, epoch);
+    }
+    const count = h.parse(whole, buf.byteOffset + at, size);
     if (count < 0) throw new PageWalkError("record needs SQL");
     const { types, offs } = h;
     const fields = this.#fields;
     const cf = this.#colField;
     for (let i = 0; i < n; i++) {
       const f = cf === null ? i : cf[i]!;
-      if (f < count) fields[i] = valueAt(whole, view, types[f]!, offs[f]!);
-      else if (plan.hasDefault[i]) {
+      if (f < count) {
+        fields[i] = valueAt(whole, view, types[f]!, offs[f]!, text);
+      } else if (plan.hasDefault[i]) {
         throw new PageWalkError("short record with default");
       } else fields[i] = null;
     }

@@ -138,7 +138,10 @@ function* rowidRecords(
   const c = new LeafCursor(side.src, g, leaves, () => false);
   const d = new RowDecoder(t.plan, masks);
   while (c.next()) {
-    yield { key: "[" + c.rowid + "]", value: d.decode(c.payload(), c.rowid) };
+    const value = c.local === c.size
+      ? d.decodeAt(c.page, c.at, c.size, c.rowid, c.pageLoads)
+      : d.decode(c.payload(), c.rowid);
+    yield { key: "[" + c.rowid + "]", value };
   }
 }
 
