@@ -11,7 +11,7 @@
  */
 import { InputError, UsageError } from "./lib/errors.ts";
 import { VERSION } from "./lib/version.ts";
-import { HelpRequested } from "./lib/cli/args.ts";
+import { didYouMean, HelpRequested } from "./lib/cli/args.ts";
 import { COMMAND_HELP } from "./lib/cli/help.ts";
 import { terminalText } from "./lib/common/show_controls.ts";
 
@@ -77,6 +77,10 @@ const COMMANDS: Record<string, Command> = {
       "audit many published servers from a list, in shards; merge the shards",
     load: () => import("./lib/cli/census_cmd.ts"),
   },
+  login: {
+    summary: "sign in to a remote server behind OAuth; keep the token (0600)",
+    load: () => import("./lib/cli/login_cmd.ts"),
+  },
   init: {
     summary:
       "start a server, list its tools, write a starting target.toml with TODOs",
@@ -131,7 +135,12 @@ async function run(argv: string[]): Promise<number> {
   try {
     if (!cmd) {
       throw new UsageError(
-        `verity: unknown command ${JSON.stringify(name)} (see verity --help)`,
+        `verity: unknown command ${JSON.stringify(name)}${
+          didYouMean(
+            name,
+            Object.keys(COMMANDS).filter((c) => !c.startsWith("_")),
+          )
+        } (see verity --help)`,
       );
     }
     const mod = await cmd.load();

@@ -3,26 +3,26 @@
 # directory with an empty HOME and DENO_DIR and, inside `unshare --net` (a
 # network namespace with only a down loopback), run `verity run` on a bundled
 # fixture, then `verity report verify`, `verity ledger verify`, `verity keygen`,
-# `verity attest` and `verity attest verify`; also check SHA256SUMS and the
-# bundle's own attestation. Needs root (or unprivileged user namespaces) for
+# `verity attest` and `verity attest verify`; also check SHA256SUMS and, with
+# the bundle's own verity, the bundle's attestation. Needs root (or unprivileged user namespaces) for
 # unshare, and bubblewrap (the sandbox).
 #
 # Usage: scripts/bundle_check.sh [dist]    (after `deno task release`)
 set -euo pipefail
 dist=$(cd "${1:-dist}" && pwd)
-here=$(cd "$(dirname "$0")/.." && pwd)
 tarball=$(ls "$dist"/verity-*-linux-*.tar.gz | head -n 1)
 name=$(basename "$tarball" .tar.gz)
 
 (cd "$dist" && sha256sum -c SHA256SUMS)
-if [ -f "$dist/verity-release.pub.pem" ]; then
-  deno run --allow-read "$here/scripts/release.ts" verify "$tarball" --key "$dist/verity-release.pub.pem"
-fi
 
 work=$(mktemp -d /tmp/verity-bundle-check.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/home" "$work/deno_dir" "$work/out"
 tar -xzf "$tarball" -C "$work"
+# the download, as a user has it: tarball, envelope, public key
+mkdir "$work/download"
+cp "$tarball" "$tarball.intoto.json" "$work/download/"
+[ -f "$dist/verity-release.pub.pem" ] && cp "$dist/verity-release.pub.pem" "$work/download/"
 
 unshare --net -- env -i PATH=/usr/bin:/bin HOME="$work/home" DENO_DIR="$work/deno_dir" \
   NO_COLOR=1 W="$work" B="$work/$name" bash -euo pipefail -c '
@@ -30,6 +30,10 @@ unshare --net -- env -i PATH=/usr/bin:/bin HOME="$work/home" DENO_DIR="$work/den
   if getent hosts registry.npmjs.org >/dev/null 2>&1; then echo "bundle check: the network is reachable" >&2; exit 1; fi
   cd "$W/out"
   "$B/verity" --version
+  # the bundle checks its own download: no checkout, no network
+  if [ -f "$W/download/verity-release.pub.pem" ]; then
+    "$B/verity" attest verify "$W/download/$(basename "$B").tar.gz.intoto.json" --key "$W/download/verity-release.pub.pem"
+  fi
   set +e
   "$B/verity" run "$B/app/fixtures/liar-readonly" --runs-dir "$W/out/runs" | tee "$W/out/run.txt"
   rc=${PIPESTATUS[0]}

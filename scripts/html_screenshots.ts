@@ -1,9 +1,10 @@
 /**
- * Screenshots of three HTML reports (a violation, a clean audit, a setup
- * failure) in headless Chromium at 1400 CSS pixels wide, written to
- * docs/img/report-*.png: the top of each page down to below the matrix, a
- * state-delta chart from the clean audit, and the two-process attempt
- * timeline of a fresh liar-concurrent run (8 attempts per mode).
+ * Screenshots of the HTML reports in headless Chromium, written to
+ * docs/img/report-*.png: a fixture with violations (readonly-side-effects)
+ * and a published audit (filesystem 2026.1.14) at 1400 and 800 CSS pixels
+ * wide, each from the top down to below the grid (at most 1600 px); a
+ * setup failure at 1400; and the two-process attempt timeline of a fresh
+ * liar-concurrent run (8 attempts per mode).
  *
  *   npx -y deno@2.9.6 run -A scripts/html_screenshots.ts
  *
@@ -15,7 +16,6 @@ import { reportPages } from "./_report_pages.ts";
 import { renderHtml } from "../lib/report/html.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const W = 1400;
 const binary = await findChromium();
 if (binary === null) {
   console.error(
@@ -38,30 +38,20 @@ const rectOf = (selector: string) =>
 const dir = await Deno.makeTempDir({ prefix: "verity-shots-" });
 const browser = await Browser.launch(binary);
 try {
-  await browser.viewport(W, 900);
   for (const page of await reportPages(dir)) {
-    await browser.open(page.path);
-    const m = await browser.evaluate<Rect>(
-      rectOf(`document.querySelector(".matrix-block")`),
-    );
-    const height = Math.min(1500, Math.ceil(m.y + m.height + 16));
-    await write(`report-${page.name}.png`, await browser.screenshot(W, height));
-    if (page.name !== "clean") continue;
-    await browser.evaluate(
-      `[...document.querySelectorAll("details")].find((d) => d.querySelector("figure.pic svg[aria-label*='rows added']")).open = true`,
-    );
-    const chart = await browser.evaluate<Rect>(rectOf(
-      `document.querySelector("figure.pic svg[aria-label*='rows added']").closest("figure")`,
-    ));
-    await write(
-      "report-delta.png",
-      await browser.screenshot(
-        Math.ceil(chart.width) + 24,
-        Math.ceil(chart.height) + 24,
-        chart.x - 12,
-        chart.y - 12,
-      ),
-    );
+    if (page.name === "clean") continue;
+    for (const w of page.name === "setup-failed" ? [1400] : [1400, 800]) {
+      await browser.viewport(w, 900);
+      await browser.open(page.path);
+      const m = await browser.evaluate<Rect>(
+        rectOf(`document.querySelector(".matrix-wrap")`),
+      );
+      const height = Math.min(1600, Math.ceil(m.y + m.height + 16));
+      await write(
+        `report-${page.name}${page.name === "setup-failed" ? "" : `-${w}`}.png`,
+        await browser.screenshot(w, height),
+      );
+    }
   }
   // The attempt timelines of a fresh liar-concurrent run (its
   // check-then-insert diverges under concurrency).
@@ -96,6 +86,7 @@ try {
       JSON.parse(await Deno.readTextFile(join(runs, id!, "report.json"))),
     ),
   );
+  await browser.viewport(1400, 900);
   await browser.open(page);
   await browser.evaluate(
     `[...document.querySelectorAll("details")].forEach((d) => { d.open = true; })`,

@@ -26,9 +26,9 @@ export function packageJson(version: string): Record<string, unknown> {
     version,
     description:
       "Check whether an MCP server does what its tool hints declare (verity, on the Deno runtime from npm)",
-    license: "MIT",
+    license: "Apache-2.0",
     bin: { verity: "bin/verity.cjs" },
-    files: ["bin/", "app/", "README.md"],
+    files: ["bin/", "app/", "README.md", "LICENSE", "NOTICE"],
     engines: { node: ">=18" },
     dependencies: { deno: DENO_VERSION },
   };
@@ -65,6 +65,9 @@ export async function pack(out: string): Promise<string> {
   );
   await Deno.chmod(join(stage, "bin", "verity.cjs"), 0o755);
   await Deno.copyFile(join(ROOT, "npm", "README.md"), join(stage, "README.md"));
+  for (const f of ["LICENSE", "NOTICE"]) {
+    await Deno.copyFile(join(ROOT, f), join(stage, f));
+  }
   const files = (await output("git", ["ls-files"], ROOT)).split("\n")
     .filter((f) => f !== "" && isAppFile(f));
   for (const f of files) {

@@ -9,7 +9,9 @@
  *
  * Usage:
  *   deno task release [--key PRIVATE.pem] [--out dist]
- *   deno run -A scripts/release.ts verify <tarball> --key PUBLIC.pem
+ *
+ * Check a downloaded bundle with verity itself, no checkout needed:
+ *   verity attest verify <tarball>.intoto.json --key PUBLIC.pem
  *
  * Without --key a new key pair is written beside the bundle
  * (`verity-release.pem`, `verity-release.pub.pem`). The build needs the npm
@@ -24,17 +26,16 @@ import { VERSION } from "../lib/version.ts";
 import {
   generateKeyPair,
   importPrivateKey,
-  importPublicKey,
   signStatement,
   type Statement,
   STATEMENT_TYPE,
-  verifyEnvelope,
 } from "../lib/evidence/attest.ts";
 
 /** The Deno version the bundle carries. */
 export const DENO_VERSION = "2.9.6";
 /** The predicate type of a bundle's attestation. */
-export const RELEASE_PREDICATE = "urn:verity:release:v1";
+export { RELEASE_PREDICATE } from "../lib/cli/attest_cmd.ts";
+import { RELEASE_PREDICATE } from "../lib/cli/attest_cmd.ts";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
 
@@ -56,7 +57,10 @@ export function bundleName(version: string, platform: string): string {
 /** Files of the checkout that go into `app/`: tracked, not tests. */
 export function isAppFile(path: string): boolean {
   if (/(^|\/)[^/]*_test\.ts$/.test(path)) return false;
-  if (["main.ts", "deno.json", "deno.lock", "README.md"].includes(path)) {
+  if (
+    ["main.ts", "deno.json", "deno.lock", "README.md", "LICENSE", "NOTICE"]
+      .includes(path)
+  ) {
     return true;
   }
   return /^(lib|adapters|fixtures)\//.test(path);
@@ -217,35 +221,6 @@ export async function build(
   return tarball;
 }
 
-/** Check a bundle's attestation: signature, predicate, subject digest. */
-export async function verifyBundle(
-  tarball: string,
-  publicPem: string,
-): Promise<string | null> {
-  const key = await importPublicKey(publicPem);
-  let envelope: unknown;
-  try {
-    envelope = JSON.parse(await Deno.readTextFile(`${tarball}.intoto.json`));
-  } catch (e) {
-    return `${tarball}.intoto.json: ${(e as Error).message}`;
-  }
-  const v = await verifyEnvelope(envelope, key);
-  if (!v.ok) return `${tarball}.intoto.json: ${v.reason}`;
-  const st = JSON.parse(new TextDecoder().decode(v.payload)) as Statement;
-  if (st.predicateType !== RELEASE_PREDICATE) {
-    return `predicate ${st.predicateType}, expected ${RELEASE_PREDICATE}`;
-  }
-  const subject = st.subject[0];
-  const sum = await sha256Hex(tarball);
-  if (
-    st.subject.length !== 1 || subject?.name !== basename(tarball) ||
-    subject.digest.sha256 !== sum
-  ) {
-    return `the attestation is not about ${basename(tarball)} (sha256 ${sum})`;
-  }
-  return null;
-}
-
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     args: Deno.args,
@@ -254,24 +229,7 @@ if (import.meta.main) {
     strict: true,
   });
   try {
-    if (positionals[0] === "verify") {
-      const tarball = positionals[1];
-      if (tarball === undefined || values.key === undefined) {
-        console.error(
-          "release verify: usage: verify <tarball> --key PUBLIC.pem",
-        );
-        Deno.exit(2);
-      }
-      const problem = await verifyBundle(
-        tarball,
-        await Deno.readTextFile(values.key),
-      );
-      if (problem !== null) {
-        console.error(`release verify: ${problem}`);
-        Deno.exit(1);
-      }
-      console.log(`verified: ${basename(tarball)} signed by ${values.key}`);
-    } else if (positionals.length === 0) {
+    if (positionals.length === 0) {
       const t0 = performance.now();
       const tarball = await build({
         out: values.out ?? "dist",

@@ -3,7 +3,9 @@
  * runs: bubblewrap (the sandbox backend, and working: user namespaces
  * allowed), PostgreSQL's server binaries (the postgres fixtures' private
  * clusters), python3 (the raw JSON-RPC fixture), git (allow.run tests)
- * and chromium (the HTML report's browser test).
+ * and chromium (the HTML report's browser test). Slurm (the census-on-Slurm
+ * test) is optional: installed the same way when possible, otherwise its
+ * test is skipped and says why.
  *
  * Missing Debian packages are installed with apt when this runs as root
  * with apt-get; otherwise it stops at once, printing the exact install
@@ -65,6 +67,15 @@ export const NEEDS: Need[] = [
     pkg: "chromium",
     present: () =>
       ["chromium", "chromium-browser", "google-chrome"].some(onPath),
+  },
+];
+
+/** Installed when this can (root with apt); without them their tests are skipped. */
+export const OPTIONAL: Need[] = [
+  {
+    what: "slurmctld (the census-on-Slurm test)",
+    pkg: "slurm-wlm",
+    present: () => onPath("slurmctld"),
   },
 ];
 
@@ -137,6 +148,26 @@ if (import.meta.main) {
       );
       Deno.exit(1);
     }
+  }
+  const absent = OPTIONAL.filter((n) => !n.present());
+  if (absent.length > 0 && !checkOnly && root && onPath("apt-get")) {
+    console.error(
+      `test prerequisites: installing ${absent.map((n) => n.pkg).join(" ")}`,
+    );
+    await run("apt-get", ["update", "-qq"]) &&
+      await run("apt-get", [
+        "install",
+        "-y",
+        "-qq",
+        ...absent.map((n) => n.pkg),
+      ]);
+  }
+  for (const n of OPTIONAL.filter((n) => !n.present())) {
+    console.error(
+      `test prerequisites: no ${n.what}, so its test is skipped; to run it: ${
+        installCommand([n.pkg], root)
+      }`,
+    );
   }
   const bwrap = await bwrapWorks();
   if (bwrap !== null) {

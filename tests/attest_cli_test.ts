@@ -46,6 +46,24 @@ Deno.test("keygen, attest, attest verify: round trip and every refusal", async (
       "keygen never overwrites",
     );
     assert.equal((await verity(["keygen", "--out", join(dir, "o")])).code, 0);
+    // never inside a git work tree, unless asked
+    const repo = join(dir, "repo");
+    await Deno.mkdir(repo);
+    await new Deno.Command("git", { args: ["init", "-q", repo] }).output();
+    const inRepo = await verity(["keygen", "--out", join(repo, "release")]);
+    assert.equal(inRepo.code, 2);
+    assert.match(
+      inRepo.stderr,
+      /^verity keygen: .*release\.pem would be inside the git work tree .*repo, one `git add` from publishing a private key: write it elsewhere \(--out ~\/\.config\/verity\/release\), or pass --inside-work-tree$/m,
+    );
+    await assert.rejects(Deno.stat(join(repo, "release.pem")));
+    const asked = await verity([
+      "keygen",
+      "--out",
+      join(repo, "release"),
+      "--inside-work-tree",
+    ]);
+    assert.equal(asked.code, 0, asked.stderr);
 
     const text = await reportText();
     const report = join(dir, "report.json");

@@ -58,8 +58,16 @@ Deno.test("claims: the headline counts every untested claim; --fail-on-untested 
 
     const gated = await verity([...base, "--fail-on-untested"]);
     assert.equal(gated.code, 1, "an untested claim fails the gate");
+    assert.match(
+      gated.err,
+      /^verity run: gate --fail-on-untested failed: 3 claim\(s\) untested \(peek open_world; fail_cleanly read_only; fail_cleanly open_world\)$/m,
+    );
     const violation = await verity([...base, "--fail-on-violation"]);
     assert.equal(violation.code, 1);
+    assert.match(
+      violation.err,
+      /^verity run: gate --fail-on-violation failed: 1 violation\(s\) \(peek [a-z_]+\)$/m,
+    );
     const fixture = await verity([
       "run",
       "liar-readonly-error",

@@ -44,12 +44,12 @@ Deno.test("a server that never starts: every format shows the failure first, exi
     assert.match(first[1]!, /NOTES_DB_URL is not set/);
     assert.doesNotMatch(first[1]!, /Node\.js v|\bat file:/);
 
-    // HTML: the banner comes before the summary cards and the verdicts.
+    // HTML: the banner comes before the findings and the grid.
     const page = await Deno.readTextFile(html!);
     const banner = page.indexOf('id="setup-failed"');
     assert.ok(banner > 0, "no banner");
-    assert.ok(banner < page.indexOf('class="cards"'));
-    assert.ok(banner < page.indexOf("<h2>Verdicts</h2>"));
+    assert.ok(banner < page.indexOf('id="findings"'));
+    assert.ok(banner < page.indexOf('<table class="matrix">'));
     assert.match(
       page.slice(banner, banner + 2000),
       /SETUP FAILED[\s\S]*NOTES_DB_URL is not set/,

@@ -1,8 +1,8 @@
 /**
  * The npm package: `npm pack` output installed into an empty directory runs
  * verity through its `verity` bin on the Deno runtime of the `deno` npm
- * package (`npx verity-mcp ...`). Needs the npm registry (or its cache) for
- * the deno dependency.
+ * package (`npx verity-mcp ...`), including its demo (a bundled fixture
+ * server). Needs the npm registry (or its cache) for the deno dependency.
  */
 import assert from "node:assert/strict";
 import { pathWithoutDeno } from "./_path.ts";
@@ -72,6 +72,22 @@ Deno.test("npm package: npm pack, installed into an empty directory, runs verity
     ]);
     assert.equal(t.code, 0, t.err);
     assert.match(t.out, /"get_item"/);
+    // the demo: a bundled fixture server, run from the app's copy outside
+    // node_modules (Deno runs no fixture from inside it)
+    const demo = await sh("npx", [
+      "--no-install",
+      PACKAGE_NAME,
+      "demo",
+      "--runs-dir",
+      `${dir}/runs`,
+    ]);
+    assert.equal(demo.code, 0, demo.out + demo.err);
+    assert.match(
+      demo.out,
+      /register\s+concurrent_idempotence\s+true\s+VIOLATION/,
+    );
+    assert.match(demo.out, /expectations: 5\/5 matched/);
+    assert.doesNotMatch(demo.err, /not a dependency/);
     const bad = await sh("npx", [
       "--no-install",
       PACKAGE_NAME,

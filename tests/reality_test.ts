@@ -172,7 +172,10 @@ Deno.test("reality: --fail-under exits 1 under the threshold, 0 at or above it; 
       ...SERVER,
     ]);
     assert.equal(under.code, 1);
-    assert.match(under.stderr, /score 44\.4% is under --fail-under 50/);
+    assert.match(
+      under.stderr,
+      /^verity reality: gate --fail-under 50 failed: score 44\.4% is under 50$/m,
+    );
     assert.match(
       under.stdout,
       /Score: 44\.4% F \(4\/14 tools skipped; 9\/14 checked\)/,
@@ -365,7 +368,10 @@ Deno.test("reality: under half the tools checked, the score has no grade and --f
     r.stdout,
     /Score: 100% \(2\/3 tools skipped; 1\/3 checked\): ungraded, under half the tools checked/,
   );
-  assert.match(r.stderr, /ungraded \(1\/3 tools checked, under half/);
+  assert.match(
+    r.stderr,
+    /^verity reality: gate --fail-under 90 failed: score 100% is ungraded: 1\/3 tools checked, under half \(--allow-low-coverage accepts it\)$/m,
+  );
   const allowed = await verity([
     "--fail-under",
     "90",

@@ -5,7 +5,6 @@ import {
   LAUNCHER,
   platformName,
   RELEASE_PREDICATE,
-  verifyBundle,
 } from "../scripts/release.ts";
 import {
   generateKeyPair,
@@ -29,7 +28,29 @@ Deno.test("release: names, contents and the offline launcher", () => {
   assert.match(LAUNCHER, /DENO_DIR="\$\{here\}\/deno_dir"/);
 });
 
-Deno.test("release: the bundle attestation binds the tarball's digest", async () => {
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** `verity attest verify` on a bundle's envelope, as a user with no checkout would. */
+async function attestVerify(envelope: string, key: string) {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      `${ROOT}main.ts`,
+      "attest",
+      "verify",
+      envelope,
+      "--key",
+      key,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: r.code, out: dec.decode(r.stdout) + dec.decode(r.stderr) };
+}
+
+Deno.test("release: verity attest verify checks the bundle's envelope: signature and the tarball's digest", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const tarball = `${dir}/verity-0.1.0-linux-x64.tar.gz`;
@@ -50,15 +71,32 @@ Deno.test("release: the bundle attestation binds the tarball's digest", async ()
       predicate: {},
     }, await importPrivateKey(pair.privatePem));
     await Deno.writeTextFile(`${tarball}.intoto.json`, JSON.stringify(env));
-    assert.equal(await verifyBundle(tarball, pair.publicPem), null);
+    await Deno.writeTextFile(`${dir}/pub.pem`, pair.publicPem);
+    const good = await attestVerify(`${tarball}.intoto.json`, `${dir}/pub.pem`);
+    assert.equal(good.code, 0, good.out);
+    assert.match(
+      good.out,
+      /attestation verified: signature, subject \(the release bundle verity-0\.1\.0-linux-x64\.tar\.gz\)/,
+    );
     // another key
     const other = await generateKeyPair();
-    assert.notEqual(await verifyBundle(tarball, other.publicPem), null);
+    await Deno.writeTextFile(`${dir}/other.pem`, other.publicPem);
+    const wrongKey = await attestVerify(
+      `${tarball}.intoto.json`,
+      `${dir}/other.pem`,
+    );
+    assert.equal(wrongKey.code, 1, wrongKey.out);
+    assert.match(wrongKey.out, /REFUSED signature/);
     // a changed tarball
     await Deno.writeFile(tarball, new Uint8Array([1, 2, 4]));
+    const changed = await attestVerify(
+      `${tarball}.intoto.json`,
+      `${dir}/pub.pem`,
+    );
+    assert.equal(changed.code, 1, changed.out);
     assert.match(
-      (await verifyBundle(tarball, pair.publicPem)) ?? "",
-      /not about verity-0\.1\.0-linux-x64\.tar\.gz/,
+      changed.out,
+      /REFUSED subject: the statement is about verity-0\.1\.0-linux-x64\.tar\.gz sha256:[0-9a-f]{64}, .* sha256:[0-9a-f]{64}/,
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

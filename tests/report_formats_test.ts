@@ -56,7 +56,7 @@ Deno.test("verity report: an unknown --format is exit 2 with one line naming the
   assert.equal(lines.length, 1, r.stderr);
   assert.match(
     lines[0]!,
-    /^verity report: --format must be one of text, json, html, sarif, junit, got "yaml"$/,
+    /^verity report: --format must be one of text, json, html, sarif, junit, markdown, got "yaml"$/,
   );
 });
 
@@ -142,11 +142,11 @@ Deno.test("verity run --html --sarif --junit writes all three beside the report"
     const junit = await Deno.readTextFile(out.junit);
     assert.match(
       junit,
-      /<testsuite name="liar-readonly" tests="5" failures="0" errors="0" skipped="0"/,
+      /<testsuite name="liar-readonly" tests="5" failures="0" errors="0" time="\d+\.\d{3}" timestamp="/,
     );
     const html = await Deno.readTextFile(out.html);
     assert.match(html, /<span class="badge k-VIOLATION">VIOLATION<\/span>/);
-    assert.match(html, /5\/5<\/span>/);
+    assert.match(html, /expectations:<\/strong> 5\/5 matched/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

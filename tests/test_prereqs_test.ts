@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { installCommand, NEEDS } from "../scripts/test_prereqs.ts";
+import { installCommand, NEEDS, OPTIONAL } from "../scripts/test_prereqs.ts";
 
 const SCRIPT = new URL("../scripts/test_prereqs.ts", import.meta.url).pathname;
 
@@ -19,6 +19,7 @@ Deno.test("test prerequisites: the install command names every package", () => {
     "git",
     "chromium",
   ]);
+  assert.deepEqual(OPTIONAL.map((n) => n.pkg), ["slurm-wlm"]);
 });
 
 Deno.test("test prerequisites: missing programs stop at once with the exact install command", async () => {

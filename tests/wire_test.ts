@@ -143,7 +143,17 @@ for (
     [
       "an unknown flag",
       ["tools", "--frobnicate", "--", "true"],
-      /Unknown option '--frobnicate'/,
+      /^verity tools: unknown flag --frobnicate \(see verity tools --help\)$/m,
+    ],
+    [
+      "a misspelt flag",
+      ["run", "liar-readonly", "--job", "2"],
+      /^verity run: unknown flag --job; did you mean --jobs\? \(see verity run --help\)$/m,
+    ],
+    [
+      "verity's own flag after --",
+      ["reality", "--", "deno", "run", "server.ts", "--fail-under", "80"],
+      /^verity reality: --fail-under after -- would go to the server, not to verity: put it before -- \(or write -- -- to pass it to the server as it is\)$/m,
     ],
     ["a missing --", ["tools", "--json"], /missing server command/],
     [
@@ -152,6 +162,11 @@ for (
       /--timeout expects/,
     ],
     ["an unknown command", ["frobnicate"], /unknown command "frobnicate"/],
+    [
+      "a misspelt command",
+      ["reallity"],
+      /^verity: unknown command "reallity"; did you mean reality\? \(see verity --help\)$/m,
+    ],
   ] as const
 ) {
   Deno.test(`a bad command line (${what}) is one line and exit 2`, async () => {

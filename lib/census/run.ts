@@ -12,7 +12,7 @@ import { VERSION } from "../version.ts";
 import type { CensusList } from "./list.ts";
 import { inShard, type ShardSpec, shardText } from "./shard.ts";
 import { type AuditedServer, auditServer, blankServer } from "./audit.ts";
-import { pool } from "./pool.ts";
+import { pool } from "../common/pool.ts";
 import {
   buildDocument,
   type CensusDocument,

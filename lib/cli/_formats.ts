@@ -22,6 +22,7 @@ export const REPORT_FORMATS = [
   "html",
   "sarif",
   "junit",
+  "markdown",
 ] as const;
 
 /** One report format. */
@@ -56,22 +57,38 @@ async function gitTopLevel(dir: string): Promise<string | null> {
 }
 
 /**
- * What SARIF needs from the disk: the repository holding the definition
- * file (its git top level, else the current directory) and each tool's line
- * in the definition (none when the file cannot be read, e.g. a report from
- * another machine). Requires `--allow-read` and `--allow-run=git`.
+ * What SARIF needs from the disk and the environment: the repository
+ * holding the definition file (its git top level, else the current
+ * directory), each tool's line in the definition (read where it was, or,
+ * for a report from another machine, at its path under the root; none
+ * when neither is here) and `VERITY_DOCS_URL` (verity's docs/ directory,
+ * for each rule's `helpUri`). Requires `--allow-read`, `--allow-env` and
+ * `--allow-run=git`.
  */
 export async function sarifContext(report: Report): Promise<SarifOptions> {
   const file = resolve(report.provenance.definition.file);
+  const { definitionPath, definitionToolLines } = await import(
+    "../report/sarif.ts"
+  );
   const root = await gitTopLevel(dirname(file)) ?? Deno.cwd();
   let toolLines: Record<string, number> = {};
-  const { definitionToolLines } = await import("../report/sarif.ts");
-  try {
-    toolLines = definitionToolLines(await Deno.readTextFile(file));
-  } catch {
-    // the definition is not here: every result points at line 1
+  for (const f of [file, resolve(root, definitionPath(file, root))]) {
+    try {
+      toolLines = definitionToolLines(await Deno.readTextFile(f));
+      break;
+    } catch {
+      // not here: every result points at line 1
+    }
   }
-  return { root, toolLines };
+  const docsUrl = Deno.env.get("VERITY_DOCS_URL") || null;
+  if (docsUrl !== null && !URL.canParse(docsUrl)) {
+    throw new UsageError(
+      `VERITY_DOCS_URL must be an absolute URL (verity's docs/ directory), got ${
+        JSON.stringify(docsUrl)
+      }`,
+    );
+  }
+  return { root, toolLines, docsUrl };
 }
 
 /** Render a report in one format. Requires what {@linkcode sarifContext} does for SARIF. */
@@ -92,6 +109,8 @@ export async function renderReport(
     }
     case "junit":
       return (await import("../report/junit.ts")).renderJunit(report);
+    case "markdown":
+      return (await import("../report/markdown.ts")).renderMarkdown(report);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "../errors.ts";
+import { closestNames } from "../common/closest_names.ts";
 
 /** Options accepted by a command (parseArgs shape). */
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -19,10 +20,6 @@ export interface ParsedCommandLine {
 }
 
 /**
- * Parse `argv` strictly: unknown flags and missing values are a
- * {@linkcode UsageError} naming the command and the flag.
- */
-/**
  * `--help` (or `-h`) was given: the entry prints the command's help text
  * and exits 0 (one place instead of a check in every command).
  */
@@ -33,6 +30,30 @@ export class HelpRequested extends Error {
   }
 }
 
+/**
+ * The closest names for a misspelt one, as ` did you mean X?` (empty when
+ * none is near).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(didYouMean("--job", ["--jobs", "--json"]), "; did you mean --jobs?");
+ * ```
+ */
+export function didYouMean(
+  name: string,
+  candidates: readonly string[],
+): string {
+  const near = closestNames(name, candidates, 1, 2);
+  return near.length ? `; did you mean ${near[0]}?` : "";
+}
+
+/**
+ * Parse `argv` strictly: unknown flags (with the closest ones) and missing
+ * values are a {@linkcode UsageError} naming the command and the flag. A
+ * flag of the command's own after `--` (which would go to the server, not
+ * to verity) is refused too; `-- --` passes what follows as it is.
+ */
 export function parseCommandLine(
   command: string,
   argv: readonly string[],
@@ -41,7 +62,19 @@ export function parseCommandLine(
 ): ParsedCommandLine {
   const dd = argv.indexOf("--");
   const own = dd === -1 ? [...argv] : argv.slice(0, dd);
-  const serverCommand = dd === -1 ? null : argv.slice(dd + 1);
+  let serverCommand = dd === -1 ? null : argv.slice(dd + 1);
+  const flags = ["help", ...Object.keys(options)].map((o) => `--${o}`);
+  if (serverCommand?.[0] === "--") serverCommand = serverCommand.slice(1);
+  else {
+    const mine = serverCommand?.find((a) => flags.includes(a.split("=")[0]!));
+    if (mine !== undefined) {
+      throw new UsageError(
+        `verity ${command}: ${
+          mine.split("=")[0]
+        } after -- would go to the server, not to verity: put it before -- (or write -- -- to pass it to the server as it is)`,
+      );
+    }
+  }
   try {
     const { values, positionals } = parseArgs({
       args: own,
@@ -57,11 +90,28 @@ export function parseCommandLine(
     };
   } catch (e) {
     if (e instanceof HelpRequested) throw e;
-    const msg = (e as Error).message.split("\n")[0] ?? "bad arguments";
+    const err = e as Error;
+    const unknown = /^Unknown option '([^']*)'/.exec(err.message)?.[1];
+    const msg = unknown !== undefined
+      ? `unknown flag ${unknown}${didYouMean(unknown, flags)}`
+      : err.message.split("\n")[0] ?? "bad arguments";
     throw new UsageError(
       `verity ${command}: ${msg} (see verity ${command} --help)`,
     );
   }
+}
+
+/**
+ * The one message of a failed gate (`--fail-on-violation`,
+ * `--fail-on-untested`, `--fail-under`), printed before exit 1:
+ * `verity run: gate --fail-on-violation failed: 1 claim violated (…)`.
+ */
+export function gateMessage(
+  command: string,
+  gate: string,
+  why: string,
+): string {
+  return `verity ${command}: gate ${gate} failed: ${why}`;
 }
 
 /** Read `--env K=V` values into a record, refusing malformed pairs. */

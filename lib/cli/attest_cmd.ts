@@ -32,6 +32,18 @@ import {
 
 export const HELP: string = COMMAND_HELP["attest"];
 
+/** The predicate type of a release bundle's attestation (scripts/release.ts). */
+export const RELEASE_PREDICATE = "urn:verity:release:v1";
+
+/** Lowercase hex SHA-256 of a file, streamed. Requires `--allow-read`. */
+async function fileSha256(path: string): Promise<string> {
+  const { createHash } = await import("node:crypto");
+  const hash = createHash("sha256");
+  using f = await Deno.open(path);
+  for await (const chunk of f.readable) hash.update(chunk);
+  return hash.digest("hex");
+}
+
 const str = (v: unknown): string | null => typeof v === "string" ? v : null;
 
 async function readKeyText(path: string): Promise<string> {
@@ -159,7 +171,8 @@ async function verifyAttestation(
   }
   if (
     statement?._type !== STATEMENT_TYPE ||
-    statement.predicateType !== PREDICATE_TYPE ||
+    (statement.predicateType !== PREDICATE_TYPE &&
+      statement.predicateType !== RELEASE_PREDICATE) ||
     !Array.isArray(statement.subject) || statement.subject.length !== 1
   ) {
     return fail("payload: not a verity in-toto Statement v1 with one subject");
@@ -169,6 +182,31 @@ async function verifyAttestation(
     `signature: good, key ${key.keyid}; subject ${subject.name} sha256:${subject.digest?.sha256}`,
   );
   const reportPath = str(p.values.report);
+  if (statement.predicateType === RELEASE_PREDICATE) {
+    // A release bundle: the subject is the tarball beside the envelope.
+    const file = reportPath ?? envPath.replace(/\.intoto\.json$/, "");
+    let sum: string;
+    try {
+      sum = await fileSha256(file);
+    } catch (e) {
+      throw new UsageError(
+        `verity attest verify: ${file}: ${
+          (e as Error).message
+        } (the release bundle the envelope is about; --report FILE names it)`,
+      );
+    }
+    if (subject.name !== basename(file) || subject.digest?.sha256 !== sum) {
+      return fail(
+        `subject: the statement is about ${subject.name} sha256:${subject.digest?.sha256}, ${file} is ${
+          basename(file)
+        } sha256:${sum}`,
+      );
+    }
+    console.log(
+      `attestation verified: signature, subject (the release bundle ${subject.name})`,
+    );
+    return 0;
+  }
   const ledger = str(p.values.ledger);
   if (reportPath === null) {
     if (

@@ -40,6 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    offline: { type: "boolean" },
     ...REMOTE_OPTIONS,
   }, false);
   const recipe = p.values.recipe ?? DEFAULT_RECIPE;
@@ -62,7 +63,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const timeoutMs = parseSeconds("capture", "timeout", p.values.timeout, 30);
   const remote = parseRemote("capture", p);
-  if (remote !== null) refuseWithUrl("capture", p, ["env", "no-sandbox"]);
+  if (remote !== null) {
+    refuseWithUrl("capture", p, ["env", "no-sandbox", "offline"]);
+  }
   const command = remote === null ? requireServerCommand("capture", p) : [];
   const launched = remote !== null ? null : await launchCommand(
     command,
@@ -71,6 +74,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox: p.values["no-sandbox"] === true,
       hostEnv: baseEnv({}),
       commandName: "verity capture",
+      offline: p.values.offline === true,
     },
   );
   const manifest = await captureManifest(

@@ -17,7 +17,23 @@ export const REMOTE_HELP =
   --header NAME=VALUE    send this header with every request (repeatable;
                          the value is never shown in output or evidence)
   --header-env NAME=VAR  send header NAME with the value of environment
-                         variable VAR (repeatable; never shown either)`;
+                         variable VAR (repeatable; never shown either)
+  --token-env VAR        send "Authorization: Bearer <value of VAR>"
+  --login                sign in (OAuth) when the server asks, as verity login
+                         does; without it, a server asking for sign-in is one
+                         line naming the verity login command to run
+  --client-id ID         a client registered with the authorization server
+                         (else a client ID metadata document or dynamic
+                         registration); its secret in --client-secret-env VAR,
+                         or a PKCS #8 key file in --client-key FILE
+  --client-credentials   machine to machine: the client credentials grant
+                         with --client-id (no person, no stored token)
+  --client-metadata-url URL  the https URL of your client ID metadata
+                         document, used where the authorization server takes
+                         them
+A token kept by verity login (under $XDG_CONFIG_HOME/verity or
+~/.config/verity, mode 0600) is sent only to the server it was issued for,
+and refreshed when it expires.`;
 
 /**
  * The `--help` text of each command, by command name.
@@ -29,7 +45,7 @@ export const REMOTE_HELP =
  */
 export const COMMAND_HELP = {
   "tools":
-    `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+    `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] [--offline] -- <command...>
 verity tools [--json] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -43,12 +59,16 @@ Options:
   --no-sandbox    run the command as given, with your PATH and HOME (a
                   started server is otherwise sandboxed as in an audit, on a
                   scratch state directory)
+  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
+                  its package in verity's cache (.verity/): nothing is pinned
+                  or fetched (otherwise its exact version is pinned and
+                  fetched once, printed, then run by Deno offline)
 ${REMOTE_HELP}
   -h, --help      show this help
 
 Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`,
   "capture":
-    `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+    `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] [--offline] -- <command...>
 verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -71,6 +91,10 @@ Options:
   --no-sandbox    run the command as given, with your PATH and HOME (a
                   started server is otherwise sandboxed as in an audit, on a
                   scratch state directory)
+  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
+                  its package in verity's cache (.verity/): nothing is pinned
+                  or fetched (otherwise its exact version is pinned and
+                  fetched once, printed, then run by Deno offline)
 ${REMOTE_HELP}
   -h, --help      show this help
 
@@ -167,7 +191,7 @@ not met, a violation with --fail-on-violation, an untested claim with
 or died in every session (always, whatever the flags); 2 invalid definition
 or arguments, or a tool the server does not list (before any tool is called).`,
   "report":
-    `verity report <run-id|path> [--format text|json|html|sarif|junit] [--runs-dir DIR]
+    `verity report <run-id|path> [--format text|json|html|sarif|junit|markdown] [--runs-dir DIR]
 verity report verify <file> [--definition DIR] [--ledger LEDGER (--expected-head H | --expected-head-file F)]
 
 Show a saved report, or verify one. <file> is an audit report
@@ -197,7 +221,8 @@ definition).
 
 Options:
   --format FORMAT          text (default), json, html (one self-contained page),
-                           sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)
+                           sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML) or
+                           markdown (the headline and findings, for a CI job summary)
   --runs-dir DIR           where run ids are looked up (default runs/)
   --ledger FILE            the ledger the file was appended to
   --expected-head H        the ledger head published elsewhere (sha256:...)
@@ -237,18 +262,21 @@ Options:
   --report FILE            (verify) the attested document
   --out FILE               (attest) write the envelope here (atomically) instead of stdout
   -h, --help               show this help`,
-  "keygen": `verity keygen --out PREFIX
+  "keygen": `verity keygen --out PREFIX [--inside-work-tree]
 
 Write a new Ed25519 key pair: PREFIX.pem (the private key, PKCS#8 PEM, mode
 0600) and PREFIX.pub.pem (the public key, SPKI PEM). Existing files are
-never overwritten. Keep the private key off the machines that hold the
-evidence; publish the public key.
+never overwritten, and nothing is written inside a git work tree (a private
+key there is one git add from being published) unless --inside-work-tree.
+Keep the private key off the machines that hold the evidence; publish the
+public key.
 
-Exit: 0 written; 2 bad arguments or a file already exists.
+Exit: 0 written; 2 bad arguments, a file already exists, or a git work tree.
 
 Options:
-  --out PREFIX   where to write the two files
-  -h, --help     show this help`,
+  --out PREFIX          where to write the two files
+  --inside-work-tree    write them even inside a git work tree
+  -h, --help            show this help`,
   "reality": `verity reality [options] -- <command...>
 verity reality [options] <target>
 verity reality [options] --url URL [--header NAME=VALUE]...
@@ -307,6 +335,8 @@ Options:
                          command form only)
   --no-sandbox           run unsandboxed: a <target> still on scratch state,
                          a -- <command...> as given, against its live state
+  --offline              -- npx ... (npm exec, pnpm dlx, bunx): the package
+                         must be in verity's cache already (.verity/)
 ${REMOTE_HELP}
   -h, --help             show this help
 
@@ -403,9 +433,34 @@ Options:
 
 Exit codes: 0 prepared; 2 invalid target, integrity mismatch, or a fetch
 that failed (the message says which).`,
+  "login":
+    `verity login <url> [--scope S] [--timeout S] [--client-id ID [--client-secret-env VAR | --client-key FILE]] [--client-metadata-url URL]
+
+Sign in to a remote MCP server behind OAuth (the MCP authorization spec,
+2025-11-25): discover its authorization server from the server's 401 and
+its metadata, register (a pre-registered --client-id, else a client ID
+metadata document where the server takes them, else dynamic registration),
+then the authorization code flow with PKCE (S256) and a loopback redirect
+on 127.0.0.1. verity prints the URL to open (and opens it with $BROWSER when
+set) and waits for the browser to come back. The token (and its refresh
+token) is kept in $XDG_CONFIG_HOME/verity/tokens.json (else
+~/.config/verity/tokens.json), mode 0600, for tools, capture, reality and
+init --url; it is never written to reports or the ledger.
+
+Options:
+  --scope S        the scopes to ask for (default: the server's challenge,
+                   else its metadata's scopes_supported)
+  --timeout S      seconds to wait for the sign-in and each answer (default 300)
+  --client-id ID, --client-secret-env VAR, --client-key FILE,
+  --client-metadata-url URL   as for the remote commands (verity tools --help)
+  --header NAME=VALUE, --header-env NAME=VAR   extra headers, as there
+  -h, --help       show this help
+
+Exit codes: 0 signed in (or the server asked for no sign-in); 2 bad
+arguments, or the sign-in failed (one line saying why).`,
   "init":
     `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
-verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
+verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox] [--header NAME=VALUE]...
 verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
 
 Start an MCP server in the sandbox, list its tools, and write
@@ -419,9 +474,10 @@ to load the file until no TODO(verity) value is left.
 --from-config reads the server from an MCP client's configuration file:
 "mcpServers" (Claude Desktop claude_desktop_config.json, Cursor mcp.json,
 Claude Code .mcp.json) or "servers" / "mcp.servers" (VS Code, comments
-allowed).
+allowed). An entry with a "url" is listed as --url would (its "headers" sent,
+plus --header / --header-env).
 
-An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
+An npm server (npx <pkg>, npm exec, pnpm dlx, bunx, deno run npm:<pkg>) is rewritten to run
 under Deno from a pinned, prepared cache: init asks the registry for the
 exact version and integrity (network) and prepares it as verity prepare does.
 

@@ -45,6 +45,8 @@ interface ServerSpec {
   cwd: string;
   origin: string;
   defaultName: string | null;
+  /** A config's remote entry: listed as `init --url` would. */
+  remote?: RemoteServer;
 }
 
 async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
@@ -72,6 +74,35 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
       );
     }
     const s = readConfiguredServer(text, file, server);
+    if (s.url !== null) {
+      const header = Object.entries(s.headers).map(([k, v]) => {
+        if (/\$\{/.test(v)) {
+          throw new UsageError(
+            `verity init: ${file}: ${s.table}.${
+              JSON.stringify(s.name)
+            }.headers.${k}: a client variable verity cannot expand; pass the value with --header-env ${k}=ENV_VAR`,
+          );
+        }
+        return `${k}=${v}`;
+      });
+      const remote = parseRemote("init", {
+        positionals: [],
+        serverCommand: null,
+        values: {
+          url: s.url,
+          header: [...header, ...list(p.values.header)],
+          "header-env": list(p.values["header-env"]),
+        },
+      })!;
+      return {
+        command: [],
+        env: {},
+        cwd: Deno.cwd(),
+        origin: `${basename(file)} ${s.table}.${JSON.stringify(s.name)}`,
+        defaultName: s.name,
+        remote,
+      };
+    }
     return {
       command: [s.command, ...s.args],
       env: { ...s.env, ...extraEnv },
@@ -99,12 +130,20 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
   };
 }
 
-/** `verity init <dir> --url URL`: list a remote server, write a local HTTP target template. */
+function list(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)];
+}
+
+/**
+ * `verity init <dir> --url URL` (or a config's `url` entry): list a remote
+ * server, write a local HTTP target template.
+ */
 async function initRemote(
   p: ParsedCommandLine,
   remote: RemoteServer,
+  defaultName: string | null,
 ): Promise<number> {
-  for (const flag of ["env", "from-config", "server", "no-sandbox"]) {
+  for (const flag of ["env", "no-sandbox"]) {
     if (p.values[flag] !== undefined) {
       throw new UsageError(
         `verity init: --${flag} applies to a started server, not --url`,
@@ -124,7 +163,7 @@ async function initRemote(
       `verity init: ${file} exists; pass --force to overwrite it`,
     );
   }
-  const name = String(p.values.name ?? basename(targetDir));
+  const name = String(p.values.name ?? defaultName ?? basename(targetDir));
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
     throw new UsageError(
       `verity init: target name ${
@@ -182,11 +221,18 @@ export async function main(argv: string[]): Promise<number> {
     timeout: { type: "string" },
     ...REMOTE_OPTIONS,
   });
-  const remote = parseRemote("init", {
+  // With --from-config, --header and --header-env go to a `url` entry.
+  const fromConfig = p.values["from-config"] !== undefined;
+  if (fromConfig && p.values.url !== undefined) {
+    throw new UsageError(
+      "verity init: give either --url or --from-config, not both",
+    );
+  }
+  const remote = fromConfig ? null : parseRemote("init", {
     ...p,
     positionals: [],
   });
-  if (remote !== null) return await initRemote(p, remote);
+  if (remote !== null) return await initRemote(p, remote, null);
   if (p.positionals.length !== 1) {
     throw new UsageError(
       "verity init: expected one directory for the new target.toml",
@@ -194,6 +240,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const spec = await serverSpec(p);
+  if (spec.remote) return await initRemote(p, spec.remote, spec.defaultName);
   const targetDir = resolve(p.positionals[0]!);
   const file = join(targetDir, "target.toml");
   if (!p.values.force && await pathKind(file) !== null) {

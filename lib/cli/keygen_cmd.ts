@@ -1,7 +1,10 @@
 /**
  * `verity keygen`: a new Ed25519 key pair for `verity attest`.
  *
- * Requires `--allow-write`.
+ * Refuses to write inside a git work tree (a private key there is one
+ * `git add` from being published) unless `--inside-work-tree` asks.
+ *
+ * Requires `--allow-write` and `--allow-run=git`.
  *
  * @module
  */
@@ -9,6 +12,22 @@ import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { generateKeyPair } from "../evidence/attest.ts";
+import { dirname, resolve } from "node:path";
+
+/** The git work tree holding `dir`, or null. */
+async function workTree(dir: string): Promise<string | null> {
+  try {
+    const r = await new Deno.Command("git", {
+      args: ["-C", dir, "rev-parse", "--show-toplevel"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const top = new TextDecoder().decode(r.stdout).trim();
+    return r.code === 0 && top !== "" ? top : null;
+  } catch {
+    return null; // no git: no work tree we can see
+  }
+}
 
 export const HELP: string = COMMAND_HELP["keygen"];
 
@@ -31,12 +50,18 @@ export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine(
     "keygen",
     argv,
-    { out: { type: "string" } },
+    { out: { type: "string" }, "inside-work-tree": { type: "boolean" } },
     false,
   );
   const out = p.values.out;
   if (typeof out !== "string" || out === "") {
     throw new UsageError("verity keygen: --out PREFIX is required");
+  }
+  const tree = await workTree(dirname(resolve(out)));
+  if (tree !== null && p.values["inside-work-tree"] !== true) {
+    throw new UsageError(
+      `verity keygen: ${out}.pem would be inside the git work tree ${tree}, one \`git add\` from publishing a private key: write it elsewhere (--out ~/.config/verity/release), or pass --inside-work-tree`,
+    );
   }
   const k = await generateKeyPair();
   await writeNew(`${out}.pem`, k.privatePem, 0o600);

@@ -9,7 +9,7 @@
  */
 import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
-import { parseCommandLine } from "./args.ts";
+import { didYouMean, parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { isDigest, prettyJson } from "../evidence/canonical.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
@@ -303,8 +303,8 @@ export async function main(argv: string[]): Promise<number> {
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `verity ledger: unknown subcommand ${
-          JSON.stringify(sub)
+        `verity ledger: unknown subcommand ${JSON.stringify(sub)}${
+          didYouMean(sub, ["validate", "verify", "head", "recover"])
         } (validate, verify, head or recover)`,
       );
   }

@@ -58,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
     updateLock: p.values["update-lock"] === true,
     say: (s) => console.error(`verity: ${s}`),
   });
-  await savePreparedTarget(layout, def.name, r.entry);
+  await savePreparedTarget(layout, def.dir, r.entry);
   const rel = (x: string) => relative(Deno.cwd(), x) || ".";
   console.log(`prepared ${def.name}: ${pin.package}@${pin.version}`);
   console.log(

@@ -9,6 +9,7 @@
 import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
+  gateMessage,
   parseCommandLine,
   parseEnvPairs,
   parseSeconds,
@@ -130,6 +131,7 @@ export async function main(argv: string[]): Promise<number> {
     "session-deadline": { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    offline: { type: "boolean" },
     ...REMOTE_OPTIONS,
   });
   const failUnder = parseFailUnder(p.values["fail-under"]);
@@ -156,7 +158,7 @@ export async function main(argv: string[]): Promise<number> {
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
-    for (const flag of ["env", "no-sandbox"]) {
+    for (const flag of ["env", "no-sandbox", "offline"]) {
       if (p.values[flag] !== undefined) {
         throw new UsageError(
           `verity reality: --${flag} applies to a started server, not --url`,
@@ -213,6 +215,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox,
       hostEnv: baseEnv({}),
       commandName: "verity reality",
+      offline: p.values.offline === true,
     };
     // Refuse early (one line, exit 2) when the sandbox cannot run it.
     const first = await launchCommand(command, env, options);
@@ -317,13 +320,13 @@ export async function main(argv: string[]): Promise<number> {
     failUnder !== null && missesThreshold(report.summary, failUnder, allowLow)
   ) {
     const s = report.summary;
-    const shown = s.score === null
-      ? "no score (nothing checkable)"
+    const why = s.score === null
+      ? "no score: no tool was checkable"
       : s.lowCoverage && !allowLow
-      ? `score ${s.score}% is ungraded (${s.checkable}/${s.tools} tools checked, under half; --allow-low-coverage to accept) and`
-      : `score ${s.score}%`;
+      ? `score ${s.score}% is ungraded: ${s.checkable}/${s.tools} tools checked, under half (--allow-low-coverage accepts it)`
+      : `score ${s.score}% is under ${failUnder}`;
     console.error(
-      `verity reality: ${shown} is under --fail-under ${failUnder}`,
+      terminalText(gateMessage("reality", `--fail-under ${failUnder}`, why)),
     );
     return 1;
   }

@@ -11,12 +11,15 @@ import type { OptionSpec, ParsedCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { HttpClient, type HttpClientOptions } from "../wire/http_client.ts";
 import { Redactor } from "../wire/redact.ts";
+import type { OAuth, OAuthOptions } from "../wire/oauth.ts";
+import { parseSignIn, SIGN_IN_OPTIONS, signInFlags } from "./_sign_in.ts";
 
 /** The options every remote-capable command accepts. */
 export const REMOTE_OPTIONS: OptionSpec = {
   url: { type: "string" },
   header: { type: "string", multiple: true },
   "header-env": { type: "string", multiple: true },
+  ...SIGN_IN_OPTIONS,
 };
 
 /** A remote server to speak to, its headers, and the URL safe to show. */
@@ -25,6 +28,8 @@ export interface RemoteServer {
   /** The URL with password and query values redacted. */
   shownUrl: string;
   headers: Record<string, string>;
+  /** Its OAuth client (tokens stored, obtained, refreshed). */
+  auth: OAuth;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -78,6 +83,7 @@ function headerName(command: string, flag: string, raw: string): string {
 export function parseRemote(
   command: string,
   p: ParsedCommandLine,
+  signIn: OAuthOptions = {},
 ): RemoteServer | null {
   const url = p.values.url;
   const headers: Record<string, string> = {};
@@ -89,6 +95,8 @@ export function parseRemote(
         `verity ${command}: --header and --header-env need --url`,
       );
     }
+    const flag = signInFlags(p)[0];
+    if (flag) throw new UsageError(`verity ${command}: --${flag} needs --url`);
     return null;
   }
   if (typeof url !== "string" || url === "") {
@@ -146,7 +154,8 @@ export function parseRemote(
       );
     }
   }
-  return { url, shownUrl, headers };
+  const auth = parseSignIn(command, p, url, headers, signIn);
+  return { url, shownUrl, headers, auth };
 }
 
 /** Refuse options that only apply to a started server when `--url` is given. */
@@ -169,5 +178,9 @@ export function remoteClient(
   remote: RemoteServer,
   opts: HttpClientOptions = {},
 ): HttpClient {
-  return new HttpClient(remote.url, { ...opts, headers: remote.headers });
+  return new HttpClient(remote.url, {
+    ...opts,
+    headers: remote.headers,
+    auth: remote.auth,
+  });
 }

@@ -7,13 +7,14 @@
  */
 import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
-import { parseCommandLine, parseCount } from "./args.ts";
+import { gateMessage, parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { checkListed } from "../definition/listed.ts";
 import { checkSeededState } from "../state_io/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
+import { DeclaredStateObserver } from "../state_io/observer.ts";
 import { selectTools } from "../runner/plan.ts";
 import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
@@ -197,6 +198,9 @@ export async function main(argv: string[]): Promise<number> {
       concurrentAttempts: attempts,
       observeConcurrent: p.values["observe-concurrent"] === true,
       launcher,
+      observer: new DeclaredStateObserver(def, workDir, {
+        postgres: () => launcher.postgres,
+      }),
       workDir,
       progress: silent ? null : progress,
       onSession: (t) => live.tick(t),
@@ -294,12 +298,32 @@ export async function main(argv: string[]): Promise<number> {
   if (report.setupFailure !== null) return 1;
   if (audit) {
     const claims = reportClaims(report);
-    if (p.values["fail-on-violation"] && claims.violated > 0) return 1;
-    if (p.values["fail-on-untested"] && claims.untested.length > 0) return 1;
-    return p.values["fail-on-violation"] &&
-        verdicts.some((v) => v.kind === "VIOLATION")
-      ? 1
-      : 0;
+    const named = (
+      xs: { tool: string; variant: string | null; test: string }[],
+    ) =>
+      xs.slice(0, 5).map((x) =>
+        `${x.variant === null ? x.tool : `${x.tool}[${x.variant}]`} ${x.test}`
+      ).join("; ") +
+      (xs.length > 5 ? `; and ${xs.length - 5} more` : "");
+    const violations = verdicts.filter((v) => v.kind === "VIOLATION");
+    const gate = p.values["fail-on-violation"] && violations.length > 0
+      ? gateMessage(
+        "run",
+        "--fail-on-violation",
+        `${violations.length} violation(s) (${named(violations)})`,
+      )
+      : p.values["fail-on-untested"] && claims.untested.length > 0
+      ? gateMessage(
+        "run",
+        "--fail-on-untested",
+        `${claims.untested.length} claim(s) untested (${
+          named(claims.untested)
+        })`,
+      )
+      : null;
+    if (gate === null) return 0;
+    console.error(terminalText(gate));
+    return 1;
   }
   return report.expectations.matched === report.expectations.total ? 0 : 1;
 }

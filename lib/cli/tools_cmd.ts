@@ -36,11 +36,14 @@ export async function main(argv: string[]): Promise<number> {
     timeout: { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    offline: { type: "boolean" },
     ...REMOTE_OPTIONS,
   }, false);
   const timeoutMs = parseSeconds("tools", "timeout", p.values.timeout, 30);
   const remote = parseRemote("tools", p);
-  if (remote !== null) refuseWithUrl("tools", p, ["env", "no-sandbox"]);
+  if (remote !== null) {
+    refuseWithUrl("tools", p, ["env", "no-sandbox", "offline"]);
+  }
   const command = remote === null ? requireServerCommand("tools", p) : [];
   const launched = remote !== null ? null : await launchCommand(
     command,
@@ -49,6 +52,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox: p.values["no-sandbox"] === true,
       hostEnv: baseEnv({}),
       commandName: "verity tools",
+      offline: p.values.offline === true,
     },
   );
   const s = await openSession(

@@ -21,9 +21,9 @@ function distance(a: string, b: string): number {
 }
 
 /**
- * Up to `limit` candidates nearest to `name` by edit distance (ties keep
- * the candidates' order; names containing `name`, or contained in it, come
- * first).
+ * Up to `limit` candidates nearest to `name` by edit distance, none
+ * farther than `maxDistance` (ties keep the candidates' order; names
+ * containing `name`, or contained in it, come first and always qualify).
  *
  * @example
  * ```ts
@@ -38,11 +38,13 @@ export function closestNames(
   name: string,
   candidates: readonly string[],
   limit = 3,
+  maxDistance = Infinity,
 ): string[] {
   const n = name.toLowerCase();
   return candidates.map((c, i) => {
     const l = c.toLowerCase();
     const near = l.includes(n) || n.includes(l) ? -1000 : 0;
     return { c, i, d: distance(n, l) + near };
-  }).sort((a, b) => a.d - b.d || a.i - b.i).slice(0, limit).map((x) => x.c);
+  }).filter((x) => x.d <= maxDistance).sort((a, b) => a.d - b.d || a.i - b.i)
+    .slice(0, limit).map((x) => x.c);
 }

@@ -1,6 +1,6 @@
 /**
- * Small helpers with one copy each: `isPlainObject` and the path helpers
- * (pure), `exists` and `readTextMaybeGzip` (read the disk).
+ * Small helpers with one copy each: `isPlainObject`, the path helpers and
+ * `pool` (pure), `exists` and `readTextMaybeGzip` (read the disk).
  *
  * @module
  */
@@ -11,3 +11,4 @@ export * from "./read_text.ts";
 export * from "./closest_names.ts";
 export * from "./show_controls.ts";
 export * from "./markdown_code.ts";
+export * from "./pool.ts";

@@ -11,10 +11,15 @@
 import { ConfigError } from "../errors.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
-/** One stdio server as a client would start it. */
+/** One server as a client would start it (stdio) or reach it (`url`). */
 export interface ConfiguredServer {
   /** The key it is listed under. */
   name: string;
+  /** A remote server's URL (`verity init --url`), else null. */
+  url: string | null;
+  /** A remote server's headers, as written. */
+  headers: Record<string, string>;
+  /** The program to start ("" for a remote server). */
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -108,6 +113,24 @@ export function serverTables(
   return out;
 }
 
+/** A table of strings (`env`, `headers`); `where` names it in errors. */
+function strings(raw: unknown, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (raw === undefined) return out;
+  if (!isPlainObject(raw)) {
+    throw new ConfigError(`${where}: expected an object`);
+  }
+  for (const [k, v] of Object.entries(raw)) {
+    if (typeof v !== "string") {
+      throw new ConfigError(
+        `${where}.${k}: expected a string, got ${JSON.stringify(v)}`,
+      );
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
 /**
  * Read one server's entry from an MCP client configuration file. Every
  * problem is a {@linkcode ConfigError} naming the file and the key.
@@ -156,14 +179,28 @@ export function readConfiguredServer(
     throw new ConfigError(`${file}: ${where}: expected an object`);
   }
   const type = entry.type;
+  if (typeof entry.url === "string") {
+    return {
+      name,
+      url: entry.url,
+      headers: strings(entry.headers, `${file}: ${where}.headers`),
+      command: "",
+      args: [],
+      env: {},
+      cwd: null,
+      table: found.table,
+    };
+  }
   if (
     entry.url !== undefined ||
     (type !== undefined && type !== "stdio")
   ) {
     throw new ConfigError(
-      `${file}: ${where}: a remote server (${
-        entry.url !== undefined ? "url" : `type ${JSON.stringify(type)}`
-      }); verity audits servers it starts over stdio`,
+      `${file}: ${where}: ${
+        entry.url !== undefined
+          ? "url: expected a string"
+          : `type ${JSON.stringify(type)} without a url`
+      }`,
     );
   }
   if (typeof entry.command !== "string" || entry.command.trim() === "") {
@@ -189,25 +226,12 @@ export function readConfiguredServer(
       args.push(a);
     });
   }
-  const env: Record<string, string> = {};
-  if (entry.env !== undefined) {
-    if (!isPlainObject(entry.env)) {
-      throw new ConfigError(`${file}: ${where}.env: expected an object`);
-    }
-    for (const [k, v] of Object.entries(entry.env)) {
-      if (typeof v !== "string") {
-        throw new ConfigError(
-          `${file}: ${where}.env.${k}: expected a string, got ${
-            JSON.stringify(v)
-          }`,
-        );
-      }
-      env[k] = v;
-    }
-  }
+  const env = strings(entry.env, `${file}: ${where}.env`);
   const cwd = typeof entry.cwd === "string" ? entry.cwd : null;
   return {
     name,
+    url: null,
+    headers: {},
     command: entry.command,
     args,
     env,

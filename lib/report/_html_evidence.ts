@@ -19,7 +19,7 @@ import {
   show,
   str,
 } from "./_html_parts.ts";
-import { attemptTimelines, deltaChart } from "./_html_svg.ts";
+import { attemptTimelines } from "./_html_svg.ts";
 
 /** One category delta (`{lossy, added, removed, changed}`) as a list. */
 function renderCategoryDelta(name: string, cd: Json): string {
@@ -100,9 +100,9 @@ function renderRunDeltas(title: string, rows: unknown[]): string {
       renderDelta(g.row.delta)
     }</td></tr>`
   ).join("");
-  return `<h3>${h(title)}</h3>${
-    deltaChart(title, rows)
-  }<table><tr><th>runs</th><th>state digests</th><th>delta</th></tr>${body}</table>`;
+  return `<h3>${
+    h(title)
+  }</h3><table><tr><th>runs</th><th>state digests</th><th>delta</th></tr>${body}</table>`;
 }
 
 function renderCounts(counts: unknown): string {
@@ -117,23 +117,8 @@ function renderCounts(counts: unknown): string {
   return `<h3>concurrent attempts</h3><table><tr><th>mode</th><th>attempts</th><th>diverged</th><th>overlapped</th><th>failed to start</th></tr>${rows}</table>`;
 }
 
+/** The attempts' timelines, and what the diverging ones changed (grouped). */
 function renderAttempts(attempts: unknown[]): string {
-  const rows = attempts.map((a) => {
-    const o = obj(a);
-    return `<tr><td>${h(str(o.mode))}</td><td>${h(str(o.attempt))}</td><td>${
-      o.diverged === true
-        ? `<span class="badge bad">diverged</span>`
-        : `<span class="muted">same as one call</span>`
-    }</td><td>${
-      o.overlap === true
-        ? `<span class="badge ok">overlap</span>`
-        : `<span class="muted">no overlap</span>`
-    } <span class="note">${
-      h(str(o.overlapDetail))
-    }</span></td><td class="mono">${
-      h(arr(o.calls).map(str).join(", "))
-    }</td></tr>`;
-  }).join("");
   const diverged = new Map<string, { who: string[]; delta: unknown }>();
   for (const a of attempts) {
     const o = obj(a);
@@ -146,9 +131,7 @@ function renderAttempts(attempts: unknown[]): string {
   const deltas = [...diverged.values()].map((g) =>
     `<tr><td>${h(g.who.join(", "))}</td><td>${renderDelta(g.delta)}</td></tr>`
   ).join("");
-  return `<h3>attempts</h3>${
-    attemptTimelines(attempts)
-  }<table><tr><th>mode</th><th>#</th><th>state vs one call</th><th>overlap</th><th>calls</th></tr>${rows}</table>${
+  return `<h3>attempts</h3>${attemptTimelines(attempts)}${
     deltas
       ? `<h3>what diverged (vs one call)</h3><table><tr><th>attempts</th><th>delta</th></tr>${deltas}</table>`
       : ""
@@ -195,33 +178,21 @@ function renderEvidence(ev: Record<string, unknown>): string {
       if (modes.length) {
         out.push(`<p>produced by: ${h(modes.join(", "))}</p>`);
       }
-    } else {
+    } else if (
+      // an empty list, or one empty list per run: nothing to show
+      !(Array.isArray(v) && v.every((r) =>
+        arr(obj(r).values).length === 0 &&
+        Array.isArray(obj(r).values)
+      ))
+    ) {
       out.push(
-        `<h3>${h(k)}</h3><pre>${
+        `<details class="raw"><summary>${h(k)} (raw JSON)</summary><pre>${
           h(clip(JSON.stringify(v, null, 1), 4000))
-        }</pre>`,
+        }</pre></details>`,
       );
     }
   }
   return out.join("");
-}
-
-export function attemptSummary(v: Verdict): string | null {
-  const counts = obj(v.evidence.counts);
-  const parts = Object.entries(counts).map(([mode, c]) =>
-    [mode, obj(c)] as const
-  )
-    .filter(([, c]) => Number(c.attempts ?? 0) > 0)
-    .map(([mode, c]) =>
-      `${mode}: ${str(c.diverged)}/${str(c.attempts)} diverged, overlap ${
-        str(c.overlapped)
-      }${
-        Number(c.setup_failed ?? 0) > 0
-          ? `, ${str(c.setup_failed)} failed to start`
-          : ""
-      }${Number(c.timed_out ?? 0) > 0 ? `, ${str(c.timed_out)} timed out` : ""}`
-    );
-  return parts.length ? `attempts: ${parts.join("; ")}` : null;
 }
 
 export function expectationCell(e: ExpectationResult | undefined): string {
@@ -248,13 +219,9 @@ export function verdictDetails(
       `<span class="mono">${h(v.hint)}: ${h(declaredText(v.declared))}</span>`,
     ],
     ["verdict", badge(v.kind, v.outcome)],
-    ["reason", v.reason ? h(v.reason) : `<span class="muted">–</span>`],
-    [
-      "secondary reasons",
-      v.secondary.length
-        ? h(v.secondary.join(", "))
-        : `<span class="muted">–</span>`,
-    ],
+    ...(v.secondary.length
+      ? [["also", h(v.secondary.join(", "))] as [string, string]]
+      : []),
     [
       "observed",
       `<span class="mono">${h(v.observed)}</span>${

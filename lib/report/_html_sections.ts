@@ -1,35 +1,16 @@
 /**
- * The sections of the HTML report page: summary cards, provenance, state
- * (reset, coverage, control), the verdict table, expectations, the audit
- * summary and the declared tools. Pure. Private to lib/report/.
+ * The detail sections of the HTML report page: provenance, state (reset,
+ * coverage, control), expectations and the declared tools. Pure. Private
+ * to lib/report/.
  *
  * @module
  */
-import {
-  overDeclarationText,
-  reportOverDeclarations,
-  scopedAdvice,
-  toolLevel,
-} from "./over_declarations.ts";
 import { allowanceLine, type Report } from "./report.ts";
-import type { OutcomeKind } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
-import { clip, escapeMarkup as h, toolLabel } from "./_markup.ts";
-import {
-  badge,
-  declaredText,
-  flag,
-  kv,
-  list,
-  obj,
-  show,
-} from "./_html_parts.ts";
-import {
-  attemptSummary,
-  expectationCell,
-  renderDelta,
-} from "./_html_evidence.ts";
+import { breakable, clip, escapeMarkup as h } from "./_markup.ts";
+import { declaredText, flag, kv, list, obj, show } from "./_html_parts.ts";
+import { renderDelta } from "./_html_evidence.ts";
 import {
   definitionGitText,
   erroredSessions,
@@ -54,36 +35,6 @@ export function expectationsByKey(
   report: Report,
 ): Map<string, ExpectationResult> {
   return new Map(report.expectations.results.map((e) => [verdictKey(e), e]));
-}
-
-/** The count cards at the top of the page. */
-export function summaryCards(report: Report): string {
-  const byKind = (k: OutcomeKind) =>
-    report.verdicts.filter((v) => v.kind === k).length;
-  const over = toolLevel(reportOverDeclarations(report));
-  const expOk = report.expectations.matched === report.expectations.total;
-
-  const cards = [
-    ["PASS", byKind("PASS")],
-    ["VIOLATION", byKind("VIOLATION")],
-    ["INCONCLUSIVE", byKind("INCONCLUSIVE")],
-    ["NOT_APPLICABLE", byKind("NOT_APPLICABLE")],
-  ].map(([k, n]) =>
-    `<div class="card"><div class="n">${n}</div><div class="l">${
-      badge(String(k), String(k).replace("_", " ").toLowerCase())
-    }</div></div>`
-  );
-  cards.push(
-    `<div class="card"><div class="n">${over.length}</div><div class="l">over-declarations</div></div>`,
-  );
-  if (!report.audit) {
-    cards.unshift(
-      `<div class="card"><div class="n"><span class="badge ${
-        expOk ? "ok" : "bad"
-      }">${report.expectations.matched}/${report.expectations.total}</span></div><div class="l">expectations matched</div></div>`,
-    );
-  }
-  return cards.join("");
 }
 
 /** Run id, definition, harness, server and options. */
@@ -268,85 +219,6 @@ function erroredCallsHtml(report: Report): string {
   }`;
 }
 
-/** One row per verdict, with its expectation when not an audit. */
-export function verdictTable(
-  report: Report,
-  expectations: Map<string, ExpectationResult>,
-): string {
-  const rows = report.verdicts.map((v, i) => {
-    const e = expectations.get(verdictKey(v));
-    const note = v.test === "concurrent_idempotence" ? attemptSummary(v) : null;
-    const cls = `row-${v.kind}${e && !e.matched ? " mismatch" : ""}`;
-    return `<tr class="${h(cls)}"><td class="mono"><a href="#v${i}">${
-      h(toolLabel(v))
-    }</a></td><td>${h(v.test)}</td><td class="mono">${
-      h(declaredText(v.declared))
-    }</td><td>${badge(v.kind, v.outcome)}</td><td class="mono">${
-      h(v.observed)
-    }${v.overDeclared ? ` <span class="badge warn">over-declared</span>` : ""}${
-      v.facts.repeat_errored === true
-        ? ` <span class="badge bad">repeated call errored</span>`
-        : ""
-    }${note ? `<div class="note">${h(note)}</div>` : ""}</td>${
-      report.audit ? "" : `<td>${expectationCell(e)}</td>`
-    }</tr>`;
-  }).join("");
-  const table =
-    `<table><tr><th>tool</th><th>test</th><th>declared</th><th>verdict</th><th>observed</th>${
-      report.audit ? "" : "<th>expected</th>"
-    }</tr>${rows}</table>`;
-  return table;
-}
-
-/** The expectations table (fixtures only; empty for an audit). */
-export function expectationsSection(report: Report): string {
-  if (report.audit) return "";
-  const erows = report.expectations.results.map((e) =>
-    `<tr class="${e.matched ? "" : "mismatch"}"><td class="mono">${
-      h(toolLabel(e))
-    }</td><td>${h(e.test)}</td><td class="mono">${h(e.verdict)}${
-      Object.keys(e.assertions).length
-        ? `<div class="note">${
-          h(
-            Object.entries(e.assertions).map(([k, v]) =>
-              `${k} = ${JSON.stringify(v)}`
-            ).join(", "),
-          )
-        }</div>`
-        : ""
-    }</td><td class="mono">${h(e.actual ?? "no verdict")}</td><td>${
-      expectationCell(e)
-    }${list(e.mismatches.map(h))}</td></tr>`
-  ).join("");
-  return (
-    `<h2>Expectations</h2><p>${report.expectations.matched} of ${report.expectations.total} matched.</p><table><tr><th>tool</th><th>test</th><th>expected</th><th>actual</th><th>result</th></tr>${erows}</table>`
-  );
-}
-
-/** The violations and over-declarations line of an audit (empty otherwise). */
-export function auditSummary(report: Report): string {
-  const all = reportOverDeclarations(report);
-  const over = toolLevel(all);
-  const scoped = scopedAdvice(all);
-  return report.audit
-    ? `<p><strong>violations:</strong> ${
-      h(
-        report.verdicts.filter((v) => v.kind === "VIOLATION").map((v) =>
-          `${toolLabel(v)} ${v.test}`
-        ).join("; ") || "none",
-      )
-    }<br><strong>over-declarations:</strong> ${
-      h(over.map(overDeclarationText).join("; ") || "none")
-    }${
-      scoped.length
-        ? `<br><strong>advice on exercised argument sets only (not counted):</strong> ${
-          h(scoped.map(overDeclarationText).join("; "))
-        }`
-        : ""
-    }</p>`
-    : "";
-}
-
 export function renderTools(report: Report): string {
   let listing;
   try {
@@ -368,7 +240,7 @@ export function renderTools(report: Report): string {
           : ""
       }</td>`;
     }).join("");
-    return `<tr><td class="mono">${h(c.name)}${
+    return `<tr><td class="mono">${breakable(c.name)}${
       c.problems.length
         ? `<div class="note">${h(c.problems.join("; "))}</div>`
         : ""
@@ -378,8 +250,9 @@ export function renderTools(report: Report): string {
   }).join("");
   const problems = [...listing.problems, ...report.protocol.listingProblems];
   return `<table><tr><th>tool</th><th>description (as sent by the server)</th>${
-    HINT_NAMES.map((n) => `<th>${h(n)}</th>`).join("")
-  }<th>outputSchema</th></tr>${rows}</table>${
+    HINT_NAMES.map((n) => `<th>${h(n).replace("Hint", "<wbr>Hint")}</th>`)
+      .join("")
+  }<th>output<wbr>Schema</th></tr>${rows}</table>${
     problems.length
       ? `<h3>listing problems</h3>${list([...new Set(problems)].map(h))}`
       : ""

@@ -1,31 +1,17 @@
 /**
- * Pictures of the HTML report, as inline SVG (no scripts, no external
- * assets): the timelines of the concurrent attempts (both calls' send and
- * receive on the overlap timer's clock, the overlap shaded, diverged
- * attempts marked) and the per-run state deltas (rows added, changed and
- * lost per region) as small bar charts. Pure. Private to lib/report/.
+ * The timelines of the concurrent attempts in the HTML report, as inline
+ * SVG (no scripts, no external assets): both calls' send and receive on
+ * the overlap timer's clock, the overlap shaded, diverged attempts marked.
+ * Pure. Private to lib/report/.
  *
  * @module
  */
 import { clip, escapeMarkup as h } from "./_markup.ts";
 import { arr, type Json, obj, str } from "./_html_parts.ts";
 
-/** The CSS of the pictures (added to the page's CSS). */
-export const SVG_CSS = `
-figure.pic { margin: 8px 0 12px; overflow-x: auto; width: fit-content; max-width: 100%; }
-figure.pic svg { display: block; max-width: 100%; height: auto; }
-figure.pic figcaption { color: #59636e; font-size: 12px; margin-top: 2px; }
-svg text { font: 10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill: #424a53; }
-svg text.lbl { fill: #59636e; }
-svg text.bad { fill: #a40e26; font-weight: 600; }
-.legend { display: inline-block; width: 10px; height: 10px; border-radius: 2px; vertical-align: -1px; margin: 0 3px 0 8px; }
-`;
-
 const C_CALL1 = "#0969da";
 const C_CALL2 = "#8250df";
 const C_OVERLAP = "#54aeff";
-const C_ADD = "#2da44e";
-const C_CHG = "#d4a72c";
 const C_LOST = "#cf222e";
 
 /** A number for an SVG attribute: finite, two decimals. */
@@ -209,108 +195,4 @@ function timeline(mode: string, rows: Json[]): string {
   }${legend(C_CALL2, "call 2")}${
     legend(C_OVERLAP, "both in flight")
   } · times from each attempt's first send, on the overlap timer's clock</figcaption></figure>`;
-}
-
-interface Tally {
-  added: number;
-  changed: number;
-  lost: number;
-}
-
-/** Rows added, changed and lost per region in one summarized delta. */
-function tally(delta: unknown): Map<string, Tally> {
-  const out = new Map<string, Tally>();
-  const get = (region: string) => {
-    const t = out.get(region) ?? { added: 0, changed: 0, lost: 0 };
-    out.set(region, t);
-    return t;
-  };
-  const d = obj(delta);
-  for (const cat of ["business", "append_only", "unclassified"]) {
-    const cd = obj(d[cat]);
-    for (const r of arr(cd.added)) get(str(obj(r).region)).added++;
-    for (const r of arr(cd.changed)) get(str(obj(r).region)).changed++;
-    for (const r of arr(cd.removed)) get(str(obj(r).region)).lost++;
-    for (const r of arr(cd.structure)) {
-      const o = obj(r);
-      const t = get(str(o.region));
-      if (o.change === "created") t.added++;
-      else t.lost++;
-    }
-  }
-  return out;
-}
-
-/**
- * Per-run state deltas of one comparison as a small bar chart: a row per
- * region, a group of three bars per run (added, changed, lost) with their
- * counts. Empty when no run changed anything.
- */
-export function deltaChart(title: string, rows: unknown[]): string {
-  const runs = rows.map((r) => {
-    const o = obj(r);
-    return { run: str(o.run), t: tally(o.delta) };
-  });
-  const regions = [...new Set(runs.flatMap((r) => [...r.t.keys()]))];
-  if (regions.length === 0) return "";
-  let max = 1;
-  for (const r of runs) {
-    for (const t of r.t.values()) {
-      max = Math.max(max, t.added, t.changed, t.lost);
-    }
-  }
-  const LABEL = 190, GROUP = 54, BAR = 12, ROWH = 34, TOP = 16;
-  const W = Math.max(320, LABEL + runs.length * GROUP + 8);
-  const H = TOP + regions.length * ROWH + 4;
-  const parts: string[] = [];
-  runs.forEach((r, i) => {
-    parts.push(
-      `<text x="${
-        LABEL + i * GROUP + GROUP / 2 - 4
-      }" y="11" text-anchor="middle" class="lbl">run ${h(r.run)}</text>`,
-    );
-  });
-  regions.forEach((region, j) => {
-    const y0 = TOP + j * ROWH;
-    const base = y0 + ROWH - 8;
-    parts.push(
-      `<text x="0" y="${base}" class="lbl"><title>${h(region)}</title>${
-        h(clip(region, 28))
-      }</text><line x1="${
-        LABEL - 4
-      }" y1="${base}" x2="${W}" y2="${base}" stroke="#d0d7de"/>`,
-    );
-    runs.forEach((r, i) => {
-      const t = r.t.get(region) ?? { added: 0, changed: 0, lost: 0 };
-      ([["added", t.added, C_ADD], ["changed", t.changed, C_CHG], [
-        "lost",
-        t.lost,
-        C_LOST,
-      ]] as const).forEach(([what, count, color], k) => {
-        const bx = LABEL + i * GROUP + k * (BAR + 2);
-        const bh = count === 0 ? 0 : Math.max(2, (count / max) * (ROWH - 18));
-        parts.push(
-          `<rect x="${bx}" y="${n(base - bh)}" width="${BAR}" height="${
-            n(bh)
-          }" fill="${color}"><title>run ${h(r.run)}: ${count} ${what} in ${
-            h(region)
-          }</title></rect>`,
-        );
-        if (count > 0) {
-          parts.push(
-            `<text x="${bx + BAR / 2}" y="${
-              n(base - bh - 2)
-            }" text-anchor="middle">${count}</text>`,
-          );
-        }
-      });
-    });
-  });
-  return `<figure class="pic"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${
-    h(title)
-  }: rows added, changed and lost per region and run">${
-    parts.join("")
-  }</svg><figcaption>${h(title)}: rows per region and run · ${
-    legend(C_ADD, "added")
-  }${legend(C_CHG, "changed")}${legend(C_LOST, "lost")}</figcaption></figure>`;
 }

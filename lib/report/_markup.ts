@@ -59,6 +59,11 @@ export function escapeAttribute(s: string): string {
     .replace(/\r/g, "&#13;");
 }
 
+/** Escaped, with line-break opportunities after `_ = [ . : ,` (no mid-word breaks in narrow columns). */
+export function breakable(text: string): string {
+  return escapeMarkup(text).replace(/([_=\[.:,])/g, "$1<wbr>");
+}
+
 /** Shorten a string to at most `max` characters, marking the cut. */
 export function clip(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`;

@@ -8,7 +8,7 @@ import { renderText } from "./text.ts";
 import { renderHtml } from "./html.ts";
 import { renderSarif } from "./sarif.ts";
 import { renderJunit } from "./junit.ts";
-import { syntheticReport } from "./_test_report.ts";
+import { syntheticReport } from "../../tests/_synthetic_report.ts";
 
 const ALLOW = {
   sys: ["hostname"],

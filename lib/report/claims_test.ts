@@ -3,7 +3,7 @@ import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { TestName } from "../definition/types.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import { claimsLine, claimsOf, type DeclaredTool } from "./claims.ts";
-import { syntheticReport } from "./_test_report.ts";
+import { syntheticReport } from "../../tests/_synthetic_report.ts";
 import { renderText } from "./text.ts";
 import { renderJunit } from "./junit.ts";
 import { renderSarif } from "./sarif.ts";

@@ -11,7 +11,7 @@ import {
   EVIL_TOOL,
   syntheticReport,
   syntheticReportWithProvenance,
-} from "./_test_report.ts";
+} from "../../tests/_synthetic_report.ts";
 import { renderHtml } from "./html.ts";
 import { renderJunit } from "./junit.ts";
 import { renderText } from "./text.ts";

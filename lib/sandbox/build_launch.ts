@@ -654,11 +654,14 @@ function bubblewrapArgv(
   // view: always).
   const optional: string[] = [];
   const prefix = dirname(dirname(host.programReal));
+  const tree = prefix === "/" ? dirname(host.programReal) : prefix;
   if (
     isHidden(host.programReal) &&
-    !covered.some((c) => isWithin(host.programReal, c))
+    !covered.some((c) => isWithin(host.programReal, c)) &&
+    // A prefix holding a hidden directory (a program in ~/bin) would show it.
+    !hidden.some((h) => isWithin(h, tree))
   ) {
-    optional.push(prefix === "/" ? dirname(host.programReal) : prefix);
+    optional.push(tree);
   }
   if (host.programIsDeno && isHidden(host.denoDir)) optional.push(host.denoDir);
   const readOnly = unique([

@@ -11,11 +11,7 @@
 import { seedBudget } from "./budget.ts";
 import type { Definition } from "../definition/types.ts";
 import { seedPath } from "../definition/seeds.ts";
-import { snapshotDigest } from "../state/delta.ts";
-import { normalize } from "../state/normalize.ts";
-import type { Snapshot } from "../state/types.ts";
 import { isSqliteImage, nondeterministicSql, resetState } from "./reset.ts";
-import { takeSnapshot } from "./snapshot.ts";
 import type {
   PatchedState,
   SeedHeader,
@@ -48,54 +44,11 @@ export async function seedNotReproducible(
 }
 
 /**
- * The seed snapshot of `def` rebuilt as a run sees it (reset into a new
- * temporary directory, snapshot, normalized) and its digest; the directory
- * is removed. Requires `--allow-read` and `--allow-write`.
- *
- * @example
- * ```ts ignore
- * const { snapshot, digest } = await rebuildSeed(await loadDefinition(dir));
- * ```
- */
-export async function rebuildSeed(
-  def: Definition,
-): Promise<{ snapshot: Snapshot; digest: string }> {
-  return await inRebuiltSeed(def, async (dir) => {
-    const snapshot = normalize(
-      await takeSnapshot(def, dir, { budget: await seedBudget(dir) }),
-      def,
-    );
-    return { snapshot, digest: snapshotDigest(snapshot) };
-  });
-}
-
-/**
- * `f` of a directory the seed of `def` was just rebuilt into (a reset in a
- * new temporary directory, removed after); throws `RangeError` when the
- * seed is not reproducible.
- */
-async function inRebuiltSeed<T>(
-  def: Definition,
-  f: (dir: string) => Promise<T>,
-): Promise<T> {
-  const why = await seedNotReproducible(def);
-  if (why !== null) throw new RangeError(`seed not rebuildable: ${why}`);
-  const work = await Deno.makeTempDir({ prefix: "verity-seed-" });
-  try {
-    const dir = `${work}/state`;
-    await resetState(def, dir);
-    return await f(dir);
-  } finally {
-    await Deno.remove(work, { recursive: true }).catch(() => {});
-  }
-}
-
-/**
  * The seed of `def` rebuilt (reset into a new temporary directory) and
  * streamed, never held whole (`streamSeed`): its header and digest, and
  * for each of `patches` (by the digest it is stored under) the patched
  * state, its digest, or why it cannot be applied; the directory is
- * removed. What `verity report verify` checks a `verity.report/3` report
+ * removed; `RangeError` when the seed is not reproducible. What `verity report verify` checks a `verity.report/3` report
  * with. Requires `--allow-read` and `--allow-write`.
  *
  * @example
@@ -114,7 +67,12 @@ export async function streamRebuiltSeed(
   >;
   methods: SeedStreamMethod[];
 }> {
-  return await inRebuiltSeed(def, async (dir) => {
+  const why = await seedNotReproducible(def);
+  if (why !== null) throw new RangeError(`seed not rebuildable: ${why}`);
+  const work = await Deno.makeTempDir({ prefix: "verity-seed-" });
+  try {
+    const dir = `${work}/state`;
+    await resetState(def, dir);
     const ids = [...patches.keys()];
     const r = await streamSeed(def, dir, {
       patches: ids.map((d) => patches.get(d)!),
@@ -126,5 +84,7 @@ export async function streamRebuiltSeed(
       error: r.patchErrors[i]!,
     }]));
     return { header: r.header, states, methods: r.methods };
-  });
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
 }

@@ -163,10 +163,7 @@ export async function takeSnapshot(
   // Metadata first: a state directory over its budget is never read.
   await checkStateBudget(dir, options.budget ?? {});
   const items = workerItems(def);
-  const timeoutMs = options.timeoutMs ?? 300_000;
-  const reply = options.reader
-    ? await options.reader.read(dir, items, timeoutMs)
-    : await readInWorker(dir, items, timeoutMs);
+  const reply = await readStateItems(dir, items, options);
   if (!reply.ok) {
     throw new Error(`snapshot of ${stateDir} failed: ${reply.error}`);
   }
@@ -234,49 +231,19 @@ export function readOnlyWorkerOptions(stateDir: string): WorkerOptions {
  * Read `items` of the state directory `dir` (already resolved) through
  * `options.reader`, or a one-off read-only worker.
  */
-export function readStateItems(
+export async function readStateItems(
   dir: string,
   items: WorkerItem[],
   options: Pick<SnapshotOptions, "reader" | "timeoutMs"> = {},
 ): Promise<WorkerReply> {
   const timeoutMs = options.timeoutMs ?? 300_000;
-  return options.reader
-    ? options.reader.read(dir, items, timeoutMs)
-    : readInWorker(dir, items, timeoutMs);
-}
-
-function readInWorker(
-  stateDir: string,
-  items: WorkerItem[],
-  timeoutMs: number,
-): Promise<WorkerReply> {
-  const options = readOnlyWorkerOptions(stateDir);
-  const worker = new Worker(
-    new URL("./snapshot_worker.ts", import.meta.url).href,
-    options,
-  );
-  return new Promise<WorkerReply>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      worker.terminate();
-      reject(
-        new Error(
-          `snapshot of ${stateDir} did not finish within ${timeoutMs} ms`,
-        ),
-      );
-    }, timeoutMs);
-    worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
-      clearTimeout(timer);
-      worker.terminate();
-      resolve(ev.data);
-    };
-    worker.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      clearTimeout(timer);
-      worker.terminate();
-      reject(new Error(`snapshot worker failed: ${ev.message}`));
-    };
-    worker.postMessage({ stateDir, items });
-  });
+  if (options.reader) return await options.reader.read(dir, items, timeoutMs);
+  const reader = new SnapshotReader(dir);
+  try {
+    return await reader.read(dir, items, timeoutMs);
+  } finally {
+    reader.close();
+  }
 }
 
 /**

@@ -11,6 +11,7 @@
  * @module
  */
 import type { McpClient } from "./client.ts";
+import type { Authorizer } from "./oauth.ts";
 import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { Redactor } from "./redact.ts";
 import { boundDepth, MAX_VALUE_DEPTH } from "./bound.ts";
@@ -65,6 +66,8 @@ export interface HttpClientOptions {
    * @default {true}
    */
   legacyFallback?: boolean;
+  /** Where the `Authorization` header comes from, and who answers a 401 or 403 (OAuth). */
+  auth?: Authorizer;
   /** A local server process this session owns (closed with the session). */
   server?: ServerProcess;
   /** Called last when the session closes (e.g. stops a relay). */
@@ -226,6 +229,11 @@ export class HttpClient implements McpClient {
 
   #headers(extra: Record<string, string>): Record<string, string> {
     const h: Record<string, string> = { ...(this.#opts.headers ?? {}) };
+    const auth = this.#opts.auth?.header(this.#url);
+    if (auth) {
+      this.#redact.add(auth.slice(auth.indexOf(" ") + 1));
+      h.authorization = auth;
+    }
     if (this.#mode !== "legacy") {
       if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
       if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
@@ -548,6 +556,7 @@ export class HttpClient implements McpClient {
     purpose: string,
     id: number | null,
     abort: AbortController,
+    tries = 0,
   ): Promise<{ status: number | null; problem: string | null }> {
     const url = this.#mode === "legacy" ? this.#legacyEndpoint! : this.#url;
     const headers = this.#headers({
@@ -567,6 +576,34 @@ export class HttpClient implements McpClient {
       if (!this.#onResponseHeaders(res, ex)) {
         await res.body?.cancel().catch(() => {});
         return { status: res.status, problem: this.#failure?.message ?? null };
+      }
+      if (res.status === 401 || res.status === 403) {
+        // Refused before the message was handled: sign in and send it again
+        // (never the legacy transport after an auth failure).
+        await this.#keepBody(res, ex);
+        const www = res.headers.get("www-authenticate");
+        const line = this.#opts.auth && tries < 3
+          ? await this.#opts.auth.challenge({
+            url,
+            status: res.status,
+            wwwAuthenticate: www,
+            sent: headers.authorization ?? null,
+          })
+          : `HTTP ${res.status}: the server asks for authorization (${
+            www === null ? "no WWW-Authenticate" : www.slice(0, 200)
+          })`;
+        if (line === null) {
+          return this.#postMessage(
+            text,
+            frameIndex,
+            purpose,
+            id,
+            abort,
+            tries + 1,
+          );
+        }
+        this.#fail({ reason: "closed", message: line });
+        return { status: res.status, problem: this.#failure!.message };
       }
       const type = (res.headers.get("content-type") ?? "").toLowerCase();
       if (res.status >= 500) this.#consecutive5xx++;

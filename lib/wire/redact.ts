@@ -40,6 +40,13 @@ export class Redactor {
     this.#names = new Set(headerNames.map((n) => n.toLowerCase()));
   }
 
+  /** Also keep `value` out of everything shown from now on (a token obtained mid-session). */
+  add(value: string): void {
+    if (value.length < 4 || this.#values.includes(value)) return;
+    this.#values.push(value);
+    this.#values.sort((a, b) => b.length - a.length);
+  }
+
   /** True when `text` holds a secret. */
   has(text: string): boolean {
     return this.#values.some((v) => text.includes(v));

@@ -96,6 +96,16 @@ export async function openSession(
       reason: "closed",
       message: `initialize failed: ${JSON.stringify(init.error).slice(0, 200)}`,
     };
+    // A server that died or went silent at start: the sandbox's part in it.
+    const cause = isMcpClient(spec)
+      ? null
+      : spec.explain?.(client.stderr().text) ?? null;
+    if (cause !== null) {
+      out.failure = {
+        ...out.failure,
+        message: `${out.failure.message}; ${cause}`,
+      };
+    }
     return out;
   }
   out.initializeFrame = init.frameIndex;

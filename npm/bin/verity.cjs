@@ -3,6 +3,12 @@
 // `deno` npm package (a dependency), so `npx verity-mcp <command>` needs only
 // Node. verity's own dependencies are fetched from the npm registry on first
 // use into Deno's cache (DENO_DIR, default ~/.cache/deno).
+//
+// Deno treats every file under node_modules as npm package code (no type
+// stripping, bare imports only from package.json), so the bundled fixture
+// servers cannot run from there: the app is copied once per version beside
+// node_modules (.verity-mcp/<version>/) and run from that copy.
+// `verity-mcp demo` runs the bundled liar-concurrent fixture.
 "use strict";
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
@@ -41,11 +47,45 @@ function denoBinary() {
   process.exit(2);
 }
 
+/** The app, copied out of node_modules once per version. */
+function appCopy() {
+  const pkg = path.join(__dirname, "..");
+  const { version } = require(path.join(pkg, "package.json"));
+  const at = pkg.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+  if (at === -1) return path.join(pkg, "app"); // not installed: run in place
+  const dest = path.join(pkg.slice(0, at), ".verity-mcp", version);
+  if (!fs.existsSync(path.join(dest, "main.ts"))) {
+    const tmp = `${dest}.tmp-${process.pid}`;
+    fs.cpSync(path.join(pkg, "app"), tmp, { recursive: true });
+    try {
+      fs.renameSync(tmp, dest);
+    } catch {
+      fs.rmSync(tmp, { recursive: true, force: true }); // another copy won
+    }
+  }
+  return dest;
+}
+
 const deno = denoBinary();
-const app = path.join(__dirname, "..", "app");
+const app = appCopy();
 const env = { ...process.env, DENO_NO_UPDATE_CHECK: "1" };
 // A server command such as `-- deno run server.ts` finds this Deno.
 env.PATH = path.dirname(deno) + path.delimiter + (process.env.PATH || "");
+let args = process.argv.slice(2);
+if (args[0] === "demo") {
+  // the demo fixture's server dependencies, cached once (it runs --cached-only)
+  const server = path.join(app, "fixtures", "liar-concurrent", "server.ts");
+  const cached = require("node:child_process").spawnSync(deno, [
+    "cache",
+    "--quiet",
+    "--no-lock",
+    "--config",
+    path.join(app, "deno.json"),
+    server,
+  ], { stdio: "inherit", env });
+  if (cached.status !== 0) process.exit(cached.status ?? 1);
+  args = ["run", path.dirname(server), ...args.slice(1)];
+}
 const child = spawn(deno, [
   "run",
   "--allow-all",
@@ -54,7 +94,7 @@ const child = spawn(deno, [
   "--config",
   path.join(app, "deno.json"),
   path.join(app, "main.ts"),
-  ...process.argv.slice(2),
+  ...args,
 ], { stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(sig, () => child.kill(sig));

@@ -5,10 +5,13 @@
  *
  * @module
  */
-import { type Report, REPORT_SCHEMA } from "./report.ts";
-import { ENGINE_VERSION } from "../verdicts/engine.ts";
-import { checkExpectations, type ExpectedVerdict } from "./expectations.ts";
-import type { Verdict } from "../verdicts/types.ts";
+import { type Report, REPORT_SCHEMA } from "../lib/report/report.ts";
+import { ENGINE_VERSION } from "../lib/verdicts/engine.ts";
+import {
+  checkExpectations,
+  type ExpectedVerdict,
+} from "../lib/report/expectations.ts";
+import type { Verdict } from "../lib/verdicts/types.ts";
 
 /** A tool name that needs escaping in every markup language. */
 export const EVIL_TOOL = `evil<&"'>`;
