@@ -263,16 +263,19 @@ export class LeafCursor {
   /** Cells read (rows of the leaves read). */
   cellsRead = 0;
 
+  /** `after`: every rowid must be above it (the last one of leaves read before). */
   constructor(
     src: PageSource,
     g: Geometry,
     leaves: number[],
     skip: (pgno: number) => boolean,
+    after = -Infinity,
   ) {
     this.#src = src;
     this.#g = g;
     this.#leaves = leaves;
     this.#skip = skip;
+    this.#last = after;
   }
 
   /** Leaves listed (read or skipped). */
@@ -471,4 +474,20 @@ export function readSqliteMeta(src: PageSource): MetaTable[] {
     out.push({ name: t.name, columns, records });
   }
   return out;
+}
+
+/** Whether a table leaf page has a cell spilling to overflow pages. */
+export function leafOverflows(
+  page: Uint8Array,
+  pgno: number,
+  g: Geometry,
+): boolean {
+  const h = hdrOf(pgno);
+  if (page[h] !== 0x0d) return true;
+  const cells = u16(page, h + 3);
+  const v = new VarintReader();
+  for (let c = 0; c < cells; c++) {
+    if (v.read(page, u16(page, h + 8 + 2 * c)) > g.maxLocal) return true;
+  }
+  return false;
 }

@@ -37,6 +37,7 @@ import type { Category } from "../../lib/state/types.ts";
 import {
   type DiffSide,
   LeafCursor,
+  leafOverflows,
   type TreeIndex,
   walkTrees,
 } from "./btree.ts";
@@ -49,14 +50,7 @@ import {
   sameBytes,
   type SqliteDiffStats,
 } from "./compare.ts";
-import {
-  type Geometry,
-  geometry,
-  hdrOf,
-  type PageSource,
-  u16,
-  VarintReader,
-} from "./format.ts";
+import { geometry, type PageSource } from "./format.ts";
 import {
   diffKeyed,
   diffRekeyed,
@@ -94,18 +88,6 @@ export interface SqliteDiffOptions {
   keepRows?: boolean;
   /** Faults injected on purpose (tests of the differential tests). @default {} */
   faults?: KeyedFaults;
-}
-
-/** Whether a table leaf page has a cell spilling to overflow pages. */
-function leafOverflows(page: Uint8Array, pgno: number, g: Geometry): boolean {
-  const h = hdrOf(pgno);
-  if (page[h] !== 0x0d) return true;
-  const cells = u16(page, h + 3);
-  const v = new VarintReader();
-  for (let c = 0; c < cells; c++) {
-    if (v.read(page, u16(page, h + 8 + 2 * c)) > g.maxLocal) return true;
-  }
-  return false;
 }
 
 /**

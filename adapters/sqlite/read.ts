@@ -28,7 +28,7 @@ import { imagePageSource, type PageSource } from "./format.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 import { isObserved, planSchema, planTable, type TablePlan } from "./plan.ts";
 import { encodeValue, imageDatabase, queryRows, quoteIdent } from "./sql.ts";
-import { streamTables } from "./stream.ts";
+import { type PageCache, streamTables } from "./stream.ts";
 import { mergeWal } from "./wal.ts";
 
 /** One table's records. */
@@ -63,6 +63,11 @@ export interface ReadSqliteOptions {
    * page reader is tested against). @default true
    */
   pages?: boolean;
+  /**
+   * Decoded leaves shared with the other snapshots read with this cache
+   * (their records are shared: never modify them). @default null
+   */
+  cache?: PageCache | null;
 }
 
 /**
@@ -108,10 +113,13 @@ export function readSqlite(
   const sql = new LazyDatabase(bytes);
   let read: SqliteTable[];
   try {
-    read = (options.pages === false ? null : fromPages(bytes, records, sql)) ??
+    read = (options.pages === false
+      ? null
+      : fromPages(bytes, records, sql, options.cache ?? null)) ??
       fromSql(sql, label, problems, records);
   } finally {
     sql.close();
+    options.cache?.nextGeneration();
   }
   // A file SQLite cannot read at all has no state of its own to read.
   if (read.length === 0 && problems.length > before) {
@@ -153,6 +161,7 @@ function fromPages(
   bytes: Uint8Array,
   records: boolean,
   sql: LazyDatabase,
+  cache: PageCache | null,
 ): SqliteTable[] | null {
   try {
     const src = imagePageSource(bytes);
@@ -161,7 +170,7 @@ function fromPages(
     if (!records) return planned.map((t) => table(t.plan, []));
     const paged = planned.filter((t) => t.needsSql === undefined);
     const streams = new Map(
-      streamTables({ src, schema, tables: paged }, new Map()).map((
+      streamTables({ src, schema, tables: paged }, new Map(), cache).map((
         s,
       ) => [s.name, s]),
     );
@@ -169,7 +178,7 @@ function fromPages(
       const s = streams.get(t.name);
       if (s !== undefined) {
         try {
-          return table(t.plan, [...s.records()]);
+          return table(t.plan, s.all?.() ?? [...s.records()]);
         } catch (e) {
           if (!(e instanceof PageWalkError)) throw e;
         }

@@ -15,6 +15,7 @@ import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
+import type { PageCache } from "../../adapters/sqlite/stream.ts";
 import { checkStateBudget, type StateBudget } from "./budget.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
 import type { PostgresObservation } from "../../adapters/postgres.ts";
@@ -47,6 +48,13 @@ export interface SnapshotOptions {
    * @default {null}
    */
   postgres?: PostgresCluster | null;
+  /**
+   * Decoded SQLite leaves to share with other snapshots taken with the
+   * same cache (a pair compared whole: the unchanged leaves are decoded
+   * once); null decodes every leaf.
+   * @default {null}
+   */
+  cache?: PageCache | null;
 }
 
 /** What the worker must read for a definition. */
@@ -70,6 +78,8 @@ export function assembleSnapshot(
   problems: readonly string[] = [],
   /** False: sqlite tables with their columns and no records. */
   sqliteRecords = true,
+  /** Decoded SQLite leaves shared with other snapshots (`SnapshotOptions.cache`). */
+  cache: PageCache | null = null,
 ): Snapshot {
   const regions: Region[] = [];
   const allProblems = [...problems];
@@ -88,6 +98,7 @@ export function assembleSnapshot(
         wal: r.wal,
         label: adapter,
         records: sqliteRecords,
+        cache,
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {
@@ -170,7 +181,13 @@ export async function takeSnapshot(
   const problems = reply.problems.map((
     p,
   ) => (p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p));
-  const snap = assembleSnapshot(def, reply.results, problems);
+  const snap = assembleSnapshot(
+    def,
+    reply.results,
+    problems,
+    true,
+    options.cache ?? null,
+  );
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
     if (!options.postgres) {
