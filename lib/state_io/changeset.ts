@@ -135,15 +135,15 @@ function join(at: string, name: string): string {
  * ```ts ignore
  * await session.client.close();
  * if (launch.writes?.observed) {
- *   const c = await readChangeset(launch.writes.layout);
+ *   const c = readChangeset(launch.writes.layout);
  *   for (const p of c.changes) console.log(p.path, p.before ? "changed" : "created");
  * }
  * ```
  */
-export async function readChangeset(
+export function readChangeset(
   layout: OverlayLayout,
   budget: ChangesetBudget = {},
-): Promise<Changeset> {
+): Changeset {
   const b = { ...DEFAULT_CHANGESET_BUDGET, ...budget };
   const problems: string[] = [];
   const capped = new Set<string>();
