@@ -442,3 +442,31 @@ Deno.test("overlap timer: orphans it inherits as its PID namespace's first proce
     await pool.close();
   }
 });
+
+Deno.test("containment: an overlay launch's mount namespace comes from the containing unshare itself (one process fewer), and still works", async () => {
+  const { containCommand, containment } = await import(
+    "../lib/wire/contain.ts"
+  );
+  const c = containment();
+  if (c.reason !== null || Deno.uid() !== 0) return; // no namespaces here
+  const unshare = c.prefix[4]!;
+  const argv = containCommand([
+    unshare,
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "/bin/sh",
+    "-c",
+    "mount -t tmpfs verity-test /mnt && exit 7",
+  ]);
+  assert.equal(argv.filter((a) => a === unshare).length, 1, argv.join(" "));
+  const [program, ...args] = argv;
+  const out = await new Deno.Command(program!, { args }).output();
+  assert.equal(out.code, 7, new TextDecoder().decode(out.stderr));
+  const mounts = await Deno.readTextFile("/proc/self/mounts");
+  assert.ok(
+    !mounts.includes("verity-test"),
+    "the mount stayed in its namespace",
+  );
+});

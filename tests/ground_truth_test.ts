@@ -76,6 +76,8 @@ Deno.test("there are ground-truth fixtures for every verdict kind", () => {
       "unstable-seed",
       "attempts-deno",
       "attempts-bubblewrap",
+      "writes-anywhere",
+      "writes-anywhere-deno",
       "rug-pull",
     ]
   ) assert.ok(fixtures.includes(f), `fixture ${f} is missing`);
@@ -323,6 +325,56 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   const unbound = await verity(["report", "verify", edited, ...bind]);
   assert.equal(unbound.code, 1);
   assert.match(unbound.stdout, /LEDGER no block of the ledger records/);
+});
+
+Deno.test("writes anywhere: the paths are the evidence under both backends, the host is untouched, an edited changeset is refused", async () => {
+  const here = fixtureDir("writes-anywhere").replace(/\/$/, "");
+  const ro = (fixture: string) => {
+    const path = reports.get(fixture);
+    assert.ok(path, `${fixture} report was written`);
+    const report = JSON.parse(Deno.readTextFileSync(path));
+    const v = report.verdicts.find((x: { tool: string; test: string }) =>
+      x.tool === "lookup_note" && x.test === "read_only"
+    );
+    return { path, report, evidence: v.evidence };
+  };
+  const overlay = ro("writes-anywhere");
+  assert.deepEqual(
+    [
+      ...new Set(
+        overlay.evidence.outside_writes.flatMap((r: { paths: string[] }) =>
+          r.paths
+        ),
+      ),
+    ].sort(),
+    [
+      "/tmp/writes-anywhere",
+      "/tmp/writes-anywhere/lookups.jsonl",
+      `${here}/last-lookup.txt`,
+    ],
+  );
+  const deno = ro("writes-anywhere-deno");
+  assert.ok(
+    deno.evidence.attempted_writes.every((r: { values: string[] }) =>
+      r.values.includes(`${here}/last-lookup.txt`)
+    ),
+    JSON.stringify(deno.evidence.attempted_writes),
+  );
+  // Into the overlay only: nothing beside the code on the host.
+  await assert.rejects(Deno.lstat(`${here}/last-lookup.txt`));
+  assert.match(await Deno.readTextFile(`${here}/catalog.json`), /"c1"/);
+  const digest = Object.keys(overlay.report.changesets).find((d) =>
+    overlay.report.changesets[d].changes.length > 1
+  )!;
+  overlay.report.changesets[digest].changes.pop();
+  const edited = join(runsDir, "edited-changeset.json");
+  await Deno.writeTextFile(edited, JSON.stringify(overlay.report));
+  const bad = await verity(["report", "verify", edited]);
+  assert.equal(bad.code, 1, bad.stdout);
+  assert.match(
+    bad.stdout,
+    new RegExp(`changesets\\.${digest.replace(/[:]/g, ".")}`),
+  );
 });
 
 Deno.test("verity run refuses bad input with one line and exit 2", async () => {

@@ -79,6 +79,15 @@ async function peekAnswers(
   const stdout = dec.decode(out.stdout);
   assert.ok(stdout.startsWith("{"), dec.decode(out.stderr).slice(-800));
   const report = JSON.parse(stdout);
+  // An unprivileged auditor gets no overlay: said in the headline, never a
+  // silent PASS.
+  const writes = report.observations.definition.writes;
+  assert.equal(writes.observed, false);
+  assert.match(
+    writes.why,
+    extra.includes("--no-sandbox") ? /no sandbox/ : /verity is not root/,
+  );
+  assert.equal(report.summary.claims.unobservedWrites, writes.why);
   const tool = report.observations.tools[0];
   return [...tool.once, ...tool.twice].flatMap((o: {
     calls: { status: string; response?: string }[];

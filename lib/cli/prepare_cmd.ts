@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { relative } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -22,8 +21,6 @@ import {
 } from "../prepare/source.ts";
 import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
 import { fetchPinned, fetchPinnedNode } from "../prepare/fetch.ts";
-
-export const HELP: string = COMMAND_HELP["prepare"];
 
 /** Run `verity prepare`. */
 export async function main(argv: string[]): Promise<number> {

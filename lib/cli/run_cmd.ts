@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
 import { gateMessage, parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -15,6 +14,7 @@ import { checkSeededState } from "../state_io/seeded.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import { runBattery } from "../runner/runner.ts";
 import { DeclaredStateObserver } from "../state_io/observer.ts";
+import { OverlayObserver } from "../state_io/overlay_observer.ts";
 import { selectTools } from "../runner/plan.ts";
 import { buildRunReport } from "../report/build.ts";
 import { renderText } from "../report/text.ts";
@@ -34,8 +34,6 @@ import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["run"];
 
 /** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {
@@ -191,6 +189,14 @@ export async function main(argv: string[]): Promise<number> {
     // The first launch's one-time work (bubblewrap probe, the server's
     // module graph) runs while the battery starts (verify-reset).
     launcher.warm();
+    // Writes outside the declared state: each launch's overlay, read after
+    // its session beside the declared adapters' state.
+    const observer = new OverlayObserver(
+      new DeclaredStateObserver(def, workDir, {
+        postgres: () => launcher.postgres,
+      }),
+    );
+    launcher.watcher = observer;
     battery = await runBattery(def, tools, {
       ...(phaseFile !== null ? { phases } : {}),
       runs,
@@ -198,9 +204,7 @@ export async function main(argv: string[]): Promise<number> {
       concurrentAttempts: attempts,
       observeConcurrent: p.values["observe-concurrent"] === true,
       launcher,
-      observer: new DeclaredStateObserver(def, workDir, {
-        postgres: () => launcher.postgres,
-      }),
+      observer,
       workDir,
       progress: silent ? null : progress,
       onSession: (t) => live.tick(t),

@@ -11,6 +11,7 @@ import type { Exclusion } from "../state/exclude.ts";
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
 import type { StateView } from "../state/patched.ts";
+import type { Changeset } from "../state/changeset.ts";
 import type { SandboxEvidence } from "../sandbox/audit_log.ts";
 import type { PrivilegeUse } from "../sandbox/privilege.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
@@ -81,6 +82,12 @@ export interface SessionObservation {
    */
   attempts?: PermissionCheck[] | null;
   backend: string;
+  /**
+   * The digest of what the session changed outside its state directory
+   * (`RunHistory.changesets`), or null when that was not observed (no
+   * overlay: `DefinitionObservations.writes`). Absent in reports before it.
+   */
+  changeset?: string | null;
 }
 
 /** One concurrent attempt (two calls at once). */
@@ -107,6 +114,8 @@ export interface AttemptObservation {
   overlap?: boolean;
   /** History version 1 only: the words behind {@linkcode overlap}. */
   overlapDetail?: string;
+  /** As {@linkcode SessionObservation.changeset}: both processes' changes, for two. */
+  changeset?: string | null;
 }
 
 /** Everything observed for one (tool, variant). */
@@ -169,6 +178,12 @@ export interface DefinitionObservations {
    * headline. Absent: none.
    */
   excluded?: Exclusion[];
+  /**
+   * Whether writes outside the declared state were observed (every
+   * session ran on an overlay whose changeset was read), and why not.
+   * Absent in reports before it.
+   */
+  writes?: { observed: boolean; why: string | null };
 }
 
 /** Everything one session left behind, for the report. */
@@ -239,6 +254,8 @@ export interface RunHistory {
   definition: DefinitionObservations;
   tools: ToolObservations[];
   snapshots: Record<string, StateView>;
+  /** What sessions changed outside their state directories, by digest (absent: none recorded). */
+  changesets?: Record<string, Changeset>;
   sessions: SessionRecord[];
   protocol: {
     initialize: string | null;

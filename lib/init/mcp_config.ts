@@ -239,3 +239,54 @@ export function readConfiguredServer(
     table: found.table,
   };
 }
+
+/**
+ * The config text with server `name` rewritten to start through `guard`
+ * (the argv of `verity guard`) with `options`: the entry keeps every other key, and
+ * its original command and arguments follow `--`, so nothing is lost. The
+ * file is written back as plain JSON (comments are not kept). Throws
+ * {@linkcode ConfigError} as {@linkcode readConfiguredServer} does, and
+ * for an entry already wrapped.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const text = wrapConfiguredServer('{"mcpServers":{"m":{"command":"npx","args":["-y","srv"]}}}', "c.json", "m", ["verity", "guard"], ["--ledger", "/l"]);
+ * assert.deepEqual(JSON.parse(text).mcpServers.m.args, ["guard", "--ledger", "/l", "--", "npx", "-y", "srv"]);
+ * ```
+ */
+export function wrapConfiguredServer(
+  text: string,
+  file: string,
+  name: string,
+  guard: readonly string[],
+  options: readonly string[],
+): string {
+  const s = readConfiguredServer(text, file, name);
+  if (s.url !== null) {
+    throw new ConfigError(
+      `${file}: ${s.table}.${
+        JSON.stringify(name)
+      }: a remote server (url); verity guard stands between a client and a server it starts over stdio`,
+    );
+  }
+  const rest = guard.slice(1);
+  if (
+    s.command === guard[0] &&
+    rest.every((a, i) => s.args[i] === a)
+  ) {
+    throw new ConfigError(
+      `${file}: ${s.table}.${
+        JSON.stringify(name)
+      }: already runs through verity guard`,
+    );
+  }
+  const doc = JSON.parse(stripJsonComments(text));
+  const servers = serverTables(doc).find((t) => t.table === s.table)!.servers;
+  servers[name] = {
+    ...servers[name] as Record<string, unknown>,
+    command: guard[0],
+    args: [...rest, ...options, "--", s.command, ...s.args],
+  };
+  return JSON.stringify(doc, null, 2) + "\n";
+}

@@ -22,29 +22,20 @@ import { join, resolve } from "node:path";
 import { InputError, PrepareError, ServerError } from "../errors.ts";
 import {
   chooseBackend,
-  findOnPath,
   prepareLaunch,
   probeBackends,
   resolveDeno,
 } from "../sandbox/sandbox.ts";
 import { isDenoRun } from "../sandbox/choose_backend.ts";
-import type { Launch, SandboxBackend } from "../sandbox/types.ts";
+import type { Allowance, Launch, SandboxBackend } from "../sandbox/types.ts";
 import type { SpawnSpec } from "../wire/stdio_client.ts";
 import { SandboxError } from "../sandbox/errors.ts";
 import { markOwner } from "../common/owner.ts";
+import { findExecutable } from "../common/executable.ts";
 import { exists } from "../common/exists.ts";
 import { isWithin } from "../common/paths.ts";
 import { parsePackageRun } from "../prepare/source.ts";
 import { type ReadyPackage, readyPackageRun } from "../prepare/npx.ts";
-
-function isExecutable(path: string): boolean {
-  try {
-    const st = Deno.statSync(path);
-    return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
 
 const readied = new Map<string, Promise<ReadyPackage>>();
 
@@ -77,6 +68,19 @@ export interface CommandLaunchOptions {
    * @default {(line) => console.error(line)}
    */
   say?: (line: string) => void;
+  /**
+   * The directory the server may write (absolute, existing), kept as it is
+   * after the session (`verity guard --state DIR`).
+   * @default {a scratch directory, removed by dispose}
+   */
+  stateDir?: string;
+  /**
+   * A definition's allowances (`allow.sys`, `allow.run`) and extra
+   * readable paths (absolute), for a sandboxed server.
+   * @default {none}
+   */
+  allow?: Allowance;
+  readPaths?: string[];
 }
 
 /**
@@ -155,13 +159,20 @@ export async function launchCommand(
   const name = options.commandName ?? "verity";
   let command = given;
   if (options.noSandbox === true) {
+    if (findExecutable(command[0] ?? "", Deno.env.get("PATH") ?? "") === null) {
+      throw new ServerError(
+        `${name}: cannot start ${
+          JSON.stringify(command[0] ?? "")
+        }: no such executable`,
+      );
+    }
     return {
       spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
       backend: "none",
       dispose: () => Promise.resolve(),
     };
   }
-  const readPaths: string[] = [];
+  const readPaths: string[] = [...options.readPaths ?? []];
   let definitionDir = Deno.cwd();
   let denoDir: string | undefined;
   const run = parsePackageRun(command);
@@ -213,10 +224,10 @@ export async function launchCommand(
     ) readPaths.push(await Deno.realPath(p));
   }
   const first = command[0] ?? "";
-  const found = findOnPath(first, Deno.env.get("PATH") ?? "");
+  const found = findExecutable(first, Deno.env.get("PATH") ?? "");
   const refusal = runnerRefusal(command, found !== null);
   if (refusal !== null) throw new ServerError(`${name}: ${refusal}`);
-  if (found === null || !isExecutable(found)) {
+  if (found === null) {
     throw new ServerError(
       `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
     );
@@ -253,14 +264,15 @@ export async function launchCommand(
   await markOwner(root);
   const dispose = () => Deno.remove(root, { recursive: true }).catch(() => {});
   try {
-    const state = join(root, "state");
-    await Deno.mkdir(state);
+    const state = options.stateDir ?? join(root, "state");
+    if (options.stateDir === undefined) await Deno.mkdir(state);
     const launch = prepareLaunch({
       command,
       env,
       stateDir: state,
       definitionDir,
       readPaths,
+      ...(options.allow ? { allow: options.allow } : {}),
       backend: choice.backend,
       evidenceDir: join(root, "evidence"),
       label: "server",

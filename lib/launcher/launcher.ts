@@ -114,6 +114,12 @@ export class DefinitionLauncher {
   readonly prepared: PreparedRun | null;
   #postgres: PostgresCluster | null = null;
   #ahead: Promise<void> = Promise.resolve();
+  /**
+   * Told of every launch with its session's state directory (the run's
+   * observer of writes outside the declared state reads each overlay).
+   * @default {null}
+   */
+  watcher: { launched(stateDir: string, launch: Launch): void } | null = null;
 
   /** Use {@linkcode openLauncher}; this constructor takes facts already gathered. */
   constructor(
@@ -235,12 +241,9 @@ export class DefinitionLauncher {
    * exist). Throws `SandboxError` when it cannot be launched safely.
    */
   launch(dirs: SessionDirs, label: string): Launch {
-    return prepareLaunch(this.request(dirs, label));
-  }
-
-  /** Whether servers of this definition speak Streamable HTTP. */
-  get http(): boolean {
-    return this.definition.transport === "http";
+    const launch = prepareLaunch(this.request(dirs, label));
+    this.watcher?.launched(dirs.state, launch);
+    return launch;
   }
 
   /**
@@ -257,7 +260,7 @@ export class DefinitionLauncher {
     startTimeoutMs: number,
   ): Promise<StartedServer> {
     await this.#ahead;
-    if (!this.http) {
+    if (this.definition.transport !== "http") {
       const launch = this.launch(dirs, label);
       return { launch, target: launch.spawn, url: null };
     }

@@ -85,6 +85,8 @@ export function buildRunReport(
     history.tools,
     history.snapshots,
     tests,
+    undefined,
+    history.changesets,
   );
   const def = input.definition;
   const expected = input.audit
@@ -131,6 +133,7 @@ export function buildRunReport(
     },
     observations: { definition: history.definition, tools: history.tools },
     snapshots: history.snapshots,
+    ...(history.changesets ? { changesets: history.changesets } : {}),
     sessions: history.sessions,
     unexercised: history.unexercised,
     tests,

@@ -44,6 +44,17 @@ export interface Claims {
   /** violated / tested, or null when nothing was tested (mcp-groundtruth's denominator). */
   violationRate: number | null;
   untested: UntestedClaim[];
+  /**
+   * Why writes outside the declared state were not observed (no overlay
+   * here: every verdict rests on the declared adapters alone); absent when
+   * they were, and in reports before it.
+   */
+  unobservedWrites?: string;
+}
+
+/** What every headline says when writes outside the declared state were not observed. */
+export function unobservedWritesText(why: string): string {
+  return `writes outside declared state: not observed (${why})`;
 }
 
 /** The declared hints of a tool, as the report's observations keep them. */
@@ -163,11 +174,14 @@ const NAMED = 8;
  * ```
  */
 export function claimsLine(c: Claims, setupFailed = false): string {
+  const unseen = c.unobservedWrites === undefined
+    ? ""
+    : `; ${unobservedWritesText(c.unobservedWrites)}`;
   if (c.falsifiable === 0) {
     // A server that never listed its tools declared nothing we know of.
     return setupFailed
       ? "claims unknown: the server could not be audited (setup failed), nothing was tested"
-      : "0 claims: the server declared nothing a test can contradict";
+      : `0 claims: the server declared nothing a test can contradict${unseen}`;
   }
   const head = `${c.falsifiable} claim${
     c.falsifiable === 1 ? "" : "s"
@@ -177,20 +191,21 @@ export function claimsLine(c: Claims, setupFailed = false): string {
     : `violation rate ${c.violated}/${c.tested} tested (${
       (100 * c.violationRate).toFixed(0)
     }%)`;
-  if (c.untested.length === 0) return `${head}; ${rate}`;
+  if (c.untested.length === 0) return `${head}; ${rate}${unseen}`;
   const named = c.untested.slice(0, NAMED).map((u) =>
     `${u.variant ? `${u.tool}[${u.variant}]` : u.tool} ${u.test}: ${u.reason}`
   );
   const more = c.untested.length > NAMED
     ? `; and ${c.untested.length - NAMED} more`
     : "";
-  return `${head} (${named.join("; ")}${more}); ${rate}`;
+  return `${head} (${named.join("; ")}${more}); ${rate}${unseen}`;
 }
 
 /** What {@linkcode reportClaims} reads of a report. */
 export interface ClaimsInput {
   verdicts: readonly Verdict[];
   observations: {
+    definition?: { writes?: { observed: boolean; why: string | null } };
     tools: readonly (DeclaredTool & { variant: string | null })[];
   };
   unexercised: readonly string[];
@@ -220,7 +235,7 @@ export function reportClaims(r: ClaimsInput): Claims {
       ) as DeclaredTool["hints"],
     }];
   });
-  return claimsOf(
+  const claims = claimsOf(
     r.verdicts,
     r.observations.tools.map((t) => ({
       tool: t.tool,
@@ -229,4 +244,9 @@ export function reportClaims(r: ClaimsInput): Claims {
     })),
     unexercised,
   );
+  const writes = r.observations.definition?.writes;
+  if (writes !== undefined && !writes.observed) {
+    claims.unobservedWrites = writes.why ?? "no overlay";
+  }
+  return claims;
 }

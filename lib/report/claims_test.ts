@@ -176,3 +176,24 @@ Deno.test("claims: every format leads with the same headline", () => {
   const at = html.indexOf('id="claims"');
   assert.ok(at > 0 && at < html.indexOf("Tools × tests"), "before the grid");
 });
+
+Deno.test("claims: where writes outside the declared state were not observed, every format's headline says so", () => {
+  const r = syntheticReport();
+  r.observations.definition.writes = {
+    observed: false,
+    why: "overlays need Linux",
+  };
+  const said =
+    "writes outside declared state: not observed (overlays need Linux)";
+  const line = renderText(r).split("\n")[1]!;
+  assert.ok(line.endsWith(`; ${said}`), line);
+  assert.ok(renderJunit(r).includes(said));
+  const sarif = JSON.parse(renderSarif(r));
+  assert.equal(
+    sarif.runs[0].properties.claims.unobservedWrites,
+    "overlays need Linux",
+  );
+  assert.ok(renderHtml(r).includes(said));
+  r.observations.definition.writes = { observed: true, why: null };
+  assert.ok(!renderText(r).includes("not observed ("));
+});

@@ -5,6 +5,7 @@
  * @module
  */
 import type { StateView } from "../state/patched.ts";
+import type { Changeset } from "../state/changeset.ts";
 import { judgeTool, serverFailure } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
@@ -125,6 +126,11 @@ export interface Report {
   };
   /** Normalized snapshots by digest: the state evidence. */
   snapshots: Record<string, StateView>;
+  /**
+   * What sessions changed outside their state directories (the overlay),
+   * by digest. Absent in reports before it, and when none was read.
+   */
+  changesets?: Record<string, Changeset>;
   sessions: SessionRecord[];
   unexercised: string[];
   /** Which tests were judged. */
@@ -165,11 +171,13 @@ export function deriveVerdicts(
   snapshots: Readonly<Record<string, StateView>>,
   tests: readonly TestName[] = TEST_NAMES,
   rules?: number,
+  changesets: Readonly<Record<string, Changeset>> = {},
 ): Verdict[] {
   const serverFailed = serverFailure(definition, tools);
   return tools.flatMap((t) =>
     judgeTool(definition, t, snapshots, tests, {
       serverFailed,
+      changesets,
       ...(rules === undefined ? {} : { rules }),
     })
   );

@@ -52,6 +52,7 @@ import {
 } from "../contracts/task_support.ts";
 import { readJson } from "../contracts/json_reader.ts";
 import { snapshotDigest } from "../state/delta.ts";
+import { type Changeset, changesetDigest } from "../state/changeset.ts";
 import { canonicalStateJson } from "../state/keys.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import type { Snapshot } from "../state/types.ts";
@@ -115,6 +116,7 @@ export const OPTIONAL_REPORT_KEYS: readonly string[] = [
   "setupFailure",
   "stateEffects",
   "summary",
+  "changesets",
 ];
 
 /**
@@ -128,6 +130,7 @@ export const DIGEST_ONLY: readonly string[] = [
   "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses, how the state was observed (stateMethod)",
   "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests, the definition's exclusions (observations.definition.excluded; every format lists them in its headline)",
   "snapshots (their contents; each digest is re-derived from them)",
+  "changesets (their contents: what each session changed outside its state directory; each digest is re-derived from them)",
   "expected (the definition's expectations; the check against them is re-derived)",
   "verdicts[].details (explanatory prose: its wording changed within verdict rules version 2, so published reports carry older wording)",
 ];
@@ -243,6 +246,7 @@ class Verifier {
     try {
       this.#provenance();
       this.#snapshots();
+      this.#changesets();
       this.#protocol();
       this.#sessionsIndex();
       this.#definitionFacts();
@@ -339,6 +343,25 @@ class Verifier {
       const again = known ?? snapshotDigest(snap as Snapshot);
       if (again !== digest) {
         this.bad(`snapshots.${digest}`, `content hashes to ${again}`);
+      }
+    }
+  }
+
+  #changesets(): void {
+    if (!Object.hasOwn(this.r, "changesets")) return;
+    if (!isObject(this.r.changesets)) {
+      this.bad("changesets", "not an object");
+      return;
+    }
+    for (const [digest, c] of Object.entries(this.r.changesets)) {
+      const ok = isObject(c) && Array.isArray(c.changes) &&
+        Array.isArray(c.problems) && typeof c.lossy === "boolean";
+      const again = ok ? changesetDigest(c as unknown as Changeset) : null;
+      if (again !== digest) {
+        this.bad(
+          `changesets.${digest}`,
+          again === null ? "not a changeset" : `content hashes to ${again}`,
+        );
       }
     }
   }
@@ -863,7 +886,11 @@ class Verifier {
         t,
         r.snapshots as Record<string, Snapshot>,
         r.tests as TestName[],
-        { serverFailed: failed, rules },
+        {
+          serverFailed: failed,
+          rules,
+          changesets: (r.changesets ?? {}) as Record<string, Changeset>,
+        },
       )
     );
     const key = (v: Verdict) =>

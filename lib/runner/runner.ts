@@ -209,15 +209,20 @@ function argumentsFor(
   >;
 }
 
-/** Observe the state a session left: its digest, and how (`record.stateMethod`). */
+/**
+ * Observe the state a session left: its digest, how (`record.stateMethod`),
+ * and what it changed outside its state directory (`obs.changeset`).
+ */
 async function observeState(
   ctx: Ctx,
   stateDir: string,
   record: SessionRecord,
-): Promise<string> {
-  const { digest, method, why } = await ctx.opts.observer.observe(stateDir);
-  record.stateMethod = { method, why };
-  return digest;
+  obs: { stateDigest: string | null; changeset?: string | null },
+): Promise<void> {
+  const o = await ctx.opts.observer.observe(stateDir);
+  record.stateMethod = { method: o.method, why: o.why };
+  obs.stateDigest = o.digest;
+  if (o.changeset !== undefined) obs.changeset = o.changeset;
 }
 
 function toCall(
@@ -503,7 +508,7 @@ async function runSequentialSession(
     obs.attempts = refusedChecks(record.sandbox);
     tp = phase(ctx, "evidence", tp);
     if (obs.setupFailure === null || p.kind !== "control") {
-      obs.stateDigest = await observeState(ctx, dirs.state, record);
+      await observeState(ctx, dirs.state, record, obs);
     }
     phase(ctx, "snapshot", tp);
     return obs;
@@ -605,7 +610,7 @@ async function runAttemptSession(
     record.stderrTail = res.stderr.join("\n---\n").slice(-2000);
     obs.timeline = res.timeline;
     if (res.setupFailure === null) {
-      obs.stateDigest = await observeState(ctx, dirs.state, record);
+      await observeState(ctx, dirs.state, record, obs);
     }
     phase(ctx, "snapshot", tp);
     return obs;
@@ -862,9 +867,13 @@ async function execute(
       seesNetwork,
       runs: opts.runs,
       ...exclusionsOf(def),
+      ...(opts.observer.writes ? { writes: opts.observer.writes } : {}),
     },
     tools: toolObs,
     snapshots: Object.fromEntries(opts.observer.states),
+    ...(opts.observer.changesets
+      ? { changesets: Object.fromEntries(opts.observer.changesets) }
+      : {}),
     sessions: ctx.sessions.sort((a, b) =>
       a.id < b.id ? -1 : a.id > b.id ? 1 : 0
     ),

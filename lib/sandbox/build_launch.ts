@@ -13,6 +13,7 @@ import type {
   Launch,
   LaunchPolicy,
   LaunchRequest,
+  OverlayLayout,
 } from "./types.ts";
 
 /** What `buildLaunch` needs to know about the machine. */
@@ -90,6 +91,30 @@ export interface HostFacts {
    * @default {{}}
    */
   systemLinks?: Record<string, string>;
+  /**
+   * The session's overlay, where it can be had (Linux, verity as root,
+   * overlayfs): the server's whole file system is an overlay of `/` whose
+   * upper layer is `dir/upper` (see {@linkcode overlayLayout}). Null: the
+   * read-only view as before, writes outside the state directory unseen.
+   * @default {null}
+   */
+  overlay?: OverlayFacts | null;
+}
+
+/** What an overlay launch needs to know beyond the request. */
+export interface OverlayFacts {
+  /** Absolute path of `unshare` (util-linux): the overlay's mount namespace. */
+  unshare: string;
+  /** Absolute path of `mount` (util-linux). */
+  mount: string;
+  /** The session's scratch directory for this process (absolute, empty). */
+  dir: string;
+  /**
+   * The host's mount points other than `/` (`/proc/self/mountinfo`): an
+   * overlay of `/` shows only the root file system, so each of these is
+   * bound back read-only (as the read-only root showed it).
+   */
+  mounts: string[];
 }
 
 /** System directories of the deno backend's minimal view (each bound read-only if present). */
@@ -126,6 +151,104 @@ function ancestorDirs(
     }
   }
   return out;
+}
+
+/**
+ * The mount options of every overlay: no redirects, no metacopy, no index,
+ * so the upper layer is plain files, whiteouts and opaque directories;
+ * `volatile` (Linux 5.10): no sync of the upper layer when the namespace
+ * ends (it is read once and removed).
+ */
+export const OVERLAY_OPTIONS =
+  "redirect_dir=off,metacopy=off,index=off,xino=off,volatile";
+
+/**
+ * Where an overlay launch keeps its layers under `facts.dir`: `upper` and
+ * `work` (the overlay of `/`), `root` (its mount point), and one empty
+ * directory per hidden directory (`/tmp`, `/run`, the auditor's home), each
+ * bound in its place, so writes there are kept too. Pure.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const l = overlayLayout({ unshare: "/usr/bin/unshare", mount: "/usr/bin/mount", dir: "/e/overlays/once-1", mounts: [] }, ["/tmp"]);
+ * assert.deepEqual(l.layers.map((x) => [x.at, x.upper, x.lower]), [
+ *   ["/", "/e/overlays/once-1/upper", "/"],
+ *   ["/tmp", "/e/overlays/once-1/hidden-1", null],
+ * ]);
+ * ```
+ */
+export function overlayLayout(
+  facts: OverlayFacts,
+  hidden: readonly string[],
+): OverlayLayout {
+  return {
+    layers: [
+      { at: "/", upper: `${facts.dir}/upper`, lower: "/" },
+      ...hidden.map((h, i) => ({
+        at: h,
+        upper: `${facts.dir}/hidden-${i + 1}`,
+        lower: null,
+      })),
+    ],
+    work: `${facts.dir}/work`,
+    merged: `${facts.dir}/root`,
+    scaffold: [],
+    owned: [],
+  };
+}
+
+/** The host mount points an overlay of `/` does not show, outermost only, outside `/proc`, `/dev`, `/sys` and `skip`. */
+function otherMounts(
+  mounts: readonly string[],
+  skip: readonly string[],
+): string[] {
+  const out = unique([...mounts]).filter((m) =>
+    m !== "/" &&
+    !["/proc", "/dev", "/sys", ...skip].some((d) => isWithin(m, d))
+  ).sort();
+  return out.filter((m) => !out.some((o) => o !== m && isWithin(m, o)));
+}
+
+/** Whether `p` is on the root file system (no other mount point at or above it). */
+function onRootFs(p: string, mounts: readonly string[]): boolean {
+  return !mounts.some((m) => m !== "/" && isWithin(p, m));
+}
+
+/**
+ * The paths a bubblewrap line makes for its own mounts (destinations and
+ * their ancestors): under an overlay these appear in the upper layer, and
+ * are not the server's changes.
+ */
+function mountScaffold(argv: readonly string[]): string[] {
+  // Operands of each bubblewrap option; the last one of a mount is its destination.
+  const takes: Record<string, [number, boolean]> = {
+    "--bind": [2, true],
+    "--bind-try": [2, true],
+    "--ro-bind": [2, true],
+    "--ro-bind-try": [2, true],
+    "--dev": [1, true],
+    "--proc": [1, true],
+    "--tmpfs": [1, true],
+    "--dir": [1, true],
+    "--perms": [1, false],
+    "--symlink": [2, false],
+    "--chdir": [1, false],
+    "--setenv": [2, false],
+    "--seccomp": [1, false],
+    "--block-fd": [1, false],
+    "--cap-add": [1, false],
+    "--cap-drop": [1, false],
+  };
+  const out = new Set<string>();
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    const t = takes[argv[i]!];
+    if (t === undefined) continue;
+    i += t[0];
+    if (!t[1]) continue;
+    for (let p = argv[i]!; p !== "/" && p !== ""; p = dirname(p)) out.add(p);
+  }
+  return [...out].sort();
 }
 
 /** Where programs live on a Linux host; `binDirs` is these, resolved and existing. */
@@ -447,16 +570,17 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
   const inner = [req.command[0]!, "run", ...ours, ...flags, script, ...args];
   // Deno does not confine the programs it starts: a run allowance puts the
   // whole server inside bubblewrap too, so they get the OS walls.
-  const command = runPaths.length || host.confineDeno === true
-    ? bubblewrapArgv(req, host, inner, env, cwd).argv
-    : inner;
+  const wrapped = runPaths.length || host.confineDeno === true
+    ? bubblewrapArgv(req, host, inner, env, cwd)
+    : null;
   return {
-    spawn: { command, env, cwd },
+    spawn: { command: wrapped?.argv ?? inner, env, cwd },
     backend: "deno",
     auditLog,
     seesNetwork: true,
     policy,
     observes: OBSERVES.deno,
+    ...captured(wrapped?.overlay),
   };
 }
 
@@ -531,7 +655,7 @@ function bubblewrapArgv(
   inner: string[],
   env: Record<string, string>,
   cwd: string,
-): { argv: string[]; portRelay?: PortRelaySpec } {
+): { argv: string[]; portRelay?: PortRelaySpec; overlay?: OverlayLayout } {
   if (host.bwrap === null) {
     throw new SandboxError(
       allowOf(req).run.length && req.backend === "deno"
@@ -566,6 +690,18 @@ function bubblewrapArgv(
   const isHidden = (p: string): boolean =>
     minimal || hidden.some((h) => isWithin(p, h));
   const drop = host.dropTo ?? null;
+  // With an overlay, the hidden directories (not the run's own) are empty
+  // directories of the session's instead of tmpfs: writes there are kept.
+  const ov = host.overlay ?? null;
+  const kept = ov === null
+    ? []
+    : hidden.filter((h) => !(req.hide ?? []).includes(h));
+  const layout = ov === null ? null : overlayLayout(ov, kept);
+  const mounts = ov?.mounts ?? [];
+  // A path the server's own (code, system directories) comes from the
+  // overlay, writable there; the toolchain and other mounts from the host.
+  const fromOverlay = (p: string) => layout !== null && onRootFs(p, mounts);
+  const view = (p: string) => fromOverlay(p) ? `${layout!.merged}${p}` : p;
   // A server with a network namespace of its own that must reach the run's
   // database on a loopback port: bubblewrap holds it (--block-fd 4, a FIFO
   // the shell makes) until the relay listens there (lib/wire/port_relay.ts).
@@ -612,6 +748,8 @@ function bubblewrapArgv(
   const covered: string[] = [];
   if (minimal) {
     const links = host.systemLinks ?? {};
+    // System directories stay the host's, read-only: the server's uid
+    // could write nothing there, overlay or not.
     for (const d of SYSTEM_DIRS) {
       if (!Object.hasOwn(links, d)) argv.push("--ro-bind-try", d, d);
     }
@@ -619,12 +757,19 @@ function bubblewrapArgv(
       if (Object.hasOwn(links, d)) argv.push("--symlink", links[d]!, d);
     }
     covered.push(...SYSTEM_DIRS);
+  } else if (layout !== null) {
+    argv.push("--bind", layout.merged, "/", "--ro-bind-try", "/sys", "/sys");
+    for (const m of otherMounts(mounts, hidden)) argv.push("--ro-bind", m, m);
   } else {
     argv.push("--ro-bind", "/", "/");
   }
   argv.push("--dev", "/dev", "--proc", "/proc");
   covered.push("/dev", "/proc");
-  for (const h of hidden) argv.push("--tmpfs", h);
+  for (const h of hidden) {
+    const i = kept.indexOf(h);
+    if (i === -1) argv.push("--tmpfs", h);
+    else argv.push("--bind", layout!.layers[i + 1]!.upper, h);
+  }
   if (!filtered) {
     // Processes may be created, so only declared programs may be found:
     // the program directories are emptied and the allowed ones bound back.
@@ -695,9 +840,17 @@ function bubblewrapArgv(
     );
   }
   for (const p of unique(optional)) argv.push("--ro-bind-try", p, p);
-  for (const p of readOnly) argv.push("--ro-bind", p, p);
+  for (const p of readOnly) {
+    // Under the overlay's root a path it shows needs no mount of its own.
+    if (!minimal && fromOverlay(p) && !isHidden(p)) continue;
+    argv.push(fromOverlay(p) ? "--bind" : "--ro-bind", view(p), p);
+  }
   // Deno inside bubblewrap writes its permission log in the evidence directory.
   for (const p of writable) argv.push("--bind", p, p);
+  // The overlay's own directories stay out of the server's reach.
+  if (ov !== null && writable.some((w) => isWithin(ov.dir, w))) {
+    argv.push("--tmpfs", dirname(ov.dir));
+  }
   for (const so of unique(req.sockets ?? [])) argv.push("--bind", so, so);
   argv.push("--chdir", cwd, "--clearenv");
   for (const k of Object.keys(env).sort()) argv.push("--setenv", k, env[k]!);
@@ -711,45 +864,92 @@ function bubblewrapArgv(
   ];
   const relay = gate === null ? {} : { portRelay: { gate, connect } };
   if (gate !== null) argv.push("--block-fd", "4");
+  let line: string[];
   if (!filtered) {
     argv.push("--", ...run);
-    if (gate === null) return { argv };
-    return {
-      argv: [
-        host.shell,
-        "-c",
-        '"$0" -m 600 "$1" && exec 4<>"$1" && shift && exec "$@"',
-        host.mkfifo!,
-        gate,
-        ...argv,
-      ],
-      ...relay,
-    };
-  }
-  argv.push("--seccomp", "3", "--", ...run);
-  if (gate !== null) {
-    return {
-      argv: [
+    line = gate === null ? argv : [
+      host.shell,
+      "-c",
+      '"$0" -m 600 "$1" && exec 4<>"$1" && shift && exec "$@"',
+      host.mkfifo!,
+      gate,
+      ...argv,
+    ];
+  } else {
+    argv.push("--seccomp", "3", "--", ...run);
+    line = gate === null
+      ? [host.shell, "-c", 'exec 3<"$0" && exec "$@"', host.seccompFilter!]
+      : [
         host.shell,
         "-c",
         '"$1" -m 600 "$2" && exec 3<"$0" 4<>"$2" && shift 2 && exec "$@"',
         host.seccompFilter!,
         host.mkfifo!,
         gate,
-        ...argv,
-      ],
-      ...relay,
-    };
+      ];
+    line.push(...argv);
   }
-  return {
-    argv: [
-      host.shell,
-      "-c",
-      'exec 3<"$0" && exec "$@"',
-      host.seccompFilter!,
-      ...argv,
-    ],
+  if (layout === null) return { argv: line, ...relay };
+  const overlay = {
+    ...layout,
+    scaffold: mountScaffold(argv),
+    owned: unique([req.definitionDir, ...req.readPaths]).filter((p) =>
+      fromOverlay(p) && !(req.programTrees ?? []).includes(p)
+    ),
   };
+  return {
+    argv: overlayLine(ov!, host.shell, overlay, line),
+    ...relay,
+    overlay,
+  };
+}
+
+/**
+ * `line` run in a mount namespace of its own where the overlay of `/` is
+ * mounted first (`unshare --mount`, then `mount -t overlay`, then `exec`:
+ * no extra process remains). bubblewrap 0.8 has no overlay option.
+ */
+function overlayLine(
+  ov: OverlayFacts,
+  shell: string,
+  l: OverlayLayout,
+  line: readonly string[],
+): string[] {
+  const upper = l.layers[0]!.upper;
+  for (const p of [upper, l.work, l.merged]) {
+    if (/[,:\\]/.test(p)) {
+      throw new SandboxError(
+        `overlay directory ${
+          JSON.stringify(p)
+        } has a comma, colon or backslash, which overlay mount options cannot carry`,
+      );
+    }
+  }
+  const mount =
+    `"$0" -t overlay -o "lowerdir=/,upperdir=$1,workdir=$2,${OVERLAY_OPTIONS}" verity-overlay "$3" && shift 3 && `;
+  // A line that is itself `sh -c <script> <$0> ...` (the seccomp filter's
+  // opener) runs in the same shell: its arguments follow ours, one place on.
+  const inner = line[0] === shell && line[1] === "-c" ? line[2]! : null;
+  const script = inner === null
+    ? `${mount}exec "$@"`
+    : mount + inner.replace(/"\$(\d)"/g, (_, d) => `"$${Number(d) + 1}"`)
+      .replace(/\bshift( \d)?/, (_, n) => `shift ${Number(n ?? 1) + 1}`)
+      .replace(/^(?!.*\bshift\b)(.*)exec "\$@"$/, '$1shift && exec "$@"');
+  return [
+    ov.unshare,
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    shell,
+    "-c",
+    script,
+    ov.mount,
+    upper,
+    l.work,
+    l.merged,
+    ...(inner === null ? line : line.slice(3)),
+  ];
 }
 
 /**
@@ -788,7 +988,7 @@ function gatePath(req: LaunchRequest): string {
 function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
   const env = serverEnv(req, host);
   const cwd = cwdOf(req);
-  const { argv, portRelay } = bubblewrapArgv(
+  const { argv, portRelay, overlay } = bubblewrapArgv(
     req,
     host,
     passThroughDeno(req.command, host.program, host),
@@ -813,7 +1013,13 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
         : {}),
     },
     observes: OBSERVES.bubblewrap,
+    ...captured(overlay),
   };
+}
+
+/** A launch's `writes` when it has an overlay (otherwise `prepareLaunch` says why not). */
+function captured(overlay: OverlayLayout | undefined): Pick<Launch, "writes"> {
+  return overlay ? { writes: { observed: true, layout: overlay } } : {};
 }
 
 /**

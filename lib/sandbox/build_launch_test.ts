@@ -613,3 +613,115 @@ Deno.test("bubblewrap: a program's hidden install is bound back, but never a pre
   );
   assert.deepEqual(bound("/home/auditor/bin/python3"), []);
 });
+
+/** The destinations bound by `--bind <src> <dst>` in argv, by destination. */
+function binds(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  argv.forEach((a, i) => {
+    if (a === "--bind") out[argv[i + 2]!] = argv[i + 1]!;
+  });
+  return out;
+}
+
+Deno.test("overlay: bubblewrap's root, /tmp, /run and the home come from the session's layers; the state directory from the host; the run's work directory stays hidden", () => {
+  const ov = {
+    unshare: "/usr/bin/unshare",
+    mount: "/usr/bin/mount",
+    dir: "/work/run/evidence/overlays/once-1",
+    mounts: ["/", "/proc", "/sys", "/home", "/home/auditor/.mnt"],
+  };
+  const l = buildLaunch(
+    request({ backend: "bubblewrap", hide: ["/work/run"] }),
+    host({
+      dropTo: { setpriv: "/usr/bin/setpriv", uid: 65534, gid: 65534 },
+      overlay: ov,
+    }),
+  );
+  const argv = l.spawn.command;
+  assert.deepEqual(argv.slice(0, 5), [
+    "/usr/bin/unshare",
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+  ]);
+  // One shell mounts the overlay, then opens the filter and runs bwrap.
+  assert.match(
+    argv[7]!,
+    /-t overlay .*&& shift 3 && exec 3<"\$1" && shift && exec "\$@"$/,
+  );
+  assert.deepEqual(argv.slice(8, 13), [
+    "/usr/bin/mount",
+    `${ov.dir}/upper`,
+    `${ov.dir}/work`,
+    `${ov.dir}/root`,
+    "/work/run/evidence/verity-no-process-x86_64.bpf",
+  ]);
+  assert.ok(
+    !argv.includes("--ro-bind") || argv[argv.indexOf("--ro-bind") + 1] !== "/",
+  );
+  const b = binds(argv);
+  assert.equal(b["/"], `${ov.dir}/root`);
+  assert.equal(b["/tmp"], `${ov.dir}/hidden-1`);
+  assert.equal(b["/run"], `${ov.dir}/hidden-2`);
+  assert.equal(b["/home/auditor"], `${ov.dir}/hidden-3`);
+  assert.equal(b["/work/run/state"], "/work/run/state");
+  const tmpfs = argv.flatMap((a, i) => a === "--tmpfs" ? [argv[i + 1]] : []);
+  assert.deepEqual(tmpfs, ["/work/run"]);
+  // The host's other mount points, outermost and not hidden, read-only.
+  const ro = argv.flatMap((a, i) => a === "--ro-bind" ? [argv[i + 2]] : []);
+  assert.deepEqual(ro, ["/home"]);
+  const w = l.writes!;
+  assert.ok(w.observed);
+  assert.deepEqual(w.layout.layers.map((x) => [x.at, x.lower]), [
+    ["/", "/"],
+    ["/tmp", null],
+    ["/run", null],
+    ["/home/auditor", null],
+  ]);
+  assert.deepEqual(w.layout.owned, ["/repo/fixtures/x"]);
+  for (const p of ["/work/run/state", "/work/run", "/work", "/tmp", "/dev"]) {
+    assert.ok(w.layout.scaffold.includes(p), p);
+  }
+});
+
+Deno.test("overlay: the deno backend's system directories stay the host's; its code comes from the overlay; the overlay's own directories are hidden from it", () => {
+  const ov = {
+    unshare: "/usr/bin/unshare",
+    mount: "/usr/bin/mount",
+    dir: "/work/run/evidence/overlays/once-1",
+    mounts: ["/"],
+  };
+  const l = buildLaunch(
+    request(),
+    host({
+      confineDeno: true,
+      dropTo: { setpriv: "/usr/bin/setpriv", uid: 65534, gid: 65534 },
+      overlay: ov,
+    }),
+  );
+  const argv = l.spawn.command;
+  assert.ok(argv.includes("--deny-net"), "Deno's flags stay on top");
+  const at = (dst: string) => argv[argv.lastIndexOf(dst) - 2];
+  assert.equal(at("/usr"), "--ro-bind-try");
+  assert.equal(
+    binds(argv)["/repo/fixtures/x"],
+    `${ov.dir}/root/repo/fixtures/x`,
+  );
+  assert.equal(binds(argv)["/tmp"], `${ov.dir}/hidden-1`);
+  const tmpfs = argv.flatMap((a, i) => a === "--tmpfs" ? [argv[i + 1]] : []);
+  assert.ok(tmpfs.includes("/work/run/evidence/overlays"), tmpfs.join(" "));
+  assert.ok(
+    argv.indexOf("/work/run/evidence/overlays") >
+      argv.lastIndexOf("/work/run/evidence"),
+    "hidden after the evidence directory is bound",
+  );
+});
+
+Deno.test("no overlay: the launch is as before and says nothing of writes (prepareLaunch says why)", () => {
+  const l = buildLaunch(request({ backend: "bubblewrap" }), host());
+  assert.equal(l.writes, undefined);
+  const argv = l.spawn.command;
+  assert.equal(argv[argv.indexOf("--ro-bind") + 1], "/");
+  assert.ok(!argv.some((a) => a.endsWith("unshare")));
+});

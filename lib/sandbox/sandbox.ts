@@ -20,13 +20,14 @@ import {
   buildLaunch,
   type HostFacts,
   isDenoProgram,
+  OVERLAY_OPTIONS,
   splitDenoRun,
   SYSTEM_DIRS,
 } from "./build_launch.ts";
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./errors.ts";
 import { isWithin } from "../common/paths.ts";
-import type { Launch, LaunchRequest } from "./types.ts";
+import type { Launch, LaunchRequest, OverlayLayout } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 import { hiddenAncestors, resolveProgram } from "./shims.ts";
 import { sandboxCause } from "./cause.ts";
@@ -450,6 +451,134 @@ function chownTree(dir: string, uid: number, gid: number): void {
   }
 }
 
+/** Why writes outside the state directory cannot be observed here (null: an overlay can be mounted), probed once. */
+let overlayWhyNot: string | null | undefined;
+
+let mounts: string[] | null = null;
+
+/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded), read once. */
+function hostMounts(): string[] {
+  if (mounts !== null) return mounts;
+  try {
+    return mounts = Deno.readTextFileSync("/proc/self/mountinfo").split("\n")
+      .map((l) => l.split(" ")[4] ?? "").filter((m) => m.startsWith("/"))
+      .map((m) =>
+        m.replace(
+          /\\([0-7]{3})/g,
+          (_, o) => String.fromCharCode(parseInt(o, 8)),
+        )
+      );
+  } catch {
+    return mounts = [];
+  }
+}
+
+/**
+ * Whether an overlay of `/` can be mounted here, as verity runs now: Linux,
+ * root (in a user namespace the kernel refuses `/` as a lower layer: its
+ * submounts are locked, "failed to clone lowerpath"), util-linux, overlayfs.
+ * One mount in a throw-away namespace, once per process (a few ms).
+ */
+function overlayUnavailable(): string | null {
+  if (overlayWhyNot !== undefined) return overlayWhyNot;
+  overlayWhyNot = "overlays need Linux";
+  if (Deno.build.os !== "linux") return overlayWhyNot;
+  overlayWhyNot =
+    "verity is not root: an overlay of / cannot be mounted in a user namespace (its submounts are locked)";
+  if (Deno.uid() !== 0) return overlayWhyNot;
+  const tools = overlayTools();
+  overlayWhyNot = "util-linux's unshare or mount is missing";
+  if (tools === null) return overlayWhyNot;
+  const dir = Deno.makeTempDirSync({ prefix: "verity-overlay-probe-" });
+  try {
+    for (const d of ["upper", "work", "root"]) Deno.mkdirSync(`${dir}/${d}`);
+    const out = new Deno.Command(tools.unshare, {
+      args: [
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        `"$0" -t overlay -o "lowerdir=/,upperdir=$1/upper,workdir=$1/work,${OVERLAY_OPTIONS}" verity-overlay "$1/root"`,
+        tools.mount,
+        dir,
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      clearEnv: true,
+    }).outputSync();
+    overlayWhyNot = out.code === 0
+      ? null
+      : `mount -t overlay fails here: ${
+        new TextDecoder().decode(out.stderr).trim().split("\n").pop() ||
+        `exit ${out.code}`
+      }`;
+  } catch (e) {
+    overlayWhyNot = `overlay probe failed: ${(e as Error).message}`;
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+  return overlayWhyNot;
+}
+
+function overlayTools(): { unshare: string; mount: string } | null {
+  const dirs = "/usr/bin:/bin:/usr/sbin:/sbin";
+  const unshare = findOnPath("unshare", dirs);
+  const mount = findOnPath("mount", dirs);
+  return unshare && mount ? { unshare, mount } : null;
+}
+
+/**
+ * Make an overlay launch's directories: the layers (a hidden `/tmp` with
+ * its sticky mode), the work directory and mount point, and in the upper
+ * layer the directories the server owns (its code), their ancestors as on
+ * the host.
+ */
+function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
+  const root = l.work.slice(0, l.work.lastIndexOf("/"));
+  try {
+    Deno.removeSync(root, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  for (const d of [l.work, l.merged, ...l.layers.map((x) => x.upper)]) {
+    Deno.mkdirSync(d, { recursive: true });
+  }
+  for (const x of l.layers) {
+    if (x.at === "/tmp") Deno.chmodSync(x.upper, 0o1777);
+  }
+  const upper = l.layers[0]!.upper;
+  // Directories only (a read path may be a file: a deno.json); the paths
+  // are real paths, so each ancestor is a directory too.
+  l.owned = l.owned.filter((p) => {
+    try {
+      return Deno.lstatSync(p).isDirectory;
+    } catch {
+      return false;
+    }
+  });
+  for (const owned of l.owned) {
+    let at = "";
+    for (const part of owned.split("/").filter((p) => p !== "")) {
+      at += `/${part}`;
+      const st = Deno.lstatSync(at);
+      try {
+        Deno.mkdirSync(`${upper}${at}`);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      }
+      const mode = (st.mode ?? 0o755) & 0o7777;
+      Deno.chmodSync(`${upper}${at}`, mode);
+      // A directory others cannot enter stays as it is (the server could
+      // not read it before either).
+      const mine = at === owned && (mode & 0o005) === 0o005;
+      Deno.chownSync(`${upper}${at}`, mine ? uid : st.uid, mine ? gid : st.gid);
+    }
+  }
+}
+
 /** Write the process-creation filter for this CPU into `dir`; its path, or null when unsupported. */
 function ensureFilter(dir: string): string | null {
   const arch = seccompArch(Deno.build.arch);
@@ -486,6 +615,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
   const stateDir = realPath("state directory", req.stateDir);
   const definitionDir = realPath("definition directory", req.definitionDir);
   const readPaths = req.readPaths.map((p) => realPath("read path", p));
+  const programTrees: string[] = [];
   const cwd = req.cwd === undefined ? undefined : realPath("cwd", req.cwd);
   let evidenceDir = req.evidenceDir;
   if (req.backend !== "none") {
@@ -533,11 +663,12 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       ...(home ? [realPathOr(home)] : []),
       ...(req.hide ?? []).map(realPathOr),
     ];
-    readPaths.push(
+    programTrees.push(
       ...resolved.trees.filter((t) =>
         !readPaths.includes(t) && !hidden.some((h) => isWithin(h, t))
       ),
     );
+    readPaths.push(...programTrees);
   } else if (req.backend === "deno" && first !== "" && !first.includes("/")) {
     program = findOnPath(first, req.env.PATH ?? path) ?? first;
   }
@@ -619,6 +750,21 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     systemLinks: confineDeno ? systemLinks() : {},
     moduleFiles: graph.bound,
   };
+  const overlayWhy = req.overlay === false
+    ? "no overlay asked for"
+    : req.backend === "none"
+    ? "no sandbox"
+    : !wantsBwrap
+    ? "bubblewrap does not work here"
+    : overlayUnavailable();
+  const tools = overlayWhy === null ? overlayTools() : null;
+  if (tools !== null && dropTo !== null && /^[\w.-]+$/.test(req.label)) {
+    host.overlay = {
+      ...tools,
+      dir: `${evidenceDir}/overlays/${req.label}`,
+      mounts: hostMounts(),
+    };
+  }
   // The runner may pass VERITY_STATE_DIR itself, spelled before symlinks were resolved.
   const env = { ...req.env };
   if (
@@ -635,6 +781,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       stateDir,
       definitionDir,
       readPaths,
+      programTrees,
       evidenceDir,
       ...(cwd === undefined ? {} : { cwd }),
       ...(req.hide === undefined && closed.length === 0 ? {} : {
@@ -646,6 +793,13 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     },
     host,
   );
+  if (launch.writes?.observed && dropTo !== null) {
+    makeOverlayDirs(launch.writes.layout, dropTo.uid, dropTo.gid);
+  }
+  launch.writes ??= {
+    observed: false,
+    why: overlayWhy ?? "no overlay for this launch",
+  };
   launch.spawn.explain = (stderr) => {
     let log: string | null = null;
     try {

@@ -182,10 +182,18 @@ print(" ".join(out), flush=True)
       stderr: "piped",
     }).output();
     const text = new TextDecoder().decode(out.stdout).trim();
+    // Under an overlay (verity as root) / is writable only where the
+    // server's uid may write, and into the overlay: /etc is EACCES, not EROFS.
     assert.equal(
       text,
-      `thread no-subprocess:1 wrote ${dirs.state}/ok no-write:30`,
+      `thread no-subprocess:1 wrote ${dirs.state}/ok no-write:${
+        launch.writes?.observed ? 13 : 30
+      }`,
       new TextDecoder().decode(out.stderr),
+    );
+    await assert.rejects(
+      Deno.lstat("/etc/verity-escape"),
+      Deno.errors.NotFound,
     );
   } finally {
     await Deno.remove(dirs.root, { recursive: true });
@@ -295,7 +303,10 @@ console.log(out.join(" "));
     assert.ok(argv.includes("--allow-sys=hostname"), argv.join(" "));
     assert.ok(argv.some((a) => a.startsWith("--allow-run=/usr/bin/git")));
     assert.ok(!argv.includes("--deny-run"));
-    assert.ok(argv[0]!.endsWith("bwrap"), "deno runs inside bubblewrap");
+    assert.ok(
+      argv.some((a) => a.endsWith("/bwrap")),
+      "deno runs inside bubblewrap",
+    );
     const { stdout, stderr } = await runLaunched(launch);
     assert.equal(
       stdout,
@@ -325,6 +336,46 @@ Deno.test("cwd: the server starts in the declared directory; one outside its rea
       (e: unknown) =>
         e instanceof SandboxError && /cwd "\/usr" is outside/.test(e.message),
     );
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
+
+Deno.test("overlay: the server writes beside its code into the session's upper layer only; a read path that is a file stays a file", async () => {
+  const probe = await probeBackends();
+  assert.ok(
+    probe.bubblewrap,
+    `bubblewrap is unavailable here: ${probe.reason}`,
+  );
+  const python = await resolvePython();
+  const dirs = await scratch();
+  const code = `${dirs.root}/code`;
+  await Deno.mkdir(code);
+  await Deno.chmod(dirs.root, 0o755);
+  await Deno.writeTextFile(`${dirs.root}/settings.json`, "{}");
+  const script = `
+import os
+open(${JSON.stringify(`${code}/cache.txt`)}, "w").write("x")
+print(os.path.isfile(${
+    JSON.stringify(`${dirs.root}/settings.json`)
+  }), flush=True)
+`;
+  try {
+    const launch = prepareLaunch(
+      request(dirs, {
+        backend: "bubblewrap",
+        definitionDir: code,
+        readPaths: [`${dirs.root}/settings.json`],
+        command: [python, "-c", script],
+      }),
+    );
+    if (!launch.writes?.observed) return; // no overlay here (not root)
+    const { stdout, stderr } = await runLaunched(launch);
+    assert.equal(stdout, "True", stderr);
+    await assert.rejects(Deno.lstat(`${code}/cache.txt`), Deno.errors.NotFound);
+    const upper = launch.writes.layout.layers[0]!.upper;
+    assert.equal(await Deno.readTextFile(`${upper}${code}/cache.txt`), "x");
+    assert.deepEqual(launch.writes.layout.owned, [code]);
   } finally {
     await Deno.remove(dirs.root, { recursive: true });
   }

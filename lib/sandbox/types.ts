@@ -22,6 +22,12 @@ export interface LaunchRequest {
   /** Extra readable paths (absolute). */
   readPaths: string[];
   /**
+   * Of `readPaths`, the trees a shim's program runs from (its virtualenv, its
+   * install): bound read-only, never handed to the server's uid in an overlay.
+   * @default {[]}
+   */
+  programTrees?: string[];
+  /**
    * Directories the server must not see although the read-only root would
    * show them: the run's work directory, which holds the other sessions'
    * state (hidden by a tmpfs under bubblewrap; the deno backend never
@@ -80,6 +86,13 @@ export interface LaunchRequest {
    * @default {unset: no network at all}
    */
   listen?: number;
+  /**
+   * Run the server on an overlay of the whole file system, whose upper
+   * layer keeps every write outside the state directory
+   * (`Launch.writes`), wherever one can be had (Linux, verity as root).
+   * @default {true}
+   */
+  overlay?: boolean;
 }
 
 /** What a definition allows beyond the default sandbox. */
@@ -136,7 +149,48 @@ export interface Launch {
    * checks but not run; bubblewrap and none see nothing.
    */
   observes?: AccessKind[];
+  /**
+   * Writes outside the state directory: the overlay they land in, or why
+   * they are not observed (set by `prepareLaunch`).
+   */
+  writes?: WriteCapture;
 }
+
+/**
+ * Where one server process's writes outside its state directory went: the
+ * layers of its overlay. After the process exits, each layer's `upper`
+ * directory holds everything written at or below `at` in the server's
+ * view: files and directories created or changed, deletions as whiteouts
+ * (character devices 0/0) and opaque directories.
+ */
+export interface OverlayLayout {
+  /**
+   * `/` over the host's root file system (`lower: "/"`), and each hidden
+   * directory (`/tmp`, `/run`, the auditor's home) over nothing (`lower:
+   * null`: everything in it was written by the session).
+   */
+  layers: { at: string; upper: string; lower: string | null }[];
+  /** The overlay's work directory. */
+  work: string;
+  /** Its mount point (inside the mount namespace only). */
+  merged: string;
+  /**
+   * What the launch itself makes for its mounts (destinations and their
+   * ancestors), not the server's changes. Sorted.
+   */
+  scaffold: string[];
+  /**
+   * Directories handed to the server's uid inside the overlay (its code:
+   * the definition directory and read paths), as a server owns the
+   * directory it is installed in; the host's are untouched.
+   */
+  owned: string[];
+}
+
+/** Whether a launch observes writes outside the state directory (an overlay), and why not. */
+export type WriteCapture =
+  | { observed: true; layout: OverlayLayout }
+  | { observed: false; why: string };
 
 /** One permission check recorded by Deno's audit log. */
 export interface PermissionEvent {

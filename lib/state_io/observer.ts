@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Changeset } from "../state/changeset.ts";
 import type { Definition } from "../definition/types.ts";
 import { type Coverage, coverage as coverageOf } from "../state/coverage.ts";
 import { snapshotDigest } from "../state/delta.ts";
@@ -45,6 +46,12 @@ export interface Observation {
   method: "seed" | "patched" | "snapshot";
   /** Why this method (null for `seed`). */
   why: string | null;
+  /**
+   * The digest of what the session changed outside its state directory
+   * (in `StateObserver.changesets`), null when that was not observed;
+   * absent from an observer that does not look (see `overlay_observer.ts`).
+   */
+  changeset?: string | null;
 }
 
 /** What {@linkcode StateObserver.seed} found: the reset's verification (`observations.definition.reset`). */
@@ -109,6 +116,10 @@ export interface StateObserver {
   observe(stateDir: string): Promise<Observation>;
   /** Stop what observing started. */
   close(): Promise<void>;
+  /** What sessions changed outside their state directories, by digest (an observer that looks there). */
+  readonly changesets?: ReadonlyMap<string, Changeset>;
+  /** Whether writes outside the declared state were observed, and why not (an observer that looks there). */
+  readonly writes?: { observed: boolean; why: string | null };
 }
 
 /** Options for {@linkcode DeclaredStateObserver}. */

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
-import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
+import { adapterDef, bareDefinition } from "../../tests/_definition.ts";
 import { computeDelta, snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";

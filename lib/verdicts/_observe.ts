@@ -12,6 +12,12 @@ import {
   filterCategory,
 } from "../state/exclude.ts";
 import type { CategoryDelta, Delta } from "../state/delta.ts";
+import {
+  changedPaths,
+  type Changeset,
+  changesetDelta,
+  mergeDelta,
+} from "../state/changeset.ts";
 import { deltaBetween, type StateView } from "../state/patched.ts";
 import type { Reason } from "./types.ts";
 import type {
@@ -86,30 +92,78 @@ export function deltaColumns(d: Delta, cats: readonly Cat[]): string[] {
   return [...cols].sort();
 }
 
+/** A session or attempt as a comparison reads it: its declared state and its changeset (by digest). */
+export interface Observed {
+  stateDigest: string | null;
+  /** Null or absent: no changeset (not observed, or evidence before it). */
+  changeset?: string | null;
+}
+
 /**
  * Deltas between stored states, without the changes in regions the
- * definition excludes from judgment.
+ * definition excludes from judgment: the declared state's, and the
+ * changesets' outside it (paths the control sessions change left out).
  */
 export class Comparator {
   #snaps: SnapshotStore;
   #excluded: readonly Exclusion[];
+  #changesets: Readonly<Record<string, Changeset>>;
+  #control: readonly Observed[];
+  #controlPaths: ReadonlySet<string> | null = null;
   #cache = new Map<string, Delta>();
-  constructor(snaps: SnapshotStore, excluded: readonly Exclusion[] = []) {
+  constructor(
+    snaps: SnapshotStore,
+    excluded: readonly Exclusion[] = [],
+    changesets: Readonly<Record<string, Changeset>> = {},
+    control: readonly Observed[] = [],
+  ) {
     this.#snaps = snaps;
     this.#excluded = excluded;
+    this.#changesets = changesets;
+    this.#control = control;
   }
-  delta(a: string, b: string): Delta {
-    const key = `${a}|${b}`;
+  /** A session's changeset, or null when it has none. */
+  changeset(s: Observed): Changeset | null {
+    if (s.changeset === undefined || s.changeset === null) return null;
+    const c = this.#changesets[s.changeset];
+    if (!c) {
+      throw new RangeError(
+        `changeset ${s.changeset} is missing from the evidence`,
+      );
+    }
+    return c;
+  }
+  /** The paths a session changed outside its state directory that no control session changes. */
+  outside(s: Observed): string[] {
+    this.#controlPaths ??= changedPaths(
+      this.#control.map((c) => this.changeset(c)),
+    );
+    const control = this.#controlPaths;
+    return (this.changeset(s)?.changes ?? []).map((c) => c.path).filter((p) =>
+      !control.has(p)
+    );
+  }
+  delta(a: Observed, b: Observed): Delta {
+    const key =
+      `${a.stateDigest}|${a.changeset}|${b.stateDigest}|${b.changeset}`;
     let d = this.#cache.get(key);
     if (!d) {
-      const sa = this.#snaps[a];
-      const sb = this.#snaps[b];
+      const sa = this.#snaps[a.stateDigest!];
+      const sb = this.#snaps[b.stateDigest!];
       if (!sa || !sb) {
         throw new RangeError(
-          `snapshot ${!sa ? a : b} is missing from the evidence`,
+          `snapshot ${
+            !sa ? a.stateDigest : b.stateDigest
+          } is missing from the evidence`,
         );
       }
       d = excludeFromDelta(deltaBetween(sa, sb), this.#excluded);
+      const ca = this.changeset(a);
+      const cb = this.changeset(b);
+      if (ca !== null || cb !== null) {
+        this.outside(a);
+        d = mergeDelta(d, changesetDelta(ca, cb, this.#controlPaths!));
+      }
       this.#cache.set(key, d);
     }
     return d;
@@ -201,12 +255,17 @@ export function disagreement(
   sessions: SessionObservation[],
   cats: readonly Cat[],
 ): string[] {
-  const first = sessions[0]?.stateDigest;
-  if (!first) return [];
+  const first = sessions[0];
+  if (!first?.stateDigest) return [];
   const cols = new Set<string>();
   for (const s of sessions.slice(1)) {
-    if (!s.stateDigest || s.stateDigest === first) continue;
-    const d = cmp.delta(first, s.stateDigest);
+    if (!s.stateDigest) continue;
+    if (
+      s.stateDigest === first.stateDigest && s.changeset === first.changeset
+    ) {
+      continue;
+    }
+    const d = cmp.delta(first, s);
     if (any(d, cats)) { for (const c of deltaColumns(d, cats)) cols.add(c); }
   }
   return [...cols].sort();
@@ -320,7 +379,7 @@ export function controlReference(
   cmp: Comparator,
   defn: DefinitionObservations,
   o: Observation,
-): string | null {
+): SessionObservation | null {
   const cols = disagreement(cmp, defn.control, [
     "business",
     "append_only",
@@ -330,7 +389,8 @@ export function controlReference(
     markNondeterministic(o, cols, "control sessions disagree on");
     return null;
   }
-  return defn.control[0]?.stateDigest ?? null;
+  const ref = defn.control[0];
+  return ref?.stateDigest ? ref : null;
 }
 
 /** The comparison read_only and destructive share: control state vs each once state. */
@@ -344,12 +404,12 @@ export function controlVsOnce(
   const o = base();
   const ref = controlReference(cmp, defn, o);
   if (ref === null) return { o, perRun: null };
-  const perRun = t.once.map((s) => ({ s, d: cmp.delta(ref, s.stateDigest!) }));
+  const perRun = t.once.map((s) => ({ s, d: cmp.delta(ref, s) }));
   o.facts.business_changed = perRun.some(({ d }) => !d.business.empty);
   o.facts.append_only_changed = perRun.some(({ d }) => !d.append_only.empty);
   o.evidence.control_vs_once = perRun.map(({ s, d }) => ({
     run: s.run,
-    from: ref,
+    from: ref.stateDigest,
     to: s.stateDigest,
     delta: summarizeDelta(d),
   }));
@@ -360,7 +420,7 @@ export function onceReference(
   cmp: Comparator,
   t: ToolObservations,
   o: Observation,
-): string | null {
+): SessionObservation | null {
   const cols = disagreement(cmp, t.once, ["business"]);
   if (cols.length > 0) {
     markNondeterministic(
@@ -370,7 +430,8 @@ export function onceReference(
     );
     return null;
   }
-  return t.once[0]?.stateDigest ?? null;
+  const ref = t.once[0];
+  return ref?.stateDigest ? ref : null;
 }
 
 export function networkValues(s: SessionObservation): string[] {

@@ -20,6 +20,7 @@ import {
   type SnapshotStore,
 } from "./_observe.ts";
 import { CHECKS, RULES } from "./battery.ts";
+import type { Changeset } from "../state/changeset.ts";
 import { checkFailed } from "./rules/check_failed.ts";
 import { declarationReason } from "./rules/declaration.ts";
 import { declarationChangedVerdict } from "./rules/declaration_changed.ts";
@@ -60,6 +61,12 @@ export interface JudgeOptions {
    * @default {ENGINE_VERSION}
    */
   rules?: number;
+  /**
+   * What sessions changed outside their state directories, by digest
+   * (`RunHistory.changesets`).
+   * @default {{}}
+   */
+  changesets?: Readonly<Record<string, Changeset>>;
 }
 
 /** The test's check, then every rule that applies; a throwing part is CHECK_FAILED. */
@@ -157,7 +164,12 @@ function judgeListed(
   }
   const o = observe(
     test,
-    new Comparator(snapshots, defn.excluded ?? []),
+    new Comparator(
+      snapshots,
+      defn.excluded ?? [],
+      options.changesets ?? {},
+      defn.control,
+    ),
     defn,
     t,
     rules,

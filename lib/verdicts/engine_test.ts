@@ -11,6 +11,7 @@ import type {
 } from "../history/types.ts";
 import type { TestName } from "../definition/types.ts";
 import type { Snapshot } from "../state/types.ts";
+import type { Changeset } from "../state/changeset.ts";
 import type { HintState } from "../contracts/contracts.ts";
 
 /** A snapshot with one business table `items` and one append-only `audit`. */
@@ -740,5 +741,113 @@ Deno.test("a declaration that changed between sessions is INCONCLUSIVE:DECLARATI
   assert.equal(
     judge("read_only", defn(), pulled, STORE, { rules: 7 }).outcome,
     "PASS",
+  );
+});
+
+/** Changesets: what sessions changed outside their state directories. */
+const NOTE = { type: "file" as const, mode: 0o644, format: "json" as const };
+const CHANGESETS: Record<string, Changeset> = {
+  // Start-up writes every session makes (a bytecode cache beside the code).
+  boot: {
+    changes: [{
+      path: "/srv/__pycache__/s.pyc",
+      before: null,
+      after: { type: "file", mode: 0o644, size: 9, digest: "sha256:1" },
+    }],
+    lossy: false,
+    problems: [],
+  },
+  // The same, plus a cache file under /tmp.
+  cache: {
+    changes: [
+      {
+        path: "/srv/__pycache__/s.pyc",
+        before: null,
+        after: { type: "file", mode: 0o644, size: 9, digest: "sha256:2" },
+      },
+      {
+        path: "/tmp/cache.json",
+        before: null,
+        after: { ...NOTE, regions: [{ name: "$", records: [] }] },
+      },
+    ],
+    lossy: false,
+    problems: [],
+  },
+  // A note dropped from a file beside the code.
+  dropped: {
+    changes: [{
+      path: "/srv/notes.json",
+      before: {
+        ...NOTE,
+        regions: [{ name: "$", records: [{ key: '["a"]', value: { a: 1 } }] }],
+      },
+      after: { ...NOTE, regions: [{ name: "$", records: [] }] },
+    }],
+    lossy: false,
+    problems: [],
+  },
+  cut: { changes: [], lossy: true, problems: ["more than 20000 entries"] },
+};
+
+function overlaid(
+  t: ToolObservations,
+  once: (string | null)[],
+  twice: (string | null)[] = [],
+): ToolObservations {
+  t.once.forEach((s, i) => (s.changeset = once[i] ?? null));
+  t.twice.forEach((s, i) => (s.changeset = twice[i] ?? null));
+  return t;
+}
+
+const WRITES = defn({
+  control: [1, 2, 3].map((r) => ({
+    ...session("control", r, "seed"),
+    changeset: "boot",
+  })),
+  writes: { observed: true, why: null },
+});
+
+Deno.test("overlay: a read-only tool that writes under /tmp is a VIOLATION naming the path; start-up writes the control sessions make do not count", () => {
+  const t = overlaid(
+    tool({ readOnlyHint: "TRUE" }, ["seed", "seed", "seed"], []),
+    ["cache", "cache", "cache"],
+  );
+  const v = judge("read_only", WRITES, t, STORE, { changesets: CHANGESETS });
+  assert.equal(v.outcome, "VIOLATION");
+  assert.equal(v.facts.outside_changed, true);
+  assert.deepEqual(
+    v.evidence.outside_writes,
+    [1, 2, 3].map((run) => ({
+      run,
+      paths: ["/tmp/cache.json"],
+    })),
+  );
+  const honest = overlaid(
+    tool({ readOnlyHint: "TRUE" }, ["seed", "seed", "seed"], []),
+    ["boot", "boot", "boot"],
+  );
+  const h = judge("read_only", WRITES, honest, STORE, {
+    changesets: CHANGESETS,
+  });
+  assert.equal(h.outcome, "PASS");
+  assert.equal(h.facts.outside_changed, false);
+});
+
+Deno.test("overlay: a record lost from a file outside the state is destructive; a changeset cut short is never a PASS", () => {
+  const t = overlaid(
+    tool({ destructiveHint: "FALSE" }, ["seed", "seed", "seed"], []),
+    ["dropped", "dropped", "dropped"],
+  );
+  const v = judge("destructive", WRITES, t, STORE, { changesets: CHANGESETS });
+  assert.equal(v.outcome, "VIOLATION");
+  const cut = overlaid(
+    tool({ destructiveHint: "FALSE" }, ["seed", "seed", "seed"], []),
+    ["cut", "cut", "cut"],
+  );
+  assert.equal(
+    judge("destructive", WRITES, cut, STORE, { changesets: CHANGESETS })
+      .outcome,
+    "INCONCLUSIVE:PARTIAL_COVERAGE",
   );
 });

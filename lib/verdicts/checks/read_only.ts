@@ -33,6 +33,10 @@ import {
 export const ATTEMPTS_UNSEEN =
   "attempts unseen: this sandbox backend records no attempts (a write outside the state directory fails inside the sandbox and leaves no trace), so only the state was judged";
 
+/** What bubblewrap cannot tell when the session ran on an overlay. */
+export const CHECKS_UNSEEN =
+  "attempts unseen: this sandbox backend records no permission checks; every write went into the session's overlay and is judged with the state (reads and network attempts are not seen)";
+
 function observeReadOnly(
   cmp: Comparator,
   defn: DefinitionObservations,
@@ -53,7 +57,25 @@ function observeReadOnly(
     : null;
   if (recorded && refusedBeyondControl(defn, t.once, "write") !== undefined) {
     o.facts.attempts_observed = writes !== null;
-    if (writes === null) o.details.push(ATTEMPTS_UNSEEN);
+    if (writes === null) {
+      o.details.push(defn.writes?.observed ? CHECKS_UNSEEN : ATTEMPTS_UNSEEN);
+    }
+  }
+  // Writes outside the state directory the overlay kept, beyond the control sessions'.
+  const outside = perRun.map(({ s }) => ({
+    run: s.run,
+    paths: cmp.outside(s),
+  }));
+  if (defn.writes?.observed) {
+    o.facts.outside_changed = outside.some((x) => x.paths.length > 0);
+  }
+  if (outside.some((x) => x.paths.length > 0)) {
+    o.evidence.outside_writes = outside;
+    o.details.push(
+      `changed outside its state directory (the overlay's changeset): ${
+        [...new Set(outside.flatMap((x) => x.paths))].join(", ")
+      }`,
+    );
   }
   const attempted = (run: number) =>
     (writes?.find((w) => w.run === run)?.values.length ?? 0) > 0;
@@ -82,7 +104,10 @@ function observeReadOnly(
       o.evidence.changed_regions = changed;
       const named = (cat: Cat) =>
         changed.filter((c) => c.category === cat).map(regionText).join("; ");
-      const classified = changed.filter((c) => c.category !== "unclassified");
+      // Paths outside the state directory are named on their own line.
+      const classified = changed.filter((c) =>
+        c.category !== "unclassified" && !c.region.startsWith("/")
+      );
       if (classified.length > 0) {
         o.details.push(
           `changed: ${

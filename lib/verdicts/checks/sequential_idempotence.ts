@@ -45,7 +45,7 @@ function observeSequential(
   }
   const perRun = t.twice.map((s, i) => {
     const once = t.once[i] ?? t.once[0]!;
-    return { s, once, d: cmp.delta(once.stateDigest!, s.stateDigest!) };
+    return { s, once, d: cmp.delta(once, s) };
   });
   o.facts.business_changed = perRun.some(({ d }) => !d.business.empty);
   o.facts.append_only_changed = perRun.some(({ d }) => !d.append_only.empty);

@@ -14,9 +14,25 @@ import type { Rule } from "../rule.ts";
 export const coverageRule: Rule = {
   name: "coverage",
   says:
-    "no declared location: PARTIAL_COVERAGE (coverage none); a memory: location: UNOBSERVED_STATE; another unobserved location: PARTIAL_COVERAGE",
+    "no declared location: PARTIAL_COVERAGE (coverage none); a memory: location: UNOBSERVED_STATE; another unobserved location, or a changeset cut short: PARTIAL_COVERAGE",
   applies: (test, rules) => test !== "open_world" && rules >= 3,
-  apply(o, { defn }) {
+  apply(o, { cmp, defn, tool: t }) {
+    // A changeset cut short (a budget) may miss what the call changed.
+    const cut = [
+      ...defn.control,
+      ...t.once,
+      ...t.twice,
+      ...(t.probed ?? []),
+      ...(t.concurrent ?? []),
+    ].map((s) => cmp.changeset(s)).find((x) => x?.lossy);
+    if (cut) {
+      o.blockers.push("PARTIAL_COVERAGE");
+      o.details.push(
+        `writes outside the state directory not read whole: ${
+          cut.problems[0] ?? "over a budget"
+        }`,
+      );
+    }
     const c = defn.coverage;
     if (c.locations.length === 0) {
       o.blockers.push("PARTIAL_COVERAGE");

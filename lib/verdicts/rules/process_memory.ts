@@ -23,12 +23,12 @@ function leftStateAlone(
   defn: DefinitionObservations,
   sessions: readonly SessionObservation[],
 ): boolean {
-  const ref = defn.control[0]?.stateDigest;
-  if (!ref || sessions.length === 0) return false;
+  const ref = defn.control[0];
+  if (!ref?.stateDigest || sessions.length === 0) return false;
   return sessions.every((s) =>
     s.stateDigest !== null &&
-    (s.stateDigest === ref ||
-      !any(cmp.delta(ref, s.stateDigest), [
+    ((s.stateDigest === ref.stateDigest && s.changeset === ref.changeset) ||
+      !any(cmp.delta(ref, s), [
         "business",
         "append_only",
         "unclassified",

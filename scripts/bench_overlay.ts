@@ -1,0 +1,169 @@
+/**
+ * The cost of observing writes anywhere: one session's time (launch, spawn,
+ * handshake, one call, close, and observing the state it left) on the same
+ * fixture and tool, today's way (declared adapters only: a snapshot of the
+ * state directory) against the overlay's (the same, plus the overlay
+ * mounted under the server and its changeset read and decoded after), for
+ * a tool that writes nothing under both backends and for one that writes
+ * outside its state (whose writes then succeed, into the overlay). The
+ * two arms alternate session by session (which goes first alternates
+ * too), so machine drift hits both alike; medians. Target: at most 1.10x
+ * for the tool that writes nothing (the instrument's own cost).
+ *
+ * Requires root on Linux (where the overlay can be had).
+ *
+ * Usage: deno run --allow-all scripts/bench_overlay.ts [--sessions N]
+ *
+ * @module
+ */
+import { parseArgs } from "./_args.ts";
+import { loadDefinition } from "../lib/definition/load.ts";
+import {
+  type DefinitionLauncher,
+  openLauncher,
+} from "../lib/launcher/launcher.ts";
+import type { Definition } from "../lib/definition/types.ts";
+import { prepareLaunch } from "../lib/sandbox/sandbox.ts";
+import { openSession } from "../lib/wire/session.ts";
+import { takeSnapshot } from "../lib/state_io/snapshot.ts";
+import { readChangeset } from "../lib/state_io/changeset.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { sessions: { type: "string", default: "25" } },
+  strict: true,
+});
+const n = Number(values.sessions);
+if (!Number.isInteger(n) || n < 3) {
+  console.error(
+    `bench_overlay: --sessions expects an integer >= 3, got ${
+      JSON.stringify(values.sessions)
+    }`,
+  );
+  Deno.exit(2);
+}
+
+/** The cases: a fixture, a tool and its arguments. */
+const CASES = [
+  {
+    fixture: "attempts-bubblewrap",
+    tool: "count_notes",
+    args: {},
+    what: "bubblewrap, a tool that writes nothing",
+  },
+  {
+    fixture: "attempts-deno",
+    tool: "count_notes",
+    args: {},
+    what: "deno backend (inside bubblewrap), a tool that writes nothing",
+  },
+  {
+    fixture: "writes-anywhere",
+    tool: "lookup_note",
+    args: { id: "n1" },
+    what:
+      "bubblewrap, a tool that writes under /tmp and beside its code (refused without the overlay, kept with it)",
+  },
+];
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const work = await Deno.makeTempDir({ prefix: "verity-bench-overlay-" });
+await Deno.chmod(work, 0o755);
+
+/** One session; ms for the whole of it and for reading the changeset. */
+async function session(
+  c: (typeof CASES)[number],
+  launcher: DefinitionLauncher,
+  def: Definition,
+  i: number,
+  overlay: boolean,
+): Promise<{ ms: number; changesetMs: number; paths: number }> {
+  const root = `${work}/s${i}-${overlay ? "o" : "d"}`;
+  const dirs = { state: `${root}/state`, evidence: `${root}/evidence` };
+  await Deno.mkdir(dirs.evidence, { recursive: true });
+  await launcher.reset(dirs.state);
+  const t0 = performance.now();
+  const launch = prepareLaunch({
+    ...launcher.request(dirs, "once-1"),
+    overlay,
+  });
+  if (overlay !== launch.writes?.observed) {
+    throw new Error(
+      `overlay ${overlay ? "wanted" : "not wanted"}, got ${
+        JSON.stringify(launch.writes)
+      }`,
+    );
+  }
+  const s = await openSession(launch.spawn, { timeoutMs: 30_000 });
+  const r = await s.client.request("tools/call", {
+    name: c.tool,
+    arguments: c.args,
+  }, 30_000);
+  if (r.status !== "ok") throw new Error(`call: ${JSON.stringify(r)}`);
+  await s.client.close();
+  await takeSnapshot(def, dirs.state);
+  const t1 = performance.now();
+  let paths = 0;
+  if (launch.writes?.observed) {
+    paths = (await readChangeset(launch.writes.layout)).changes.length;
+  }
+  const t2 = performance.now();
+  await Deno.remove(root, { recursive: true });
+  return { ms: t2 - t0, changesetMs: t2 - t1, paths };
+}
+
+console.log(
+  `bench_overlay: ${n} sessions per arm and case, interleaved one by one; medians (load ${
+    Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
+  })`,
+);
+console.log(
+  "| case | declared adapters only (ms) | overlay + changeset (ms) | reading the changeset (ms) | paths | ratio |",
+);
+console.log("|---|---|---|---|---|---|");
+try {
+  for (const c of CASES) {
+    const def = await loadDefinition(
+      new URL(`../fixtures/${c.fixture}`, import.meta.url).pathname,
+    );
+    const launcher = await openLauncher(def);
+    try {
+      // One of each first, untimed: caches, the probes, the module graph.
+      await session(c, launcher, def, -1, false);
+      await session(c, launcher, def, -2, true);
+      const declared: number[] = [];
+      const overlaid: number[] = [];
+      const reading: number[] = [];
+      let paths = 0;
+      for (let i = 0; i < n; i++) {
+        const first = i % 2 === 0;
+        const a = await session(c, launcher, def, i, !first);
+        const b = await session(c, launcher, def, i, first);
+        const [d, o] = first ? [a, b] : [b, a];
+        declared.push(d.ms);
+        overlaid.push(o.ms);
+        reading.push(o.changesetMs);
+        paths = o.paths;
+      }
+      const a = median(declared);
+      const b = median(overlaid);
+      console.log(
+        `| ${c.fixture} \`${c.tool}\`: ${c.what} | ${a.toFixed(1)} | ${
+          b.toFixed(1)
+        } | ${median(reading).toFixed(1)} | ${paths} | ${
+          (b / a).toFixed(3)
+        }x |`,
+      );
+    } finally {
+      await launcher.close();
+    }
+  }
+  console.log("target: at most 1.10x for a tool that writes nothing");
+} finally {
+  await Deno.remove(work, { recursive: true }).catch(() => {});
+}
