@@ -20,6 +20,8 @@ interface Command {
   load: () => Promise<{ main: (argv: string[]) => Promise<number> }>;
   /** Internal commands are not listed in help. */
   internal?: boolean;
+  /** The command handles SIGINT and SIGTERM itself (it must finish its ledger). */
+  ownsSignals?: boolean;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -85,6 +87,12 @@ const COMMANDS: Record<string, Command> = {
     summary:
       "start a server, list its tools, write a starting target.toml with TODOs",
     load: () => import("./lib/cli/init_cmd.ts"),
+  },
+  guard: {
+    summary:
+      "a stdio proxy that holds a live server to its audit, and records every call",
+    load: () => import("./lib/cli/guard_cmd.ts"),
+    ownsSignals: true,
   },
   __overlap: {
     summary: "internal: the out-of-process overlap timer",
@@ -184,7 +192,13 @@ async function onInterrupt(signal: Deno.Signal, code: number): Promise<void> {
 }
 
 if (import.meta.main) {
-  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  const name = Deno.args.find((a) => a !== "--debug") ?? "";
+  const own = COMMANDS[name]?.ownsSignals === true;
+  for (
+    const [signal, code] of own
+      ? []
+      : [["SIGINT", 130], ["SIGTERM", 143]] as const
+  ) {
     Deno.addSignalListener(signal, () => void onInterrupt(signal, code));
   }
   const code = await run(Deno.args);

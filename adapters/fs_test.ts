@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { adapterDef } from "../lib/definition/_test_definition.ts";
+import { adapterDef } from "../tests/_definition.ts";
 import {
   type FsEntry,
   fsExclusions,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AdapterDef } from "../lib/definition/types.ts";
-import { adapterDef } from "../lib/definition/_test_definition.ts";
+import { adapterDef } from "../tests/_definition.ts";
 import { computeDelta } from "../lib/state/delta.ts";
 import type { Snapshot } from "../lib/state/types.ts";
 import { readJsonState } from "./json.ts";

@@ -7,10 +7,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { AdapterDef, Definition } from "../lib/definition/types.ts";
-import {
-  adapterDef,
-  bareDefinition,
-} from "../lib/definition/_test_definition.ts";
+import { adapterDef, bareDefinition } from "../tests/_definition.ts";
 
 /** A record shaped like what `verity run` appends: a report digest and a little provenance. */
 export function ledgerRecord(i: number): unknown {

@@ -110,7 +110,7 @@ async function session(
   const t1 = performance.now();
   let paths = 0;
   if (launch.writes?.observed) {
-    paths = (await readChangeset(launch.writes.layout)).changes.length;
+    paths = readChangeset(launch.writes.layout).changes.length;
   }
   const t2 = performance.now();
   await Deno.remove(root, { recursive: true });

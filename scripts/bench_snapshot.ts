@@ -6,7 +6,7 @@
  * the second copy has a few rows changed, inserted and deleted in each
  * table), then, in one run, times several interleaved rounds of
  *   - verity: takeSnapshot of both state directories (read-only worker,
- *     sql.js) + normalize + computeDelta, and
+ *     the page reader) + normalize + computeDelta, and
  *   - sqldiff a.db b.db (Debian sqlite3-tools),
  * checks that both found the same changes, and prints medians (wall and
  * CPU time), the ratios and verity's peak memory. Each verity round runs in
@@ -26,7 +26,7 @@ import type { Definition } from "../lib/definition/types.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
 import { computeDelta } from "../lib/state/delta.ts";
-import { pageCache } from "../adapters/sqlite_page_cache.ts";
+import { PageCache } from "../adapters/sqlite/stream.ts";
 
 const { values, positionals } = parseArgs({
   args: Deno.args,
@@ -112,23 +112,23 @@ function benchDefinition(dir: string): Definition {
 }
 
 /**
- * One measured round in a fresh process: snapshot A, snapshot B (reusing
- * the pages it shares with A, as a session snapshot reuses the control
- * snapshot's), normalize both, delta. Done twice with the page cache
- * cleared before each pass: the first pass also pays for compiling and
- * warming up the code (a fresh process), the second is what a long-running
- * `verity run` pays per pair. Prints one JSON line.
+ * One measured round in a fresh process: snapshot A, snapshot B (sharing
+ * the leaves it has in common with A, as `stateDelta`'s fallback to
+ * snapshots does), normalize both, delta. Done twice: the first pass also pays for
+ * compiling and warming up the code (a fresh process), the second is what
+ * a long-running `verity run` pays per pair. Prints one JSON line.
  */
 async function childRound(dirA: string, dirB: string): Promise<void> {
   const def = benchDefinition(dirA);
   const passes: { wall: number; cpu: number; peakMiB: number }[] = [];
   let changes = "";
   for (let pass = 0; pass < 2; pass++) {
-    pageCache.clear();
     const cpu0 = process.cpuUsage();
     const t = performance.now();
-    const sa = await takeSnapshot(def, dirA);
-    const sb = await takeSnapshot(def, dirB);
+    // The pair shares its unchanged leaves, as stateDelta's fallback does.
+    const cache = new PageCache();
+    const sa = await takeSnapshot(def, dirA, { cache });
+    const sb = await takeSnapshot(def, dirB, { cache });
     const d = computeDelta(normalize(sa, def), normalize(sb, def));
     const wall = performance.now() - t;
     const cpu = process.cpuUsage(cpu0);

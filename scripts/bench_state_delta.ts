@@ -19,21 +19,25 @@
  * and `sqldiff` under /usr/bin/time, interleaved; it prints medians of CPU
  * and wall time, the ratios and the peak memory (VmHWM) of both.
  *
- * With `--without-rowid` both tables are `WITHOUT ROWID` (index b-trees):
- * `items` keyed by a text `sku`, `events` by an integer pair
- * `(item_id, seq)`; the same pairs edit them the same way. `--random-keys`
- * (with either) makes each `sku` 32 random hex digits, so rows are stored
- * in another order than their keys' (the pairs then pick rows by name).
- * `--text-pk`
- * makes the same tables rowid tables with those primary keys (stored by
- * rowid, identified by the key).
+ * Kinds of tables (`--kinds`, each with its own seed, one after the
+ * other in the run): `rowid` (`INTEGER PRIMARY KEY` tables);
+ * `without-rowid` (both tables `WITHOUT ROWID`, index b-trees: `items`
+ * keyed by a text `sku`, `events` by an integer pair `(item_id, seq)`; the
+ * same pairs edit them the same way); `text-pk` (the same tables as rowid
+ * tables with those primary keys: stored by rowid, identified by the key).
+ * `--random-keys` makes each keyed kind's `sku` 32 random hex digits, so
+ * rows are stored in another order than their keys' (the pairs then pick
+ * rows by name).
  *
  * Run: deno run -A scripts/bench_state_delta.ts [--rows N] [--rounds N]
- *        [--pairs one-row,spread,every,vacuum] [--old] [--without-rowid | --text-pk] [--random-keys]
+ *        [--pairs one-row,spread,every,vacuum] [--kinds rowid,without-rowid,text-pk]
+ *        [--old] [--sql] [--random-keys]
  *
  * `--old` also times the full snapshot path in each child (skip it for
- * 10M rows: it needs several GiB). Before timing, every pair's delta is
- * checked against sqldiff's count of changed rows.
+ * 10M rows: it needs several GiB); `--sql` times the keyed kinds' tables
+ * diffed by SQLite itself (`_sql_keyed_diff.ts`), checked to find as many
+ * changes. Every pair's delta is checked against sqldiff's count of
+ * changed rows.
  *
  * @module
  */
@@ -45,7 +49,7 @@ import { stateDelta } from "../lib/state_io/state_delta.ts";
 import { takeSnapshot } from "../lib/state_io/snapshot.ts";
 import { normalize } from "../lib/state/normalize.ts";
 import { computeDelta, type Delta } from "../lib/state/delta.ts";
-import { pageCache } from "../adapters/sqlite_page_cache.ts";
+import { sqlKeyedDiff } from "./_sql_keyed_diff.ts";
 
 const { values, positionals } = parseArgs({
   args: Deno.args,
@@ -55,8 +59,8 @@ const { values, positionals } = parseArgs({
     pairs: { type: "string", default: "one-row,spread,every,vacuum" },
     sqldiff: { type: "string", default: "/usr/bin/sqldiff" },
     old: { type: "boolean", default: false },
-    "without-rowid": { type: "boolean", default: false },
-    "text-pk": { type: "boolean", default: false },
+    sql: { type: "boolean", default: false },
+    kinds: { type: "string", default: "rowid" },
     "random-keys": { type: "boolean", default: false },
     child: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -102,11 +106,17 @@ interface Pass {
   changes: number;
 }
 
-/** One child: two passes of stateDelta (and of the old path with --old). */
-async function child(a: string, b: string, old: boolean): Promise<void> {
+/** One child: two passes of stateDelta (and of the old path with --old, the SQL diff with --sql). */
+async function child(
+  a: string,
+  b: string,
+  old: boolean,
+  sql: boolean,
+): Promise<void> {
   const def = benchDefinition(a);
   const out: Record<string, Pass[]> = { new: [] };
   if (old) out.old = [];
+  if (sql) out.sql = [];
   // The new path's passes first, so its peak is not the old path's.
   let found: Delta | null = null;
   for (let pass = 0; pass < 2; pass++) {
@@ -126,8 +136,29 @@ async function child(a: string, b: string, old: boolean): Promise<void> {
     }
     found = r.delta;
   }
+  for (let pass = 0; sql && pass < 2; pass++) {
+    resetPeak();
+    const cpu0 = process.cpuUsage();
+    const t = performance.now();
+    const diffs = sqlKeyedDiff(`${a}/state.db`, `${b}/state.db`);
+    const cpu = process.cpuUsage(cpu0);
+    let changes = 0;
+    for (const d of diffs) {
+      changes += d.added.length + d.removed.length + d.changed.length;
+    }
+    out.sql!.push({
+      wall: performance.now() - t,
+      cpu: (cpu.user + cpu.system) / 1000,
+      peakMiB: peakMiB(),
+      changes,
+    });
+    if (changes !== count(found!)) {
+      throw new Error(
+        `the SQL diff found ${changes} changes, pages ${count(found!)}`,
+      );
+    }
+  }
   for (let pass = 0; old && pass < 2; pass++) {
-    pageCache.clear();
     resetPeak();
     const cpu0 = process.cpuUsage();
     const t = performance.now();
@@ -145,13 +176,12 @@ async function child(a: string, b: string, old: boolean): Promise<void> {
     if (JSON.stringify(d) !== JSON.stringify(found)) {
       throw new Error("the two paths found different deltas");
     }
-    pageCache.clear();
   }
   console.log(JSON.stringify(out));
 }
 
 if (values.child) {
-  await child(positionals[0]!, positionals[1]!, values.old);
+  await child(positionals[0]!, positionals[1]!, values.old, values.sql);
   Deno.exit(0);
 }
 
@@ -242,20 +272,33 @@ INSERT INTO items (name, qty, price, updated_at) VALUES ('new-a', 1, 1.5, 'x');
 VACUUM;`,
 };
 
-const keyed = values["without-rowid"] || values["text-pk"];
 const randomKeys = values["random-keys"];
-const buildKeyed =
-  (values["text-pk"]
+const KINDS = ["rowid", "without-rowid", "text-pk"];
+const kinds = values.kinds.split(",");
+for (const k of kinds) {
+  if (!KINDS.includes(k)) {
+    console.error(
+      `bench_state_delta: --kinds: unknown kind ${JSON.stringify(k)} (${
+        KINDS.join(", ")
+      })`,
+    );
+    Deno.exit(2);
+  }
+}
+/** The script building a kind's seed. */
+function build(kind: string): string {
+  if (kind === "rowid") return BUILD;
+  return (kind === "text-pk"
     ? BUILD_KEYED.replaceAll(" WITHOUT ROWID;", ";")
     : BUILD_KEYED).replace(
       "SELECT 'sku-' || printf('%08d', i),",
       randomKeys ? "SELECT lower(hex(randomblob(16)))," : "$&",
     );
-const keyKind = (values["text-pk"] ? "TEXT PRIMARY KEY" : "WITHOUT ROWID") +
-  (randomKeys ? ", random keys" : "");
-if (values["text-pk"] && values["without-rowid"]) {
-  console.error("bench_state_delta: --without-rowid or --text-pk, not both");
-  Deno.exit(2);
+}
+function kindName(kind: string): string {
+  if (kind === "rowid") return "INTEGER PRIMARY KEY";
+  return (kind === "text-pk" ? "TEXT PRIMARY KEY" : "WITHOUT ROWID") +
+    (randomKeys ? ", random keys" : "");
 }
 /** `--random-keys`: the keyed pairs pick rows by name ('item-N'), not by key. */
 const itemName = (i: number) => `'item-${i}'`;
@@ -277,15 +320,10 @@ DELETE FROM events WHERE seq % 1000 = 1;
 INSERT INTO items VALUES ('sku-new-a', 'new-a', 1, 1.5, 'x');
 VACUUM;`,
 };
-if (randomKeys && !keyed) {
-  console.error(
-    "bench_state_delta: --random-keys needs --without-rowid or --text-pk",
-  );
-  Deno.exit(2);
+function mutations(kind: string): Record<string, string> {
+  if (kind === "rowid") return MUTATE_ROWID;
+  return randomKeys ? MUTATE_RANDOM : MUTATE_KEYED;
 }
-const MUTATE = keyed
-  ? (randomKeys ? MUTATE_RANDOM : MUTATE_KEYED)
-  : MUTATE_ROWID;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -312,7 +350,7 @@ for (const [k, v] of [["rows", rows], ["rounds", rounds]] as const) {
 }
 
 for (const pair of values.pairs.split(",")) {
-  if (!(pair in MUTATE)) {
+  if (!(pair in MUTATE_ROWID)) {
     console.error(
       `bench_state_delta: --pairs: unknown pair ${
         JSON.stringify(pair)
@@ -324,24 +362,28 @@ for (const pair of values.pairs.split(",")) {
 
 const tmp = await Deno.makeTempDir({ prefix: "verity-bench-delta-" });
 const config = new URL("../deno.json", import.meta.url).pathname;
-try {
-  await Deno.mkdir(`${tmp}/seed`);
+const summary: string[] = [];
+/** Build the seed of one kind of tables and time every pair of it. */
+async function runKind(kind: string): Promise<void> {
+  const MUTATE = mutations(kind);
+  // The SQL diff is timed for keyed tables only.
+  const sql = values.sql && kind !== "rowid";
+  await Deno.mkdir(`${tmp}/${kind}/seed`, { recursive: true });
   let t0 = performance.now();
-  await sqlite3(`${tmp}/seed/state.db`, keyed ? buildKeyed : BUILD);
-  const size = (await Deno.stat(`${tmp}/seed/state.db`)).size;
+  await sqlite3(`${tmp}/${kind}/seed/state.db`, build(kind));
+  const size = (await Deno.stat(`${tmp}/${kind}/seed/state.db`)).size;
   console.log(
-    `seed: ${rows} rows${keyed ? ` (${keyKind})` : ""} (${
+    `\nseed: ${rows} rows (${kindName(kind)}) (${
       (size / 1048576).toFixed(1)
     } MiB) built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
-  const summary: string[] = [];
   for (const pair of values.pairs.split(",")) {
     const mut = MUTATE[pair];
     if (mut === undefined) throw new Error(`unknown pair ${pair}`);
-    const dir = `${tmp}/${pair}`;
+    const dir = `${tmp}/${kind}/${pair}`;
     await Deno.mkdir(dir);
     t0 = performance.now();
-    await Deno.copyFile(`${tmp}/seed/state.db`, `${dir}/state.db`);
+    await Deno.copyFile(`${tmp}/${kind}/seed/state.db`, `${dir}/state.db`);
     await sqlite3(`${dir}/state.db`, mut);
     console.log(
       `\n== ${pair} (copy edited in ${
@@ -362,7 +404,8 @@ try {
           import.meta.filename!,
           "--child",
           ...(values.old ? ["--old"] : []),
-          `${tmp}/seed`,
+          ...(sql ? ["--sql"] : []),
+          `${tmp}/${kind}/seed`,
           dir,
         ],
         stdout: "piped",
@@ -386,7 +429,7 @@ try {
           "-f",
           "%U %S %M",
           values.sqldiff,
-          `${tmp}/seed/state.db`,
+          `${tmp}/${kind}/seed/state.db`,
           `${dir}/state.db`,
         ],
         stdout: "piped",
@@ -430,10 +473,11 @@ try {
     );
     console.log(line("new"));
     if (values.old) console.log(line("old"));
+    if (sql) console.log(line("sql"));
     summary.push(
-      `${pair.padEnd(8)} ${rows} rows${
-        keyed ? ` ${keyKind}` : ""
-      }: verity/sqldiff cpu warm ${
+      `${pair.padEnd(8)} ${rows} rows${` ${
+        kindName(kind)
+      }`}: verity/sqldiff cpu warm ${
         ratioText(md("new warm cpu"), sd, 3)
       }, cold ${ratioText(md("new cold cpu"), sd, 3)}; peak ${
         Math.max(...m["new peak"]!).toFixed(0)
@@ -443,10 +487,22 @@ try {
             ratioText(md("old warm cpu"), sd, 2)
           }, peak ${Math.max(...m["old peak"]!).toFixed(0)} MiB`
           : ""
+      }${
+        sql
+          ? `; keyed tables diffed by SQLite warm ${
+            ratioText(md("sql warm cpu"), sd, 2)
+          }, cold ${ratioText(md("sql cold cpu"), sd, 2)}, peak ${
+            Math.max(...m["sql peak"]!).toFixed(0)
+          } MiB`
+          : ""
       }`,
     );
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+try {
+  for (const kind of kinds) await runKind(kind);
   console.log("\nsummary (medians of " + rounds + " rounds):");
   for (const s of summary) console.log(s);
 } finally {

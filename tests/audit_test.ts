@@ -11,12 +11,19 @@ import {
   checkCommandRunsPin,
   integrityOf,
   parseSourcePin,
+  sha256Of,
   type SourcePin,
   splitLockKey,
   summarizeLock,
   summarizeNpmLock,
 } from "../lib/prepare/source.ts";
 import { readTarball } from "../lib/prepare/tarball.ts";
+import {
+  cacheLayout,
+  readPrepared,
+  resolvePreparedRun,
+  savePreparedTarget,
+} from "../lib/prepare/local.ts";
 import {
   checkPrepared,
   emptyPrepared,
@@ -32,7 +39,6 @@ import { planInit, withVersion } from "../lib/init/init_plan.ts";
 import { renderTargetTemplate } from "../lib/init/init_template.ts";
 import { parseDefinition } from "../lib/definition/parse.ts";
 import { DefinitionError } from "../lib/errors.ts";
-import { prepareLaunch } from "../lib/sandbox/sandbox.ts";
 import { rebuildSandboxed } from "../lib/prepare/fetch.ts";
 import { runVerity } from "./_verity.ts";
 
@@ -389,20 +395,27 @@ Deno.test("servers are read from Claude Desktop's mcpServers and VS Code's JSONC
   assert.equal(JSON.parse(stripJsonComments('{"a": [1, 2,], }')).a.length, 2);
 });
 
-Deno.test("a config without the server, a remote server or a bad entry is a one-line error", () => {
+Deno.test("a config without the server or a bad entry is a one-line error; a url entry is a remote server", () => {
   const text = JSON.stringify({
     mcpServers: {
-      remote: { url: "https://example.com/mcp" },
+      remote: {
+        url: "https://example.com/mcp",
+        headers: { "x-team": "a" },
+      },
       bad: { command: "x", args: "not-a-list" },
+      sse: { type: "sse" },
     },
   });
   assert.throws(
     () => readConfiguredServer(text, "c.json", "nope"),
-    /c\.json: no server named "nope" \(listed: "remote", "bad"\)/,
+    /c\.json: no server named "nope" \(listed: "remote", "bad", "sse"\)/,
   );
+  const remote = readConfiguredServer(text, "c.json", "remote");
+  assert.equal(remote.url, "https://example.com/mcp");
+  assert.deepEqual(remote.headers, { "x-team": "a" });
   assert.throws(
-    () => readConfiguredServer(text, "c.json", "remote"),
-    /a remote server \(url\); verity audits servers it starts over stdio/,
+    () => readConfiguredServer(text, "c.json", "sse"),
+    /mcpServers\."sse": type "sse" without a url/,
   );
   assert.throws(
     () => readConfiguredServer(text, "c.json", "bad"),
@@ -416,6 +429,56 @@ Deno.test("a config without the server, a remote server or a bad entry is a one-
     () => readConfiguredServer("{", "c.json", "x"),
     /c\.json: not JSON/,
   );
+});
+
+Deno.test("prepared state is keyed by the target's directory: two targets named memory keep their own entries", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "verity-audit-test-" });
+  try {
+    const layout = cacheLayout({ root: join(cwd, ".verity") });
+    await Deno.mkdir(
+      join(
+        layout.denoDir,
+        "npm/registry.npmjs.org",
+        MEMORY_PIN.package,
+        MEMORY_PIN.version,
+      ),
+      { recursive: true },
+    );
+    const dirs = ["a/memory", "b/memory"];
+    for (const d of dirs) {
+      const dir = join(cwd, d);
+      await Deno.mkdir(dir, { recursive: true });
+      const lock = `{"version":"5","of":"${d}"}`;
+      await Deno.writeTextFile(join(dir, "deno.lock"), lock);
+      await savePreparedTarget(
+        layout,
+        dir,
+        entry({
+          definition: join(dir, "target.toml"),
+          lock: { file: join(dir, "deno.lock"), sha256: sha256Of(lock) },
+          source: `sources/${d}`,
+        }),
+      );
+    }
+    const file = await readPrepared(layout);
+    assert.deepEqual(Object.keys(file.targets).sort(), dirs);
+    for (const d of dirs) {
+      const run = await resolvePreparedRun({
+        source: {
+          package: MEMORY_PIN.package,
+          version: MEMORY_PIN.version,
+          integrity: MEMORY_INTEGRITY,
+        },
+        file: join(cwd, d, "target.toml"),
+        command: MEMORY_COMMAND,
+        name: "memory",
+        dir: join(cwd, d),
+      }, { root: layout.root });
+      assert.equal(run?.source, join(layout.root, "sources", d));
+    }
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
 });
 
 // ---- init planning and the template ------------------------------------------
@@ -942,79 +1005,6 @@ Deno.test({
         run.stderr,
         /\[source\]\.integrity changed since it was prepared/,
       );
-    } finally {
-      await Deno.remove(cwd, { recursive: true });
-    }
-  },
-});
-
-Deno.test({
-  name:
-    "init detects a server's virtualenv and interpreter in hidden directories and writes them as allow.read; without them the server cannot start",
-  sanitizeResources: false,
-  async fn() {
-    const cwd = await Deno.makeTempDir({ prefix: "verity-audit-test-" });
-    try {
-      const srv = join(cwd, "srv");
-      await Deno.mkdir(srv);
-      await Deno.copyFile(
-        join(REPO, "fixtures/native-python/server.py"),
-        join(srv, "server.py"),
-      );
-      const python = (await new Deno.Command("python3", {
-        args: ["-c", "import sys; print(sys.executable)"],
-        stdout: "piped",
-      }).output()).stdout;
-      const base = new TextDecoder().decode(python).trim();
-      const venv = join(cwd, "venvs", "v1");
-      const made = await new Deno.Command(base, {
-        args: ["-m", "venv", "--without-pip", venv],
-      }).output();
-      assert.ok(made.success, "python -m venv");
-      const program = join(venv, "bin", "python");
-      const r = await verity(
-        ["init", "t", "--", program, join(srv, "server.py")],
-        cwd,
-      );
-      assert.equal(r.code, 0, r.stderr);
-      assert.match(
-        r.stderr,
-        new RegExp(`allow\\.read ${venv}: the virtualenv`),
-      );
-      const toml = await Deno.readTextFile(join(cwd, "t/target.toml"));
-      assert.match(toml, /^allow = \{ read = \[/m);
-      assert.ok(toml.includes(JSON.stringify(venv)), toml);
-      // The detected paths are what make it start: the same interpreter
-      // under bubblewrap, from the script's directory, with and without them.
-      const allowed = [...toml.matchAll(/^allow = \{ read = (\[.*\]) \}$/gm)]
-        .flatMap((m) => JSON.parse(m[1]!) as string[]);
-      const probe = async (readPaths: string[]) => {
-        const state = join(cwd, `state-${readPaths.length}`);
-        await Deno.mkdir(state);
-        const launch = prepareLaunch({
-          command: [program, "-c", "import sys; print(sys.prefix)"],
-          env: {},
-          stateDir: state,
-          definitionDir: srv,
-          readPaths,
-          backend: "bubblewrap",
-          evidenceDir: join(cwd, `evidence-${readPaths.length}`),
-          label: "probe",
-        });
-        const [cmd, ...args] = launch.spawn.command;
-        const out = await new Deno.Command(cmd!, {
-          args,
-          env: launch.spawn.env,
-          clearEnv: true,
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        return { ok: out.success, text: new TextDecoder().decode(out.stdout) };
-      };
-      const withAllow = await probe(allowed);
-      assert.ok(withAllow.ok, "starts with the detected allowances");
-      assert.equal(withAllow.text.trim(), await Deno.realPath(venv));
-      assert.equal((await probe([])).ok, false, "hidden without them");
     } finally {
       await Deno.remove(cwd, { recursive: true });
     }

@@ -6,14 +6,16 @@
 import assert from "node:assert/strict";
 import type { CensusDocument } from "../lib/census/result.ts";
 import { renderCensusHtml } from "../lib/census/html.ts";
-import { readTextMaybeGzip } from "../lib/common/read_text.ts";
+import { readEvidenceText } from "../lib/evidence/files.ts";
 
 const CENSUS =
   new URL("../results/census-2026-12-01/census.json.gz", import.meta.url)
     .pathname;
 
 Deno.test("census page: a failure message with a newline, ESC[2K and C1 is shown escaped", async () => {
-  const doc = JSON.parse(await readTextMaybeGzip(CENSUS)) as CensusDocument;
+  const doc = JSON.parse(
+    (await readEvidenceText(CENSUS)).text,
+  ) as CensusDocument;
   const failed = doc.servers.find((s) => s.failure !== null);
   assert.ok(failed?.failure, "the published census has a failed server");
   failed.failure.message =

@@ -23,7 +23,7 @@ import { artifactsOf } from "../lib/census/output.ts";
 import { parseCensusList } from "../lib/census/list.ts";
 import { sha256Hex } from "../lib/evidence/canonical.ts";
 import { verifyLedgerText } from "../lib/evidence/ledger.ts";
-import { readTextMaybeGzip } from "../lib/common/read_text.ts";
+import { readEvidenceText } from "../lib/evidence/files.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const RESULTS = join(ROOT, "results");
@@ -35,7 +35,7 @@ async function readPlainOrGz(path: string): Promise<string> {
     return await Deno.readTextFile(path);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
-    return await readTextMaybeGzip(`${path}.gz`);
+    return (await readEvidenceText(`${path}.gz`)).text;
   }
 }
 

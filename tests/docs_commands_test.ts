@@ -214,3 +214,80 @@ Deno.test("every command in README and docs runs as written on a fresh machine",
   }
   assert.deepEqual(problems, [], problems.join("\n"));
 });
+
+/**
+ * The client configuration a shown `--from-config <file>` command reads:
+ * the last JSON block above it in the same document.
+ */
+function configBefore(text: string, line: number): string | null {
+  const above = text.split("\n").slice(0, line - 1).join("\n");
+  const blocks = [...above.matchAll(/```json\n([\s\S]*?)```/g)];
+  return blocks.at(-1)?.[1] ?? null;
+}
+
+/** A shown command that starts a server through a package runner (npx), itself or by its client config. */
+function startsByNpx(cmd: string, config: string | null): boolean {
+  return /^\.\/verity \S.* -- (npx|npm exec|pnpm dlx|bunx) /.test(cmd) ||
+    (/ --from-config /.test(cmd) && /"command": "npx"/.test(config ?? ""));
+}
+
+/** Whether the npm registry answers (the npx commands need it once). */
+async function registryReachable(): Promise<boolean> {
+  try {
+    const child = new Deno.Command("npm", {
+      args: ["view", "@modelcontextprotocol/server-memory", "version"],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const ok = (await child.status).success;
+    clearTimeout(timer);
+    return ok;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name:
+    "every command in README and docs that starts a server by npx runs as written",
+  ignore: !await registryReachable(),
+  sanitizeResources: false,
+  async fn() {
+    const shown = (await docs()).flatMap(({ file, text }) =>
+      shownCommands(file, text).map((c) => ({
+        ...c,
+        config: configBefore(text, c.line),
+      }))
+    ).filter((c) => startsByNpx(c.text, c.config));
+    assert(shown.length >= 3, `only ${shown.length} npx commands found`);
+    const cwd = await Deno.makeTempDir({ prefix: "verity-docs-npx-" });
+    await Deno.chmod(cwd, 0o755); // as root the server runs as uid 65534
+    try {
+      const problems: string[] = [];
+      for (const c of shown) {
+        const file = / --from-config (\S+)/.exec(c.text)?.[1];
+        if (file !== undefined) {
+          await Deno.writeTextFile(`${cwd}/${file}`, c.config!);
+        }
+        const r = await new Deno.Command(`${ROOT}verity`, {
+          args: c.text.replace(/^\.\/verity\s+/, "").split(/\s+/),
+          cwd,
+          env: { NO_COLOR: "1" },
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        if (r.code !== 0) {
+          problems.push(
+            `${c.file}:${c.line}: ${c.text}\n    exit ${r.code}: ${
+              new TextDecoder().decode(r.stderr).trim().split("\n").pop()
+            }`,
+          );
+        }
+      }
+      assert.deepEqual(problems, [], problems.join("\n"));
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  },
+});

@@ -170,6 +170,55 @@ Deno.test("remote: init --url writes a local HTTP target template", async () => 
   });
 });
 
+Deno.test("remote: init --from-config of a url entry lists it as init --url does, its headers sent, never shown", async () => {
+  await withStore(async (url) => {
+    const dir = Deno.makeTempDirSync({ prefix: "verity-http-init-" });
+    try {
+      const config = join(dir, ".mcp.json");
+      Deno.writeTextFileSync(
+        config,
+        JSON.stringify({
+          mcpServers: {
+            store: { url, headers: { authorization: `Bearer ${SECRET}` } },
+            vars: { url, headers: { authorization: "Bearer ${input:token}" } },
+          },
+        }),
+      );
+      const r = await verity([
+        "init",
+        join(dir, "t"),
+        "--from-config",
+        config,
+        "--server",
+        "store",
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const toml = Deno.readTextFileSync(join(dir, "t", "target.toml"));
+      assert.match(toml, /^name = "store"$/m);
+      assert.match(toml, /^transport = "http"$/m);
+      assert.match(toml, /name = "count_items"/);
+      assert.ok(
+        !toml.includes(SECRET) && !(r.stdout + r.stderr).includes(SECRET),
+      );
+      const vars = await verity([
+        "init",
+        join(dir, "v"),
+        "--from-config",
+        config,
+        "--server",
+        "vars",
+      ]);
+      assert.equal(vars.code, 2);
+      assert.match(
+        vars.stderr,
+        /headers\.authorization: a client variable verity cannot expand; pass the value with --header-env authorization=ENV_VAR/,
+      );
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  });
+});
+
 Deno.test("remote: bad --url / --header input is exit 2 with one line, no secret", async () => {
   const cases: [string[], RegExp][] = [
     [["run", "--url", "http://127.0.0.1:1/mcp"], /cannot be reset/],

@@ -6,7 +6,6 @@
  * command of every session.
  */
 import assert from "node:assert/strict";
-import { resolvePython } from "../lib/sandbox/sandbox.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -32,12 +31,6 @@ async function run(
   const runsDir = await Deno.makeTempDir({
     prefix: "verity-sandbox-fixtures-",
   });
-  // {python} must be a real interpreter, not a version-manager shim that
-  // starts other programs: put the interpreter's directory first on PATH.
-  const python = await resolvePython();
-  const path = `${python.slice(0, python.lastIndexOf("/"))}:${
-    Deno.env.get("PATH") ?? ""
-  }`;
   try {
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
@@ -52,7 +45,7 @@ async function run(
         ...extra,
       ],
       cwd: ROOT,
-      env: { NO_COLOR: "1", PATH: path },
+      env: { NO_COLOR: "1" },
       stdout: "piped",
       stderr: "piped",
     }).output();

@@ -101,7 +101,7 @@ async function prepareOne(
       await Deno.readTextFile(join(r.sourceDir, "package", "package.json")),
     ) as Record<string, unknown>;
     const chosen = chooseBin(pkgJson, entry.package!, entry.bin);
-    await savePreparedTarget(layout, entry.slug, r.entry);
+    await savePreparedTarget(layout, dir, r.entry);
     result = { id: entry.id, integrity, ...chosen };
     say(`prepared (${integrity.slice(0, 20)}..., bin ${chosen.bin ?? "main"})`);
   } catch (e) {

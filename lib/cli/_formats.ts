@@ -7,7 +7,8 @@
  * @module
  */
 import { dirname, resolve } from "node:path";
-import { InputError, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
+import { isDirectory } from "../common/exists.ts";
 import type { Report } from "../report/report.ts";
 import { renderText } from "../report/text.ts";
 // The HTML, JUnit and SARIF renderers load when a report is rendered in
@@ -143,28 +144,17 @@ export async function reportOutputs(
       );
     }
     seen.set(abs, format);
-    let dirOk = false;
-    try {
-      dirOk = (await Deno.stat(dirname(abs))).isDirectory;
-    } catch {
-      dirOk = false;
-    }
-    if (!dirOk) {
+    if (!await isDirectory(dirname(abs))) {
       throw new UsageError(
         `verity ${command}: --${format} ${path}: directory ${
           dirname(abs)
         } does not exist`,
       );
     }
-    try {
-      if ((await Deno.stat(abs)).isDirectory) {
-        throw new UsageError(
-          `verity ${command}: --${format} ${path} is a directory`,
-        );
-      }
-    } catch (e) {
-      if (e instanceof InputError) throw e;
-      // does not exist yet: fine
+    if (await isDirectory(abs)) {
+      throw new UsageError(
+        `verity ${command}: --${format} ${path} is a directory`,
+      );
     }
     out[format] = abs;
   }

@@ -6,6 +6,8 @@
 import { basename, join } from "node:path";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { appendBlock } from "../evidence/ledger.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
+import { UsageError } from "../errors.ts";
 
 /**
  * Append a `report` block (run id and the report file's SHA-256, given as
@@ -29,22 +31,31 @@ export async function appendReportToLedger(
 }
 
 /**
- * Append a block recording an evidence file written by `capture` or
- * `reality` (type `manifest` or `reality`: the file's name and the SHA-256
- * of its text) to `ledgerPath`, and return the new head. Throws
- * {@linkcode UsageError} for a ledger that is not verity's or whose chain
- * does not verify.
+ * Write an evidence file of `capture` or `reality` (`--out`) atomically;
+ * with `--ledger`, append a block recording it (type `manifest` or
+ * `reality`: the file's name and the SHA-256 of its text) and print the
+ * new head on stderr. A file that cannot be written is a
+ * {@linkcode UsageError}; so is a ledger that is not verity's or whose
+ * chain does not verify.
  */
-export async function appendDocumentToLedger(
-  ledgerPath: string,
+export async function writeDocument(
+  command: string,
   type: "manifest" | "reality",
-  file: string,
+  out: string,
   text: string,
-): Promise<{ path: string; index: number; head: string; digest: string }> {
+  ledger: string | null,
+): Promise<void> {
+  try {
+    await writeTextFileAtomic(out, text);
+  } catch (e) {
+    throw new UsageError(
+      `verity ${command}: --out ${out}: cannot write: ${(e as Error).message}`,
+    );
+  }
+  if (ledger === null) return;
   const digest = `sha256:${sha256Hex(text)}`;
-  const r = await appendBlock(ledgerPath, type, {
-    file: basename(file),
-    digest,
-  });
-  return { path: ledgerPath, index: r.index, head: r.head, digest };
+  const r = await appendBlock(ledger, type, { file: basename(out), digest });
+  console.error(
+    `ledger: ${ledger} block ${r.index} records ${out} (${digest}), head ${r.head}`,
+  );
 }

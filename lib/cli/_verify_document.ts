@@ -32,13 +32,6 @@ import { exists } from "../common/exists.ts";
 /** Which kind of document a file holds. */
 export type DocumentKind = "report" | "reality" | "manifest";
 
-/** Ledger block types each kind is appended as. */
-export const BLOCK_TYPES: Readonly<Record<DocumentKind, string>> = {
-  report: "report",
-  reality: "reality",
-  manifest: "manifest",
-};
-
 /** Options for {@linkcode verifyDocument}. */
 export interface VerifyDocumentOptions {
   /** The ledger file; null: re-derivation only. */
@@ -83,7 +76,7 @@ export async function resolveHead(
   if (headFile !== null) head = (await readTextDocument(headFile)).text.trim();
   if (head === null) {
     throw new UsageError(
-      `${command}: --ledger needs --expected-head (or --expected-head-file): a ledger checked only against itself proves nothing to anyone else`,
+      `${command}: --expected-head is required with --ledger (or --expected-head-file): a ledger checked only against itself proves nothing to anyone else`,
     );
   }
   if (!/^sha256:[0-9a-f]{64}$/.test(head)) {
@@ -233,7 +226,7 @@ export async function verifyDocument(
       options.ledger,
       head,
       digest,
-      [BLOCK_TYPES[kind]],
+      [kind], // each kind is appended as a block of its own name
       expect,
     );
     for (const pr of b.problems) lines.push(`LEDGER ${pr}`);

@@ -177,6 +177,25 @@ export function parseCount(
   return n;
 }
 
+/** An option's value when it is a string, else null. */
+export function stringOption(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+/** `--seed N`: an integer from 0 to 2^32 - 1 (default `dflt`). */
+export function parseSeed(command: string, v: unknown, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (typeof v !== "string" || !/^\d+$/.test(v) || n > 0xffffffff) {
+    throw new UsageError(
+      `verity ${command}: --seed expects an integer from 0 to 4294967295, got ${
+        JSON.stringify(v)
+      }`,
+    );
+  }
+  return n;
+}
+
 /** Require a server command after `--`. */
 export function requireServerCommand(
   command: string,

@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
-import { parseCommandLine } from "./args.ts";
+import { parseCommandLine, stringOption } from "./args.ts";
 import { InputError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
@@ -22,15 +21,13 @@ import {
   signStatement,
   type Statement,
   STATEMENT_TYPE,
-  verifyEnvelope,
+  verifiedStatement,
 } from "../evidence/attest.ts";
 import { evidencePredicate } from "../evidence/predicate.ts";
 import {
   type DocumentVerification,
   verifyDocument,
 } from "./_verify_document.ts";
-
-export const HELP: string = COMMAND_HELP["attest"];
 
 /** The predicate type of a release bundle's attestation (scripts/release.ts). */
 export const RELEASE_PREDICATE = "urn:verity:release:v1";
@@ -44,36 +41,38 @@ async function fileSha256(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-const str = (v: unknown): string | null => typeof v === "string" ? v : null;
-
-async function readKeyText(path: string): Promise<string> {
-  return (await readTextDocument(path)).text;
+/** Read `--key` and import it; a key that does not import is a usage error naming it. */
+async function readKey<T>(
+  command: string,
+  keyPath: string,
+  load: (pem: string) => Promise<T>,
+): Promise<T> {
+  try {
+    return await load((await readTextDocument(keyPath)).text);
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new UsageError(
+      `${command}: --key ${keyPath}: ${(e as Error).message}`,
+    );
+  }
 }
 
 async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
   if (p.positionals.length !== 1) {
     throw new UsageError("verity attest: expected one document to attest");
   }
-  const keyPath = str(p.values.key);
+  const keyPath = stringOption(p.values.key);
   if (keyPath === null) {
     throw new UsageError("verity attest: --key is required");
   }
-  let signer;
-  try {
-    signer = await importPrivateKey(await readKeyText(keyPath));
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new UsageError(
-      `verity attest: --key ${keyPath}: ${(e as Error).message}`,
-    );
-  }
+  const signer = await readKey("verity attest", keyPath, importPrivateKey);
   const path = p.positionals[0]!;
   const v = await verifyDocument(path, {
-    ledger: str(p.values.ledger),
-    expectedHead: str(p.values["expected-head"]),
-    expectedHeadFile: str(p.values["expected-head-file"]),
+    ledger: stringOption(p.values.ledger),
+    expectedHead: stringOption(p.values["expected-head"]),
+    expectedHeadFile: stringOption(p.values["expected-head-file"]),
     // A report keeping its seed by reference rebuilds it from this definition.
-    definition: str(p.values.definition),
+    definition: stringOption(p.values.definition),
   }, "verity attest");
   if (!v.ok) {
     for (const l of v.lines) console.error(l);
@@ -83,7 +82,7 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
   let definition:
     | { digest: string; source: Record<string, unknown> | null }
     | null = null;
-  const defPath = str(p.values.definition);
+  const defPath = stringOption(p.values.definition);
   if (defPath !== null) {
     const { loadDefinition } = await import("../definition/mod.ts");
     const def = await loadDefinition(defPath);
@@ -112,7 +111,7 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
   };
   const envelope = await signStatement(statement, signer);
   const text = JSON.stringify(envelope, null, 2) + "\n";
-  const out = str(p.values.out);
+  const out = stringOption(p.values.out);
   if (out !== null) {
     await writeTextFileAtomic(out, text);
     console.error(
@@ -131,19 +130,11 @@ async function verifyAttestation(
   if (p.positionals.length !== 2) {
     throw new UsageError("verity attest verify: expected one envelope");
   }
-  const keyPath = str(p.values.key);
+  const keyPath = stringOption(p.values.key);
   if (keyPath === null) {
     throw new UsageError("verity attest verify: --key PUBLIC.pem is required");
   }
-  let key;
-  try {
-    key = await importPublicKey(await readKeyText(keyPath));
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new UsageError(
-      `verity attest verify: --key ${keyPath}: ${(e as Error).message}`,
-    );
-  }
+  const key = await readKey("verity attest verify", keyPath, importPublicKey);
   const envPath = p.positionals[1]!;
   let envelope: unknown;
   try {
@@ -157,31 +148,17 @@ async function verifyAttestation(
     console.log("attestation NOT verified");
     return 1;
   };
-  const sig = await verifyEnvelope(envelope, key);
-  if (!sig.ok) return fail(`signature: ${sig.reason}`);
-  let statement: Statement;
-  try {
-    statement = parseEvidenceJson(
-      new TextDecoder("utf-8", { fatal: true }).decode(sig.payload),
-    ) as Statement;
-  } catch (e) {
-    return fail(
-      `payload: signed, but not a JSON statement (${(e as Error).message})`,
-    );
-  }
-  if (
-    statement?._type !== STATEMENT_TYPE ||
-    (statement.predicateType !== PREDICATE_TYPE &&
-      statement.predicateType !== RELEASE_PREDICATE) ||
-    !Array.isArray(statement.subject) || statement.subject.length !== 1
-  ) {
-    return fail("payload: not a verity in-toto Statement v1 with one subject");
-  }
+  const v0 = await verifiedStatement(envelope, key, [
+    PREDICATE_TYPE,
+    RELEASE_PREDICATE,
+  ]);
+  if (!v0.ok) return fail(v0.reason);
+  const statement = v0.statement;
   const subject = statement.subject[0]!;
   console.log(
     `signature: good, key ${key.keyid}; subject ${subject.name} sha256:${subject.digest?.sha256}`,
   );
-  const reportPath = str(p.values.report);
+  const reportPath = stringOption(p.values.report);
   if (statement.predicateType === RELEASE_PREDICATE) {
     // A release bundle: the subject is the tarball beside the envelope.
     const file = reportPath ?? envPath.replace(/\.intoto\.json$/, "");
@@ -207,7 +184,7 @@ async function verifyAttestation(
     );
     return 0;
   }
-  const ledger = str(p.values.ledger);
+  const ledger = stringOption(p.values.ledger);
   if (reportPath === null) {
     if (
       ledger !== null || p.values["expected-head"] !== undefined ||
@@ -225,10 +202,10 @@ async function verifyAttestation(
   }
   const v: DocumentVerification = await verifyDocument(reportPath, {
     ledger,
-    expectedHead: str(p.values["expected-head"]),
-    expectedHeadFile: str(p.values["expected-head-file"]),
+    expectedHead: stringOption(p.values["expected-head"]),
+    expectedHeadFile: stringOption(p.values["expected-head-file"]),
     // A verity.report/3 report rebuilds its seed from this definition.
-    definition: str(p.values.definition),
+    definition: stringOption(p.values.definition),
   }, "verity attest verify");
   for (const l of v.lines.slice(0, -1)) console.log(l);
   if (`sha256:${subject.digest?.sha256}` !== v.digest) {

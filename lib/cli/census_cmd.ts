@@ -8,8 +8,7 @@
  * @module
  */
 import { dirname, resolve } from "node:path";
-import { COMMAND_HELP } from "./help.ts";
-import { parseCommandLine, parseCount } from "./args.ts";
+import { parseCommandLine, parseCount, parseSeed } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
 import { type CensusList, parseCensusList } from "../census/list.ts";
@@ -19,8 +18,6 @@ import { runCensus } from "../census/run.ts";
 import { mergeCensus } from "../census/merge.ts";
 import type { CensusDocument } from "../census/result.ts";
 import { terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["census"];
 
 async function loadList(file: string): Promise<CensusList> {
   let bytes: Uint8Array;
@@ -36,20 +33,6 @@ async function loadList(file: string): Promise<CensusList> {
     );
   }
   return parseCensusList(bytes, file, dirname(resolve(file)));
-}
-
-function parseSeed(v: unknown): number {
-  if (v === undefined) return DEFAULT_SEED;
-  if (
-    typeof v !== "string" || !/^\d{1,10}$/.test(v) || Number(v) > 0xffffffff
-  ) {
-    throw new UsageError(
-      `verity census: --seed expects an integer from 0 to 4294967295, got ${
-        JSON.stringify(v)
-      }`,
-    );
-  }
-  return Number(v);
 }
 
 function oneList(p: { positionals: string[] }, usage: string): string {
@@ -138,7 +121,7 @@ export async function main(argv: string[]): Promise<number> {
     ? parseShardSpec(p.values.shard, "--shard")
     : { k: 1, n: 1 };
   const jobs = parseCount("census", "jobs", p.values.jobs, 1);
-  const seed = parseSeed(p.values.seed);
+  const seed = parseSeed("census", p.values.seed, DEFAULT_SEED);
   const cacheRoot = censusCacheRoot(
     list,
     typeof p.values.cache === "string" ? p.values.cache : null,

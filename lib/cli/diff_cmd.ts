@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { prettyJson } from "../evidence/canonical.ts";
@@ -14,8 +13,6 @@ import { readJsonDocument } from "../evidence/files.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
 import { isRecipe, type Recipe } from "../evidence/recipes.ts";
 import { terminalJson, terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["diff"];
 
 /** Run `verity diff`. */
 export async function main(argv: string[]): Promise<number> {

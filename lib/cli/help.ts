@@ -3,8 +3,7 @@
  * defaults it quotes are written out; tests/help_test.ts checks them against
  * the constants the commands use):
  * `main.ts` prints `verity <command> --help` from here without loading the
- * command's own modules, and each command module exports its text from here
- * as `HELP`.
+ * command's own modules.
  *
  * @module
  */
@@ -35,6 +34,20 @@ A token kept by verity login (under $XDG_CONFIG_HOME/verity or
 ~/.config/verity, mode 0600) is sent only to the server it was issued for,
 and refreshed when it expires.`;
 
+/** The options of `tools` and `capture` for the server they list. */
+const LISTING_HELP =
+  `  --timeout S     seconds to wait for each answer (default 30)
+  --env K=V       add an environment variable for the server (repeatable)
+  --no-sandbox    run the command as given, with your PATH and HOME (a
+                  started server is otherwise sandboxed as in an audit, on a
+                  scratch state directory)
+  --offline       a package runner (npx, npm exec, pnpm dlx, bunx) must find
+                  its package in verity's cache (.verity/): nothing is pinned
+                  or fetched (otherwise its exact version is pinned and
+                  fetched once, printed, then run by Deno offline)
+${REMOTE_HELP}
+  -h, --help      show this help`;
+
 /**
  * The `--help` text of each command, by command name.
  *
@@ -45,7 +58,7 @@ and refreshed when it expires.`;
  */
 export const COMMAND_HELP = {
   "tools":
-    `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+    `verity tools [--json] [--timeout S] [--env K=V]... [--no-sandbox] [--offline] -- <command...>
 verity tools [--json] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -54,17 +67,11 @@ TRUE, FALSE, ABSENT or MALFORMED (with what was wrong).
 
 Options:
   --json          print {"tools":[...],"pages":N} instead of a table
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-${REMOTE_HELP}
-  -h, --help      show this help
+${LISTING_HELP}
 
 Exit codes: 0 listed; 2 bad arguments, or the server could not be listed.`,
   "capture":
-    `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] -- <command...>
+    `verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] [--env K=V]... [--no-sandbox] [--offline] -- <command...>
 verity capture [--recipe N] [--out FILE [--ledger LEDGER]] [--timeout S] --url URL [--header NAME=VALUE]...
 
 Start an MCP server over stdio (or reach one over HTTP with --url), list every tool (following nextCursor to the
@@ -82,13 +89,7 @@ Options:
   --ledger FILE   append a "manifest" block (file name, SHA-256) to this
                   ledger and print the head (needs --out); check it later with
                   verity report verify FILE --ledger LEDGER --expected-head H
-  --timeout S     seconds to wait for each answer (default 30)
-  --env K=V       add an environment variable for the server (repeatable)
-  --no-sandbox    run the command as given, with your PATH and HOME (a
-                  started server is otherwise sandboxed as in an audit, on a
-                  scratch state directory)
-${REMOTE_HELP}
-  -h, --help      show this help
+${LISTING_HELP}
 
 Compare two manifests with verity diff.
 Exit codes: 0 captured; 2 bad arguments, or the server could not be listed.`,
@@ -327,6 +328,8 @@ Options:
                          command form only)
   --no-sandbox           run unsandboxed: a <target> still on scratch state,
                          a -- <command...> as given, against its live state
+  --offline              -- npx ... (npm exec, pnpm dlx, bunx): the package
+                         must be in verity's cache already (.verity/)
 ${REMOTE_HELP}
   -h, --help             show this help
 
@@ -423,6 +426,49 @@ Options:
 
 Exit codes: 0 prepared; 2 invalid target, integrity mismatch, or a fetch
 that failed (the message says which).`,
+  "guard":
+    `verity guard (--manifest M | --attestation E --key K [--report R]) --ledger L
+             [--policy P] [--definition D] [--state DIR] [--env K=V]... [--pass-env NAME]...
+             [--no-sandbox]
+             -- <command...>
+
+A stdio MCP proxy for a client to start in place of the server (verity init
+--from-config F --server NAME --wrap rewrites a client's entry to do so). It
+starts the server in the sandbox and passes every message through, except:
+each tools/list answer is hashed tool by tool under the audit's recipe and
+compared with the audited contract; a tool that drifted or was not audited is
+left out and refused on tools/call (JSON-RPC error -32050 naming the drift),
+or, under the policy drift = "warn", passed with a warning; each passed tool
+carries the audit's verdicts and the evidence digest under
+_meta["io.verity/verdicts"], and a hint the audit refuted is corrected (policy
+correct_hints). notifications/tools/list_changed makes the guard list the
+tools again itself. Every call is appended to the ledger as an observed record;
+the head is printed on stderr at exit (verity ledger verify checks it,
+verity ledger validate --observed L judges it).
+
+Options:
+  --manifest M         the audited contracts: a verity capture manifest
+  --attestation E      a signed attestation (verity attest) of an audit report
+                       or a manifest; the signature and subject are checked
+  --key K              the attester's public key (SPKI PEM)
+  --report R           the attested file (default: the subject's name beside E,
+                       or that name with .gz)
+  --ledger L           the ledger every call is appended to (required)
+  --policy P           a policy file ([guard] drift = "refuse" | "warn",
+                       correct_hints = true | false; default refuse and true)
+  --definition D       the sandbox allowances of this target or fixture
+                       (allow.sys, allow.run, read; default: none beyond the
+                       zero-config sandbox)
+  --state DIR          the directory the server may write, kept (default: a
+                       scratch directory removed at exit)
+  --env K=V            environment for the server (repeatable)
+  --pass-env NAME      pass this variable of the guard's environment on (repeatable)
+  --no-sandbox         run the command as given
+  -h, --help           show this help
+
+Exit codes: the server's exit status when it ends by itself; 0 when the client
+closes the session; 1 when a frame passes 16 MiB; 130/143 on SIGINT/SIGTERM;
+2 bad arguments, evidence, policy or ledger (one line naming the file and key).`,
   "login":
     `verity login <url> [--scope S] [--timeout S] [--client-id ID [--client-secret-env VAR | --client-key FILE]] [--client-metadata-url URL]
 
@@ -450,8 +496,10 @@ Exit codes: 0 signed in (or the server asked for no sign-in); 2 bad
 arguments, or the sign-in failed (one line saying why).`,
   "init":
     `verity init <dir> [--name N] [--env K=V]... [--force] [--no-sandbox] -- <command...>
-verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox]
+verity init <dir> --from-config <file> --server <name> [--name N] [--force] [--no-sandbox] [--header NAME=VALUE]...
 verity init <dir> --url URL [--header NAME=VALUE]... [--name N] [--force]
+verity init --from-config <file> --server <name> --wrap (--manifest M | --attestation E --key K)
+            --ledger L [--policy P] [--report R] [--definition D] [--state DIR] [--no-sandbox]
 
 Start an MCP server in the sandbox, list its tools, and write
 <dir>/target.toml: its command, its [source] pin (npm servers), and one
@@ -464,11 +512,18 @@ to load the file until no TODO(verity) value is left.
 --from-config reads the server from an MCP client's configuration file:
 "mcpServers" (Claude Desktop claude_desktop_config.json, Cursor mcp.json,
 Claude Code .mcp.json) or "servers" / "mcp.servers" (VS Code, comments
-allowed).
+allowed). An entry with a "url" is listed as --url would (its "headers" sent,
+plus --header / --header-env).
 
-An npm server (npx <pkg>, npm exec, deno run npm:<pkg>) is rewritten to run
+An npm server (npx <pkg>, npm exec, pnpm dlx, bunx, deno run npm:<pkg>) is rewritten to run
 under Deno from a pinned, prepared cache: init asks the registry for the
 exact version and integrity (network) and prepares it as verity prepare does.
+
+--wrap rewrites that server's entry in the file to start through verity guard
+with the given options (paths made absolute; the entry's env names passed on
+with --pass-env), its own command kept after --; the file as it was is kept
+beside it as <file>.before-guard (the rewritten file is plain JSON, without
+comments). An entry that already starts through the guard is refused.
 
 --url lists a remote server's tools over Streamable HTTP. A remote server
 cannot be reset, so it cannot be audited where it runs: the target.toml
@@ -480,6 +535,7 @@ Options:
   --env K=V            environment for the server (repeatable; overrides the config's)
   --from-config FILE   read the server from an MCP client configuration file
   --server NAME        which server of that file
+  --wrap               rewrite that entry to start through verity guard (see above)
   --force              overwrite an existing <dir>/target.toml
   --no-sandbox         list the tools without a sandbox
   --timeout S          seconds to wait for each answer (default 30)

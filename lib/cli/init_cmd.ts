@@ -13,7 +13,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import {
   parseCommandLine,
@@ -25,19 +24,22 @@ import { ServerError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "./_io.ts";
 import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
-import { readConfiguredServer } from "../init/mcp_config.ts";
+import {
+  readConfiguredServer,
+  wrapConfiguredServer,
+} from "../init/mcp_config.ts";
+import { selfCommand } from "../runner/self.ts";
 import { TODO } from "../definition/types.ts";
 import { renderTargetTemplate } from "../init/init_template.ts";
 import { initTarget, listedTools, pathKind } from "../init/init.ts";
 import { VERSION } from "../version.ts";
 import {
   parseRemote,
+  refuseWithUrl,
   REMOTE_OPTIONS,
   remoteClient,
   type RemoteServer,
 } from "./remote.ts";
-
-export const HELP: string = COMMAND_HELP["init"];
 
 interface ServerSpec {
   command: string[];
@@ -45,6 +47,8 @@ interface ServerSpec {
   cwd: string;
   origin: string;
   defaultName: string | null;
+  /** A config's remote entry: listed as `init --url` would. */
+  remote?: RemoteServer;
 }
 
 async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
@@ -72,6 +76,35 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
       );
     }
     const s = readConfiguredServer(text, file, server);
+    if (s.url !== null) {
+      const header = Object.entries(s.headers).map(([k, v]) => {
+        if (/\$\{/.test(v)) {
+          throw new UsageError(
+            `verity init: ${file}: ${s.table}.${
+              JSON.stringify(s.name)
+            }.headers.${k}: a client variable verity cannot expand; pass the value with --header-env ${k}=ENV_VAR`,
+          );
+        }
+        return `${k}=${v}`;
+      });
+      const remote = parseRemote("init", {
+        positionals: [],
+        serverCommand: null,
+        values: {
+          url: s.url,
+          header: [...header, ...list(p.values.header)],
+          "header-env": list(p.values["header-env"]),
+        },
+      })!;
+      return {
+        command: [],
+        env: {},
+        cwd: Deno.cwd(),
+        origin: `${basename(file)} ${s.table}.${JSON.stringify(s.name)}`,
+        defaultName: s.name,
+        remote,
+      };
+    }
     return {
       command: [s.command, ...s.args],
       env: { ...s.env, ...extraEnv },
@@ -99,24 +132,20 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
   };
 }
 
-/** `verity init <dir> --url URL`: list a remote server, write a local HTTP target template. */
-async function initRemote(
+function list(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)];
+}
+
+/** The new target's directory, file and name; refuses an existing file (without `--force`) and a bad name. */
+async function newTarget(
   p: ParsedCommandLine,
-  remote: RemoteServer,
-): Promise<number> {
-  for (const flag of ["env", "from-config", "server", "no-sandbox"]) {
-    if (p.values[flag] !== undefined) {
-      throw new UsageError(
-        `verity init: --${flag} applies to a started server, not --url`,
-      );
-    }
-  }
+  defaultName: string | null,
+): Promise<{ targetDir: string; file: string; name: string }> {
   if (p.positionals.length !== 1) {
     throw new UsageError(
       "verity init: expected one directory for the new target.toml",
     );
   }
-  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const targetDir = resolve(p.positionals[0]!);
   const file = join(targetDir, "target.toml");
   if (!p.values.force && await pathKind(file) !== null) {
@@ -124,7 +153,7 @@ async function initRemote(
       `verity init: ${file} exists; pass --force to overwrite it`,
     );
   }
-  const name = String(p.values.name ?? basename(targetDir));
+  const name = String(p.values.name ?? defaultName ?? basename(targetDir));
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
     throw new UsageError(
       `verity init: target name ${
@@ -132,6 +161,21 @@ async function initRemote(
       } must be letters, digits, ".", "_" or "-" (use --name)`,
     );
   }
+  return { targetDir, file, name };
+}
+
+/**
+ * `verity init <dir> --url URL` (or a config's `url` entry): list a remote
+ * server, write a local HTTP target template.
+ */
+async function initRemote(
+  p: ParsedCommandLine,
+  remote: RemoteServer,
+  defaultName: string | null,
+): Promise<number> {
+  refuseWithUrl("init", p, ["env", "no-sandbox"]);
+  const { targetDir, file, name } = await newTarget(p, defaultName);
+  const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   console.error(`verity: listing tools of ${remote.shownUrl} (HTTP)`);
   const s = await openSession(remoteClient(remote), { timeoutMs });
   await s.client.close(2000);
@@ -170,6 +214,76 @@ async function initRemote(
   return 0;
 }
 
+/** The guard's options `--wrap` writes into the entry, paths made absolute. */
+const WRAP_OPTIONS = [
+  "manifest",
+  "attestation",
+  "key",
+  "report",
+  "policy",
+  "ledger",
+  "state",
+  "definition",
+] as const;
+
+/**
+ * `verity init --from-config F --server NAME --wrap ...`: rewrite that
+ * entry to start through `verity guard`, the file as it was kept beside it.
+ */
+async function wrap(p: ParsedCommandLine): Promise<number> {
+  const from = p.values["from-config"];
+  const name = p.values.server;
+  if (typeof from !== "string" || typeof name !== "string") {
+    throw new UsageError(
+      "verity init: --wrap needs --from-config <file> --server <name>",
+    );
+  }
+  if (p.positionals.length > 0 || p.serverCommand !== null) {
+    throw new UsageError(
+      "verity init: --wrap rewrites the configuration file; it takes no directory or command",
+    );
+  }
+  if (p.values.ledger === undefined) {
+    throw new UsageError(
+      "verity init: --wrap needs --ledger FILE for the guard",
+    );
+  }
+  const file = resolve(from);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    throw new UsageError(
+      `verity init: ${file}: cannot read: ${(e as Error).message}`,
+    );
+  }
+  const options: string[] = [];
+  for (const k of WRAP_OPTIONS) {
+    const v = p.values[k];
+    if (typeof v === "string") options.push(`--${k}`, resolve(v));
+  }
+  for (const k of Object.keys(readConfiguredServer(text, file, name).env)) {
+    options.push("--pass-env", k);
+  }
+  if (p.values["no-sandbox"]) options.push("--no-sandbox");
+  const wrapped = wrapConfiguredServer(
+    text,
+    file,
+    name,
+    selfCommand("guard"),
+    options,
+  );
+  const backup = `${file}.before-guard`;
+  if (await pathKind(backup) === null) await writeFileAtomic(backup, text);
+  await writeFileAtomic(file, wrapped);
+  console.log(
+    `wrapped ${
+      JSON.stringify(name)
+    } in ${file}: it now starts through verity guard (its command kept after --; the file as it was: ${backup})`,
+  );
+  return 0;
+}
+
 /** Run `verity init`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("init", argv, {
@@ -180,37 +294,36 @@ export async function main(argv: string[]): Promise<number> {
     force: { type: "boolean" },
     "no-sandbox": { type: "boolean" },
     timeout: { type: "string" },
+    wrap: { type: "boolean" },
+    ...Object.fromEntries(
+      WRAP_OPTIONS.map((k) => [k, { type: "string" as const }]),
+    ),
     ...REMOTE_OPTIONS,
   });
-  const remote = parseRemote("init", {
+  if (p.values.wrap) return await wrap(p);
+  for (const k of WRAP_OPTIONS) {
+    if (p.values[k] !== undefined) {
+      throw new UsageError(`verity init: --${k} goes with --wrap`);
+    }
+  }
+  // With --from-config, --header and --header-env go to a `url` entry.
+  const fromConfig = p.values["from-config"] !== undefined;
+  if (fromConfig && p.values.url !== undefined) {
+    throw new UsageError(
+      "verity init: give either --url or --from-config, not both",
+    );
+  }
+  const remote = fromConfig ? null : parseRemote("init", {
     ...p,
     positionals: [],
   });
-  if (remote !== null) return await initRemote(p, remote);
-  if (p.positionals.length !== 1) {
-    throw new UsageError(
-      "verity init: expected one directory for the new target.toml",
-    );
-  }
+  if (remote !== null) return await initRemote(p, remote, null);
+  // The directory is checked first (the count here, the rest below).
+  if (p.positionals.length !== 1) await newTarget(p, null);
   const timeoutMs = parseSeconds("init", "timeout", p.values.timeout, 30);
   const spec = await serverSpec(p);
-  const targetDir = resolve(p.positionals[0]!);
-  const file = join(targetDir, "target.toml");
-  if (!p.values.force && await pathKind(file) !== null) {
-    throw new UsageError(
-      `verity init: ${file} exists; pass --force to overwrite it`,
-    );
-  }
-  const name = String(
-    p.values.name ?? spec.defaultName ?? basename(targetDir),
-  );
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
-    throw new UsageError(
-      `verity init: target name ${
-        JSON.stringify(name)
-      } must be letters, digits, ".", "_" or "-" (use --name)`,
-    );
-  }
+  if (spec.remote) return await initRemote(p, spec.remote, spec.defaultName);
+  const { targetDir, file, name } = await newTarget(p, spec.defaultName);
   const { text, tools, plan } = await initTarget(spec, {
     name,
     targetDir,

@@ -8,7 +8,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { generateKeyPair } from "../evidence/attest.ts";
@@ -28,8 +27,6 @@ async function workTree(dir: string): Promise<string | null> {
     return null; // no git: no work tree we can see
   }
 }
-
-export const HELP: string = COMMAND_HELP["keygen"];
 
 async function writeNew(path: string, text: string, mode: number) {
   try {

@@ -10,22 +10,21 @@
 import { COMMAND_HELP } from "./help.ts";
 import { basename } from "node:path";
 import { didYouMean, parseCommandLine } from "./args.ts";
-import { UsageError } from "../errors.ts";
-import { isDigest, prettyJson } from "../evidence/canonical.ts";
+import { EvidenceError, UsageError } from "../errors.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
+import { LEDGER_NAME } from "../evidence/chain.ts";
+import { prettyJson } from "../evidence/canonical.ts";
+import { resolveHead } from "./_verify_document.ts";
 import { readObservations, validateObservations } from "../evidence/checks.ts";
 import { readJsonDocument } from "../evidence/files.ts";
 import {
   appendBlocks,
-  readLedgerFile,
   verifyLedger,
   verifyLedgerFile,
-  walkLedgerFile,
 } from "../evidence/ledger.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { cleanScratch, recoverRuns } from "./_recover.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
-
-export const HELP: string = COMMAND_HELP["ledger"];
 
 function str(
   p: ReturnType<typeof parseCommandLine>,
@@ -63,6 +62,30 @@ function noExtra(p: ReturnType<typeof parseCommandLine>, cmd: string): void {
   }
 }
 
+/**
+ * The observed records of a ledger `verity guard` wrote (its `observation`
+ * blocks, the chain checked first); any other document as it is.
+ */
+function guardObservations(doc: unknown, path: string): unknown {
+  if (!isPlainObject(doc) || doc.ledger !== LEDGER_NAME) return doc;
+  const v = verifyLedger(doc, "");
+  const problems = v.problems.filter((x) => x.kind !== "head");
+  if (problems.length > 0 || v.head === null) {
+    throw new EvidenceError(
+      `${path}: the ledger's own chain does not verify (${problems.length} problem(s); first: ${
+        problems[0]?.message ?? "no head"
+      })`,
+    );
+  }
+  const blocks = doc.blocks as { type: string; record: unknown }[];
+  return {
+    head: v.head,
+    observations: blocks.filter((b) => b.type === "observation").map((b) =>
+      b.record
+    ),
+  };
+}
+
 async function validate(argv: string[]): Promise<number> {
   const p = parseCommandLine("ledger validate", argv, {
     declared: { type: "string" },
@@ -80,7 +103,8 @@ async function validate(argv: string[]): Promise<number> {
   const dDoc = await readJsonDocument(declaredPath, { digest: true });
   const oDoc = await readJsonDocument(observedPath, { digest: true });
   const declared = readDeclaration(dDoc.value, declaredPath);
-  const observed = readObservations(oDoc.value, observedPath);
+  const oValue = guardObservations(oDoc.value, observedPath);
+  const observed = readObservations(oValue, observedPath);
   if (!declared.recipeStated) {
     console.error(
       `note: ${declaredPath} states no contract_recipe: its contracts are hashed under recipe 1 (the legacy default)`,
@@ -101,7 +125,7 @@ async function validate(argv: string[]): Promise<number> {
       record: {
         file: basename(observedPath),
         sha256: oDoc.sha256,
-        document: oDoc.value,
+        document: oValue,
       },
     },
     { type: "report", record: report },
@@ -169,37 +193,11 @@ async function verify(argv: string[]): Promise<number> {
   });
   noExtra(p, "verify");
   const path = str(p, "ledger", "verify", true)!;
-  let head = str(p, "expected-head", "verify", false);
-  const headFile = str(p, "expected-head-file", "verify", false);
-  if (head !== undefined && headFile !== undefined) {
-    throw new UsageError(
-      "verity ledger verify: give --expected-head or --expected-head-file, not both",
-    );
-  }
-  if (headFile !== undefined) {
-    try {
-      head = (await Deno.readTextFile(headFile)).trim();
-    } catch (e) {
-      throw new UsageError(
-        `verity ledger verify: --expected-head-file ${headFile}: ${
-          (e as Error).message
-        }`,
-      );
-    }
-  }
-  if (head === undefined) {
-    throw new UsageError(
-      "verity ledger verify: --expected-head is required: a ledger verified only against itself proves ordering to whoever holds the file, nothing to anyone else",
-    );
-  }
-  head = head.trim();
-  if (!isDigest(head)) {
-    throw new UsageError(
-      `verity ledger verify: expected head ${
-        JSON.stringify(head)
-      } is not "sha256:" and 64 lowercase hex digits`,
-    );
-  }
+  const head = await resolveHead(
+    "verity ledger verify",
+    str(p, "expected-head", "verify", false) ?? null,
+    str(p, "expected-head-file", "verify", false) ?? null,
+  );
   // verity's own layout is walked as a stream (any size); another layout
   // is parsed strictly, every problem reported.
   const { recipes, ...v } = await verifyLedgerFile(path, head);
@@ -244,21 +242,12 @@ async function head(argv: string[]): Promise<number> {
   });
   noExtra(p, "head");
   const path = str(p, "ledger", "head", true)!;
-  const fast = await walkLedgerFile(path);
-  if (fast !== null) {
-    console.log(fast.head);
-    return 0;
-  }
-  const doc = await readLedgerFile(path);
-  const v = verifyLedger(doc, "");
-  const problems = v.problems.filter((x) =>
-    x.kind !== "head" || v.head === null
-  );
-  if (problems.length > 0 || v.head === null) {
+  const v = await verifyLedgerFile(path, null);
+  if (!v.ok || v.head === null) {
     console.error(
-      `${path}: the ledger's own chain is broken (${problems.length} problem(s)):`,
+      `${path}: the ledger's own chain is broken (${v.problems.length} problem(s)):`,
     );
-    for (const pr of problems) console.error(`  ${pr.kind}: ${pr.message}`);
+    for (const pr of v.problems) console.error(`  ${pr.kind}: ${pr.message}`);
     return 1;
   }
   console.log(v.head);
@@ -299,7 +288,7 @@ export async function main(argv: string[]): Promise<number> {
     case "-h":
     case "--help":
     case "help":
-      console.log(HELP);
+      console.log(COMMAND_HELP.ledger);
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(

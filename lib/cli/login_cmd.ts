@@ -9,14 +9,11 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine, parseSeconds } from "./args.ts";
 import { ServerError, UsageError } from "../errors.ts";
 import { openSession } from "../wire/session.ts";
 import { TokenStore } from "../wire/token_store.ts";
 import { parseRemote, REMOTE_OPTIONS, remoteClient } from "./remote.ts";
-
-export const HELP: string = COMMAND_HELP["login"];
 
 /** Run `verity login`. */
 export async function main(argv: string[]): Promise<number> {

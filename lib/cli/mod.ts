@@ -1,6 +1,6 @@
 /**
  * The command line: argument parsing and one module per `verity` command,
- * each exporting its `HELP` text and `main(argv)` (exit code). `main.ts`
+ * each exporting `main(argv)` (exit code); the help texts are in `help.ts`. `main.ts`
  * holds the table that loads them lazily; here each command is a namespace,
  * e.g. `run.main(["fixtures/honest-readonly"])`.
  *

@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { relative } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -22,8 +21,6 @@ import {
 } from "../prepare/source.ts";
 import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
 import { fetchPinned, fetchPinnedNode } from "../prepare/fetch.ts";
-
-export const HELP: string = COMMAND_HELP["prepare"];
 
 /** Run `verity prepare`. */
 export async function main(argv: string[]): Promise<number> {
@@ -58,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     updateLock: p.values["update-lock"] === true,
     say: (s) => console.error(`verity: ${s}`),
   });
-  await savePreparedTarget(layout, def.name, r.entry);
+  await savePreparedTarget(layout, def.dir, r.entry);
   const rel = (x: string) => relative(Deno.cwd(), x) || ".";
   console.log(`prepared ${def.name}: ${pin.package}@${pin.version}`);
   console.log(

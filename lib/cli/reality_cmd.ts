@@ -6,18 +6,17 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import {
   baseEnv,
   gateMessage,
   parseCommandLine,
   parseEnvPairs,
   parseSeconds,
+  parseSeed,
   requireServerCommand,
 } from "./args.ts";
 import { InputError, UsageError } from "../errors.ts";
-import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
-import { appendDocumentToLedger } from "./_ledger.ts";
+import { writeDocument } from "./_ledger.ts";
 import { DEFAULT_SEED } from "../reality/prng.ts";
 import { renderRealityText } from "../reality/render.ts";
 import type { RealityReport } from "../reality/report.ts";
@@ -34,10 +33,13 @@ import { type CallToRecord, recordCalls } from "../report/observed.ts";
 import { observedOptions, writeObservedDoc } from "./_observed.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
-import { parseRemote, REMOTE_OPTIONS, remoteClient } from "./remote.ts";
+import {
+  parseRemote,
+  refuseWithUrl,
+  REMOTE_OPTIONS,
+  remoteClient,
+} from "./remote.ts";
 import { terminalJson, terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["reality"];
 
 function parseFailUnder(v: unknown): number | null {
   if (v === undefined) return null;
@@ -53,35 +55,6 @@ function parseFailUnder(v: unknown): number | null {
     );
   }
   return n;
-}
-
-function parseSeed(v: unknown): number {
-  if (v === undefined) return DEFAULT_SEED;
-  const n = Number(v);
-  if (
-    typeof v !== "string" || !/^\d+$/.test(v) || !Number.isSafeInteger(n) ||
-    n > 0xffffffff
-  ) {
-    throw new UsageError(
-      `verity reality: --seed expects an integer from 0 to 4294967295, got ${
-        JSON.stringify(v)
-      }`,
-    );
-  }
-  return n;
-}
-
-/** Write text to a file through a temporary file and a rename. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  try {
-    await writeTextFileAtomic(path, text);
-  } catch (e) {
-    throw new UsageError(
-      `verity reality: cannot write --out ${JSON.stringify(path)}: ${
-        (e as Error).message
-      }`,
-    );
-  }
 }
 
 /** Collects the listing and every call for `--observed-out`. */
@@ -131,10 +104,11 @@ export async function main(argv: string[]): Promise<number> {
     "session-deadline": { type: "string" },
     env: { type: "string", multiple: true },
     "no-sandbox": { type: "boolean" },
+    offline: { type: "boolean" },
     ...REMOTE_OPTIONS,
   });
   const failUnder = parseFailUnder(p.values["fail-under"]);
-  const seed = parseSeed(p.values.seed);
+  const seed = parseSeed("reality", p.values.seed, DEFAULT_SEED);
   const timeoutMs = parseSeconds("reality", "timeout", p.values.timeout, 30);
   const sessionDeadlineMs = parseSeconds(
     "reality",
@@ -153,47 +127,44 @@ export async function main(argv: string[]): Promise<number> {
 
   const observedOut = observedOptions("reality", p.values);
   const seen = observedOut === null ? null : new ObservedCalls();
-  const observer = seen === null ? {} : { observer: seen };
+  const common = {
+    seed,
+    includeDestructive,
+    timeoutMs,
+    sessionDeadlineMs,
+    ...(seen === null ? {} : { observer: seen }),
+  };
+  // An input error about the server, named by how it was given.
+  const about = (shown: string) => (e: unknown): never => {
+    throw e instanceof InputError
+      ? new UsageError(`verity reality: ${shown}: ${e.message}`)
+      : e;
+  };
   let report: RealityReport;
   const remote = parseRemote("reality", p);
   if (remote !== null) {
-    for (const flag of ["env", "no-sandbox"]) {
-      if (p.values[flag] !== undefined) {
-        throw new UsageError(
-          `verity reality: --${flag} applies to a started server, not --url`,
-        );
-      }
-    }
+    refuseWithUrl("reality", p, ["env", "no-sandbox", "offline"]);
     if (includeDestructive) {
       console.error(
         `verity reality: warning: --include-destructive on a remote server calls its write tools for real, against its live state (${remote.shownUrl}); it cannot be reset`,
       );
     }
     const launcher: ServerLauncher = {
-      launch(): Promise<LaunchedServer> {
-        return Promise.resolve({
+      launch: () =>
+        Promise.resolve({
           spec: remoteClient(remote),
           dispose: () => Promise.resolve(),
-        });
-      },
+        }),
     };
     report = await runReality(launcher, {
-      seed,
-      includeDestructive,
-      timeoutMs,
-      sessionDeadlineMs,
-      ...observer,
+      ...common,
       server: {
         command: [remote.shownUrl],
         target: null,
         sandbox: "none",
         scratchState: false,
       },
-    }).catch((e) => {
-      throw e instanceof InputError
-        ? new UsageError(`verity reality: ${remote.shownUrl}: ${e.message}`)
-        : e;
-    });
+    }).catch(about(remote.shownUrl));
   } else if (p.serverCommand !== null) {
     if (p.positionals.length > 0) {
       throw new UsageError(
@@ -214,6 +185,7 @@ export async function main(argv: string[]): Promise<number> {
       noSandbox,
       hostEnv: baseEnv({}),
       commandName: "verity reality",
+      offline: p.values.offline === true,
     };
     // Refuse early (one line, exit 2) when the sandbox cannot run it.
     const first = await launchCommand(command, env, options);
@@ -230,23 +202,15 @@ export async function main(argv: string[]): Promise<number> {
       },
     };
     report = await runReality(launcher, {
-      seed,
-      includeDestructive,
-      timeoutMs,
-      sessionDeadlineMs,
+      ...common,
       isolateWrites: !noSandbox,
-      ...observer,
       server: {
         command,
         target: null,
         sandbox: first.backend,
         scratchState: !noSandbox,
       },
-    }).finally(() => spare?.dispose()).catch((e) => {
-      throw e instanceof InputError
-        ? new UsageError(`verity reality: ${command.join(" ")}: ${e.message}`)
-        : e;
-    });
+    }).finally(() => spare?.dispose()).catch(about(command.join(" ")));
   } else {
     if (p.positionals.length !== 1) {
       throw new UsageError(
@@ -264,12 +228,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     const { runTargetReality } = await import("../reality/target.ts");
     report = await runTargetReality(p.positionals[0]!, {
-      seed,
-      includeDestructive,
+      ...common,
       timeoutMs: p.values.timeout === undefined ? null : timeoutMs,
-      sessionDeadlineMs,
       noSandbox: p.values["no-sandbox"] === true,
-      ...observer,
     }).catch((e) => {
       throw e instanceof InputError && !e.message.startsWith("verity reality:")
         ? new UsageError(`verity reality: ${e.message}`)
@@ -279,18 +240,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const json = JSON.stringify(report, null, 2);
   if (out !== null) {
-    await writeAtomic(out, json + "\n");
-    if (ledger !== null) {
-      const b = await appendDocumentToLedger(
-        ledger,
-        "reality",
-        out,
-        json + "\n",
-      );
-      console.error(
-        `ledger: ${b.path} block ${b.index} records ${out} (${b.digest}), head ${b.head}`,
-      );
-    }
+    await writeDocument("reality", "reality", out, json + "\n", ledger);
   }
   if (observedOut !== null && seen !== null) {
     await writeObservedDoc(

@@ -3,11 +3,19 @@
  * `tools`, `capture`, `reality` and `init` reach a remote MCP server over
  * Streamable HTTP. Header values are secrets: they are sent, never shown.
  *
- * Requires `--allow-env` (for `--header-env`).
+ * Requires `--allow-env` (for `--header-env`), and what the command
+ * launcher needs to start a server.
  *
  * @module
  */
-import type { OptionSpec, ParsedCommandLine } from "./args.ts";
+import {
+  baseEnv,
+  type OptionSpec,
+  type ParsedCommandLine,
+  parseEnvPairs,
+  requireServerCommand,
+} from "./args.ts";
+import { launchCommand, type LaunchedCommand } from "../launcher/command.ts";
 import { UsageError } from "../errors.ts";
 import { HttpClient, type HttpClientOptions } from "../wire/http_client.ts";
 import { Redactor } from "../wire/redact.ts";
@@ -171,6 +179,46 @@ export function refuseWithUrl(
       );
     }
   }
+}
+
+/** The options of a command that lists a server: started, or `--url`. */
+export const LISTING_OPTIONS: OptionSpec = {
+  timeout: { type: "string" },
+  env: { type: "string", multiple: true },
+  "no-sandbox": { type: "boolean" },
+  offline: { type: "boolean" },
+  ...REMOTE_OPTIONS,
+};
+
+/**
+ * The server `verity tools` or `verity capture` lists: `--url`, or the
+ * command after `--` started by the command launcher (sandboxed unless
+ * `--no-sandbox`; `dispose` it after the session).
+ */
+export async function listedServer(
+  command: string,
+  p: ParsedCommandLine,
+): Promise<
+  | { remote: RemoteServer; launched: null; command: [] }
+  | { remote: null; launched: LaunchedCommand; command: string[] }
+> {
+  const remote = parseRemote(command, p);
+  if (remote !== null) {
+    refuseWithUrl(command, p, ["env", "no-sandbox", "offline"]);
+    return { remote, launched: null, command: [] };
+  }
+  const argv = requireServerCommand(command, p);
+  const launched = await launchCommand(
+    argv,
+    parseEnvPairs(command, p.values.env),
+    {
+      noSandbox: p.values["no-sandbox"] === true,
+      hostEnv: baseEnv({}),
+      commandName: `verity ${command}`,
+      offline: p.values.offline === true,
+    },
+  );
+  return { remote: null, launched, command: argv };
 }
 
 /** A fresh client for `remote` (one per session). */

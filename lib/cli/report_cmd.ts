@@ -5,9 +5,8 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { join } from "node:path";
-import { parseCommandLine } from "./args.ts";
+import { parseCommandLine, stringOption } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMAS } from "../report/report.ts";
 import { openReport, reportChunks } from "../report/pack.ts";
@@ -17,8 +16,6 @@ import { readEvidenceText } from "../evidence/files.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
 import { terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["report"];
 
 /** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
 async function readDocument(
@@ -41,11 +38,7 @@ async function locate(ref: string, runsDir: string): Promise<string> {
       join(runsDir, ref, "report.json"),
     ]
   ) {
-    try {
-      if ((await Deno.stat(cand)).isFile) return cand;
-    } catch {
-      // next
-    }
+    if (await Deno.stat(cand).then((s) => s.isFile, () => false)) return cand;
   }
   throw new UsageError(
     `verity report: no report found for ${
@@ -71,10 +64,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     const path = await locate(p.positionals[1]!, runsDir);
     const result = await verifyDocument(path, {
-      ledger: optionalString(p.values.ledger),
-      expectedHead: optionalString(p.values["expected-head"]),
-      expectedHeadFile: optionalString(p.values["expected-head-file"]),
-      definition: optionalString(p.values.definition),
+      ledger: stringOption(p.values.ledger),
+      expectedHead: stringOption(p.values["expected-head"]),
+      expectedHeadFile: stringOption(p.values["expected-head-file"]),
+      definition: stringOption(p.values.definition),
     });
     for (const line of result.lines) console.log(terminalText(line));
     return result.ok ? 0 : 1;
@@ -124,8 +117,4 @@ export async function main(argv: string[]): Promise<number> {
   const rendered = (await renderReport(r, format)).replace(/\n$/, "");
   console.log(format === "text" ? terminalText(rendered) : rendered);
   return 0;
-}
-
-function optionalString(v: unknown): string | null {
-  return typeof v === "string" ? v : null;
 }

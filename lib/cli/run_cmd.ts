@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { join, resolve } from "node:path";
 import { gateMessage, parseCommandLine, parseCount } from "./args.ts";
 import { UsageError } from "../errors.ts";
@@ -35,8 +34,6 @@ import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["run"];
 
 /** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {

@@ -6,53 +6,24 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
-import {
-  baseEnv,
-  parseCommandLine,
-  parseEnvPairs,
-  parseSeconds,
-  requireServerCommand,
-} from "./args.ts";
+import { parseCommandLine, parseSeconds } from "./args.ts";
 import { HINT_NAMES } from "../contracts/contracts.ts";
 import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
-import { launchCommand } from "../launcher/command.ts";
 import { ServerError } from "../errors.ts";
-import {
-  parseRemote,
-  refuseWithUrl,
-  REMOTE_OPTIONS,
-  remoteClient,
-} from "./remote.ts";
+import { listedServer, LISTING_OPTIONS, remoteClient } from "./remote.ts";
 import { showControls, terminalJson } from "../common/show_controls.ts";
-
-export const HELP: string = COMMAND_HELP["tools"];
 
 /** Run `verity tools`. */
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommandLine("tools", argv, {
     json: { type: "boolean" },
-    timeout: { type: "string" },
-    env: { type: "string", multiple: true },
-    "no-sandbox": { type: "boolean" },
-    ...REMOTE_OPTIONS,
+    ...LISTING_OPTIONS,
   }, false);
   const timeoutMs = parseSeconds("tools", "timeout", p.values.timeout, 30);
-  const remote = parseRemote("tools", p);
-  if (remote !== null) refuseWithUrl("tools", p, ["env", "no-sandbox"]);
-  const command = remote === null ? requireServerCommand("tools", p) : [];
-  const launched = remote !== null ? null : await launchCommand(
-    command,
-    parseEnvPairs("tools", p.values.env),
-    {
-      noSandbox: p.values["no-sandbox"] === true,
-      hostEnv: baseEnv({}),
-      commandName: "verity tools",
-    },
-  );
+  const { remote, launched, command } = await listedServer("tools", p);
   const s = await openSession(
-    launched === null ? remoteClient(remote!) : launched.spec,
+    launched === null ? remoteClient(remote) : launched.spec,
     { timeoutMs },
   );
   await s.client.close(1000);

@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { COMMAND_HELP } from "./help.ts";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
@@ -15,8 +14,6 @@ import { checkSeededState } from "../state_io/seeded.ts";
 import { coverage } from "../state/coverage.ts";
 import type { CategoryDelta } from "../state/delta.ts";
 import { verifyReset } from "../state_io/verify_reset.ts";
-
-export const HELP: string = COMMAND_HELP["verify-reset"];
 
 function fmt(v: unknown): string {
   return v === undefined ? "(absent)" : JSON.stringify(v);

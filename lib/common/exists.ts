@@ -42,3 +42,8 @@ export async function exists(
     throw e;
   }
 }
+
+/** Whether `path` is a directory (false when it is missing or cannot be read). Requires `--allow-read`. */
+export function isDirectory(path: string): Promise<boolean> {
+  return Deno.stat(path).then((s) => s.isDirectory, () => false);
+}

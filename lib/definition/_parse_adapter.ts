@@ -19,17 +19,12 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
       'missing (one of "sqlite", "fs", "json", "postgres")',
     );
   }
-  const kind = r.string(t.kind, `${path}.kind`);
-  if (
-    kind !== "sqlite" && kind !== "fs" && kind !== "json" && kind !== "postgres"
-  ) {
-    r.fail(
-      `${path}.kind`,
-      `expected "sqlite", "fs", "json" or "postgres", got ${
-        JSON.stringify(kind)
-      }`,
-    );
-  }
+  const kind = r.oneOf(t.kind, `${path}.kind`, [
+    "sqlite",
+    "fs",
+    "json",
+    "postgres",
+  ]);
   const common = [
     "kind",
     "label",
@@ -81,12 +76,14 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
       "a seed path (inside the definition's directory)",
     )
     : null;
-  const business = Object.hasOwn(t, "business")
-    ? r.strings(t.business, `${path}.business`)
-    : [];
-  const append_only = Object.hasOwn(t, "append_only")
-    ? r.strings(t.append_only, `${path}.append_only`)
-    : [];
+  const business: string[] = r.optional(t, path, "business", "strings", []);
+  const append_only: string[] = r.optional(
+    t,
+    path,
+    "append_only",
+    "strings",
+    [],
+  );
   for (const [i, b] of business.entries()) {
     if (business.indexOf(b) !== i) {
       r.fail(`${path}.business[${i}]`, `duplicate ${JSON.stringify(b)}`);
@@ -207,14 +204,7 @@ export function parseAdapter(r: Reader, v: unknown, path: string): AdapterDef {
   }
   if (kind === "json") {
     if (Object.hasOwn(t, "format")) {
-      const f = r.string(t.format, `${path}.format`);
-      if (f !== "json" && f !== "jsonl") {
-        r.fail(
-          `${path}.format`,
-          `expected "json" or "jsonl", got ${JSON.stringify(f)}`,
-        );
-      }
-      out.format = f;
+      out.format = r.oneOf(t.format, `${path}.format`, ["json", "jsonl"]);
     }
     if (Object.hasOwn(t, "region_by")) {
       out.region_by = r.nonEmptyString(t.region_by, `${path}.region_by`);

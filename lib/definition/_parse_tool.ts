@@ -29,9 +29,7 @@ export function parseTool(
     r.fail(`${path}.name`, "missing (the tool's name as listed by the server)");
   }
   const name = r.nonEmptyString(t.name, `${path}.name`);
-  const variant = Object.hasOwn(t, "variant")
-    ? r.nonEmptyString(t.variant, `${path}.variant`)
-    : null;
+  const variant = r.optional(t, path, "variant", "nonEmptyString", null);
   const args = parseArguments(r, t, path, hasSource);
   const probe = Object.hasOwn(t, "probe")
     ? parseProbe(r, t.probe, `${path}.probe`, hasSource)

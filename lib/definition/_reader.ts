@@ -8,6 +8,15 @@ import { DefinitionError } from "../errors.ts";
 import { PLACEHOLDER_RE, PLACEHOLDERS } from "./placeholders.ts";
 import { TODO } from "./types.ts";
 
+/** What {@linkcode Reader.optional} reads a value as. */
+interface Reads {
+  string: string;
+  nonEmptyString: string;
+  strings: string[];
+  number: number;
+  table: Record<string, unknown>;
+}
+
 /** A typed reader over the parsed TOML that names the key path in every error. */
 export class Reader {
   readonly file: string;
@@ -46,6 +55,36 @@ export class Reader {
     }
     this.todo(v, path);
     return v;
+  }
+  /** One of `allowed`, named in the error as `expected "a", "b" or "c"`. */
+  oneOf<const T extends string>(
+    v: unknown,
+    path: string,
+    allowed: readonly T[],
+  ): T {
+    const s = this.string(v, path);
+    if (!(allowed as readonly string[]).includes(s)) {
+      const q = allowed.map((a) => JSON.stringify(a));
+      this.fail(
+        path,
+        `expected ${q.slice(0, -1).join(", ")} or ${q.at(-1)}, got ${
+          JSON.stringify(s)
+        }`,
+      );
+    }
+    return s as T;
+  }
+  /** `t[key]` read as `kind` (at `path.key`) when present, else `dflt`. */
+  optional<K extends keyof Reads, D>(
+    t: Record<string, unknown>,
+    path: string,
+    key: string,
+    kind: K,
+    dflt: D,
+  ): Reads[K] | D {
+    return Object.hasOwn(t, key)
+      ? this[kind](t[key], join(path, key)) as Reads[K]
+      : dflt;
   }
   nonEmptyString(v: unknown, path: string): string {
     const s = this.string(v, path);

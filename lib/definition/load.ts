@@ -11,7 +11,9 @@
  */
 import { createHash } from "node:crypto";
 import { DefinitionError, DefinitionLookupError } from "../errors.ts";
-import { exists } from "../common/exists.ts";
+import { exists, isDirectory } from "../common/exists.ts";
+import { findExecutable } from "../common/executable.ts";
+import { firstInvalidUtf8 } from "../common/utf8.ts";
 import { normalizeAbsolute } from "../common/paths.ts";
 import { parseDefinition } from "./parse.ts";
 import { seedPath, walkSeed } from "./seeds.ts";
@@ -97,14 +99,9 @@ function checkReadPaths(def: Definition): void {
     const t = p.startsWith("{target}") ? def.dir + p.slice(8) : p;
     if (!t.startsWith("/")) continue;
     const at = normalizeAbsolute(t);
-    let ok = false;
     try {
       Deno.statSync(at);
-      ok = true;
     } catch {
-      ok = false;
-    }
-    if (!ok) {
       throw new DefinitionError(
         def.file,
         key,
@@ -123,28 +120,14 @@ function checkAllowedPrograms(def: Definition): void {
   const path = def.env.PATH ?? Deno.env.get("PATH") ??
     "/usr/local/bin:/usr/bin:/bin";
   def.allow.run.forEach((name, i) => {
-    const dirs = name.startsWith("/") ? [""] : path.split(":").filter(Boolean);
-    const found = dirs.some((d) => {
-      try {
-        const st = Deno.statSync(d === "" ? name : `${d}/${name}`);
-        return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
-      } catch {
-        return false;
-      }
-    });
-    if (!found) {
-      throw new DefinitionError(
-        def.file,
-        `${def.kind}.allow.run[${i}]`,
-        name.startsWith("/")
-          ? `program ${
-            JSON.stringify(name)
-          } is not installed (no executable file there)`
-          : `program ${
-            JSON.stringify(name)
-          } is not installed (not found on PATH)`,
-      );
-    }
+    if (findExecutable(name, path) !== null) return;
+    throw new DefinitionError(
+      def.file,
+      `${def.kind}.allow.run[${i}]`,
+      `program ${JSON.stringify(name)} is not installed (${
+        name.startsWith("/") ? "no executable file there" : "not found on PATH"
+      })`,
+    );
   });
 }
 
@@ -201,32 +184,6 @@ async function hashFile(
   }
 }
 
-/** Offset of the first byte that does not start a valid UTF-8 sequence (approximate). */
-function firstInvalidUtf8(bytes: Uint8Array): number {
-  const dec = new TextDecoder("utf-8", { fatal: true });
-  let lo = 0;
-  let hi = bytes.length;
-  // The longest valid prefix, by bisection (a cut inside a sequence is invalid too).
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    try {
-      dec.decode(bytes.subarray(0, mid));
-      lo = mid;
-    } catch {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
-
-async function isDir(p: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(p)).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
 function absolute(p: string): string {
   const joined = p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
   return normalizeAbsolute(joined);
@@ -251,7 +208,7 @@ async function locate(
   if (pathOrName === "") {
     throw new DefinitionLookupError("empty definition name");
   }
-  if (await isDir(pathOrName)) {
+  if (await isDirectory(pathOrName)) {
     const found = await inDir(absolute(pathOrName));
     if (found) return found;
     throw new DefinitionLookupError(
@@ -276,7 +233,7 @@ async function locate(
     ) {
       const dir = absolute(`${base}/${pathOrName}`);
       tried.push(dir);
-      if (await isDir(dir)) {
+      if (await isDirectory(dir)) {
         const found = await inDir(dir);
         if (found) return found;
       }

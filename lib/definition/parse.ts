@@ -180,28 +180,19 @@ export function parseDefinition(text: string, file: string): Definition {
       timeouts[field] = n;
     }
   }
-  let sandbox: Definition["sandbox"] = null;
-  if (Object.hasOwn(head, "sandbox")) {
-    const s = r.string(head.sandbox, `${kind}.sandbox`);
-    if (s !== "deno" && s !== "bubblewrap" && s !== "none") {
-      r.fail(
-        `${kind}.sandbox`,
-        `expected "deno", "bubblewrap" or "none", got ${JSON.stringify(s)}`,
-      );
-    }
-    sandbox = s;
-  }
-  const read = Object.hasOwn(head, "read")
-    ? r.strings(head.read, `${kind}.read`)
-    : [];
+  const sandbox: Definition["sandbox"] = Object.hasOwn(head, "sandbox")
+    ? r.oneOf(head.sandbox, `${kind}.sandbox`, ["deno", "bubblewrap", "none"])
+    : null;
+  const read: string[] = r.optional(head, kind, "read", "strings", []);
   const readKeys = read.map((_, i) => `${kind}.read[${i}]`);
-  read.forEach((p, i) => {
-    r.placeholders(p, `${kind}.read[${i}]`, hasSource);
-    noTraversal(r, p, `${kind}.read[${i}]`);
-  });
-  let cwd: string | null = null;
-  if (Object.hasOwn(head, "cwd")) {
-    cwd = r.nonEmptyString(head.cwd, `${kind}.cwd`);
+  // A path the sandbox grants: known placeholders, no climbing out of one.
+  const granted = (p: string, at: string) => {
+    r.placeholders(p, at, hasSource);
+    noTraversal(r, p, at);
+  };
+  read.forEach((p, i) => granted(p, readKeys[i]!));
+  const cwd = r.optional(head, kind, "cwd", "nonEmptyString", null);
+  if (cwd !== null) {
     r.placeholders(cwd, `${kind}.cwd`, hasSource);
     if (!cwd.startsWith("/") && !cwd.startsWith("{")) {
       r.fail(
@@ -211,50 +202,49 @@ export function parseDefinition(text: string, file: string): Definition {
         }`,
       );
     }
-    noTraversal(r, cwd, `${kind}.cwd`);
+    granted(cwd, `${kind}.cwd`);
   }
   const allow: Allowances = { sys: [], run: [] };
   if (Object.hasOwn(head, "allow")) {
     const a = r.table(head.allow, `${kind}.allow`);
     r.keys(a, `${kind}.allow`, ["sys", "run", "read"]);
-    if (Object.hasOwn(a, "sys")) {
-      allow.sys = r.strings(a.sys, `${kind}.allow.sys`);
-      allow.sys.forEach((x, i) => {
-        if (!SYS_NAMES.includes(x)) {
-          r.fail(
-            `${kind}.allow.sys[${i}]`,
-            `unknown system-information name ${JSON.stringify(x)} (known: ${
-              SYS_NAMES.join(", ")
-            })`,
-          );
-        }
-      });
-    }
-    if (Object.hasOwn(a, "run")) {
-      allow.run = r.strings(a.run, `${kind}.allow.run`);
-      allow.run.forEach((x, i) => {
-        if (x === "" || (x.includes("/") && !x.startsWith("/"))) {
-          r.fail(
-            `${kind}.allow.run[${i}]`,
-            `expected a program name (looked up on PATH) or an absolute path, got ${
-              JSON.stringify(x)
-            }`,
-          );
-        }
-        if (x.includes(",")) {
-          r.fail(`${kind}.allow.run[${i}]`, "must not contain a comma");
-        }
-      });
-    }
-    if (Object.hasOwn(a, "read")) {
-      const extra = r.strings(a.read, `${kind}.allow.read`);
-      extra.forEach((p, i) => {
-        r.placeholders(p, `${kind}.allow.read[${i}]`, hasSource);
-        noTraversal(r, p, `${kind}.allow.read[${i}]`);
-      });
-      read.push(...extra);
-      readKeys.push(...extra.map((_, i) => `${kind}.allow.read[${i}]`));
-    }
+    allow.sys = r.optional(a, `${kind}.allow`, "sys", "strings", []);
+    allow.sys.forEach((x, i) => {
+      if (!SYS_NAMES.includes(x)) {
+        r.fail(
+          `${kind}.allow.sys[${i}]`,
+          `unknown system-information name ${JSON.stringify(x)} (known: ${
+            SYS_NAMES.join(", ")
+          })`,
+        );
+      }
+    });
+    allow.run = r.optional(a, `${kind}.allow`, "run", "strings", []);
+    allow.run.forEach((x, i) => {
+      if (x === "" || (x.includes("/") && !x.startsWith("/"))) {
+        r.fail(
+          `${kind}.allow.run[${i}]`,
+          `expected a program name (looked up on PATH) or an absolute path, got ${
+            JSON.stringify(x)
+          }`,
+        );
+      }
+      if (x.includes(",")) {
+        r.fail(`${kind}.allow.run[${i}]`, "must not contain a comma");
+      }
+    });
+    const extra: string[] = r.optional(
+      a,
+      `${kind}.allow`,
+      "read",
+      "strings",
+      [],
+    );
+    extra.forEach((p, i) => {
+      granted(p, `${kind}.allow.read[${i}]`);
+      read.push(p);
+      readKeys.push(`${kind}.allow.read[${i}]`);
+    });
   }
   if (cwd !== null) cwdReadable(r, cwd, read, dirname(file), `${kind}.cwd`);
 
@@ -399,20 +389,11 @@ function parseTransport(
   kind: string,
   strings: readonly (readonly [string, string])[],
 ): { transport: "stdio" | "http"; url: string | null } {
-  let transport: "stdio" | "http" = "stdio";
-  if (Object.hasOwn(head, "transport")) {
-    const t = r.string(head.transport, `${kind}.transport`);
-    if (t !== "stdio" && t !== "http") {
-      r.fail(
-        `${kind}.transport`,
-        `expected "stdio" or "http", got ${JSON.stringify(t)}`,
-      );
-    }
-    transport = t;
-  }
-  let url: string | null = null;
-  if (Object.hasOwn(head, "url")) {
-    url = r.nonEmptyString(head.url, `${kind}.url`);
+  const transport = Object.hasOwn(head, "transport")
+    ? r.oneOf(head.transport, `${kind}.transport`, ["stdio", "http"])
+    : "stdio";
+  const url = r.optional(head, kind, "url", "nonEmptyString", null);
+  if (url !== null) {
     if (transport !== "http") {
       r.fail(`${kind}.url`, 'applies only with transport = "http"');
     }

@@ -8,22 +8,17 @@
 /** Values still to be decided by a person start with this; loading refuses them. */
 export const TODO = "TODO(verity)";
 
-/** The five behavioural tests. */
-export type TestName =
-  | "sequential_idempotence"
-  | "concurrent_idempotence"
-  | "read_only"
-  | "destructive"
-  | "open_world";
-
-/** Every test name, in report order. */
-export const TEST_NAMES: readonly TestName[] = [
+/** The five behavioural tests, in report order. */
+export const TEST_NAMES = [
   "sequential_idempotence",
   "concurrent_idempotence",
   "read_only",
   "destructive",
   "open_world",
-];
+] as const;
+
+/** One of the five behavioural tests. */
+export type TestName = typeof TEST_NAMES[number];
 
 /** An expected verdict plus optional observed assertions (fixtures only). */
 export interface Expectation {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { sha256Hex } from "./canonical.ts";
+import { parseEvidenceJson, sha256Hex } from "./canonical.ts";
 
 /** The in-toto Statement type (v1). */
 export const STATEMENT_TYPE = "https://in-toto.io/Statement/v1";
@@ -243,4 +243,47 @@ export async function verifyEnvelope(
       ? "the envelope carries no signature"
       : `no signature verifies with key ${key.keyid} (wrong key, or the payload or signature was changed)`,
   };
+}
+
+/**
+ * The verity statement (one subject, one of `predicateTypes`) an envelope
+ * carries, once one of its signatures verifies with `key`; else why not,
+ * prefixed by what failed (`signature:` or `payload:`). Never throws on a
+ * malformed envelope.
+ */
+export async function verifiedStatement(
+  envelope: unknown,
+  key: VerifyingKey,
+  predicateTypes: readonly string[] = [PREDICATE_TYPE],
+): Promise<
+  { ok: true; statement: Statement & { subject: [Subject] } } | {
+    ok: false;
+    reason: string;
+  }
+> {
+  const sig = await verifyEnvelope(envelope, key);
+  if (!sig.ok) return { ok: false, reason: `signature: ${sig.reason}` };
+  let s: Statement;
+  try {
+    s = parseEvidenceJson(
+      new TextDecoder("utf-8", { fatal: true }).decode(sig.payload),
+    ) as Statement;
+  } catch (e) {
+    return {
+      ok: false,
+      reason: `payload: signed, but not a JSON statement (${
+        (e as Error).message
+      })`,
+    };
+  }
+  if (
+    s?._type !== STATEMENT_TYPE || !predicateTypes.includes(s.predicateType) ||
+    !Array.isArray(s.subject) || s.subject.length !== 1
+  ) {
+    return {
+      ok: false,
+      reason: "payload: not a verity in-toto Statement v1 with one subject",
+    };
+  }
+  return { ok: true, statement: s as Statement & { subject: [Subject] } };
 }

@@ -7,6 +7,7 @@
  */
 import { parseEvidenceJson } from "./canonical.ts";
 import { type LedgerVerification, verifyLedgerText } from "./chain.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The outcome of {@linkcode bindToLedger}. */
 export interface LedgerBinding {
@@ -39,23 +40,19 @@ export function bindToLedger(
   expect: Readonly<Record<string, unknown>> = {},
 ): LedgerBinding {
   const ledger = verifyLedgerText(ledgerText, expectedHead);
-  const problems = ledger.problems.map((p) =>
-    `ledger ${p.kind}${p.index === null ? "" : `@${p.index}`}: ${p.message}`
-  );
-  if (!ledger.ok) return { ok: false, ledger, block: null, problems };
+  if (!ledger.ok) return bindingOf(ledger, null, digest, types, expect);
   const parsed = parseEvidenceJson(ledgerText, { numbers: "python" }) as {
     blocks: { type: string; record: unknown }[];
   };
   const hits = parsed.blocks.map((b, index) => ({ ...b, index })).filter((b) =>
-    typeof b.record === "object" && b.record !== null &&
-    (b.record as Record<string, unknown>).digest === digest
+    isPlainObject(b.record) && b.record.digest === digest
   );
   return bindingOf(ledger, hits.at(-1) ?? null, digest, types, expect);
 }
 
 /**
- * The binding once the chain verified: `hit` is the last block whose
- * record's `digest` is the document's, or null. Pure.
+ * The binding given the chain's verification and `hit`, the last block
+ * whose record's `digest` is the document's, or null. Pure.
  */
 export function bindingOf(
   ledger: LedgerVerification,
@@ -64,26 +61,28 @@ export function bindingOf(
   types: readonly string[],
   expect: Readonly<Record<string, unknown>> = {},
 ): LedgerBinding {
-  const problems: string[] = [];
+  const problems = ledger.problems.map((p) =>
+    `ledger ${p.kind}${p.index === null ? "" : `@${p.index}`}: ${p.message}`
+  );
+  if (!ledger.ok) return { ok: false, ledger, block: null, problems };
   if (hit === null) {
     problems.push(
       `no block of the ledger records ${digest}: the document is not the one the ledger recorded (edited, or never appended)`,
     );
     return { ok: false, ledger, block: null, problems };
   }
-  const b = hit;
-  const record = b.record as Record<string, unknown>;
-  if (!types.includes(b.type)) {
+  const record = hit.record as Record<string, unknown>;
+  if (!types.includes(hit.type)) {
     problems.push(
-      `block ${b.index} records this digest as a ${
-        JSON.stringify(b.type)
+      `block ${hit.index} records this digest as a ${
+        JSON.stringify(hit.type)
       } block, not ${types.join(" or ")}`,
     );
   }
   for (const [k, v] of Object.entries(expect)) {
     if (record[k] !== v) {
       problems.push(
-        `block ${b.index}: ${k} is ${
+        `block ${hit.index}: ${k} is ${
           JSON.stringify(record[k])
         }, the document says ${JSON.stringify(v)}`,
       );
@@ -92,7 +91,7 @@ export function bindingOf(
   return {
     ok: problems.length === 0,
     ledger,
-    block: { index: b.index, type: b.type, record },
+    block: { index: hit.index, type: hit.type, record },
     problems,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Canonical JSON and SHA-256, byte-compatible with Python's
  * `json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`
- * encoded as UTF-8 (the form mcp-evidence-validator hashes). Pure.
+ * encoded as UTF-8 (the form mcp-evidence-validator hashes), and the strict
+ * evidence reader. Pure.
  *
  * - Keys sorted by Unicode code point (Python's `sort_keys`), not by UTF-16
  *   code unit (they differ only for keys holding astral characters).
@@ -21,6 +22,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { DuplicateKeyError, readJson } from "../contracts/json_reader.ts";
+
+export { DuplicateKeyError };
 
 /**
  * A JSON number that was written as a float (it had a `.`, `e` or `E`) and
@@ -45,9 +49,10 @@ export class PyFloat {
  *
  * @example
  * ```ts
- * pythonFloatRepr(1); // "1.0"
- * pythonFloatRepr(1e-5); // "1e-05"
- * pythonFloatRepr(1e16); // "1e+16"
+ * import assert from "node:assert/strict";
+ * assert.equal(pythonFloatRepr(1), "1.0");
+ * assert.equal(pythonFloatRepr(1e-5), "1e-05");
+ * assert.equal(pythonFloatRepr(1e16), "1e+16");
  * ```
  */
 export function pythonFloatRepr(n: number): string {
@@ -55,19 +60,11 @@ export function pythonFloatRepr(n: number): string {
     throw new TypeError(`canonical JSON refuses ${n}: not a finite number`);
   }
   if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
-  // toExponential() with no argument gives the shortest round-trip digits,
-  // the same digits Python's repr chooses.
-  const s = n.toExponential();
-  const e = s.indexOf("e");
-  let mant = s.slice(0, e);
-  const exp = Number(s.slice(e + 1));
-  let sign = "";
-  if (mant.charCodeAt(0) === 45) {
-    sign = "-";
-    mant = mant.slice(1);
-  }
-  const digits = mant.length > 1 ? mant[0] + mant.slice(2) : mant;
-  const decpt = exp + 1;
+  // toExponential() gives the shortest round-trip digits, as Python's repr.
+  const [mantissa, e] = n.toExponential().split("e") as [string, string];
+  const sign = n < 0 ? "-" : "";
+  const digits = mantissa.replace(/^-/, "").replace(".", "");
+  const decpt = Number(e) + 1;
   if (decpt > -4 && decpt <= 16) {
     if (decpt <= 0) return `${sign}0.${"0".repeat(-decpt)}${digits}`;
     if (decpt >= digits.length) {
@@ -82,11 +79,6 @@ export function pythonFloatRepr(n: number): string {
   }`;
 }
 
-function numberText(n: number): string {
-  if (Number.isInteger(n) && n < 1e21 && n > -1e21) return String(n);
-  return pythonFloatRepr(n);
-}
-
 function stringText(s: string): string {
   if (!s.isWellFormed()) {
     throw new TypeError(
@@ -98,129 +90,106 @@ function stringText(s: string): string {
   return JSON.stringify(s);
 }
 
-/**
- * Order two strings by Unicode code point (not UTF-16 unit), as canonical
- * JSON sorts object keys.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.ok(compareCodePoints("\u{1F600}", "\uFFFF") > 0);
- * ```
- */
-export function compareCodePoints(a: string, b: string): number {
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  while (true) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done) return y.done ? 0 : -1;
-    if (y.done) return 1;
-    const cx = x.value.codePointAt(0)!;
-    const cy = y.value.codePointAt(0)!;
-    if (cx !== cy) return cx - cy;
+/** Order by Unicode code point, as Python sorts keys (UTF-16 order differs only around surrogates). */
+function byCodePoint(a: string, b: string): number {
+  const x = Array.from(a, (c) => c.codePointAt(0)!);
+  const y = Array.from(b, (c) => c.codePointAt(0)!);
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    if (x[i] !== y[i]) return x[i]! - y[i]!;
   }
-}
-
-function hasSurrogate(k: string): boolean {
-  for (let i = 0; i < k.length; i++) {
-    const c = k.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdfff) return true;
-  }
-  return false;
-}
-
-function sortedKeys(o: Record<string, unknown>): string[] {
-  const keys = Object.keys(o);
-  if (keys.length < 2) return keys;
-  keys.sort();
-  // UTF-16 order equals code point order unless a key holds a surrogate.
-  for (let i = 0; i < keys.length; i++) {
-    if (hasSurrogate(keys[i]!)) return keys.sort(compareCodePoints);
-  }
-  return keys;
-}
-
-const SURROGATE_TEXT = /[\uD800-\uDFFF]|\\u[dD][89abAB]/;
-
-function at(path: readonly (string | number)[]): string {
-  return path.length === 0 ? "/" : "/" + path.join("/");
+  return x.length - y.length;
 }
 
 function refuse(v: unknown, path: readonly (string | number)[]): never {
+  const at = "/" + path.join("/");
   if (typeof v === "number" || v instanceof PyFloat) {
     const n = typeof v === "number" ? v : v.value;
     throw new TypeError(
-      `canonical JSON refuses ${n} at ${at(path)}: not a finite number`,
+      `canonical JSON refuses ${n} at ${at}: not a finite number`,
     );
   }
   if (v === undefined) {
-    throw new TypeError(`canonical JSON refuses undefined at ${at(path)}`);
+    throw new TypeError(`canonical JSON refuses undefined at ${at}`);
   }
   if (typeof v === "object" && v !== null) {
     const name = (v as { constructor?: { name?: string } }).constructor?.name ??
       "object";
     throw new TypeError(
-      `canonical JSON refuses a ${name} at ${
-        at(path)
-      }: only plain objects and arrays`,
+      `canonical JSON refuses a ${name} at ${at}: only plain objects and arrays`,
     );
   }
-  throw new TypeError(`canonical JSON refuses a ${typeof v} at ${at(path)}`);
+  throw new TypeError(`canonical JSON refuses a ${typeof v} at ${at}`);
 }
 
-// `path` is a stack of keys pushed and popped on the way down, so no path
-// string is built unless a value is refused.
-function write(v: unknown, path: (string | number)[]): string {
+/**
+ * `v` as canonical JSON (`indent` null: keys sorted, by code point when
+ * `byCodePoint`) or indented by `indent` plus two spaces a level, keys in
+ * their own order. `path` is a stack of keys pushed and popped on the way
+ * down, for the pointer of a refused value.
+ */
+function write(
+  v: unknown,
+  path: (string | number)[],
+  indent: string | null,
+  codePoints = false,
+): string {
   switch (typeof v) {
     case "string":
       return stringText(v);
     case "number":
       if (!Number.isFinite(v)) refuse(v, path);
-      return numberText(v);
+      return Number.isInteger(v) && Math.abs(v) < 1e21
+        ? String(v)
+        : pythonFloatRepr(v);
     case "boolean":
-      return v ? "true" : "false";
+      return String(v);
     case "bigint":
       return v.toString();
     case "object": {
       if (v === null) return "null";
+      if (v instanceof PyFloat) {
+        if (!Number.isFinite(v.value)) refuse(v, path);
+        return pythonFloatRepr(v.value);
+      }
+      const inner = indent === null ? null : indent + "  ";
+      const sep = inner === null ? "," : `,\n${inner}`;
+      let out = "";
       if (Array.isArray(v)) {
-        const n = v.length;
-        if (n === 0) return "[]";
-        let out = "[";
-        for (let i = 0; i < n; i++) {
-          const x = v[i];
+        for (let i = 0; i < v.length; i++) {
           path.push(i);
-          if (x === undefined) refuse(x, path);
-          out += (i > 0 ? "," : "") + write(x, path);
+          if (v[i] === undefined) refuse(undefined, path);
+          out += (i > 0 ? sep : "") + write(v[i], path, inner, codePoints);
           path.pop();
         }
-        return out + "]";
+        return wrap("[", out, "]", indent);
       }
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) {
-        if (v instanceof PyFloat) {
-          if (!Number.isFinite(v.value)) refuse(v, path);
-          return pythonFloatRepr(v.value);
-        }
-        refuse(v, path);
-      }
+      if (proto !== Object.prototype && proto !== null) refuse(v, path);
       const o = v as Record<string, unknown>;
-      let out = "{";
-      let first = true;
-      for (const k of sortedKeys(o)) {
-        const x = o[k];
-        if (x === undefined) continue;
+      const keys = Object.keys(o);
+      if (indent === null) keys.sort(codePoints ? byCodePoint : undefined);
+      for (const k of keys) {
+        if (o[k] === undefined) continue;
         path.push(k);
-        out += (first ? "" : ",") + stringText(k) + ":" + write(x, path);
+        out += (out === "" ? "" : sep) + stringText(k) +
+          (inner === null ? ":" : ": ") + write(o[k], path, inner, codePoints);
         path.pop();
-        first = false;
       }
-      return out + "}";
+      return wrap("{", out, "}", indent);
     }
     default:
       return refuse(v, path);
   }
+}
+
+function wrap(
+  open: string,
+  inside: string,
+  close: string,
+  indent: string | null,
+): string {
+  if (inside === "" || indent === null) return open + inside + close;
+  return `${open}\n${indent}  ${inside}\n${indent}${close}`;
 }
 
 /**
@@ -229,186 +198,17 @@ function write(v: unknown, path: (string | number)[]): string {
  *
  * @example
  * ```ts
- * canonicalJson({ b: [1, 2.5], a: "é" }); // '{"a":"é","b":[1,2.5]}'
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalJson({ b: [1, 2.5], a: "é" }), '{"a":"é","b":[1,2.5]}');
  * ```
  */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) {
     throw new TypeError("canonical JSON refuses undefined");
   }
-  let native: unknown = NOT_NATIVE;
-  if (nativeIsCanonical(value)) native = value;
-  else native = sortedCopy(value);
-  if (native !== NOT_NATIVE) {
-    const s = JSON.stringify(native);
-    // Any surrogate (an astral character, whose key order may differ by code
-    // point, or a lone surrogate JSON.stringify escaped) takes the full path.
-    if (!SURROGATE_TEXT.test(s)) return s;
-  }
-  return write(value, []);
-}
-
-const NOT_NATIVE: unique symbol = Symbol("not native");
-const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
-
-/**
- * A copy of `v` with every object's keys inserted in sorted order, so that
- * `JSON.stringify` of it is canonical; or NOT_NATIVE when that cannot be
- * (a number Python prints differently, a PyFloat or bigint, an array-index
- * key, which JSON.stringify always puts first, or a value to refuse).
- */
-function sortedCopy(v: unknown): unknown {
-  switch (typeof v) {
-    case "string":
-    case "boolean":
-      return v;
-    case "number":
-      return (Number.isInteger(v)
-          ? v < 1e21 && v > -1e21
-          : Number.isFinite(v) && Math.abs(v) >= 1e-4)
-        ? v
-        : NOT_NATIVE;
-    case "object": {
-      if (v === null) return null;
-      if (Array.isArray(v)) {
-        const out = new Array(v.length);
-        for (let i = 0; i < v.length; i++) {
-          const x = v[i];
-          if (x === undefined) return NOT_NATIVE;
-          const c = sortedCopy(x);
-          if (c === NOT_NATIVE) return NOT_NATIVE;
-          out[i] = c;
-        }
-        return out;
-      }
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) return NOT_NATIVE;
-      const keys = Object.keys(v).sort();
-      const out: Record<string, unknown> = {};
-      for (const k of keys) {
-        if (ARRAY_INDEX.test(k) || k === "__proto__") return NOT_NATIVE;
-        const x = (v as Record<string, unknown>)[k];
-        if (x === undefined) continue;
-        const c = sortedCopy(x);
-        if (c === NOT_NATIVE) return NOT_NATIVE;
-        out[k] = c;
-      }
-      return out;
-    }
-    default:
-      return NOT_NATIVE;
-  }
-}
-
-/**
- * Whether `JSON.stringify(v)` already is the canonical form, for a value
- * whose strings and keys hold no UTF-16 surrogate (an astral character or
- * a lone surrogate; {@linkcode canonicalJson} tests its output for those):
- * every object's keys in order, every number printed the same way by
- * JavaScript and Python, nothing to refuse. A check without building
- * strings, so the common case costs one walk plus the native serializer.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(nativeIsCanonical({ a: 1, b: [0.5] }), true);
- * assert.equal(nativeIsCanonical({ b: 1, a: 2 }), false); // keys not sorted
- * assert.equal(nativeIsCanonical({ a: 1e-5 }), false); // Python writes 1e-05
- * ```
- */
-export function nativeIsCanonical(v: unknown): boolean {
-  switch (typeof v) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      // Integers below 1e21 print as integers in both; other numbers print
-      // alike in fixed notation, which both use from 1e-4 up.
-      return Number.isInteger(v)
-        ? v < 1e21 && v > -1e21
-        : Number.isFinite(v) && Math.abs(v) >= 1e-4;
-    case "object": {
-      if (v === null) return true;
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) {
-          const x = v[i];
-          if (x === undefined || !nativeIsCanonical(x)) return false;
-        }
-        return true;
-      }
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) return false;
-      // for-in visits own keys in Object.keys order (plain objects inherit
-      // no enumerable keys) without allocating the key array.
-      let prev: string | null = null;
-      for (const k in v) {
-        if (prev !== null && !(prev < k)) return false;
-        const x = (v as Record<string, unknown>)[k];
-        if (x !== undefined && !nativeIsCanonical(x)) return false;
-        prev = k;
-      }
-      return true;
-    }
-    default:
-      return false;
-  }
-}
-
-/**
- * Hex SHA-256 of a string (hashed as UTF-8) or of bytes.
- *
- * @example
- * ```ts
- * sha256Hex("abc"); // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
- * ```
- */
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
-/** `"sha256:" + sha256Hex(canonicalJson(value))`. */
-export function fingerprint(value: unknown): string {
-  return "sha256:" + sha256Hex(canonicalJson(value));
-}
-
-/** True when `s` is `sha256:` followed by 64 lowercase hex digits. */
-export function isDigest(s: unknown): s is string {
-  return typeof s === "string" && /^sha256:[0-9a-f]{64}$/.test(s);
-}
-
-function pretty(
-  v: unknown,
-  indent: string,
-  step: string,
-  path: (string | number)[],
-): string {
-  if (v === null || typeof v !== "object" || v instanceof PyFloat) {
-    return write(v, path);
-  }
-  const inner = indent + step;
-  if (Array.isArray(v)) {
-    if (v.length === 0) return "[]";
-    const parts: string[] = [];
-    for (let i = 0; i < v.length; i++) {
-      path.push(i);
-      if (v[i] === undefined) refuse(undefined, path);
-      parts.push(inner + pretty(v[i], inner, step, path));
-      path.pop();
-    }
-    return `[\n${parts.join(",\n")}\n${indent}]`;
-  }
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) refuse(v, path);
-  const o = v as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const k of Object.keys(o)) {
-    if (o[k] === undefined) continue;
-    path.push(k);
-    parts.push(`${inner}${stringText(k)}: ${pretty(o[k], inner, step, path)}`);
-    path.pop();
-  }
-  if (parts.length === 0) return "{}";
-  return `{\n${parts.join(",\n")}\n${indent}}`;
+  const text = write(value, [], null);
+  // UTF-16 order is code point order unless a surrogate is involved.
+  return /[\uD800-\uDFFF]/.test(text) ? write(value, [], null, true) : text;
 }
 
 /**
@@ -418,11 +218,124 @@ function pretty(
  * {@linkcode parsePythonJson} gives the same canonical form (a `1.0` stays
  * `1.0`).
  */
-export function prettyJson(value: unknown, indent = 2): string {
+export function prettyJson(value: unknown): string {
   if (value === undefined) {
     throw new TypeError("canonical JSON refuses undefined");
   }
-  return pretty(value, "", " ".repeat(indent), []);
+  return write(value, [], "");
+}
+
+/** Whether `text`'s stretch from a to ae sorts before that from b to be. */
+function keyBefore(
+  text: string,
+  a: number,
+  ae: number,
+  b: number,
+  be: number,
+): boolean {
+  for (; a < ae && b < be; a++, b++) {
+    const x = text.charCodeAt(a);
+    const y = text.charCodeAt(b);
+    if (x !== y) return x < y;
+  }
+  return a === ae && b < be;
+}
+
+const FLOAT_LEXEME = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+/**
+ * Where the JSON value at `at` in `text` ends, when it is already in
+ * canonical form, for text that is printable ASCII without a backslash (so
+ * a string is its two quotes and what lies between); -1 when it is not
+ * canonical (keys out of order or repeated, a number Python prints
+ * otherwise, `-0`), not JSON, or nested deeper than `depth`. A check
+ * without parsing: {@linkcode canonicalJson} of the value Python reads
+ * there is then exactly that stretch of text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalEnd('{"a":[1,0.5],"b":null}', 0), 22);
+ * assert.equal(canonicalEnd('{"b":1,"a":2}', 0), -1); // keys not sorted
+ * assert.equal(canonicalEnd("1e-5", 0), -1); // Python writes 1e-05
+ * ```
+ */
+export function canonicalEnd(text: string, at: number, depth = 1000): number {
+  const c = text.charCodeAt(at);
+  if (c === 0x22) {
+    const e = text.indexOf('"', at + 1);
+    return e < 0 ? -1 : e + 1;
+  }
+  if (c === 0x7b || c === 0x5b) {
+    if (depth === 0) return -1;
+    const close = c + 2; // } or ]
+    let i = at + 1;
+    if (text.charCodeAt(i) === close) return i + 1;
+    let key = -1; // where the last key starts, and ends
+    let keyEnd = -1;
+    for (;;) {
+      if (c === 0x7b) {
+        const e = text.indexOf('"', i + 1);
+        if (text.charCodeAt(i) !== 0x22 || e < 0) return -1;
+        if (key >= 0 && !keyBefore(text, key, keyEnd, i + 1, e)) return -1;
+        if (text.charCodeAt(e + 1) !== 0x3a) return -1;
+        key = i + 1;
+        keyEnd = e;
+        i = e + 2;
+      }
+      // A string value inline: the commonest, and a call saved.
+      i = text.charCodeAt(i) === 0x22
+        ? text.indexOf('"', i + 1) + 1
+        : canonicalEnd(text, i, depth - 1);
+      if (i <= 0) return -1;
+      const d = text.charCodeAt(i);
+      if (d === close) return i + 1;
+      if (d !== 0x2c) return -1;
+      i++;
+    }
+  }
+  if (c === 0x74) return text.startsWith("true", at) ? at + 4 : -1;
+  if (c === 0x66) return text.startsWith("false", at) ? at + 5 : -1;
+  if (c === 0x6e) return text.startsWith("null", at) ? at + 4 : -1;
+  let i = c === 0x2d ? at + 1 : at; // an integer, unless . e or E follows
+  const first = text.charCodeAt(i);
+  for (; i < text.length; i++) {
+    const d = text.charCodeAt(i);
+    if (d < 0x30 || d > 0x39) break;
+  }
+  const next = text.charCodeAt(i);
+  if (next !== 0x2e && next !== 0x65 && next !== 0x45) {
+    const digits = i - at - (c === 0x2d ? 1 : 0);
+    if (digits === 0 || (first === 0x30 && (digits > 1 || c === 0x2d))) {
+      return -1; // not a number, a leading zero, or -0
+    }
+    return i;
+  }
+  FLOAT_LEXEME.lastIndex = at;
+  const lex = FLOAT_LEXEME.exec(text)?.[0];
+  if (lex === undefined) return -1;
+  const v = Number(lex);
+  return Number.isFinite(v) && pythonFloatRepr(v) === lex
+    ? at + lex.length
+    : -1;
+}
+
+/**
+ * Hex SHA-256 of a string (hashed as UTF-8) or of bytes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+ * ```
+ */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** True when `s` is `sha256:` followed by 64 lowercase hex digits. */
+export function isDigest(s: unknown): s is string {
+  return typeof s === "string" && /^sha256:[0-9a-f]{64}$/.test(s);
 }
 
 function isNumberChar(c: number): boolean {
@@ -542,217 +455,16 @@ function ownKeyCount(v: unknown, limit: number): number {
   return count;
 }
 
-/** A duplicated object key found by the strict reader ({@linkcode parseEvidenceJson}). */
-export class DuplicateKeyError extends SyntaxError {
-  /** The duplicated key. */
-  readonly key: string;
-  /** JSON pointer of the object holding it. */
-  readonly pointer: string;
-  constructor(key: string, pointer: string, offset: number) {
-    super(
-      `duplicate key ${JSON.stringify(key)} in the object at ${
-        pointer || "/"
-      } (offset ${offset})`,
-    );
-    this.name = "DuplicateKeyError";
-    this.key = key;
-    this.pointer = pointer;
+/** Python's `json` view of a number token: a float lexeme with an integral value as {@linkcode PyFloat}, an integer beyond 2^53 exact. */
+function pythonNumber(lex: string): unknown {
+  const v = Number(lex);
+  if (/[.eE]/.test(lex)) {
+    return !Number.isFinite(v) || (Number.isInteger(v) && v < 1e21 && v > -1e21)
+      ? new PyFloat(v)
+      : v;
   }
+  return Number.isSafeInteger(v) ? v : BigInt(lex);
 }
-
-interface ReaderOptions {
-  /** Refuse a duplicated object key (DuplicateKeyError) instead of keeping the last. */
-  strict: boolean;
-  /** Read numbers as Python does (PyFloat, bigint) or as JavaScript does. */
-  numbers: "python" | "javascript";
-}
-
-/** A recursive-descent JSON reader giving Python's view of numbers; used when JSON.parse cannot be. */
-class Reader {
-  #s: string;
-  #i = 0;
-  #o: ReaderOptions;
-  constructor(
-    s: string,
-    o: ReaderOptions = { strict: false, numbers: "python" },
-  ) {
-    this.#s = s;
-    this.#o = o;
-  }
-
-  #fail(what: string): never {
-    throw new SyntaxError(`${what} at offset ${this.#i}`);
-  }
-
-  #ws(): void {
-    const s = this.#s;
-    let i = this.#i;
-    while (i < s.length) {
-      const c = s.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-      else break;
-    }
-    this.#i = i;
-  }
-
-  read(): unknown {
-    const v = this.#value(0);
-    this.#ws();
-    if (this.#i !== this.#s.length) {
-      this.#fail("unexpected text after the JSON value");
-    }
-    return v;
-  }
-
-  #string(): string {
-    const s = this.#s;
-    const start = this.#i;
-    let i = start + 1;
-    let escaped = false;
-    while (true) {
-      const c = s.charCodeAt(i);
-      if (c === 0x22) break;
-      if (Number.isNaN(c)) {
-        this.#i = i;
-        this.#fail("unterminated string");
-      }
-      if (c < 0x20) {
-        this.#i = i;
-        this.#fail("control character in string");
-      }
-      if (c === 0x5c) {
-        escaped = true;
-        i += 2;
-        continue;
-      }
-      i++;
-    }
-    this.#i = i + 1;
-    if (!escaped) return s.slice(start + 1, i);
-    try {
-      return JSON.parse(s.slice(start, i + 1)) as string; // a string literal alone: unaffected by the key defect
-    } catch {
-      this.#i = start;
-      return this.#fail("invalid escape in string");
-    }
-  }
-
-  #number(): unknown {
-    const s = this.#s;
-    NUMBER_LEXEME.lastIndex = this.#i;
-    const m = NUMBER_LEXEME.exec(s);
-    if (m === null) this.#fail("invalid number");
-    this.#i = NUMBER_LEXEME.lastIndex;
-    const lex = m[0];
-    const v = Number(lex);
-    if (this.#o.numbers === "javascript") return v;
-    if (m[1] !== undefined || m[2] !== undefined) {
-      // A float to Python: keep integral ones (1.0) and overflows as floats.
-      return !Number.isFinite(v) ||
-          (Number.isInteger(v) && v < 1e21 && v > -1e21)
-        ? new PyFloat(v)
-        : v;
-    }
-    return Number.isSafeInteger(v) ? v : BigInt(lex);
-  }
-
-  #value(depth: number, pointer = ""): unknown {
-    if (depth > 10_000) this.#fail("nesting too deep");
-    this.#ws();
-    const s = this.#s;
-    const c = s.charCodeAt(this.#i);
-    if (c === 0x7b) {
-      this.#i++;
-      const o: Record<string, unknown> = {};
-      this.#ws();
-      if (s.charCodeAt(this.#i) === 0x7d) {
-        this.#i++;
-        return o;
-      }
-      while (true) {
-        this.#ws();
-        if (s.charCodeAt(this.#i) !== 0x22) this.#fail("expected a string key");
-        const at = this.#i;
-        const k = this.#string();
-        if (this.#o.strict && Object.hasOwn(o, k)) {
-          throw new DuplicateKeyError(k, pointer, at);
-        }
-        this.#ws();
-        if (s.charCodeAt(this.#i) !== 0x3a) this.#fail("expected ':'");
-        this.#i++;
-        const v = this.#value(
-          depth + 1,
-          this.#o.strict ? `${pointer}/${escapePointer(k)}` : "",
-        );
-        // An own property even for "__proto__"; a later duplicate wins, as in Python.
-        Object.defineProperty(o, k, {
-          value: v,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-        this.#ws();
-        const d = s.charCodeAt(this.#i);
-        if (d === 0x2c) {
-          this.#i++;
-          continue;
-        }
-        if (d === 0x7d) {
-          this.#i++;
-          return o;
-        }
-        this.#fail("expected ',' or '}'");
-      }
-    }
-    if (c === 0x5b) {
-      this.#i++;
-      const a: unknown[] = [];
-      this.#ws();
-      if (s.charCodeAt(this.#i) === 0x5d) {
-        this.#i++;
-        return a;
-      }
-      while (true) {
-        a.push(
-          this.#value(
-            depth + 1,
-            this.#o.strict ? `${pointer}/${a.length}` : "",
-          ),
-        );
-        this.#ws();
-        const d = s.charCodeAt(this.#i);
-        if (d === 0x2c) {
-          this.#i++;
-          continue;
-        }
-        if (d === 0x5d) {
-          this.#i++;
-          return a;
-        }
-        this.#fail("expected ',' or ']'");
-      }
-    }
-    if (c === 0x22) return this.#string();
-    if (c === 0x74 && s.startsWith("true", this.#i)) {
-      this.#i += 4;
-      return true;
-    }
-    if (c === 0x66 && s.startsWith("false", this.#i)) {
-      this.#i += 5;
-      return false;
-    }
-    if (c === 0x6e && s.startsWith("null", this.#i)) {
-      this.#i += 4;
-      return null;
-    }
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.#number();
-    return this.#fail(
-      Number.isNaN(c) ? "unexpected end of JSON" : "unexpected character",
-    );
-  }
-}
-
-const NUMBER_LEXEME = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
 /**
  * Parse JSON text the way Python's `json.loads` sees it, so that
@@ -765,16 +477,13 @@ const NUMBER_LEXEME = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
  *
  * @example
  * ```ts
- * canonicalJson(parsePythonJson('{"x": 1.0, "y": 1}')); // '{"x":1.0,"y":1}'
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalJson(parsePythonJson('{"x": 1.0, "y": 1}')), '{"x":1.0,"y":1}');
  * ```
  */
 export function parsePythonJson(text: string): unknown {
   if (!needsOwnReader(text)) return JSON.parse(text);
-  return new Reader(text).read();
-}
-
-function escapePointer(k: string): string {
-  return k.replaceAll("~", "~0").replaceAll("/", "~1");
+  return readJson(text, { number: pythonNumber, maxDepth: 10_000 }).value;
 }
 
 /** Options for {@linkcode parseEvidenceJson}. */
@@ -802,8 +511,9 @@ export interface EvidenceJsonOptions {
  *
  * @example
  * ```ts
- * parseEvidenceJson('{"a":1}'); // { a: 1 }
- * try { parseEvidenceJson('{"a":1,"a":2}'); } catch (e) { e instanceof DuplicateKeyError; } // true
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseEvidenceJson('{"a":1}'), { a: 1 });
+ * assert.throws(() => parseEvidenceJson('{"a":1,"a":2}'), DuplicateKeyError);
  * ```
  */
 export function parseEvidenceJson(
@@ -828,8 +538,9 @@ export function parseEvidenceJson(
       if (v !== undefined && ownKeyCount(v, tokens) === tokens) return v;
     }
   }
-  return new Reader(text, {
+  return readJson(text, {
     strict: options.strict ?? true,
-    numbers: options.numbers ?? "javascript",
-  }).read();
+    number: options.numbers === "python" ? pythonNumber : Number,
+    maxDepth: 10_000,
+  }).value;
 }

@@ -12,17 +12,14 @@
  */
 import { createHash } from "node:crypto";
 import {
+  canonicalEnd,
   canonicalJson,
   DuplicateKeyError,
   parseEvidenceJson,
 } from "./canonical.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
-/**
- * A SHA-256 hash with nothing hashed yet: each digest starts from a copy of
- * it, the cheapest way node:crypto gives a fresh SHA-256 here (a few
- * percent less CPU per digest than a createHash call).
- */
+/** Each digest starts from a copy of this empty hash (a few percent cheaper than createHash). */
 const SHA256 = createHash("sha256");
 
 /** The `prev_hash` of block 0: `sha256:` and 64 zeros. */
@@ -38,6 +35,12 @@ export const ACCEPTED_FORMATS: Readonly<Record<string, readonly string[]>> = {
   [LEDGER_NAME]: [LEDGER_VERSION],
   "mcp-evidence-validator": ["0.2", "0.3"],
 };
+
+/** The first line of a verity ledger that holds blocks (each on a line of its own after it). */
+export const HEADER_LINE =
+  `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[`;
+/** The one line of an empty verity ledger. */
+export const EMPTY_LINE = `${HEADER_LINE}]}`;
 
 /** One block of the chain. */
 export interface Block {
@@ -84,19 +87,22 @@ export function blockBody(type: string, record: unknown): string {
   return `{"record":${canonicalJson(record)},"type":${canonicalJson(type)}}`;
 }
 
-/**
- * `sha256:` + hex SHA-256 of `prev + body`, the body given as text or as
- * its UTF-8 bytes.
- */
-export function chainHash(prev: string, body: string | Uint8Array): string {
-  return "sha256:" +
-    SHA256.copy().update(prev).update(body).digest("hex");
+/** `sha256:` + hex SHA-256 of `prev + body` (UTF-8). */
+export function chainHash(prev: string, body: string): string {
+  return "sha256:" + SHA256.copy().update(prev + body).digest("hex");
 }
 
 /**
  * Build the blocks that extend a chain whose head is `head` and which
  * already holds `start` blocks, with each block's file line.
  * Throws `TypeError` for an empty type or a record with no canonical form.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const { blocks, head } = chainBlocks(GENESIS, 0, [{ type: "report", record: {} }]);
+ * assert.equal(blocks[0]!.hash, head);
+ * ```
  */
 export function chainBlocks(
   head: string,
@@ -106,8 +112,7 @@ export function chainBlocks(
   const blocks: Block[] = [];
   const lines: string[] = [];
   let prev = head;
-  for (let i = 0; i < entries.length; i++) {
-    const { type, record } = entries[i]!;
+  for (const [i, { type, record }] of entries.entries()) {
     if (typeof type !== "string" || type === "") {
       throw new TypeError(
         `a block type must be a non-empty string, got ${JSON.stringify(type)}`,
@@ -129,17 +134,11 @@ export function chainBlocks(
   return { blocks, lines, head: prev };
 }
 
-/**
- * The text of a verity ledger file: one block per line, records in canonical
- * form (so reading the file back gives the same canonical bodies).
- */
+/** The text of a verity ledger file: one block per line, records in canonical form. */
 export function ledgerText(lines: readonly string[]): string {
-  if (lines.length === 0) {
-    return `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[]}\n`;
-  }
-  return `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[\n${
-    lines.join(",\n")
-  }\n]}\n`;
+  return lines.length === 0
+    ? `${EMPTY_LINE}\n`
+    : `${HEADER_LINE}\n${lines.join(",\n")}\n]}\n`;
 }
 
 /** The file line of an existing block (its record re-serialized canonically). */
@@ -151,47 +150,13 @@ export function blockLine(b: Block): string {
   },"hash":${canonicalJson(b.hash)}}`;
 }
 
-const LEDGER_KEYS = new Set(["ledger", "version", "blocks"]);
-const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
+/** Printable ASCII but the backslash: no escape, surrogate or control character. */
+const PLAIN = /^[\x20-\x5b\x5d-\x7e]*$/;
 
 function short(h: unknown): string {
   return typeof h === "string" && h.length > 23
     ? h.slice(0, 23) + "…"
     : JSON.stringify(h) ?? String(h);
-}
-
-function indexProblem(i: number, published: unknown): LedgerProblem {
-  return {
-    index: i,
-    kind: "index",
-    message: `block ${i}: published index ${String(published)}, position ${i}`,
-  };
-}
-
-function prevProblem(
-  i: number,
-  published: string,
-  local: string,
-): LedgerProblem {
-  return {
-    index: i,
-    kind: "prev_hash",
-    message: `block ${i}: published prev_hash ${short(published)} is not ${
-      i === 0 ? "genesis" : `block ${i - 1}'s hash`
-    } ${short(local)}`,
-  };
-}
-
-function hashProblem(i: number, published: unknown, h: string): LedgerProblem {
-  return {
-    index: i,
-    kind: "hash",
-    message: `block ${i}: hash ${
-      short(published)
-    } does not match its content (recomputed ${
-      short(h)
-    }): its type or record was changed`,
-  };
 }
 
 /**
@@ -204,7 +169,8 @@ function headProblem(
   at: number | undefined,
   blocks: number,
 ): LedgerProblem {
-  let why: string;
+  let why =
+    "no block carries the expected head: blocks were removed, or the chain was rewritten";
   if (at !== undefined && at < blocks - 1) {
     why = `the expected head is block ${at}'s published hash: ${
       blocks - 1 - at
@@ -214,9 +180,6 @@ function headProblem(
       "the expected head is the last block's published hash, but the chain does not replay to it: an earlier block was changed";
   } else if (expectedHead === GENESIS) {
     why = "the expected head is genesis (an empty ledger)";
-  } else {
-    why =
-      "no block carries the expected head: blocks were removed, or the chain was rewritten";
   }
   return {
     index: null,
@@ -226,21 +189,13 @@ function headProblem(
   };
 }
 
-/** A body given after `prevBytes` bytes of prev_hash (see {@linkcode ChainCheck.add}), alone. */
-function bodyAlone(
-  body: string | Uint8Array,
-  prevBytes: number,
-): string | Uint8Array {
-  return prevBytes > 0 ? (body as Uint8Array).subarray(prevBytes) : body;
-}
+const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
 
 /**
- * The chain checks of one block after another, as {@linkcode verifyLedger}
- * makes them: fed each block in order ({@linkcode ChainCheck.add}), then
- * asked for the head ({@linkcode ChainCheck.finish}). The line walk of a
- * ledger file (`ledger.ts`) feeds it a block at a time, so a ledger of any
- * size is checked in bounded memory with exactly verifyLedger's problems.
- * Pure.
+ * The chain checks of one block after another: fed each block in order
+ * ({@linkcode ChainCheck.add}), then asked for the head
+ * ({@linkcode ChainCheck.finish}), so a ledger file read a line at a time
+ * gets exactly {@linkcode verifyLedger}'s problems in bounded memory.
  *
  * @example
  * ```ts
@@ -259,33 +214,19 @@ export class ChainCheck {
   #count = 0;
   /** Replayed from genesis, for the head; null after a malformed block. */
   #strict: string | null = GENESIS;
-  /** Resynchronised on each published hash. */
+  /** Resynchronised on each published hash, so one edit is one problem. */
   #local: string | null = GENESIS;
   readonly #expectedHead: string | null;
   /** The last block whose published hash is the expected head. */
   #expectedAt: number | undefined = undefined;
 
-  /**
-   * `expectedHead`: the head kept elsewhere that {@linkcode ChainCheck.finish}
-   * compares with (null: the chain is checked against itself only).
-   */
+  /** `expectedHead`: the head kept elsewhere (null: the chain is checked against itself only). */
   constructor(expectedHead: string | null) {
     this.#expectedHead = expectedHead;
   }
 
-  /**
-   * Check the next block. `body`, when given, is its
-   * {@linkcode blockBody} already made, as text or as its UTF-8 bytes (a
-   * caller that holds the block's canonical line saves making it again);
-   * it must be that of `b.type` and `b.record`, and is not kept. Bytes may
-   * start with those of `b.prev_hash`, `prevBytes` of them: a block chained
-   * to the one before is then hashed in one piece.
-   */
-  add(
-    b: unknown,
-    body: string | Uint8Array | null = null,
-    prevBytes = 0,
-  ): void {
+  /** Check the next block. */
+  add(b: unknown): void {
     const i = this.#count++;
     const problems = this.problems;
     if (!isPlainObject(b)) {
@@ -294,37 +235,48 @@ export class ChainCheck {
         kind: "format",
         message: `block ${i} is not an object`,
       });
-      this.#strict = null;
-      this.#local = null;
+      this.#strict = this.#local = null;
       return;
     }
     const bad: string[] = [];
-    for (const k of Object.keys(b)) {
+    for (const k in b) {
       if (!BLOCK_KEYS.has(k)) bad.push(`unexpected key ${JSON.stringify(k)}`);
     }
     if (typeof b.type !== "string") bad.push("type is not a string");
     if (b.record === undefined) bad.push("record is missing");
     if (typeof b.hash !== "string") bad.push("hash is not a string");
     if (typeof b.prev_hash !== "string") bad.push("prev_hash is not a string");
-    if (typeof b.index !== "number" && typeof b.index !== "bigint") {
-      bad.push("index is not a number");
+    const numeric = typeof b.index === "number" || typeof b.index === "bigint";
+    if (!numeric) bad.push("index is not a number");
+    if (typeof b.type === "string") {
+      this.types[b.type] = (this.types[b.type] ?? 0) + 1;
     }
-    const types = this.types;
-    if (typeof b.type === "string") types[b.type] = (types[b.type] ?? 0) + 1;
     if (b.hash === this.#expectedHead) this.#expectedAt = i;
-    if (
-      b.index !== i &&
-      (typeof b.index === "number" || typeof b.index === "bigint")
-    ) {
-      problems.push(indexProblem(i, b.index));
+    if (numeric && b.index !== i) {
+      problems.push({
+        index: i,
+        kind: "index",
+        message: `block ${i}: published index ${
+          String(b.index)
+        }, position ${i}`,
+      });
     }
     const local = this.#local;
     if (
       local !== null && typeof b.prev_hash === "string" && b.prev_hash !== local
     ) {
-      problems.push(prevProblem(i, b.prev_hash, local));
+      problems.push({
+        index: i,
+        kind: "prev_hash",
+        message: `block ${i}: published prev_hash ${
+          short(b.prev_hash)
+        } is not ${i === 0 ? "genesis" : `block ${i - 1}'s hash`} ${
+          short(local)
+        }`,
+      });
     }
-    if (body === null && typeof b.type === "string" && b.record !== undefined) {
+    let body: string | null = null;
+    if (typeof b.type === "string" && b.record !== undefined) {
       try {
         body = blockBody(b.type, b.record);
       } catch (e) {
@@ -341,20 +293,87 @@ export class ChainCheck {
       this.#local = typeof b.hash === "string" ? b.hash : null;
       return;
     }
-    const prevForLocal = local ?? (b.prev_hash as string);
-    // Bytes that start with prev_hash's are hashed whole when the block is
-    // chained to its prev_hash, the body alone after anything else.
-    const h = prevBytes > 0 && prevForLocal === b.prev_hash
-      ? "sha256:" + SHA256.copy().update(body).digest("hex")
-      : chainHash(prevForLocal, bodyAlone(body, prevBytes));
-    if (h !== b.hash) problems.push(hashProblem(i, b.hash, h));
+    const h = chainHash(local ?? (b.prev_hash as string), body);
+    if (h !== b.hash) {
+      problems.push({
+        index: i,
+        kind: "hash",
+        message: `block ${i}: hash ${
+          short(b.hash)
+        } does not match its content (recomputed ${
+          short(h)
+        }): its type or record was changed`,
+      });
+    }
     const strict = this.#strict;
     if (strict !== null) {
-      this.#strict = strict === prevForLocal
+      this.#strict = strict === (local ?? b.prev_hash)
         ? h
-        : chainHash(strict, bodyAlone(body, prevBytes));
+        : chainHash(strict, body);
     }
     this.#local = b.hash as string;
+  }
+
+  /**
+   * Check the next block from its line in verity's layout (without the
+   * comma) when that line is exactly the one `chainBlocks` writes for it:
+   * this position, the last block's hash, printable ASCII without a
+   * backslash, a record canonical as it stands ({@linkcode canonicalEnd},
+   * no parsing), the hash of what it says. Returns its type and record
+   * text, or null, having checked nothing, for any other line: the caller
+   * parses it and {@linkcode ChainCheck.add}s it, which names its problems.
+   */
+  addLine(line: string): { type: string; record: string } | null {
+    const local = this.#local;
+    if (local === null) return null;
+    const i = this.#count;
+    // The index read digit by digit: a number made a string per line would
+    // fill V8's number-string cache, whose strings outlive each scavenge.
+    let c = 9;
+    let index = 0;
+    for (; c < 25; c++) {
+      const d = line.charCodeAt(c) - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      index = index * 10 + d;
+    }
+    const p = c + 14; // where prev_hash starts
+    const ts = p + local.length + 10; // where the type starts
+    // Compared as slices: a sliced string is flat, a concatenation is not.
+    if (
+      index !== i || c === 9 || (line.charCodeAt(9) === 48 && c > 10) ||
+      line.slice(0, 9) !== '{"index":' ||
+      line.slice(c, p) !== ',"prev_hash":"' ||
+      line.slice(p, ts - 10) !== local ||
+      line.slice(ts - 10, ts) !== '","type":"'
+    ) return null;
+    const te = line.indexOf('"', ts);
+    const re = te > 0 && line.startsWith('","record":', te)
+      ? canonicalEnd(line, te + 11)
+      : -1;
+    const plain = re > 0 && PLAIN.test(line.slice(ts, re));
+    // A match keeps its subject (and so the whole read) as RegExp's last
+    // match, past every young collection: match "" instead.
+    PLAIN.test("");
+    if (!plain || line.length !== re + 82) return null;
+    const type = line.slice(ts, te);
+    const record = line.slice(te + 11, re);
+    const body = `{"record":${record},"type":"${type}"}`;
+    const hex = SHA256.copy().update(local + body).digest("hex");
+    // A new string, not a slice: a slice would keep the whole read alive.
+    const h = "sha256:" + hex;
+    if (
+      line.slice(re, re + 9) !== ',"hash":"' || line.slice(re + 9, -2) !== h ||
+      !line.endsWith('"}')
+    ) return null;
+    this.#count++;
+    this.types[type] = (this.types[type] ?? 0) + 1;
+    if (h === this.#expectedHead) this.#expectedAt = i;
+    const strict = this.#strict;
+    if (strict !== null) {
+      this.#strict = strict === local ? h : chainHash(strict, body);
+    }
+    this.#local = h;
+    return { type, record };
   }
 
   /**
@@ -365,26 +384,34 @@ export class ChainCheck {
   finish(): { blocks: number; head: string | null; problems: LedgerProblem[] } {
     const strict = this.#strict;
     const expectedHead = this.#expectedHead;
-    const problems = this.problems;
     if (expectedHead !== null && strict === null) {
-      problems.push({
+      this.problems.push({
         index: null,
         kind: "head",
         message:
           `the chain cannot be replayed to a head (a malformed block); expected head ${expectedHead}`,
       });
     } else if (expectedHead !== null && strict !== expectedHead) {
-      problems.push(
+      this.problems.push(
         headProblem(strict!, expectedHead, this.#expectedAt, this.#count),
       );
     }
-    return { blocks: this.#count, head: strict, problems };
+    return { blocks: this.#count, head: strict, problems: this.problems };
+  }
+
+  /** The verification of the blocks added, for a ledger of `format`. */
+  verification(
+    format: LedgerVerification["format"],
+  ): LedgerVerification {
+    const r = this.finish();
+    return { ok: r.problems.length === 0, ...r, format, types: this.types };
   }
 }
 
 /**
  * Walk every block of a parsed ledger and compare the head it reaches with
- * `expectedHead`, reporting every problem:
+ * `expectedHead` (null: the chain against itself only), reporting every
+ * problem:
  * - `index`: a block's published index is not its position;
  * - `prev_hash`: a block's published `prev_hash` is not the previous block's hash;
  * - `hash`: a block's hash is not the hash of the previous hash and its body
@@ -406,30 +433,22 @@ export class ChainCheck {
  */
 export function verifyLedger(
   ledger: unknown,
-  expectedHead: string,
+  expectedHead: string | null,
 ): LedgerVerification {
   const check = new ChainCheck(expectedHead);
-  const out = (format: LedgerVerification["format"], blocks = false) => {
-    const r = blocks
-      ? check.finish()
-      : { blocks: 0, head: null, problems: check.problems };
-    return {
-      ok: r.problems.length === 0,
-      blocks: r.blocks,
-      problems: r.problems,
-      head: r.head,
-      format,
-      types: check.types,
-    };
-  };
-  const problems = check.problems;
+  const problem = (message: string) =>
+    check.problems.push({ index: null, kind: "format", message });
+  const refused = (format: LedgerVerification["format"]) => ({
+    ok: false,
+    blocks: 0,
+    problems: check.problems,
+    head: null,
+    format,
+    types: {},
+  });
   if (!isPlainObject(ledger)) {
-    problems.push({
-      index: null,
-      kind: "format",
-      message: "not a ledger: expected a JSON object with a blocks array",
-    });
-    return out({ ledger: null, version: null });
+    problem("not a ledger: expected a JSON object with a blocks array");
+    return refused({ ledger: null, version: null });
   }
   const format = { ledger: ledger.ledger, version: ledger.version };
   const accepted = typeof ledger.ledger === "string" &&
@@ -437,51 +456,34 @@ export function verifyLedger(
     ? ACCEPTED_FORMATS[ledger.ledger]
     : undefined;
   if (!accepted) {
-    problems.push({
-      index: null,
-      kind: "format",
-      message: `unknown ledger ${
-        JSON.stringify(ledger.ledger) ?? "(none)"
-      } (accepted: ${Object.keys(ACCEPTED_FORMATS).join(", ")})`,
-    });
+    problem(
+      `unknown ledger ${JSON.stringify(ledger.ledger) ?? "(none)"} (accepted: ${
+        Object.keys(ACCEPTED_FORMATS).join(", ")
+      })`,
+    );
   } else if (!accepted.includes(ledger.version as string)) {
-    problems.push({
-      index: null,
-      kind: "format",
-      message: `unsupported ${ledger.ledger} ledger version ${
+    problem(
+      `unsupported ${ledger.ledger} ledger version ${
         JSON.stringify(ledger.version) ?? "(none)"
       } (accepted: ${accepted.join(", ")})`,
-    });
+    );
   }
   for (const k of Object.keys(ledger)) {
-    if (!LEDGER_KEYS.has(k)) {
-      problems.push({
-        index: null,
-        kind: "format",
-        message: `unexpected top-level key ${
+    if (k !== "ledger" && k !== "version" && k !== "blocks") {
+      problem(
+        `unexpected top-level key ${
           JSON.stringify(k)
         } (a ledger holds only ledger, version and blocks; no hash covers anything else)`,
-      });
+      );
     }
   }
-  const blocks = ledger.blocks;
-  if (!Array.isArray(blocks)) {
-    problems.push({
-      index: null,
-      kind: "format",
-      message: "blocks is not an array",
-    });
-    return out(format);
+  if (!Array.isArray(ledger.blocks)) {
+    problem("blocks is not an array");
+    return refused(format);
   }
-  for (const b of blocks) check.add(b);
-  return out(format, true);
+  for (const b of ledger.blocks) check.add(b);
+  return check.verification(format);
 }
-
-/** The first line of a verity ledger that holds blocks (each on a line of its own after it). */
-export const HEADER_LINE =
-  `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[`;
-/** The one line of an empty verity ledger. */
-export const EMPTY_LINE = `${HEADER_LINE}]}`;
 
 /**
  * Verify a ledger from its text: {@linkcode verifyLedger} over the text
@@ -491,7 +493,7 @@ export const EMPTY_LINE = `${HEADER_LINE}]}`;
  */
 export function verifyLedgerText(
   text: string,
-  expectedHead: string,
+  expectedHead: string | null,
 ): LedgerVerification {
   let parsed: unknown;
   try {
@@ -515,45 +517,22 @@ export function verifyLedgerText(
   return verifyLedger(parsed, expectedHead);
 }
 
-/** Every contract recipe a ledger's records mention (`contract_recipe`, `contract_recipes`). */
-export function ledgerRecipes(ledger: unknown): string[] {
-  const found = new Set<string>();
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) {
-      for (const x of v) walk(x);
-      return;
-    }
-    if (!isPlainObject(v)) return;
-    for (const [k, x] of Object.entries(v)) {
-      if (k === "contract_recipe" && typeof x === "string") found.add(x);
-      else if (k === "contract_recipes" && Array.isArray(x)) {
-        for (const r of x) if (typeof r === "string") found.add(r);
-      }
-      walk(x);
-    }
-  };
-  if (isPlainObject(ledger) && Array.isArray(ledger.blocks)) {
-    for (const b of ledger.blocks) if (isPlainObject(b)) walk(b.record);
-  }
-  return [...found].sort();
-}
-
 const RECIPE_KEY =
   /"contract_recipe"\s*:\s*"((?:[^"\\]|\\.)*)"|"contract_recipes"\s*:\s*\[([^\]]*)\]/g;
 
 /**
- * {@linkcode ledgerRecipes} read straight from a ledger's text: a key
- * pattern cannot match inside a JSON string (quotes there are escaped).
+ * Every contract recipe a ledger's records state (`contract_recipe`,
+ * `contract_recipes`), sorted, read from its text: a key pattern cannot
+ * match inside a JSON string (quotes there are escaped).
  */
 export function ledgerRecipesText(text: string): string[] {
   const found = new Set<string>();
   for (const m of text.matchAll(RECIPE_KEY)) {
     try {
-      if (m[1] !== undefined) found.add(JSON.parse(`"${m[1]}"`) as string);
-      else {
-        const list = JSON.parse(`[${m[2] ?? ""}]`) as unknown[];
-        for (const r of list) if (typeof r === "string") found.add(r);
-      }
+      const list = m[1] !== undefined
+        ? [JSON.parse(`"${m[1]}"`)]
+        : JSON.parse(`[${m[2] ?? ""}]`) as unknown[];
+      for (const r of list) if (typeof r === "string") found.add(r);
     } catch {
       // not a string or a list of strings: not a recipe statement
     }

@@ -6,7 +6,7 @@ import {
   chainBlocks,
   chainHash,
   GENESIS,
-  ledgerRecipes,
+  ledgerRecipesText,
   ledgerText,
   verifyLedger,
   verifyLedgerText,
@@ -145,7 +145,7 @@ Deno.test("an mcp-evidence-validator 0.3 ledger written by Python verifies, floa
     observation_batch: 1,
     report: 1,
   });
-  assert.deepEqual(ledgerRecipes(ledger), ["2"]);
+  assert.deepEqual(ledgerRecipesText(PY_TEXT), ["2"]);
   // Read with plain JSON.parse, 1.0 becomes 1 and the hashes no longer match:
   // the documented reason every ledger is read with parsePythonJson.
   assert.equal(verifyLedger(JSON.parse(PY_TEXT), PY_HEAD).ok, false);

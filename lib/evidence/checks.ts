@@ -124,6 +124,32 @@ export interface ValidationReport {
 }
 
 /**
+ * Each argument's JSON type (`string`, `integer`, `number`, `boolean`,
+ * `null`, `array`, `object`): an observed record's `argument_shape`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(argumentShape({ a: 1, b: 1.5, c: [] }), { a: "integer", b: "number", c: "array" });
+ * ```
+ */
+export function argumentShape(
+  args: Record<string, unknown>,
+): Record<string, string> {
+  const type = (v: unknown) =>
+    v === null
+      ? "null"
+      : Array.isArray(v)
+      ? "array"
+      : typeof v === "number"
+      ? Number.isInteger(v) ? "integer" : "number"
+      : typeof v;
+  return Object.fromEntries(
+    Object.entries(args).map(([n, v]) => [n, type(v)]),
+  );
+}
+
+/**
  * Read observed records (`{"observations": [{tool, args, contract_hash,
  * contract_recipe, index}]}`, mcp-evidence-validator's shape) from a parsed
  * document. An unknown recipe is refused wherever it appears, even on an

@@ -33,8 +33,36 @@ export interface ReadJsonOptions {
   digest?: boolean;
 }
 
+/** A file's bytes, or an {@linkcode EvidenceError} naming it. */
+async function readBytes(path: string): Promise<Uint8Array> {
+  try {
+    return await Deno.readFile(path);
+  } catch (e) {
+    throw new EvidenceError(
+      e instanceof Deno.errors.NotFound
+        ? `${path}: no such file`
+        : `${path}: cannot read: ${(e as Error).message}`,
+    );
+  }
+}
+
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * `bytes` as UTF-8 text (a BOM kept), or null when they are not UTF-8. The
+ * lossy decoder is several times faster; only text holding U+FFFD can have
+ * had invalid bytes, and that is decoded again strictly.
+ */
+export function decodeUtf8(bytes: Uint8Array): string | null {
+  const text = lossy.decode(bytes);
+  if (!text.includes("\uFFFD")) return text;
+  try {
+    return strict.decode(bytes);
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Read a UTF-8 text file (a leading BOM dropped). Throws
@@ -44,25 +72,9 @@ const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export async function readTextDocument(
   path: string,
 ): Promise<{ text: string; bytes: Uint8Array }> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new EvidenceError(`${path}: no such file`);
-    }
-    throw new EvidenceError(`${path}: cannot read: ${(e as Error).message}`);
-  }
-  // The lossy decoder is several times faster; only text holding U+FFFD can
-  // have had invalid bytes, and that is decoded again strictly.
-  let text = lossy.decode(bytes);
-  if (text.includes("\uFFFD")) {
-    try {
-      text = strict.decode(bytes);
-    } catch {
-      throw new EvidenceError(`${path}: not valid UTF-8`);
-    }
-  }
+  const bytes = await readBytes(path);
+  let text = decodeUtf8(bytes);
+  if (text === null) throw new EvidenceError(`${path}: not valid UTF-8`);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   return { text, bytes };
 }
@@ -99,15 +111,7 @@ export async function readJsonDocument(
 export async function readEvidenceText(
   path: string,
 ): Promise<{ text: string; bytes: Uint8Array; digest: string }> {
-  let raw: Uint8Array;
-  try {
-    raw = await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new EvidenceError(`${path}: no such file`);
-    }
-    throw new EvidenceError(`${path}: cannot read: ${(e as Error).message}`);
-  }
+  const raw = await readBytes(path);
   let bytes = raw;
   if (path.endsWith(".gz") || (raw[0] === 0x1f && raw[1] === 0x8b)) {
     bytes = await gunzipBounded(path, raw, MAX_STRING_CHARS);

@@ -3,17 +3,19 @@
  * file, written atomically. The chain itself (hashing, verification) is the
  * pure `chain.ts`; this module reads and writes files.
  *
+ * verity's own layout (a header line, one block per line, `]}`) is read a
+ * line at a time, in bounded memory and past V8's string limit: each line
+ * is fed to `ChainCheck` (as it stands when it is canonical, else parsed),
+ * so the problems found are `verifyLedger`'s. Any other layout
+ * (mcp-evidence-validator's) is read whole and parsed as Python reads it.
+ *
  * Requires `--allow-read` and `--allow-write` for the ledger's directory.
  *
  * @module
  */
 import { EvidenceError } from "../errors.ts";
-import { readJsonDocument, readTextDocument } from "./files.ts";
-import {
-  canonicalJson,
-  nativeIsCanonical,
-  parseEvidenceJson,
-} from "./canonical.ts";
+import { decodeUtf8, readJsonDocument, readTextDocument } from "./files.ts";
+import { parseEvidenceJson } from "./canonical.ts";
 import {
   type Owner,
   ownerText,
@@ -32,19 +34,18 @@ import {
   LEDGER_NAME,
   LEDGER_VERSION,
   ledgerRecipesText,
-  ledgerText,
+  type LedgerVerification,
   verifyLedger,
   verifyLedgerText,
 } from "./chain.ts";
 import { writeChunksAtomic } from "./atomic_write.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { exists } from "../common/exists.ts";
 
 export { GENESIS, verifyLedger, verifyLedgerText };
-export type { Block, Entry };
-export type { LedgerProblem, LedgerVerification } from "./chain.ts";
-import type { LedgerVerification } from "./chain.ts";
-import { exists } from "../common/exists.ts";
+export type { Block, Entry, LedgerVerification };
+export type { LedgerProblem } from "./chain.ts";
 
 /** The result of an append: the new block's index and hash; the hash is the new head. */
 export interface AppendResult {
@@ -52,6 +53,9 @@ export interface AppendResult {
   hash: string;
   head: string;
 }
+
+/** A ledger's verification with every contract recipe its records state, sorted. */
+export type FileVerification = LedgerVerification & { recipes: string[] };
 
 /**
  * Read and parse a ledger file (numbers as Python reads them, so ledgers
@@ -63,62 +67,38 @@ export async function readLedgerFile(path: string): Promise<unknown> {
   return (await readJsonDocument(path)).value;
 }
 
-const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
-const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
- * `bytes` as UTF-8 text, or null when they are not UTF-8. The lossy
- * decoder is several times faster (a streaming strict decoder took 50 ms
- * per 48 MB); only text holding U+FFFD can have had invalid bytes, and
- * that is decoded again strictly.
+ * The lines of a UTF-8 file without their newlines (a leading BOM
+ * dropped), a read's worth at a time, then the text after the last newline
+ * (as a last line); null in their place when
+ * the file is not UTF-8 or its first line runs past `firstMax` bytes (a
+ * file that is not a ledger is never held whole). Reads are synchronous,
+ * 64 KiB into one buffer grown to the longest line (an asynchronous read is
+ * a hop to a thread pool and back: 13 to 60 ms more for a 48 MB ledger).
+ * Throws {@linkcode EvidenceError} for a missing or unreadable file.
  */
-function utf8(bytes: Uint8Array): string | null {
-  const text = lossy.decode(bytes);
-  if (!text.includes("\uFFFD")) return text;
-  try {
-    return strict.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Read a UTF-8 file a line at a time, handing each line without its
- * newline to `line` until it answers false; with the text, the line's
- * bytes when the read's text is ASCII (a string index is then a byte
- * offset), valid during the call only. Reads go into one buffer of 64 KiB,
- * grown to hold the longest line; each read's lines are decoded at once,
- * up to its last newline (a newline byte is never inside a UTF-8
- * sequence), and the bytes after it kept for the next. The reads are
- * synchronous: an asynchronous read is a hop to a thread pool and back, 750
- * of them for a 48 MB ledger (13 to 60 ms measured, more on a loaded
- * machine), where a 64 KiB read of a file blocks for microseconds.
- * Returns the text after the last newline, or
- * null when `line` answered false, the text is not UTF-8, or the first
- * line grew past `firstMax` bytes with no newline (so a file that is not a
- * ledger is never held whole). A leading BOM is dropped. Throws
- * {@linkcode EvidenceError} for a missing or unreadable file.
- */
-async function readLines(
+function* readLines(
   path: string,
-  line: (text: string, bytes: Uint8Array | null) => boolean,
   firstMax: number,
-): Promise<string | null> {
+): Generator<string[] | null> {
   let f: Deno.FsFile;
   try {
-    f = await Deno.open(path, { read: true });
+    f = Deno.openSync(path, { read: true });
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new EvidenceError(`${path}: no such file`);
-    }
-    throw new EvidenceError(`${path}: cannot read: ${(e as Error).message}`);
+    throw new EvidenceError(
+      e instanceof Deno.errors.NotFound
+        ? `${path}: no such file`
+        : `${path}: cannot read: ${(e as Error).message}`,
+    );
   }
   try {
     let buf = new Uint8Array(1 << 16);
     let held = 0; // bytes at the start of buf, after the last newline
     let first = true;
+    const bom = (t: string | null) =>
+      first && t?.charCodeAt(0) === 0xfeff ? t.slice(1) : t;
     while (true) {
-      if (first && held > firstMax) return null;
+      if (first && held > firstMax) return yield null;
       if (held === buf.length) {
         const grown = new Uint8Array(buf.length * 2);
         grown.set(buf);
@@ -133,26 +113,17 @@ async function readLines(
         );
       }
       if (n === null) {
-        const rest = utf8(buf.subarray(0, held));
-        return first && rest?.charCodeAt(0) === 0xfeff ? rest.slice(1) : rest;
+        const rest = bom(decodeUtf8(buf.subarray(0, held)));
+        return yield rest === null ? null : [rest];
       }
       const end = held + n;
-      const found = buf.subarray(held, end).lastIndexOf(10);
+      const last = buf.subarray(0, end).lastIndexOf(10, end - 1);
       held = end;
-      if (found === -1) continue;
-      const last = end - n + found;
-      let text = utf8(buf.subarray(0, last + 1));
-      if (text === null) return null;
-      if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (last < end - n) continue; // no newline in this read
+      const text = bom(decodeUtf8(buf.subarray(0, last)));
+      if (text === null) return yield null;
       first = false;
-      const ascii = text.length === last + 1;
-      for (let p = 0; p < text.length;) {
-        const q = text.indexOf("\n", p);
-        if (!line(text.slice(p, q), ascii ? buf.subarray(p, q) : null)) {
-          return null;
-        }
-        p = q + 1;
-      }
+      yield text.split("\n");
       buf.copyWithin(0, last + 1, end);
       held = end - last - 1;
     }
@@ -168,241 +139,84 @@ export interface WalkedBlock {
   record: unknown;
 }
 
-/** A block line's keys, in verity's order. */
-const LINE_KEYS = ["index", "prev_hash", "type", "record", "hash"];
-
 /**
- * The line walk of a ledger file in verity's own layout: the header line,
- * one block per line (a comma after all but the last), `]}`. Each block
- * line is parsed, must be byte for byte the block's line as verity writes
- * it (type and record in canonical form, keys in verity's order, no
- * space), and is fed to {@linkcode ChainCheck}, so the problems found are
- * verifyLedger's. Any line that is not the layout fails the walk (the
- * caller then reads the file whole, with the project's strict reader).
- */
-class LineWalk {
-  #state: "header" | "blocks" | "closed" | "failed" = "header";
-  /** Whether the last block line ended with a comma (true before the first). */
-  #comma = true;
-  /** Block lines walked. */
-  #blocks = 0;
-  /** The last re-serialised block's type and its canonical JSON. */
-  #type: unknown = undefined;
-  #typeJson = "";
-  /** Where what a line hashes is put together from its bytes (the longest so far). */
-  #input = new Uint8Array(1024);
-  readonly check: ChainCheck;
-  readonly recipes: Set<string> = new Set();
-  readonly onBlock: ((b: WalkedBlock) => void) | null;
-
-  constructor(
-    expectedHead: string | null,
-    onBlock: ((b: WalkedBlock) => void) | null,
-  ) {
-    this.check = new ChainCheck(expectedHead);
-    this.onBlock = onBlock;
-  }
-
-  /**
-   * Walk one line (without its newline), with its bytes when it is ASCII;
-   * false once the walk has failed.
-   */
-  line(text: string, bytes: Uint8Array | null): boolean {
-    switch (this.#state) {
-      case "header":
-        if (text === EMPTY_LINE) this.#state = "closed";
-        else if (text === HEADER_LINE) this.#state = "blocks";
-        else return this.#fail();
-        return true;
-      case "blocks":
-        if (text === "]}") {
-          if (this.#comma) return this.#fail(); // no block, or a comma before
-          this.#state = "closed";
-          return true;
-        }
-        if (!this.#comma) return this.#fail();
-        this.#comma = text.endsWith(",");
-        // bytes may run past the text: only its first text.length are read
-        return this.#block(this.#comma ? text.slice(0, -1) : text, bytes);
-      default:
-        return this.#fail(); // nothing may follow "]}"
-    }
-  }
-
-  /** Whether the walk ended in the layout, given the text after the last newline. */
-  end(rest: string | null): boolean {
-    return rest === "" && this.#state === "closed";
-  }
-
-  #block(text: string, bytes: Uint8Array | null): boolean {
-    let b: unknown;
-    let input: Uint8Array | null;
-    let body: string | Uint8Array | null;
-    try {
-      // A line with no backslash holds no escaped key, the trigger of
-      // JSON.parse's key defect (FACTS.md), and is read by JSON.parse; any
-      // other by the project's reader. Either way the value counts only if
-      // its canonical line is the text byte for byte (#asIs, #remade),
-      // which no misread, duplicated key or number Python reads
-      // differently passes.
-      const plain = !text.includes("\\");
-      b = plain
-        ? JSON.parse(text)
-        : parseEvidenceJson(text, { numbers: "python" });
-      if (!isPlainObject(b)) return this.#fail();
-      input = plain && bytes !== null ? this.#asIs(b, text, bytes) : null;
-      body = input ?? this.#remade(b, text);
-    } catch {
-      // Not JSON, a duplicated key, a part missing or with no canonical
-      // form: not the layout (the whole-file path names the problem).
-      return this.#fail();
-    }
-    // Not canonical, a key added, or in another order: not the layout.
-    if (body === null) return this.#fail();
-    const index = this.#blocks++;
-    this.check.add(
-      b,
-      body,
-      input === null ? 0 : (b.prev_hash as string).length,
-    );
-    // "_recipe" is found several times faster than '"contract_recipe'.
-    if (text.includes("_recipe")) {
-      for (const r of ledgerRecipesText(text)) this.recipes.add(r);
-    }
-    if (this.onBlock !== null && typeof b.type === "string") {
-      this.onBlock({ index, type: b.type, record: b.record });
-    }
-    return true;
-  }
-
-  /**
-   * What a line that is canonical as it stands hashes, its prev_hash then
-   * its body, cut from its bytes (valid until the next line); or null when
-   * that is not shown: the line is ASCII with no backslash (so no string in
-   * it holds a quote, an escape or a surrogate), its value's JSON.stringify
-   * text with the keys in verity's order, the index a number, the type and
-   * hashes strings, and JSON.stringify writes its record canonically. Such a line is the one
-   * #remade would make, without making it.
-   */
-  #asIs(
-    b: Record<string, unknown>,
-    text: string,
-    bytes: Uint8Array,
-  ): Uint8Array | null {
-    if (
-      typeof b.index !== "number" || typeof b.type !== "string" ||
-      typeof b.prev_hash !== "string" || typeof b.hash !== "string" ||
-      !nativeIsCanonical(b.record) ||
-      JSON.stringify(b) !== text
-    ) return null;
-    let k = 0;
-    for (const key in b) if (key !== LINE_KEYS[k++]) return null;
-    // The line is {"index":I,"prev_hash":"P","type":"T","record":R,"hash":"H"},
-    // P, T and H as they are (nothing escaped), no comma in I; what is
-    // hashed is P{"record":R,"type":"T"}, cut from the line's bytes.
-    const prev = b.prev_hash.length;
-    const p = text.indexOf(",", 9) + 14; // P
-    const t = p + prev + 1; // ,"type":"T"
-    const r = t + 10 + b.type.length; // ,"record":R
-    const h = text.length - 11 - b.hash.length; // ,"hash":"H"}
-    const n = prev + (h - t) + 1;
-    if (this.#input.length < n) this.#input = new Uint8Array(2 * n);
-    const input = this.#input;
-    input.set(bytes.subarray(p, p + prev), 0);
-    input.set(bytes.subarray(r, h), prev);
-    input[prev] = 0x7b; // the comma before "record" made {
-    input.set(bytes.subarray(t, r), prev + h - r);
-    input[n - 1] = 0x7d; // }
-    return input.subarray(0, n);
-  }
-
-  /**
-   * The body of a line made again from its value, or null when the line is
-   * not the one made from that value. Throws `TypeError` when the type or
-   * the record has no canonical form.
-   */
-  #remade(b: Record<string, unknown>, text: string): string | null {
-    const rec = canonicalJson(b.record);
-    // Most blocks have the type of the one before.
-    if (b.type !== this.#type) {
-      this.#typeJson = canonicalJson(b.type);
-      this.#type = b.type;
-    }
-    const typ = this.#typeJson;
-    // Only the type and the record are hashed: the other parts need only
-    // be as JSON.stringify writes them.
-    const line = `{"index":${JSON.stringify(b.index)},"prev_hash":${
-      JSON.stringify(b.prev_hash)
-    },"type":${typ},"record":${rec},"hash":${JSON.stringify(b.hash)}}`;
-    return line === text ? `{"record":${rec},"type":${typ}}` : null;
-  }
-
-  #fail(): false {
-    this.#state = "failed";
-    return false;
-  }
-}
-
-/**
- * The line walk of a ledger file ({@linkcode LineWalk}), or null when the
- * file is not in verity's own layout. Throws {@linkcode EvidenceError} for a
+ * Verify a ledger file in verity's own layout a line at a time against
+ * `expectedHead` (null: against itself only), calling `onBlock` with each
+ * block; null when the file is in another layout (or not JSON, or repeats
+ * a key), which is then read whole. Throws {@linkcode EvidenceError} for a
  * missing or unreadable file.
  */
-async function walkLines(
+export function walkLedgerFile(
   path: string,
   expectedHead: string | null,
   onBlock: ((b: WalkedBlock) => void) | null = null,
-): Promise<LineWalk | null> {
-  const w = new LineWalk(expectedHead, onBlock);
-  const rest = await readLines(
-    path,
-    (l, bytes) => w.line(l, bytes),
-    EMPTY_LINE.length,
-  );
-  return w.end(rest) ? w : null;
-}
-
-/** What {@linkcode walkLedgerFile} found in a ledger in verity's own layout. */
-export interface FileWalk {
-  blocks: number;
-  head: string;
-  types: Record<string, number>;
-  /** Every contract recipe the records state, sorted. */
-  recipes: string[];
+): FileVerification | null {
+  const check = new ChainCheck(expectedHead);
+  const recipes = new Set<string>();
+  let blocks = 0;
+  // header, then blocks (comma: the last one ended with a comma), "]}",
+  // then only the empty text after the final newline
+  let state: "header" | "blocks" | "closed" | "done" = "header";
+  let comma = true;
+  for (const lines of readLines(path, EMPTY_LINE.length)) {
+    if (lines === null) return null;
+    for (const line of lines) {
+      if (state === "done") return null;
+      if (state === "header") {
+        if (line === EMPTY_LINE) state = "closed";
+        else if (line === HEADER_LINE) state = "blocks";
+        else return null;
+      } else if (state === "closed") {
+        if (line !== "") return null;
+        state = "done";
+      } else if (line === "]}") {
+        if (comma) return null; // no block, or a comma before
+        state = "closed";
+      } else {
+        if (!comma) return null;
+        comma = line.endsWith(",");
+        const text = comma ? line.slice(0, -1) : line;
+        // A line as chainBlocks writes it is checked as it stands (its
+        // record left as text), any other parsed.
+        let block: unknown = check.addLine(text);
+        const parsed = block === null;
+        if (parsed) {
+          try {
+            block = parseEvidenceJson(text, { numbers: "python" });
+          } catch {
+            return null; // not JSON, or a repeated key: read whole, which names it
+          }
+          check.add(block);
+        }
+        // "_recipe" is found several times faster than '"contract_recipe'.
+        if (line.includes("_recipe")) {
+          for (const r of ledgerRecipesText(line)) recipes.add(r);
+        }
+        if (
+          onBlock !== null && isPlainObject(block) &&
+          typeof block.type === "string"
+        ) {
+          // A record left as text holds no backslash: no escaped key (FACTS.md).
+          const record = parsed
+            ? block.record
+            : JSON.parse(block.record as string);
+          onBlock({ index: blocks, type: block.type, record });
+        }
+        blocks++;
+      }
+    }
+  }
+  if (state !== "done") return null;
+  const format = { ledger: LEDGER_NAME, version: LEDGER_VERSION };
+  return { ...check.verification(format), recipes: [...recipes].sort() };
 }
 
 /**
- * Walk a ledger file in verity's own layout a line at a time (bounded
- * memory, no limit from string length): every record checked canonical
- * and every block hashed and chained. Null when the file is another
- * layout or does not chain (the whole-file path then reports each
- * problem). Throws {@linkcode EvidenceError} for a missing or unreadable
- * file.
- */
-export async function walkLedgerFile(
-  path: string,
-  onBlock: ((b: WalkedBlock) => void) | null = null,
-): Promise<FileWalk | null> {
-  const w = await walkLines(path, null, onBlock);
-  if (w === null) return null;
-  const r = w.check.finish();
-  if (r.problems.length > 0 || r.head === null) return null;
-  return {
-    blocks: r.blocks,
-    head: r.head,
-    types: w.check.types,
-    recipes: [...w.recipes].sort(),
-  };
-}
-
-/**
- * Verify a ledger file against a head kept elsewhere (see `verifyLedger`).
- * verity's own layout is walked a line at a time (any size, bounded
- * memory; see {@linkcode walkLedgerFile}), every problem named; anything
- * else (mcp-evidence-validator's layout, a record not in canonical form)
- * is read whole and parsed as Python reads it, reporting every problem.
- * Throws {@linkcode EvidenceError} for a missing, unreadable or non-JSON
- * file.
+ * Verify a ledger file against a head kept elsewhere (see `verifyLedger`;
+ * null: against itself only), every problem named: verity's own layout a
+ * line at a time ({@linkcode walkLedgerFile}), any other read whole and
+ * parsed as Python reads it. Throws {@linkcode EvidenceError} for a
+ * missing, unreadable or non-JSON file.
  *
  * @example
  * ```ts ignore
@@ -412,22 +226,11 @@ export async function walkLedgerFile(
  */
 export async function verifyLedgerFile(
   path: string,
-  expectedHead: string,
-): Promise<LedgerVerification & { recipes: string[] }> {
-  const w = await walkLines(path, expectedHead);
-  if (w !== null) {
-    const r = w.check.finish();
-    return {
-      ok: r.problems.length === 0,
-      blocks: r.blocks,
-      problems: r.problems,
-      head: r.head,
-      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
-      types: w.check.types,
-      recipes: [...w.recipes].sort(),
-    };
-  }
-  const { text } = await readWholeLedger(path);
+  expectedHead: string | null,
+): Promise<FileVerification> {
+  const walked = walkLedgerFile(path, expectedHead);
+  if (walked !== null) return walked;
+  const text = await readWholeLedger(path);
   try {
     return {
       ...verifyLedgerText(text, expectedHead),
@@ -445,18 +248,15 @@ export async function verifyLedgerFile(
 const MAX_TEXT = 2 ** 29 - 24;
 
 /**
- * Read a ledger that is not in verity's own line layout whole (the general
- * path parses it). Throws {@linkcode EvidenceError} for a missing or unreadable
- * file, or one too large to be held as one text.
+ * The text of a ledger not in verity's own line layout. Throws
+ * {@linkcode EvidenceError} for a missing or unreadable file, or one too
+ * large to be held as one text.
  */
-async function readWholeLedger(
-  path: string,
-): Promise<{ text: string; bytes: Uint8Array }> {
+async function readWholeLedger(path: string): Promise<string> {
   await tooLargeToReadWhole(path);
-  return await readTextDocument(path);
+  return (await readTextDocument(path)).text;
 }
 
-/** Throws {@linkcode EvidenceError} when the file is too large to be held as one text. */
 async function tooLargeToReadWhole(path: string): Promise<void> {
   const size = await Deno.stat(path).then((s) => s.size, () => 0);
   if (size > MAX_TEXT) {
@@ -476,26 +276,12 @@ export interface LockOptions {
 }
 
 /**
- * The owner written into `<ledger>.lock` by the writer holding it, or null
- * (free, or never used). For messages only: the lock itself is the kernel's.
- */
-export async function ledgerLockOwner(
-  ledgerPath: string,
-): Promise<Owner | null> {
-  try {
-    return parseOwner(await Deno.readTextFile(`${ledgerPath}.lock`));
-  } catch {
-    return null;
-  }
-}
-
-/**
  * Run `fn` holding an exclusive advisory lock (flock) on `<ledger>.lock`, so
  * concurrent appends never lose a block. The kernel drops the lock when its
  * holder dies, however it dies, so a killed writer never leaves a stale
  * lock, and two waiters can never both take one. The lock file stays (an
  * unlinked lock file would let a later writer lock a different file); it
- * holds the current holder's pid and start time.
+ * holds the current holder's pid and start time, for messages.
  */
 export async function withLedgerLock<T>(
   ledgerPath: string,
@@ -519,7 +305,12 @@ export async function withLedgerLock<T>(
   ]);
   clearTimeout(timer);
   if (!got) {
-    const owner = await ledgerLockOwner(ledgerPath);
+    let owner: Owner | null = null;
+    try {
+      owner = parseOwner(await Deno.readTextFile(lock));
+    } catch {
+      // free by now, or never written
+    }
     // The pending lock request ends with this process (exit 2 follows).
     throw new EvidenceError(
       `${lock}: another verity (pid ${
@@ -545,6 +336,52 @@ export async function withLedgerLock<T>(
 }
 
 /**
+ * The blocks of a ledger that is not in verity's own layout, once its own
+ * chain verifies, and its head. Throws {@linkcode EvidenceError} for
+ * another tool's ledger or a chain that does not verify.
+ */
+async function blocksToRewrite(
+  path: string,
+): Promise<{ blocks: Block[]; head: string }> {
+  const text = await readWholeLedger(path);
+  let doc: unknown;
+  try {
+    // The strict reader: a duplicated key anywhere is refused, never read
+    // as its last copy.
+    doc = parseEvidenceJson(text, { numbers: "python" });
+  } catch (e) {
+    throw new EvidenceError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+  const d = isPlainObject(doc) ? doc : {};
+  if (d.ledger !== LEDGER_NAME) {
+    throw new EvidenceError(
+      `${path}: not a verity ledger (ledger field ${
+        JSON.stringify(d.ledger) ?? "missing"
+      }); verity appends only to its own ledgers`,
+    );
+  }
+  if (d.version !== LEDGER_VERSION) {
+    throw new EvidenceError(
+      `${path}: unsupported verity ledger version ${JSON.stringify(d.version)}`,
+    );
+  }
+  const v = verifyLedger(doc, null);
+  refuseBroken(path, v);
+  return { blocks: d.blocks as Block[], head: v.head! };
+}
+
+/** Throws {@linkcode EvidenceError} when a ledger's own chain does not verify. */
+function refuseBroken(path: string, v: LedgerVerification): void {
+  if (v.problems.length > 0 || v.head === null) {
+    throw new EvidenceError(
+      `${path}: the ledger's own chain does not verify (${v.problems.length} problem(s); first: ${
+        v.problems[0]?.message ?? "no head"
+      }); refusing to append`,
+    );
+  }
+}
+
+/**
  * Append several blocks to a verity ledger in one atomic write, creating the
  * ledger when it is missing. Refuses (with {@linkcode EvidenceError}) a file
  * that is not a verity ledger, or whose own chain does not verify.
@@ -564,74 +401,24 @@ export async function appendBlocks(
     let existing: Block[] = [];
     let head = GENESIS;
     let start = 0;
-    // Bytes of the existing file kept as they are (verity's own layout,
-    // every block chained): all but the closing "\n]}\n".
-    let kept: number | null = null;
+    // Bytes of the existing file kept as they are (verity's own layout):
+    // all but the closing "\n]}\n".
+    let kept = 0;
     if (await exists(ledgerPath, { followSymlinks: false })) {
-      const w = await walkLedgerFile(ledgerPath);
+      const w = walkLedgerFile(ledgerPath, null);
       if (w !== null) {
-        head = w.head;
-        start = w.blocks;
-        kept = w.blocks === 0 ? 0 : (await Deno.stat(ledgerPath)).size - 4;
+        refuseBroken(ledgerPath, w);
+        [head, start] = [w.head!, w.blocks];
+        if (start > 0) kept = (await Deno.stat(ledgerPath)).size - 4;
       } else {
-        const { text } = await readWholeLedger(ledgerPath);
-        let doc: unknown;
-        try {
-          // The strict reader: a duplicated key anywhere is refused, never
-          // read as its last copy.
-          doc = parseEvidenceJson(text, { numbers: "python" });
-        } catch (e) {
-          throw new EvidenceError(
-            `${ledgerPath}: not valid JSON: ${(e as Error).message}`,
-          );
-        }
-        const d = doc as {
-          ledger?: unknown;
-          version?: unknown;
-          blocks?: unknown;
-        };
-        if (
-          typeof doc !== "object" || doc === null || d.ledger !== LEDGER_NAME
-        ) {
-          throw new EvidenceError(
-            `${ledgerPath}: not a verity ledger (ledger field ${
-              JSON.stringify(d?.ledger) ?? "missing"
-            }); verity appends only to its own ledgers`,
-          );
-        }
-        if (d.version !== LEDGER_VERSION) {
-          throw new EvidenceError(
-            `${ledgerPath}: unsupported verity ledger version ${
-              JSON.stringify(d.version)
-            }`,
-          );
-        }
-        // Self-consistency: every check except the comparison with an outside head.
-        const v = verifyLedger(doc, GENESIS);
-        const problems = v.problems.filter((p) =>
-          !(p.kind === "head" && v.head !== null)
-        );
-        if (problems.length > 0 || v.head === null) {
-          throw new EvidenceError(
-            `${ledgerPath}: the ledger's own chain does not verify (${problems.length} problem(s); first: ${
-              problems[0]?.message ?? "no head"
-            }); refusing to append`,
-          );
-        }
-        existing = d.blocks as Block[];
-        head = v.head;
+        ({ blocks: existing, head } = await blocksToRewrite(ledgerPath));
         start = existing.length;
       }
     }
     const chain = { head, next: start };
     await writeChunksAtomic(
       ledgerPath,
-      ledgerPieces(
-        ledgerPath,
-        kept,
-        existing.map(blockLine),
-        chained(entries, chain),
-      ),
+      ledgerPieces(ledgerPath, kept, existing, chained(entries, chain)),
     );
     return { first: start, count: chain.next - start, head: chain.head };
   });
@@ -661,56 +448,39 @@ async function* chained(
 }
 
 /**
- * The new ledger file in pieces: the kept bytes of the existing file (or
- * the header and the re-serialized existing blocks), then the new block
- * lines, then the closing bracket. Never one string of the whole file.
+ * The new ledger file in pieces, never one string of the whole file: the
+ * first `kept` bytes of the existing file, or the header and the
+ * `existing` blocks made again, then the new block lines, then the close.
  */
 async function* ledgerPieces(
   path: string,
-  kept: number | null,
-  existing: string[],
+  kept: number,
+  existing: readonly Block[],
   batches: AsyncIterable<string[]>,
 ): AsyncGenerator<string | Uint8Array> {
-  const it = batches[Symbol.asyncIterator]();
-  const first = await it.next();
-  // Whether any block line (existing or new) has been written: the next
-  // one is then preceded by ",\n".
-  let any = false;
-  if (kept !== null && kept > 0) {
-    const f = await Deno.open(path, { read: true });
-    try {
-      const buf = new Uint8Array(1 << 20);
-      let left = kept;
-      while (left > 0) {
-        const n = await f.read(buf.subarray(0, Math.min(buf.length, left)));
-        if (n === null) throw new Error(`${path}: shorter than it was`);
-        yield buf.slice(0, n);
-        left -= n;
-      }
-    } finally {
-      f.close();
+  let any = kept > 0; // whether a block line has been written
+  if (any) {
+    using f = await Deno.open(path, { read: true });
+    const buf = new Uint8Array(1 << 20);
+    for (let left = kept; left > 0;) {
+      const n = await f.read(buf.subarray(0, Math.min(buf.length, left)));
+      if (n === null) throw new Error(`${path}: shorter than it was`);
+      yield buf.slice(0, n);
+      left -= n;
     }
-    any = true;
-  } else {
-    if (existing.length === 0 && first.done) {
-      yield ledgerText([]);
-      return;
-    }
-    yield `{"ledger":"${LEDGER_NAME}","version":"${LEDGER_VERSION}","blocks":[\n`;
+  }
+  const lines = (async function* () {
     for (let i = 0; i < existing.length; i += 4096) {
-      yield (i > 0 ? ",\n" : "") + existing.slice(i, i + 4096).join(",\n");
+      yield existing.slice(i, i + 4096).map(blockLine);
     }
-    any = existing.length > 0;
+    yield* batches;
+  })();
+  for await (const batch of lines) {
+    if (batch.length === 0) continue;
+    yield (any ? ",\n" : `${HEADER_LINE}\n`) + batch.join(",\n");
+    any = true;
   }
-  let r = first;
-  while (!r.done) {
-    if (r.value.length > 0) {
-      yield (any ? ",\n" : "") + r.value.join(",\n");
-      any = true;
-    }
-    r = await it.next();
-  }
-  yield "\n]}\n";
+  yield any ? "\n]}\n" : `${EMPTY_LINE}\n`;
 }
 
 /**
@@ -721,7 +491,6 @@ async function* ledgerPieces(
  * @example
  * ```ts ignore
  * const { head } = await appendBlock("runs/ledger.json", "report", { digest: "sha256:…" });
- * console.log(`ledger head: ${head}`);
  * ```
  */
 export async function appendBlock(
@@ -734,10 +503,10 @@ export async function appendBlock(
 }
 
 /**
- * Bind a document to a ledger file (see `bindToLedger`), walking verity's
- * own layout a line at a time; another layout, or a chain that does not reach
- * the head, is read whole and every problem named. Throws
- * {@linkcode EvidenceError} for a missing, unreadable or non-JSON ledger.
+ * Bind a document to a ledger file (see `bindToLedger`): verity's own
+ * layout is walked a line at a time, another read whole, every problem
+ * named. Throws {@linkcode EvidenceError} for a missing, unreadable or
+ * non-JSON ledger.
  */
 export async function bindToLedgerFile(
   path: string,
@@ -747,22 +516,15 @@ export async function bindToLedgerFile(
   expect: Readonly<Record<string, unknown>> = {},
 ): Promise<LedgerBinding> {
   // The last block whose record's digest is the document's.
-  let found: { index: number; type: string; record: unknown } | null = null;
-  const w = await walkLedgerFile(path, (b) => {
+  let found: WalkedBlock | null = null;
+  const w = walkLedgerFile(path, expectedHead, (b) => {
     if (isPlainObject(b.record) && b.record.digest === digest) found = b;
   });
-  if (w !== null && w.head === expectedHead) {
-    const ledger: LedgerVerification = {
-      ok: true,
-      blocks: w.blocks,
-      problems: [],
-      head: w.head,
-      format: { ledger: LEDGER_NAME, version: LEDGER_VERSION },
-      types: w.types,
-    };
+  if (w !== null) {
+    const { recipes: _, ...ledger } = w;
     return bindingOf(ledger, found, digest, types, expect);
   }
-  const { text } = await readWholeLedger(path);
+  const text = await readWholeLedger(path);
   try {
     return bindToLedger(text, expectedHead, digest, types, expect);
   } catch (e) {

@@ -289,19 +289,76 @@ function readBindings(file: string, v: unknown): Binding[] {
   });
 }
 
-function checkUnique(file: string, tools: DeclaredTool[]): void {
+/**
+ * The tools of either shape, each hash made again under its recipe (or
+ * `opts.recipe`) and checked against the one stored, names unique.
+ */
+function readTools(
+  doc: Record<string, unknown>,
+  file: string,
+  verity: boolean,
+  fileRecipe: Recipe,
+  opts: ReadDeclarationOptions,
+): DeclaredTool[] {
+  const fail = (keyPath: string, message: string): never => {
+    throw new DefinitionError(file, keyPath, message);
+  };
+  if (!Array.isArray(doc.tools)) {
+    fail(
+      "tools",
+      verity ? "must be an array" : "must be an array of tool declarations",
+    );
+  }
   const seen = new Map<string, string>();
-  for (const t of tools) {
-    const prev = seen.get(t.name);
-    if (prev !== undefined) {
-      throw new DefinitionError(
-        file,
-        t.keyPath,
-        `duplicate tool name ${JSON.stringify(t.name)} (also at ${prev})`,
+  return (doc.tools as unknown[]).map((t, i) => {
+    const kp = `tools[${i}]`;
+    if (!isPlainObject(t)) return fail(kp, "must be an object");
+    let tool = t;
+    if (verity) {
+      if (!isPlainObject(t.raw)) {
+        return fail(`${kp}.raw`, "must be the tool object as served");
+      }
+      if (typeof t.raw.name !== "string") {
+        fail(`${kp}.raw.name`, "must be a string");
+      }
+      if (t.name !== t.raw.name) {
+        fail(
+          `${kp}.name`,
+          `${JSON.stringify(t.name)} differs from raw.name ${
+            JSON.stringify(t.raw.name)
+          }`,
+        );
+      }
+      tool = t.raw;
+    } else if (typeof t.name !== "string") {
+      fail(`${kp}.name`, "must be a string");
+    }
+    const name = tool.name as string;
+    const own = verity || t.contract_recipe !== undefined
+      ? recipeAt(file, `${kp}.contract_recipe`, t.contract_recipe)
+      : fileRecipe;
+    const recipe = opts.recipe ?? own;
+    const hash = contractHash(tool, recipe);
+    if (
+      opts.recipe === undefined && (verity || t.contract_hash !== undefined) &&
+      t.contract_hash !== hash
+    ) {
+      fail(
+        `${kp}.contract_hash`,
+        `${JSON.stringify(t.contract_hash)} is not the recipe ${own} hash of ${
+          verity
+            ? `raw (${hash}): the manifest was edited`
+            : `this declaration (${hash})`
+        }`,
       );
     }
-    seen.set(t.name, t.keyPath);
-  }
+    const prev = seen.get(name);
+    if (prev !== undefined) {
+      fail(kp, `duplicate tool name ${JSON.stringify(name)} (also at ${prev})`);
+    }
+    seen.set(name, kp);
+    return { name, recipe, hash, tool, keyPath: kp };
+  });
 }
 
 function readVerityManifest(
@@ -319,48 +376,7 @@ function readVerityManifest(
     );
   }
   const recipe = recipeAt(file, "contract_recipe", doc.contract_recipe);
-  if (!Array.isArray(doc.tools)) {
-    throw new DefinitionError(file, "tools", "must be an array");
-  }
-  const tools: DeclaredTool[] = doc.tools.map((t, i) => {
-    const kp = `tools[${i}]`;
-    if (!isPlainObject(t)) {
-      throw new DefinitionError(file, kp, "must be an object");
-    }
-    if (!isPlainObject(t.raw)) {
-      throw new DefinitionError(
-        file,
-        `${kp}.raw`,
-        "must be the tool object as served",
-      );
-    }
-    if (typeof t.raw.name !== "string") {
-      throw new DefinitionError(file, `${kp}.raw.name`, "must be a string");
-    }
-    if (t.name !== t.raw.name) {
-      throw new DefinitionError(
-        file,
-        `${kp}.name`,
-        `${JSON.stringify(t.name)} differs from raw.name ${
-          JSON.stringify(t.raw.name)
-        }`,
-      );
-    }
-    const stated = recipeAt(file, `${kp}.contract_recipe`, t.contract_recipe);
-    const use = opts.recipe ?? stated;
-    const hash = contractHash(t.raw, use);
-    if (opts.recipe === undefined && t.contract_hash !== hash) {
-      throw new DefinitionError(
-        file,
-        `${kp}.contract_hash`,
-        `${
-          JSON.stringify(t.contract_hash)
-        } is not the recipe ${stated} hash of raw (${hash}): the manifest was edited`,
-      );
-    }
-    return { name: t.raw.name, recipe: use, hash, tool: t.raw, keyPath: kp };
-  });
-  checkUnique(file, tools);
+  const tools = readTools(doc, file, true, recipe, opts);
   const server = isPlainObject(doc.server) ? doc.server : {};
   return {
     file,
@@ -383,53 +399,13 @@ function readDeclared(
   const recipe = stated
     ? recipeAt(file, "contract_recipe", doc.contract_recipe)
     : "1";
-  if (!Array.isArray(doc.tools)) {
-    throw new DefinitionError(
-      file,
-      "tools",
-      "must be an array of tool declarations",
-    );
-  }
-  const tools: DeclaredTool[] = doc.tools.map((t, i) => {
-    const kp = `tools[${i}]`;
-    if (!isPlainObject(t)) {
-      throw new DefinitionError(file, kp, "must be an object");
-    }
-    if (typeof t.name !== "string") {
-      throw new DefinitionError(file, `${kp}.name`, "must be a string");
-    }
-    const own = t.contract_recipe === undefined
-      ? recipe
-      : recipeAt(file, `${kp}.contract_recipe`, t.contract_recipe);
-    const use = opts.recipe ?? own;
-    const hash = contractHash(t, use);
-    if (
-      opts.recipe === undefined && t.contract_hash !== undefined &&
-      t.contract_hash !== hash
-    ) {
-      throw new DefinitionError(
-        file,
-        `${kp}.contract_hash`,
-        `${
-          JSON.stringify(t.contract_hash)
-        } is not the recipe ${own} hash of this declaration (${hash})`,
-      );
-    }
-    return { name: t.name, recipe: use, hash, tool: t, keyPath: kp };
-  });
-  checkUnique(file, tools);
-  let server: string | null = null;
-  let version: string | null = null;
-  if (typeof doc.server === "string") server = doc.server;
-  else if (isPlainObject(doc.server)) {
-    server = str(doc.server.name);
-    version = str(doc.server.version);
-  }
+  const tools = readTools(doc, file, false, recipe, opts);
+  const server = isPlainObject(doc.server) ? doc.server : {};
   return {
     file,
     kind: "declared",
-    server,
-    version,
+    server: typeof doc.server === "string" ? doc.server : str(server.name),
+    version: str(server.version),
     recipe: opts.recipe ?? recipe,
     recipeStated: stated,
     tools,

@@ -23,9 +23,6 @@ import { DefinitionError } from "../errors.ts";
 /** A recipe's name. */
 export type Recipe = "1" | "2" | "3";
 
-/** Every known recipe, oldest first. */
-export const RECIPES: readonly Recipe[] = ["1", "2", "3"];
-
 /** The recipe verity captures under unless told otherwise. */
 export const DEFAULT_RECIPE: Recipe = "3";
 
@@ -39,62 +36,42 @@ export interface RecipeField {
   default: unknown;
 }
 
-const NAME: RecipeField = {
-  field: "name",
-  sources: ["name"],
-  default: undefined,
-};
-const DESCRIPTION: RecipeField = {
-  field: "description",
-  sources: ["description"],
-  default: "",
-};
-const INPUT: RecipeField = {
-  field: "input_schema",
-  sources: ["inputSchema", "input_schema"],
-  default: {},
-};
-const PERMISSIONS: RecipeField = {
-  field: "permissions",
-  sources: ["permissions"],
-  default: [],
-};
-const OUTPUT: RecipeField = {
-  field: "output_schema",
-  sources: ["outputSchema", "output_schema"],
-  default: {},
-};
-const ANNOTATIONS: RecipeField = {
-  field: "annotations",
-  sources: ["annotations"],
-  default: {},
-};
-const TITLE: RecipeField = { field: "title", sources: ["title"], default: "" };
-const EXECUTION: RecipeField = {
-  field: "execution",
-  sources: ["execution"],
-  default: {},
-};
+function field(name: string, sources: string[], d: unknown): RecipeField {
+  return { field: name, sources, default: d };
+}
+
+const RECIPE_1 = [
+  field("name", ["name"], undefined),
+  field("description", ["description"], ""),
+  field("input_schema", ["inputSchema", "input_schema"], {}),
+  field("permissions", ["permissions"], []),
+];
+const RECIPE_2 = [
+  ...RECIPE_1,
+  field("output_schema", ["outputSchema", "output_schema"], {}),
+  field("annotations", ["annotations"], {}),
+];
 
 /** The fields of each recipe, in payload order. */
 export const RECIPE_FIELDS: Readonly<Record<Recipe, readonly RecipeField[]>> = {
-  "1": [NAME, DESCRIPTION, INPUT, PERMISSIONS],
-  "2": [NAME, DESCRIPTION, INPUT, PERMISSIONS, OUTPUT, ANNOTATIONS],
+  "1": RECIPE_1,
+  "2": RECIPE_2,
   "3": [
-    NAME,
-    DESCRIPTION,
-    INPUT,
-    PERMISSIONS,
-    OUTPUT,
-    ANNOTATIONS,
-    TITLE,
-    EXECUTION,
+    ...RECIPE_2,
+    field("title", ["title"], ""),
+    field("execution", ["execution"], {}),
   ],
 };
 
 /** True for `"1"`, `"2"` or `"3"`. */
 export function isRecipe(v: unknown): v is Recipe {
   return v === "1" || v === "2" || v === "3";
+}
+
+function unknownRecipe(v: unknown): string {
+  return `unknown contract recipe ${
+    JSON.stringify(v) ?? String(v)
+  } (known: "1", "2", "3")`;
 }
 
 /**
@@ -110,31 +87,7 @@ export function isRecipe(v: unknown): v is Recipe {
  */
 export function recipeAt(file: string, keyPath: string, v: unknown): Recipe {
   if (isRecipe(v)) return v;
-  throw new DefinitionError(
-    file,
-    keyPath,
-    `unknown contract recipe ${
-      JSON.stringify(v) ?? String(v)
-    } (known: "1", "2", "3")`,
-  );
-}
-
-/**
- * Check a recipe value, throwing `RangeError` for anything unknown
- * (including the number `2`: recipes are strings).
- */
-export function toRecipe(v: unknown): Recipe {
-  if (isRecipe(v)) return v;
-  throw new RangeError(
-    `unknown contract recipe ${
-      JSON.stringify(v) ?? String(v)
-    } (known: "1", "2", "3")`,
-  );
-}
-
-/** Which payload fields a recipe covers, by payload name. */
-export function recipeFieldNames(recipe: Recipe): string[] {
-  return RECIPE_FIELDS[toRecipe(recipe)].map((f) => f.field);
+  throw new DefinitionError(file, keyPath, unknownRecipe(v));
 }
 
 /** Read one recipe field from a tool object: the value, and whether it was present. */
@@ -153,19 +106,23 @@ export function readField(
 /**
  * The object a contract hash is computed over: the recipe's fields, each
  * defaulted when missing. Throws `TypeError` when the tool has no string
- * `name`, `RangeError` for an unknown recipe.
+ * `name`, `RangeError` for an unknown recipe (a number `2` included:
+ * recipes are strings).
  *
  * @example
  * ```ts
- * contractPayload({ name: "t", inputSchema: { type: "object" } }, "1");
- * // { name: "t", description: "", input_schema: { type: "object" }, permissions: [] }
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   contractPayload({ name: "t", inputSchema: { type: "object" } }, "1"),
+ *   { name: "t", description: "", input_schema: { type: "object" }, permissions: [] },
+ * );
  * ```
  */
 export function contractPayload(
   tool: Record<string, unknown>,
   recipe: Recipe,
 ): Record<string, unknown> {
-  const fields = RECIPE_FIELDS[toRecipe(recipe)];
+  if (!isRecipe(recipe)) throw new RangeError(unknownRecipe(recipe));
   if (typeof tool.name !== "string") {
     throw new TypeError(
       `a tool's name must be a string, got ${
@@ -173,23 +130,18 @@ export function contractPayload(
       }`,
     );
   }
-  const out: Record<string, unknown> = {};
-  for (const f of fields) out[f.field] = readField(tool, f).value;
-  return out;
+  return Object.fromEntries(
+    RECIPE_FIELDS[recipe].map((f) => [f.field, readField(tool, f).value]),
+  );
 }
 
 /**
  * The contract hash of a tool under a recipe: `sha256:<hex>` of the
  * canonical JSON of {@linkcode contractPayload}.
- *
- * @example
- * ```ts
- * contractHash({ name: "t", inputSchema: {} }, "2"); // "sha256:…"
- * ```
  */
 export function contractHash(
   tool: Record<string, unknown>,
-  recipe: "1" | "2" | "3",
+  recipe: Recipe,
 ): string {
   return "sha256:" + sha256Hex(canonicalJson(contractPayload(tool, recipe)));
 }

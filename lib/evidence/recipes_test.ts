@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  contractHash,
-  contractPayload,
-  recipeFieldNames,
-  toRecipe,
-} from "./recipes.ts";
+import { contractHash, contractPayload, RECIPE_FIELDS } from "./recipes.ts";
 
 // The fictional example declared by mcp-evidence-validator, and the recipe-1
 // hash it binds (committed in that project's examples/fictional-server-declared.json).
@@ -97,7 +92,7 @@ Deno.test("each recipe sees exactly its fields", () => {
     false,
     false,
   ]);
-  assert.deepEqual(recipeFieldNames("2"), [
+  assert.deepEqual(RECIPE_FIELDS["2"].map((f) => f.field), [
     "name",
     "description",
     "input_schema",
@@ -109,6 +104,9 @@ Deno.test("each recipe sees exactly its fields", () => {
 
 Deno.test("an unknown recipe or a nameless tool is an error, never a guess", () => {
   assert.throws(() => contractHash({ name: "t" }, "4" as "1"), RangeError);
-  assert.throws(() => toRecipe(2), /unknown contract recipe 2/);
+  assert.throws(
+    () => contractHash({ name: "t" }, 2 as unknown as "1"),
+    /unknown contract recipe 2/,
+  );
   assert.throws(() => contractHash({ description: "x" }, "1"), TypeError);
 });

@@ -17,6 +17,8 @@ import { openSession } from "../wire/session.ts";
 import { listTools } from "../wire/list_tools.ts";
 import { HINT_NAMES, type ParsedListing } from "../contracts/contracts.ts";
 import { openLauncher } from "../launcher/launcher.ts";
+import { runnerRefusal } from "../launcher/command.ts";
+import { findOnPath } from "../sandbox/sandbox.ts";
 import {
   type InitPlan,
   type PathKind,
@@ -28,9 +30,7 @@ import { type ListedTool, renderTargetTemplate } from "./init_template.ts";
 import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
 import { fetchPinned, pinFromRegistry } from "../prepare/fetch.ts";
 import { VERSION } from "../version.ts";
-import { type AllowanceFacts, detectReadAllowances } from "./init_allow.ts";
-import { findOnPath } from "../sandbox/sandbox.ts";
-import { exists } from "../common/exists.ts";
+import { isWithin } from "../common/paths.ts";
 
 /** The server to start, as a client would run it. */
 export interface InitServer {
@@ -89,44 +89,31 @@ export function listedTools(listing: ParsedListing): ListedTool[] {
 }
 
 /**
- * Facts about the command's program and script for
- * {@linkcode detectReadAllowances}: the program on PATH and its real path, its
- * virtualenv, the nearest `node_modules` above the script's directory.
- * Requires `--allow-read` and `--allow-env`.
+ * The `allow.read` a command needs from a hidden directory (/tmp, /run, the
+ * auditor's home) that the sandbox does not find by itself: the nearest
+ * `node_modules` above the script, whose packages it imports. (The
+ * interpreter's install and its virtualenv are bound at every launch.)
+ * Requires `--allow-read`.
  */
-async function allowanceFacts(
-  program: string,
+async function nodeModulesAllowance(
   scriptDirs: readonly string[],
   home: string | null,
-): Promise<AllowanceFacts> {
-  const found = program === ""
-    ? null
-    : findOnPath(program, Deno.env.get("PATH") ?? "");
-  const real = found === null
-    ? null
-    : await Deno.realPath(found).catch(() => null);
-  let venv: string | null = null;
-  if (found !== null && dirname(found).endsWith("/bin")) {
-    const root = dirname(dirname(found));
-    if (await exists(join(root, "pyvenv.cfg"))) venv = root;
-  }
-  let nodeModules: string | null = null;
+): Promise<{ path: string; why: string }[]> {
+  const hidden = ["/tmp", "/run", ...(home && home !== "/" ? [home] : [])];
   for (const start of scriptDirs) {
-    for (let d = start; nodeModules === null; d = dirname(d)) {
+    for (let d = start;; d = dirname(d)) {
       const candidate = join(d, "node_modules");
       if ((await Deno.stat(candidate).catch(() => null))?.isDirectory) {
-        nodeModules = candidate;
+        const shown = hidden.some((h) => isWithin(candidate, h)) &&
+          !scriptDirs.some((r) => isWithin(candidate, r));
+        return shown
+          ? [{ path: candidate, why: "the packages the script imports" }]
+          : [];
       }
       if (d === "/" || d === ".") break;
     }
   }
-  return {
-    program: found,
-    programReal: real,
-    venv,
-    nodeModules,
-    hidden: ["/tmp", "/run", ...(home && home !== "/" ? [home] : [])],
-  };
+  return [];
 }
 
 /** What a path on this machine is: a file, a directory, or nothing. */
@@ -159,6 +146,7 @@ export async function initTarget(
 ): Promise<InitResult> {
   const { name, targetDir, timeoutMs } = options;
   const say = options.say ?? (() => {});
+
   const file = join(targetDir, "target.toml");
   const home = Deno.env.get("HOME") ?? null;
   const question = {
@@ -170,10 +158,17 @@ export async function initTarget(
   const pathKinds: Record<string, PathKind> = {};
   for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
   const plan = planInit({ ...question, pathKinds });
-  const allowRead = plan.command[0] === "{deno}" ? [] : detectReadAllowances(
-    await allowanceFacts(plan.command[0] ?? "", plan.read, home),
-    plan.read,
+  // What planInit left as given and cannot run here (uvx, docker run, ...).
+  const refusal = runnerRefusal(
+    plan.command,
+    findOnPath(plan.command[0] ?? "", Deno.env.get("PATH") ?? "") !== null,
   );
+  if (refusal !== null && options.noSandbox !== true) {
+    throw new ServerError(`verity init: ${refusal}`);
+  }
+  const allowRead = plan.command[0] === "{deno}"
+    ? []
+    : await nodeModulesAllowance(plan.read, home);
   for (const a of allowRead) say(`allow.read ${a.path}: ${a.why}`);
   const readPaths = [...plan.read, ...allowRead.map((a) => a.path)];
   await Deno.mkdir(targetDir, { recursive: true });
@@ -202,7 +197,7 @@ export async function initTarget(
         say,
       },
     );
-    await savePreparedTarget(layout, name, fetched.entry);
+    await savePreparedTarget(layout, targetDir, fetched.entry);
     say(
       `prepared ${source.package}@${source.version} (${fetched.entry.packages.length} packages locked in ${
         relative(Deno.cwd(), fetched.lockPath)

@@ -3,7 +3,8 @@
  * which sandbox it can run under, what must be pinned, and which values
  * only a person can decide. Pure: facts about paths come from the caller.
  *
- * - `npx [-y] <pkg>[@range] args…`, `npm exec`/`npm x`, and `deno run …
+ * - `npx [-y] <pkg>[@range] args…` (and `npm exec`, `pnpm dlx`, `bunx`:
+ *   `parsePackageRun`), and `deno run …
  *   npm:<pkg>@<range> args…` become an npm target: `{deno} run --no-config
  *   --frozen --lock={target}/deno.lock npm:<pkg>@<version> args…`, pinned in
  *   `[source]` and run under the Deno sandbox.
@@ -23,6 +24,7 @@
 import { normalizeAbsolute } from "../common/paths.ts";
 import { DENO_VALUE_FLAGS } from "../sandbox/build_launch.ts";
 import { TODO } from "../definition/types.ts";
+import { parsePackageRun, splitPackageSpec } from "../prepare/source.ts";
 
 /** What a path on the auditor's machine is, looked up by the caller. */
 export type PathKind = "file" | "dir" | null;
@@ -101,21 +103,6 @@ function basename(p: string): string {
 function dirname(p: string): string {
   const i = p.lastIndexOf("/");
   return i <= 0 ? "/" : p.slice(0, i);
-}
-
-/** Split `@scope/name@range` / `name@range` / `name`. */
-export function splitPackageSpec(spec: string): NpmRequest | null {
-  const s = spec.startsWith("npm:") ? spec.slice(4) : spec;
-  const at = s.indexOf("@", s.startsWith("@") ? 1 : 0);
-  const name = at === -1 ? s : s.slice(0, at);
-  let range = at === -1 ? "latest" : s.slice(at + 1);
-  // npm:pkg@1.2.3/sub/path: keep the version only.
-  const slash = range.indexOf("/");
-  if (slash !== -1) range = range.slice(0, slash);
-  if (!/^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/.test(name)) {
-    return null;
-  }
-  return { package: name, range: range === "" ? "latest" : range };
 }
 
 const SECRET_KEY =
@@ -198,11 +185,14 @@ export function planInit(input: InitInput): InitPlan {
   let command: string[] = [];
   let listCommand: string[] = [];
 
-  const npmCommand = (pkgSpec: string, args: string[], dropped: string[]) => {
-    const req = splitPackageSpec(pkgSpec);
-    if (req === null) return false;
+  const npmCommand = (
+    req: NpmRequest,
+    bin: string | null,
+    args: string[],
+    dropped: string[],
+  ) => {
     kind = "npm";
-    npm = req;
+    npm = { package: req.package, range: req.range };
     const sa = serverArgs(args);
     const head = [
       "{deno}",
@@ -210,7 +200,7 @@ export function planInit(input: InitInput): InitPlan {
       "--no-config",
       "--frozen",
       "--lock={target}/deno.lock",
-      `npm:${req.package}@${VERSION_SLOT}`,
+      `npm:${req.package}@${VERSION_SLOT}${bin === null ? "" : `/${bin}`}`,
     ];
     command = [...head, ...sa.write];
     listCommand = [...head, ...sa.list];
@@ -229,26 +219,9 @@ export function planInit(input: InitInput): InitPlan {
     return true;
   };
 
-  if (
-    base === "npx" ||
-    (base === "npm" && (rest[0] === "exec" || rest[0] === "x"))
-  ) {
-    const args = base === "npx" ? rest : rest.slice(1);
-    const dropped: string[] = [];
-    let i = 0;
-    for (; i < args.length; i++) {
-      const a = args[i]!;
-      if (a === "--") {
-        i++;
-        break;
-      }
-      if (!a.startsWith("-")) break;
-      dropped.push(a);
-    }
-    const spec = args[i];
-    if (spec !== undefined && !dropped.some((d) => /^(-p|--package)/.test(d))) {
-      npmCommand(spec, args.slice(i + 1), dropped);
-    }
+  const run = parsePackageRun(input.command);
+  if (run !== null) {
+    npmCommand(run, run.bin, run.args, run.dropped);
   } else if (
     (base === "deno" || /^deno(\.exe)?$/.test(base)) && rest[0] === "run"
   ) {
@@ -268,8 +241,9 @@ export function planInit(input: InitInput): InitPlan {
       if (takesValue) flags.push(rest[++i]!);
     }
     const script = rest[i];
-    if (script !== undefined && script.startsWith("npm:")) {
-      npmCommand(script, rest.slice(i + 1), [...dropped, ...flags]);
+    const req = script?.startsWith("npm:") ? splitPackageSpec(script) : null;
+    if (req !== null) {
+      npmCommand(req, null, rest.slice(i + 1), [...dropped, ...flags]);
     } else if (script !== undefined) {
       kind = "deno";
       const p = pathCandidate(script, input.cwd, input.home);

@@ -11,10 +11,15 @@
 import { ConfigError } from "../errors.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
-/** One stdio server as a client would start it. */
+/** One server as a client would start it (stdio) or reach it (`url`). */
 export interface ConfiguredServer {
   /** The key it is listed under. */
   name: string;
+  /** A remote server's URL (`verity init --url`), else null. */
+  url: string | null;
+  /** A remote server's headers, as written. */
+  headers: Record<string, string>;
+  /** The program to start ("" for a remote server). */
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -108,6 +113,24 @@ export function serverTables(
   return out;
 }
 
+/** A table of strings (`env`, `headers`); `where` names it in errors. */
+function strings(raw: unknown, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (raw === undefined) return out;
+  if (!isPlainObject(raw)) {
+    throw new ConfigError(`${where}: expected an object`);
+  }
+  for (const [k, v] of Object.entries(raw)) {
+    if (typeof v !== "string") {
+      throw new ConfigError(
+        `${where}.${k}: expected a string, got ${JSON.stringify(v)}`,
+      );
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
 /**
  * Read one server's entry from an MCP client configuration file. Every
  * problem is a {@linkcode ConfigError} naming the file and the key.
@@ -156,14 +179,28 @@ export function readConfiguredServer(
     throw new ConfigError(`${file}: ${where}: expected an object`);
   }
   const type = entry.type;
+  if (typeof entry.url === "string") {
+    return {
+      name,
+      url: entry.url,
+      headers: strings(entry.headers, `${file}: ${where}.headers`),
+      command: "",
+      args: [],
+      env: {},
+      cwd: null,
+      table: found.table,
+    };
+  }
   if (
     entry.url !== undefined ||
     (type !== undefined && type !== "stdio")
   ) {
     throw new ConfigError(
-      `${file}: ${where}: a remote server (${
-        entry.url !== undefined ? "url" : `type ${JSON.stringify(type)}`
-      }); verity audits servers it starts over stdio`,
+      `${file}: ${where}: ${
+        entry.url !== undefined
+          ? "url: expected a string"
+          : `type ${JSON.stringify(type)} without a url`
+      }`,
     );
   }
   if (typeof entry.command !== "string" || entry.command.trim() === "") {
@@ -189,29 +226,67 @@ export function readConfiguredServer(
       args.push(a);
     });
   }
-  const env: Record<string, string> = {};
-  if (entry.env !== undefined) {
-    if (!isPlainObject(entry.env)) {
-      throw new ConfigError(`${file}: ${where}.env: expected an object`);
-    }
-    for (const [k, v] of Object.entries(entry.env)) {
-      if (typeof v !== "string") {
-        throw new ConfigError(
-          `${file}: ${where}.env.${k}: expected a string, got ${
-            JSON.stringify(v)
-          }`,
-        );
-      }
-      env[k] = v;
-    }
-  }
+  const env = strings(entry.env, `${file}: ${where}.env`);
   const cwd = typeof entry.cwd === "string" ? entry.cwd : null;
   return {
     name,
+    url: null,
+    headers: {},
     command: entry.command,
     args,
     env,
     cwd,
     table: found.table,
   };
+}
+
+/**
+ * The config text with server `name` rewritten to start through `guard`
+ * (the argv of `verity guard`) with `options`: the entry keeps every other key, and
+ * its original command and arguments follow `--`, so nothing is lost. The
+ * file is written back as plain JSON (comments are not kept). Throws
+ * {@linkcode ConfigError} as {@linkcode readConfiguredServer} does, and
+ * for an entry already wrapped.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const text = wrapConfiguredServer('{"mcpServers":{"m":{"command":"npx","args":["-y","srv"]}}}', "c.json", "m", ["verity", "guard"], ["--ledger", "/l"]);
+ * assert.deepEqual(JSON.parse(text).mcpServers.m.args, ["guard", "--ledger", "/l", "--", "npx", "-y", "srv"]);
+ * ```
+ */
+export function wrapConfiguredServer(
+  text: string,
+  file: string,
+  name: string,
+  guard: readonly string[],
+  options: readonly string[],
+): string {
+  const s = readConfiguredServer(text, file, name);
+  if (s.url !== null) {
+    throw new ConfigError(
+      `${file}: ${s.table}.${
+        JSON.stringify(name)
+      }: a remote server (url); verity guard stands between a client and a server it starts over stdio`,
+    );
+  }
+  const rest = guard.slice(1);
+  if (
+    s.command === guard[0] &&
+    rest.every((a, i) => s.args[i] === a)
+  ) {
+    throw new ConfigError(
+      `${file}: ${s.table}.${
+        JSON.stringify(name)
+      }: already runs through verity guard`,
+    );
+  }
+  const doc = JSON.parse(stripJsonComments(text));
+  const servers = serverTables(doc).find((t) => t.table === s.table)!.servers;
+  servers[name] = {
+    ...servers[name] as Record<string, unknown>,
+    command: guard[0],
+    args: [...rest, ...options, "--", s.command, ...s.args],
+  };
+  return JSON.stringify(doc, null, 2) + "\n";
 }

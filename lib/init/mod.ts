@@ -4,12 +4,11 @@
  * client's MCP configuration entry. Above the launcher.
  *
  * Effectful: `init.ts`. Pure: `init_plan.ts`, `init_template.ts`,
- * `init_allow.ts`, `mcp_config.ts`.
+ * `mcp_config.ts`.
  *
  * @module
  */
 export * from "./init.ts";
-export * from "./init_allow.ts";
 export * from "./init_plan.ts";
 export * from "./init_template.ts";
 export * from "./mcp_config.ts";

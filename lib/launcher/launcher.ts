@@ -246,11 +246,6 @@ export class DefinitionLauncher {
     return launch;
   }
 
-  /** Whether servers of this definition speak Streamable HTTP. */
-  get http(): boolean {
-    return this.definition.transport === "http";
-  }
-
   /**
    * Launch one process of a session and make it ready for `openSession`:
    * stdio servers are spawned by the session; an HTTP server gets a free
@@ -265,7 +260,7 @@ export class DefinitionLauncher {
     startTimeoutMs: number,
   ): Promise<StartedServer> {
     await this.#ahead;
-    if (!this.http) {
+    if (this.definition.transport !== "http") {
       const launch = this.launch(dirs, label);
       return { launch, target: launch.spawn, url: null };
     }

@@ -31,7 +31,12 @@ import {
 } from "./source.ts";
 import { readTarball } from "./tarball.ts";
 import type { PreparedTarget } from "./prepared.ts";
-import { type CacheLayout, packageCached } from "./local.ts";
+import {
+  type CacheLayout,
+  packageCached,
+  preparedKey,
+  storeName,
+} from "./local.ts";
 import { exists } from "../common/exists.ts";
 
 const decoder = new TextDecoder();
@@ -310,9 +315,9 @@ async function findCachedPackage(
 export interface FetchOptions {
   /** The `.verity` cache. */
   layout: CacheLayout;
-  /** The target's name (its key in prepared.json and its {source} directory). */
+  /** The target's name (for messages and a Node install's package name). */
   name: string;
-  /** The target's directory: its lockfile lives there. */
+  /** The target's directory: its lockfile lives there, and its key in prepared.json. */
   targetDir: string;
   /** The target's definition file (absolute), recorded for provenance. */
   definitionFile: string;
@@ -348,9 +353,10 @@ export async function fetchPinned(
   const { layout, say } = options;
   await Deno.mkdir(layout.denoDir, { recursive: true });
   await Deno.mkdir(layout.sourcesDir, { recursive: true });
+  const store = storeName(preparedKey(layout, options.targetDir));
   const work = await Deno.makeTempDir({
     dir: layout.root,
-    prefix: `.prepare-${options.name}-`,
+    prefix: `.prepare-${store}-`,
   });
   try {
     say(`fetching ${pin.package}@${pin.version} with npm pack`);
@@ -401,7 +407,7 @@ export async function fetchPinned(
       const from = await findCachedPackage(layout.denoDir, pin);
       files = from === null ? 0 : await copyTree(from, join(staged, "package"));
     }
-    const sourceDir = join(layout.sourcesDir, options.name);
+    const sourceDir = join(layout.sourcesDir, store);
     await Deno.remove(sourceDir, { recursive: true }).catch(() => {});
     await Deno.rename(staged, sourceDir);
     if (cached.newLock) {
@@ -548,9 +554,10 @@ export async function fetchPinnedNode(
   }
   await Deno.mkdir(layout.nodeDir, { recursive: true });
   await Deno.mkdir(layout.sourcesDir, { recursive: true });
+  const store = storeName(preparedKey(layout, options.targetDir));
   const work = await Deno.makeTempDir({
     dir: layout.root,
-    prefix: `.prepare-${options.name}-`,
+    prefix: `.prepare-${store}-`,
   });
   try {
     say(`fetching ${pin.package}@${pin.version} with npm pack`);
@@ -638,8 +645,8 @@ export async function fetchPinnedNode(
     const staged = join(work, "source");
     const files = await extract(packed.bytes, staged);
     await Deno.copyFile(packed.path, join(staged, "package.tgz"));
-    const sourceDir = join(layout.sourcesDir, options.name);
-    const nodeDir = join(layout.nodeDir, options.name);
+    const sourceDir = join(layout.sourcesDir, store);
+    const nodeDir = join(layout.nodeDir, store);
     await Deno.remove(sourceDir, { recursive: true }).catch(() => {});
     await Deno.rename(staged, sourceDir);
     await Deno.remove(nodeDir, { recursive: true }).catch(() => {});

@@ -5,15 +5,21 @@
  * .verity/
  *   prepared.json          what `verity prepare` fetched and verified
  *   deno_dir/              the DENO_DIR targets run from (--cached-only)
- *   sources/<target>/      {source}: the verified tarball and its extracted package/
+ *   sources/<store>/       {source}: the verified tarball and its extracted package/
+ *   node/<store>/          a Node target's npm install
+ *   npx/<pkg>@<version>/   the lockfile of a package a command line ran by npx
  * ```
+ *
+ * Each target's entry is keyed by its directory ({@linkcode preparedKey}),
+ * never by its name: two targets called `memory` in two directories are
+ * two entries, with files of their own (`<store>`: {@linkcode storeName}).
  *
  * Effectful edge over the pure `prepared.ts`. Requires `--allow-read`, and
  * `--allow-write` to save.
  *
  * @module
  */
-import { join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { PrepareError } from "../errors.ts";
 import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import type { Definition } from "../definition/types.ts";
@@ -67,6 +73,38 @@ export function cacheLayout(options: CacheOptions = {}): CacheLayout {
   };
 }
 
+/**
+ * The key of a target's prepared state: its directory, relative to the
+ * directory that holds `.verity` when it lies inside it (so the project can
+ * move as a whole), else absolute.
+ *
+ * @example
+ * ```ts
+ * const layout = cacheLayout({ root: "/p/.verity" });
+ * console.assert(preparedKey(layout, "/p/targets/memory") === "targets/memory");
+ * console.assert(preparedKey(layout, "/elsewhere/memory") === "/elsewhere/memory");
+ * ```
+ */
+export function preparedKey(layout: CacheLayout, dir: string): string {
+  const abs = resolve(dir);
+  const rel = relative(dirname(layout.root), abs);
+  return rel === "" ? "." : rel.startsWith("..") ? abs : rel;
+}
+
+/**
+ * The directory name a target's prepared files are kept under: its last
+ * segment and a digest of its key (unique per key, readable).
+ *
+ * @example
+ * ```ts
+ * console.assert(/^memory-[0-9a-f]{12}$/.test(storeName("targets/memory")));
+ * ```
+ */
+export function storeName(key: string): string {
+  const name = basename(key).replace(/[^A-Za-z0-9._@-]/g, "-") || "target";
+  return `${name}-${sha256Of(key).slice(7, 19)}`;
+}
+
 /** Read `.verity/prepared.json`; an empty record when it does not exist. */
 export async function readPrepared(layout: CacheLayout): Promise<PreparedFile> {
   let text: string;
@@ -90,12 +128,13 @@ export async function readPrepared(layout: CacheLayout): Promise<PreparedFile> {
 }
 
 /**
- * Record one prepared target: read, update, write through a temp file and a
- * rename, under a lock file so two prepares at once never lose an entry.
+ * Record one prepared target under its directory's key: read, update, write
+ * through a temp file and a rename, under a lock file so two prepares at
+ * once never lose an entry.
  */
 export async function savePreparedTarget(
   layout: CacheLayout,
-  name: string,
+  dir: string,
   entry: PreparedTarget,
 ): Promise<void> {
   await Deno.mkdir(layout.root, { recursive: true });
@@ -121,7 +160,7 @@ export async function savePreparedTarget(
   }
   try {
     const file = await readPrepared(layout);
-    file.targets[name] = entry;
+    file.targets[preparedKey(layout, dir)] = entry;
     await writeTextFileAtomic(layout.preparedFile, renderPrepared(file));
   } finally {
     await Deno.remove(lock).catch(() => {});
@@ -231,7 +270,7 @@ export async function resolvePreparedRun(
   const layout = cacheLayout(options);
   const file = await readPrepared(layout);
   const node = isNodeCommand(def.command);
-  let entry = file.targets[def.name] ?? null;
+  let entry = file.targets[preparedKey(layout, def.dir)] ?? null;
   if (
     entry !== null && (entry.runtime ?? "deno") !== (node ? "node" : "deno")
   ) {

@@ -14,6 +14,7 @@
 export * from "./definition_git.ts";
 export * from "./fetch.ts";
 export * from "./local.ts";
+export * from "./npx.ts";
 export * from "./prepared.ts";
 export * from "./provenance.ts";
 export * from "./source.ts";

@@ -10,8 +10,8 @@
  */
 import type { LockedPackage, SourcePin } from "./source.ts";
 
-/** The schema tag of the file. */
-export const PREPARED_SCHEMA = "verity.prepared/1";
+/** The schema tag of the file (2: entries keyed by the target's directory, 1 keyed them by name). */
+export const PREPARED_SCHEMA = "verity.prepared/2";
 
 /** What `verity prepare` recorded for one target. */
 export interface PreparedTarget {
@@ -50,6 +50,7 @@ export interface PreparedTarget {
 /** The whole file. */
 export interface PreparedFile {
   schema: typeof PREPARED_SCHEMA;
+  /** Keyed by the target's directory (`preparedKey` in `local.ts`). */
   targets: Record<string, PreparedTarget>;
 }
 

@@ -403,3 +403,113 @@ export function summarizeLock(
   }
   return { packages, rootIntegrity };
 }
+
+/** An npm package a package runner (`npx`, `npm exec`, `pnpm dlx`, `bunx`) would fetch and start. */
+export interface PackageRun {
+  /** The runner as typed, e.g. `npx` or `pnpm dlx`. */
+  runner: string;
+  package: string;
+  /** The version, range or tag asked for (`latest` when none was given). */
+  range: string;
+  /** The bin to run (`npx -p <pkg> <bin>`), or null for the package's own. */
+  bin: string | null;
+  /** The server's arguments. */
+  args: string[];
+  /** Runner flags that do not reach the server (`-y`, `--quiet`, ...). */
+  dropped: string[];
+}
+
+/**
+ * Split `@scope/name@range`, `name@range`, `name` (or `npm:name@range`)
+ * into package and range; null when the name is not an npm package name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(splitPackageSpec("@x/y@^1.2"), { package: "@x/y", range: "^1.2" });
+ * assert.deepEqual(splitPackageSpec("left-pad"), { package: "left-pad", range: "latest" });
+ * ```
+ */
+export function splitPackageSpec(
+  spec: string,
+): { package: string; range: string } | null {
+  const s = spec.startsWith("npm:") ? spec.slice(4) : spec;
+  const at = s.indexOf("@", s.startsWith("@") ? 1 : 0);
+  const name = at === -1 ? s : s.slice(0, at);
+  let range = at === -1 ? "latest" : s.slice(at + 1);
+  // npm:pkg@1.2.3/sub/path: keep the version only.
+  const slash = range.indexOf("/");
+  if (slash !== -1) range = range.slice(0, slash);
+  if (!isNpmName(name)) return null;
+  return { package: name, range: range === "" ? "latest" : range };
+}
+
+/** Runner flags that take the next word as their value. */
+const RUNNER_VALUE_FLAGS = new Set(["-p", "--package", "-c", "--call"]);
+
+/**
+ * Read a package runner's command line: `npx [flags] <pkg>[@<version>]
+ * [args]`, `npm exec|x`, `pnpm dlx`, `pnpx`, `yarn dlx`, `bunx`, `bun x`,
+ * with `-p`/`--package <pkg> <bin>`. Null for any other command (and for
+ * `-c`/`--call`, a shell line). Pure.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const r = parsePackageRun(["npx", "-y", "@modelcontextprotocol/server-filesystem@2026.1.14", "/data"]);
+ * assert.deepEqual(r, {
+ *   runner: "npx", package: "@modelcontextprotocol/server-filesystem", range: "2026.1.14",
+ *   bin: null, args: ["/data"], dropped: ["-y"],
+ * });
+ * assert.equal(parsePackageRun(["node", "index.js"]), null);
+ * ```
+ */
+export function parsePackageRun(command: readonly string[]): PackageRun | null {
+  const [program = "", ...rest] = command;
+  const base = program.slice(program.lastIndexOf("/") + 1);
+  const sub = rest[0] ?? "";
+  const two: Record<string, string[]> = {
+    npm: ["exec", "x"],
+    pnpm: ["dlx"],
+    yarn: ["dlx"],
+    bun: ["x"],
+  };
+  let runner: string;
+  let args: string[];
+  if (["npx", "pnpx", "bunx"].includes(base)) {
+    runner = base;
+    args = rest;
+  } else if (two[base]?.includes(sub)) {
+    runner = `${base} ${sub}`;
+    args = rest.slice(1);
+  } else return null;
+  const dropped: string[] = [];
+  let pkg: string | null = null;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--") {
+      i++;
+      break;
+    }
+    if (!a.startsWith("-")) break;
+    const [flag, value] = a.includes("=")
+      ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]
+      : [a, null];
+    if (flag === "-c" || flag === "--call") return null;
+    const v = value ?? (RUNNER_VALUE_FLAGS.has(flag) ? args[++i] ?? "" : null);
+    if (flag === "-p" || flag === "--package") pkg = v;
+    else dropped.push(v === null || value !== null ? a : `${a} ${v}`);
+  }
+  const first = args[i];
+  if (first === undefined) return null;
+  const req = splitPackageSpec(pkg ?? first);
+  if (req === null) return null;
+  return {
+    runner,
+    ...req,
+    bin: pkg === null ? null : first,
+    args: args.slice(i + 1),
+    dropped,
+  };
+}

@@ -25,16 +25,10 @@ export function genNumber(
   integer: boolean,
 ): Gen {
   // Bounds (draft-06 and later: exclusive bounds are numbers).
-  let lo = -Infinity;
-  let hi = Infinity;
+  let lo = typeof s.minimum === "number" ? s.minimum : -Infinity;
+  let hi = typeof s.maximum === "number" ? s.maximum : Infinity;
   let loEx = false;
   let hiEx = false;
-  if (typeof s.minimum === "number") {
-    lo = s.minimum;
-  }
-  if (typeof s.maximum === "number") {
-    hi = s.maximum;
-  }
   if (typeof s.exclusiveMinimum === "number" && s.exclusiveMinimum >= lo) {
     [lo, loEx] = [s.exclusiveMinimum, true];
   }

@@ -30,12 +30,6 @@ const FORMAT_VALUES: Readonly<Record<string, readonly string[]>> = {
   "password": ["verity-test-password"],
 };
 
-/** The string formats this generator knows. */
-export const KNOWN_FORMATS: readonly string[] = [
-  ...Object.keys(FORMAT_VALUES),
-  "uuid",
-];
-
 /**
  * A realistic string for a `format`, or null for a format we do not know.
  *

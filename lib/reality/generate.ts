@@ -51,12 +51,10 @@ export interface GenerateOptions {
    * @default {""}
    */
   label?: string;
-  /**
-   * Deepest nesting (objects, arrays, `$ref` expansions) followed.
-   * @default {12}
-   */
-  maxDepth?: number;
 }
+
+/** Deepest nesting (objects, arrays, `$ref` expansions) followed. */
+const MAX_DEPTH = 12;
 
 /**
  * Generate one realistic argument object for a tool's `inputSchema`,
@@ -104,7 +102,7 @@ export function generateArguments(
     const ctx: Ctx = {
       root: schema,
       seed,
-      maxDepth: options.maxDepth ?? 12,
+      maxDepth: MAX_DEPTH,
       dialectUri,
       includeOptional: shape === "full",
     };

@@ -35,11 +35,24 @@ const PRINTABLE: Range[] = [
   [0x20, 0x2f],
   [0x3a, 0x40],
   [0x5b, 0x60],
-  [
-    0x7b,
-    0x7e,
-  ],
+  [0x7b, 0x7e],
 ];
+/** The class and control escapes (`\d`, `\S`, `\t`, ...) as nodes. */
+const ESCAPES: Readonly<Record<string, Node>> = {
+  d: { kind: "set", ranges: DIGIT, negated: false },
+  D: { kind: "set", ranges: DIGIT, negated: true },
+  w: { kind: "set", ranges: WORD, negated: false },
+  W: { kind: "set", ranges: WORD, negated: true },
+  s: { kind: "set", ranges: SPACE, negated: false },
+  S: { kind: "set", ranges: [[0x09, 0x0d], [0x20, 0x20]], negated: true },
+  t: { kind: "char", code: 9 },
+  n: { kind: "char", code: 10 },
+  r: { kind: "char", code: 13 },
+  f: { kind: "char", code: 12 },
+  v: { kind: "char", code: 11 },
+  "0": { kind: "char", code: 0 },
+};
+
 /** How far an unbounded quantifier (`*`, `+`, `{n,}`) may stretch. */
 const UNBOUNDED = 1_000;
 
@@ -57,35 +70,9 @@ function parse(src: string): Node[][] {
     // at the char after the backslash
     const c = src[i++];
     if (c === undefined) fail("trailing backslash");
+    const known = ESCAPES[c];
+    if (known !== undefined) return known;
     switch (c) {
-      case "d":
-        return { kind: "set", ranges: DIGIT, negated: false };
-      case "D":
-        return { kind: "set", ranges: DIGIT, negated: true };
-      case "w":
-        return { kind: "set", ranges: WORD, negated: false };
-      case "W":
-        return { kind: "set", ranges: WORD, negated: true };
-      case "s":
-        return { kind: "set", ranges: SPACE, negated: false };
-      case "S":
-        return {
-          kind: "set",
-          ranges: [[0x09, 0x0d], [0x20, 0x20]],
-          negated: true,
-        };
-      case "t":
-        return { kind: "char", code: 9 };
-      case "n":
-        return { kind: "char", code: 10 };
-      case "r":
-        return { kind: "char", code: 13 };
-      case "f":
-        return { kind: "char", code: 12 };
-      case "v":
-        return { kind: "char", code: 11 };
-      case "0":
-        return { kind: "char", code: 0 };
       case "b":
         if (inClass) return { kind: "char", code: 8 };
         return { kind: "empty" }; // word boundary: the final RegExp check decides

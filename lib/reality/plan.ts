@@ -118,45 +118,34 @@ export function planReality(
     const name = contract.name;
     const readOnly = contract.hints.readOnlyHint.isTrue();
     const base = { name, contract, readOnly, calls: [] };
+    const skipped = (reason: SkipReason, message: string) => ({
+      ...base,
+      skip: { reason, message },
+    });
     if (typeof contract.raw.name !== "string") {
-      return {
-        ...base,
-        skip: { reason: "invalid_tool", message: "tool has no string name" },
-      };
+      return skipped("invalid_tool", "tool has no string name");
     }
     if (seen.has(name)) {
-      return {
-        ...base,
-        skip: {
-          reason: "invalid_tool",
-          message: "duplicate tool name: calls would be ambiguous",
-        },
-      };
+      return skipped(
+        "invalid_tool",
+        "duplicate tool name: calls would be ambiguous",
+      );
     }
     seen.add(name);
     if (requiresTask(contract.raw)) {
       // A plain tools/call is refused by such a tool: it would count as a
       // failure of the server, which it is not.
-      return {
-        ...base,
-        skip: {
-          reason: "task_required",
-          message: TASK_REQUIRED_MESSAGE,
-        },
-      };
+      return skipped("task_required", TASK_REQUIRED_MESSAGE);
     }
     if (!readOnly && options.includeDestructive !== true) {
       const h = contract.hints.readOnlyHint;
       const state = h.state === "MALFORMED"
         ? `MALFORMED (${h.detail})`
         : h.state;
-      return {
-        ...base,
-        skip: {
-          reason: "not_read_only",
-          message: `readOnlyHint is ${state}; use --include-destructive`,
-        },
-      };
+      return skipped(
+        "not_read_only",
+        `readOnlyHint is ${state}; use --include-destructive`,
+      );
     }
     const sets = given.get(name) ?? [];
     if (sets.length > 0) {
@@ -174,15 +163,12 @@ export function planReality(
       label: name,
     });
     if (!g.ok) {
-      return {
-        ...base,
-        skip: {
-          reason: "unsatisfiable_schema",
-          message: `cannot generate valid arguments${
-            g.path ? ` at ${g.path}` : ""
-          }: ${g.reason}`,
-        },
-      };
+      return skipped(
+        "unsatisfiable_schema",
+        `cannot generate valid arguments${
+          g.path ? ` at ${g.path}` : ""
+        }: ${g.reason}`,
+      );
     }
     return {
       ...base,

@@ -16,11 +16,6 @@ export interface Prng {
   int(lo: number, hi: number): number;
   /** One element of a non-empty list. */
   pick<T>(items: readonly T[]): T;
-  /**
-   * A new generator derived from this one's seed and a label. It does not
-   * consume from this generator, so sibling forks never depend on order.
-   */
-  fork(label: string): Prng;
 }
 
 /** FNV-1a 32-bit hash of a string, used to derive seeds from names. */
@@ -45,8 +40,7 @@ export function hashLabel(label: string): number {
  * ```
  */
 export function createPrng(seed: number): Prng {
-  const origin = seed >>> 0;
-  let state = origin;
+  let state = seed >>> 0;
   function next(): number {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
@@ -65,11 +59,6 @@ export function createPrng(seed: number): Prng {
         throw new RangeError("cannot pick from an empty list");
       }
       return items[Math.floor(next() * items.length)] as T;
-    },
-    fork(label: string): Prng {
-      return createPrng(
-        (hashLabel(label) ^ Math.imul(origin, 0x9e3779b1)) >>> 0,
-      );
     },
   };
 }

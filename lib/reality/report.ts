@@ -257,18 +257,18 @@ export function rejudgeReport(report: RealityReport): string[] {
       diffs.push(`${t.name}: status ${t.status} without a call`);
       continue;
     }
-    t.calls.forEach((c, i) => {
+    const again = t.calls.map((c, i) => {
       const at = `${t.name} call ${i + 1}`;
       if (!c.observation || !c.arguments) {
         diffs.push(
           `${at}: status ${c.status} without an observation and arguments`,
         );
-        return;
       }
       const v = judgeCall({
         outputSchema: t.outputSchema,
-        arguments: c.arguments,
+        arguments: c.arguments ?? {},
       }, c.observation);
+      if (!c.observation || !c.arguments) return v;
       if (v.status !== c.status) {
         diffs.push(`${at}: status ${c.status}, re-derived ${v.status}`);
       }
@@ -278,16 +278,9 @@ export function rejudgeReport(report: RealityReport): string[] {
       const na = c.notes.map((f) => f.rule).join(",");
       const nb = v.notes.map((f) => f.rule).join(",");
       if (na !== nb) diffs.push(`${at}: notes [${na}], re-derived [${nb}]`);
+      return v;
     });
-    const j = joinCalls(t.calls.map((c) => {
-      const v = judgeCall({
-        outputSchema: t.outputSchema,
-        arguments: c.arguments ?? {},
-      }, c.observation);
-      return v.status === "failed"
-        ? { status: v.status, failure: v.failure, flags: [], notes: [] }
-        : { status: v.status, flags: v.flags, notes: v.notes };
-    }));
+    const j = joinCalls(again);
     if (j.status !== t.status) {
       diffs.push(`${t.name}: status ${t.status}, re-derived ${j.status}`);
     }

@@ -128,12 +128,8 @@ function structuredHasSubstance(v: unknown): boolean {
 function leaves(v: unknown, out: string[]): void {
   if (typeof v === "string") out.push(v);
   else if (typeof v === "number" || typeof v === "boolean") out.push(String(v));
-  else if (Array.isArray(v)) { for (const x of v) leaves(x, out); }
-  else if (isPlainObject(v)) {
-    for (const x of Object.values(v)) {
-      leaves(x, out);
-    }
-  }
+  else if (Array.isArray(v)) v.forEach((x) => leaves(x, out));
+  else if (isPlainObject(v)) Object.values(v).forEach((x) => leaves(x, out));
 }
 
 /** The string inputs the echo check looks for (at least 2 characters). */
@@ -224,57 +220,42 @@ export function judgeCall(
   ctx: CallContext,
   obs: RealityCallObservation,
 ): CallVerdict {
+  const failed = (kind: FailureKind, message: string): CallVerdict => ({
+    status: "failed",
+    failure: { kind, message },
+    flags: [],
+    notes: [],
+  });
   if (obs.kind === "rpc_error") {
     const e = obs.error;
     const msg = isPlainObject(e)
       ? `${e.code ?? "?"} ${typeof e.message === "string" ? e.message : ""}`
         .trim()
       : String(e);
-    return {
-      status: "failed",
-      failure: { kind: "rpc_error", message: `JSON-RPC error ${clip(msg)}` },
-      flags: [],
-      notes: [],
-    };
+    return failed("rpc_error", `JSON-RPC error ${clip(msg)}`);
   }
-  if (obs.kind === "no_answer") {
-    return {
-      status: "failed",
-      failure: { kind: "no_answer", message: obs.message },
-      flags: [],
-      notes: [],
-    };
-  }
+  if (obs.kind === "no_answer") return failed("no_answer", obs.message);
   const r = obs.result;
-  const malformed = (message: string): CallVerdict => ({
-    status: "failed",
-    failure: { kind: "malformed_result", message },
-    flags: [],
-    notes: [],
-  });
   if (!isPlainObject(r)) {
-    return malformed(
+    return failed(
+      "malformed_result",
       `result is not an object: ${clip(JSON.stringify(r) ?? String(r), 80)}`,
     );
   }
   if (r.isError !== undefined && typeof r.isError !== "boolean") {
-    return malformed(
+    return failed(
+      "malformed_result",
       `isError is not a boolean: ${clip(JSON.stringify(r.isError) ?? "", 40)}`,
     );
   }
   if (r.content !== undefined && !Array.isArray(r.content)) {
-    return malformed("content is not an array");
+    return failed("malformed_result", "content is not an array");
   }
   const content: unknown[] = Array.isArray(r.content) ? r.content : [];
   const texts = textBlocks(content);
   if (r.isError === true) {
     const first = texts.find((t) => t.trim() !== "") ?? "(no text)";
-    return {
-      status: "failed",
-      failure: { kind: "is_error", message: `isError: true: ${clip(first)}` },
-      flags: [],
-      notes: [],
-    };
+    return failed("is_error", `isError: true: ${clip(first)}`);
   }
 
   const flags: RealityFinding<FlagRule>[] = [];

@@ -107,11 +107,6 @@ export interface RunRealityOptions {
    */
   checkListing?: (names: readonly string[]) => void;
   /**
-   * Most times the shared session is restarted after a crash or timeout.
-   * @default {3}
-   */
-  maxRestarts?: number;
-  /**
    * Milliseconds the shared session (listing and every read-only call,
    * restarts included) may take in all; past it the call in flight ends
    * and the remaining shared tools are not called, and the report's
@@ -178,12 +173,7 @@ async function close(live: Live | null): Promise<void> {
 
 /** The audit log's length in bytes now (0 when there is none yet). */
 async function logLength(path: string | null): Promise<number> {
-  if (path === null) return 0;
-  try {
-    return (await Deno.stat(path)).size;
-  } catch {
-    return 0;
-  }
+  return path === null ? 0 : await Deno.stat(path).then((s) => s.size, () => 0);
 }
 
 /** The privilege use in bytes [from, to) of a launch's audit log. */
@@ -286,7 +276,7 @@ export async function runReality(
   launcher: ServerLauncher,
   options: RunRealityOptions,
 ): Promise<RealityReport> {
-  const maxRestarts = options.maxRestarts ?? 3;
+  const maxRestarts = 3;
   const startMs = options.startTimeoutMs ?? options.timeoutMs;
   const deadlineMs = options.sessionDeadlineMs ?? DEFAULT_SESSION_DEADLINE_MS;
   const deadlineAt = performance.now() + deadlineMs;
@@ -378,44 +368,35 @@ export async function runReality(
         sharedGaveUp = `not called: ${deadlineText}`;
       }
       if (
-        sharedGaveUp !== null || shared === null ||
-        shared.session.client.failure !== null
+        sharedGaveUp === null &&
+        (shared === null || shared.session.client.failure !== null)
       ) {
-        if (sharedGaveUp !== null) {
-          record(tool.name, {
-            observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
-            session: "none",
-          });
-          continue;
-        }
         await close(shared);
         shared = null;
         if (sharedCount > maxRestarts) {
           sharedGaveUp =
             `not called: the server stopped answering ${maxRestarts} times`;
-          record(tool.name, {
-            observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
-            session: "none",
-          });
-          continue;
+        } else {
+          sharedCount++;
+          shared = await open(
+            launcher,
+            { kind: "shared" },
+            `shared-${sharedCount}`,
+            Math.min(startMs, Math.max(1, left())),
+            Math.max(1, left()),
+          );
+          if (shared.session.failure) {
+            sharedGaveUp =
+              `not called: the server could not be started again (${shared.session.failure.message})`;
+          }
         }
-        sharedCount++;
-        shared = await open(
-          launcher,
-          { kind: "shared" },
-          `shared-${sharedCount}`,
-          Math.min(startMs, Math.max(1, left())),
-          Math.max(1, left()),
-        );
-        if (shared.session.failure) {
-          sharedGaveUp =
-            `not called: the server could not be started again (${shared.session.failure.message})`;
-          record(tool.name, {
-            observation: { kind: "no_answer", message: sharedGaveUp, ms: 0 },
-            session: "none",
-          });
-          continue;
-        }
+      }
+      if (sharedGaveUp !== null || shared === null) {
+        record(tool.name, {
+          observation: { kind: "no_answer", message: sharedGaveUp!, ms: 0 },
+          session: "none",
+        });
+        continue;
       }
       const observed = await callTool(
         shared,

@@ -48,18 +48,15 @@ export function dialectOf(schema: unknown): Dialect | null {
   const m =
     /^https?:\/\/json-schema\.org\/(draft-0[67]|draft\/2019-09|draft\/2020-12)\/schema#?$/
       .exec(uri);
-  if (!m) return null;
-  switch (m[1]) {
-    case "draft-07":
-      return "draft-07";
-    case "draft-06":
-      return "draft-06";
-    case "draft/2019-09":
-      return "2019-09";
-    default:
-      return "2020-12";
-  }
+  return m ? DIALECTS[m[1]!]! : null;
 }
+
+const DIALECTS: Record<string, Dialect> = {
+  "draft-07": "draft-07",
+  "draft-06": "draft-06",
+  "draft/2019-09": "2019-09",
+  "draft/2020-12": "2020-12",
+};
 
 type ValidateFn = ((data: unknown) => boolean) & {
   errors?:

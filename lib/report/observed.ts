@@ -14,6 +14,7 @@ import type { SessionRecord, ToolObservations } from "../history/types.ts";
 import type { PrivilegeUse } from "../sandbox/privilege.ts";
 import { buildManifest } from "../evidence/manifest.ts";
 import type { Recipe } from "../evidence/recipes.ts";
+import { argumentShape } from "../evidence/checks.ts";
 
 /** The `format` value of an observed-records file. */
 export const OBSERVED_FORMAT = "verity-observed";
@@ -58,14 +59,6 @@ export interface ObservedSource {
   protocol: { toolsList: string[]; serverInfo: unknown };
   tools: readonly ToolObservations[];
   sessions: readonly SessionRecord[];
-}
-
-/** A value's JSON type, integers told from other numbers. */
-export function jsonType(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
-  return typeof v;
 }
 
 /** One call to record, before its contract hash is looked up. */
@@ -123,9 +116,7 @@ export function recordCalls(
       index: i + 1,
       tool: c.tool,
       args: c.args,
-      argument_shape: Object.fromEntries(
-        Object.entries(c.args).map(([n, v]) => [n, jsonType(v)]),
-      ),
+      argument_shape: argumentShape(c.args),
       contract_hash: hashes.get(c.tool) ?? null,
       contract_recipe: recipe,
       outcome: c.outcome,

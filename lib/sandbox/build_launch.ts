@@ -799,11 +799,14 @@ function bubblewrapArgv(
   // view: always).
   const optional: string[] = [];
   const prefix = dirname(dirname(host.programReal));
+  const tree = prefix === "/" ? dirname(host.programReal) : prefix;
   if (
     isHidden(host.programReal) &&
-    !covered.some((c) => isWithin(host.programReal, c))
+    !covered.some((c) => isWithin(host.programReal, c)) &&
+    // A prefix holding a hidden directory (a program in ~/bin) would show it.
+    !hidden.some((h) => isWithin(h, tree))
   ) {
-    optional.push(prefix === "/" ? dirname(host.programReal) : prefix);
+    optional.push(tree);
   }
   if (host.programIsDeno && isHidden(host.denoDir)) optional.push(host.denoDir);
   const readOnly = unique([
@@ -890,7 +893,9 @@ function bubblewrapArgv(
   const overlay = {
     ...layout,
     scaffold: mountScaffold(argv),
-    owned: unique([req.definitionDir, ...req.readPaths]).filter(fromOverlay),
+    owned: unique([req.definitionDir, ...req.readPaths]).filter((p) =>
+      fromOverlay(p) && !(req.programTrees ?? []).includes(p)
+    ),
   };
   return {
     argv: overlayLine(ov!, host.shell, overlay, line),

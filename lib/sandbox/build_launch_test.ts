@@ -599,6 +599,21 @@ Deno.test("a granted database port under bubblewrap: own network namespace, held
   assert.ok(!plain.spawn.command.includes("--block-fd"));
 });
 
+Deno.test("bubblewrap: a program's hidden install is bound back, but never a prefix that holds the hidden home", () => {
+  const bound = (program: string) => {
+    const argv = buildLaunch(
+      request({ backend: "bubblewrap", command: [program, "s.py"] }),
+      host({ program, programReal: program, programIsDeno: false }),
+    ).spawn.command;
+    return argv.flatMap((a, i) => a === "--ro-bind-try" ? [argv[i + 1]] : []);
+  };
+  assert.deepEqual(
+    bound("/home/auditor/.pyenv/versions/3.11.7/bin/python3"),
+    ["/home/auditor/.pyenv/versions/3.11.7"],
+  );
+  assert.deepEqual(bound("/home/auditor/bin/python3"), []);
+});
+
 /** The destinations bound by `--bind <src> <dst>` in argv, by destination. */
 function binds(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};

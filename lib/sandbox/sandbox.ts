@@ -29,6 +29,8 @@ import { SandboxError } from "./errors.ts";
 import { isWithin } from "../common/paths.ts";
 import type { Launch, LaunchRequest, OverlayLayout } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
+import { hiddenAncestors, resolveProgram } from "./shims.ts";
+import { sandboxCause } from "./cause.ts";
 
 export { SandboxError } from "./errors.ts";
 export { readAuditLog } from "./audit_log.ts";
@@ -77,8 +79,8 @@ export function resolveDeno(): string {
 }
 
 /**
- * The Node.js binary that `{node}` stands for: `node` on PATH with symlinks
- * resolved (bubblewrap binds its install prefix back when it is hidden).
+ * The Node.js binary that `{node}` stands for: `node` on PATH, a version
+ * manager's shim resolved (see `shims.ts`), symlinks resolved.
  * Throws {@linkcode SandboxError} when there is none.
  *
  * Requires `--allow-env` and `--allow-read`.
@@ -90,7 +92,7 @@ export function resolveNode(): string {
       "verity: {node} is used but there is no node on PATH (install Node.js)",
     );
   }
-  return realPathOr(onPath);
+  return realPathOr(resolveProgram(onPath, Deno.cwd()).program);
 }
 
 /**
@@ -613,6 +615,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
   const stateDir = realPath("state directory", req.stateDir);
   const definitionDir = realPath("definition directory", req.definitionDir);
   const readPaths = req.readPaths.map((p) => realPath("read path", p));
+  const programTrees: string[] = [];
   const cwd = req.cwd === undefined ? undefined : realPath("cwd", req.cwd);
   let evidenceDir = req.evidenceDir;
   if (req.backend !== "none") {
@@ -648,7 +651,24 @@ export function prepareLaunch(req: LaunchRequest): Launch {
         } not found on PATH`,
       );
     }
-    program = looked;
+    // A version manager's shim becomes the program it stands for; the trees
+    // the program runs from (its virtualenv, its install) are bound, unless
+    // one holds what the sandbox hides (the home, the run's other sessions).
+    const resolved = resolveProgram(looked, cwd ?? definitionDir);
+    program = resolved.program;
+    const home = Deno.env.get("HOME");
+    const hidden = [
+      "/tmp",
+      "/run",
+      ...(home ? [realPathOr(home)] : []),
+      ...(req.hide ?? []).map(realPathOr),
+    ];
+    programTrees.push(
+      ...resolved.trees.filter((t) =>
+        !readPaths.includes(t) && !hidden.some((h) => isWithin(h, t))
+      ),
+    );
+    readPaths.push(...programTrees);
   } else if (req.backend === "deno" && first !== "" && !first.includes("/")) {
     program = findOnPath(first, req.env.PATH ?? path) ?? first;
   }
@@ -685,6 +705,14 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     chownTree(stateDir, dropTo.uid, dropTo.gid);
     if (req.backend === "deno") chownTree(evidenceDir, dropTo.uid, dropTo.gid);
   }
+  // As root the server runs as nobody: a directory it cannot enter on the
+  // way to what it is shown (a 0700 home) is hidden, that alone bound back.
+  const closed = dropTo === null ? [] : hiddenAncestors([
+    definitionDir,
+    ...readPaths,
+    stateDir,
+    realPathOr(program),
+  ]);
   const graph = confineDeno
     ? packageModuleFiles(
       staticModuleFiles(
@@ -753,11 +781,15 @@ export function prepareLaunch(req: LaunchRequest): Launch {
       stateDir,
       definitionDir,
       readPaths,
+      programTrees,
       evidenceDir,
       ...(cwd === undefined ? {} : { cwd }),
-      ...(req.hide === undefined
-        ? {}
-        : { hide: req.hide.map((p) => realPath("hidden directory", p)) }),
+      ...(req.hide === undefined && closed.length === 0 ? {} : {
+        hide: [
+          ...(req.hide ?? []).map((p) => realPath("hidden directory", p)),
+          ...closed,
+        ],
+      }),
     },
     host,
   );
@@ -767,6 +799,21 @@ export function prepareLaunch(req: LaunchRequest): Launch {
   launch.writes ??= {
     observed: false,
     why: overlayWhy ?? "no overlay for this launch",
+  };
+  launch.spawn.explain = (stderr) => {
+    let log: string | null = null;
+    try {
+      // At start the log is short; a longer one is not read here.
+      if (
+        launch.auditLog !== null &&
+        Deno.statSync(launch.auditLog).size < 1 << 20
+      ) {
+        log = Deno.readTextFileSync(launch.auditLog);
+      }
+    } catch {
+      // no log
+    }
+    return sandboxCause(launch, stderr, log);
   };
   return launch;
 }
@@ -892,28 +939,19 @@ export function probeBackends(): Promise<BackendProbe> {
 }
 
 /**
- * The real Python interpreter for `{python}`: `sys.executable` of `python3`
- * on PATH. Version-manager shims (pyenv) are scripts that start other
- * programs, which the bubblewrap backend refuses; the interpreter itself
- * runs fine.
+ * The real Python interpreter for `{python}`: `python3` on PATH, a version
+ * manager's shim resolved to the program it stands for (see `shims.ts`).
  *
- * Requires `--allow-run` and `--allow-env`.
+ * Requires `--allow-read`, `--allow-run` (a shim's manager) and `--allow-env`.
  */
-export async function resolvePython(): Promise<string> {
-  try {
-    const out = await new Deno.Command("python3", {
-      args: ["-c", "import sys; print(sys.executable)"],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const exe = new TextDecoder().decode(out.stdout).trim();
-    if (out.code === 0 && exe.startsWith("/")) return exe;
-  } catch {
-    // fall through
+export function resolvePython(): Promise<string> {
+  const found = findOnPath("python3", Deno.env.get("PATH") ?? "");
+  if (found === null) {
+    throw new SandboxError(
+      "verity: python3 not found on PATH (needed for {python})",
+    );
   }
-  throw new SandboxError(
-    "verity: python3 not found on PATH (needed for {python})",
-  );
+  return Promise.resolve(resolveProgram(found, Deno.cwd()).program);
 }
 
 /**

@@ -22,6 +22,12 @@ export interface LaunchRequest {
   /** Extra readable paths (absolute). */
   readPaths: string[];
   /**
+   * Of `readPaths`, the trees a shim's program runs from (its virtualenv, its
+   * install): bound read-only, never handed to the server's uid in an overlay.
+   * @default {[]}
+   */
+  programTrees?: string[];
+  /**
    * Directories the server must not see although the read-only root would
    * show them: the run's work directory, which holds the other sessions'
    * state (hidden by a tmpfs under bubblewrap; the deno backend never

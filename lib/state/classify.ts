@@ -86,10 +86,7 @@ export function categoryOf(
   a: Pick<AdapterDef, "business" | "append_only">,
   name: string,
 ): Category {
-  if (a.business.includes(name)) return "business";
-  if (a.append_only.includes(name)) return "append_only";
-  const entry = classifyingEntry(a, name);
-  return entry?.category ?? "unclassified";
+  return classifyingEntry(a, name)?.category ?? "unclassified";
 }
 
 /**

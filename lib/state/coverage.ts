@@ -41,27 +41,16 @@ export function coverage(
     const i = location.indexOf(":");
     const kind = location.slice(0, i);
     const path = normalizeLabel(location.slice(i + 1));
-    let observedBy: string | null = null;
-    for (const a of def.adapters) {
-      const label = normalizeLabel(a.label);
-      if (a.kind === kind && label === path) {
-        observedBy = `${a.kind}:${label}`;
-        break;
-      }
-    }
-    if (
-      observedBy === null &&
-      (kind === "sqlite" || kind === "fs" || kind === "json")
-    ) {
-      for (const a of def.adapters) {
-        const label = normalizeLabel(a.label);
-        if (a.kind === "fs" && isUnder(path, label)) {
-          observedBy = `fs:${label}`;
-          break;
-        }
-      }
-    }
-    return { location, observedBy };
+    const file = kind === "sqlite" || kind === "fs" || kind === "json";
+    const a = def.adapters.find((a) =>
+      a.kind === kind && normalizeLabel(a.label) === path
+    ) ?? def.adapters.find((a) =>
+      file && a.kind === "fs" && isUnder(path, normalizeLabel(a.label))
+    );
+    return {
+      location,
+      observedBy: a ? `${a.kind}:${normalizeLabel(a.label)}` : null,
+    };
   });
   return { complete: locations.every((l) => l.observedBy !== null), locations };
 }

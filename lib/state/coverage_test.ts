@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AdapterDef } from "../definition/types.ts";
-import { adapterDef } from "../definition/_test_definition.ts";
+import { adapterDef } from "../../tests/_definition.ts";
 import { coverage } from "./coverage.ts";
 
 const a = (kind: AdapterDef["kind"], label: string): AdapterDef =>

@@ -12,7 +12,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { canonicalStateJson, compareKeys, valuesEqual } from "./keys.ts";
+import { canonicalStateJson, mergeByKey, valuesEqual } from "./keys.ts";
 import {
   type Category,
   type Region,
@@ -219,14 +219,27 @@ export function assembleDelta(parts: readonly RegionDiff[]): Delta {
     if (p.structure !== null) d.structure.push(p.structure);
   }
   for (const c of ["business", "append_only", "unclassified"] as const) {
-    const d = out[c];
-    d.empty = d.added.length === 0 && d.removed.length === 0 &&
-      d.changed.length === 0 && d.structure.length === 0;
-    d.lossy = d.removed.length > 0 || d.changed.some((x) => x.lossy) ||
-      d.structure.some((x) => x.lossy);
-    if (!d.empty) out.empty = false;
+    out[c] = categoryDelta(out[c]);
+    if (!out[c].empty) out.empty = false;
   }
   return out;
+}
+
+/** A category's changes with `lossy` and `empty` derived from them. */
+export function categoryDelta(
+  c: Pick<CategoryDelta, "added" | "removed" | "changed" | "structure">,
+): CategoryDelta {
+  const { added, removed, changed, structure } = c;
+  return {
+    added,
+    removed,
+    changed,
+    structure,
+    lossy: removed.length > 0 || changed.some((x) => x.lossy) ||
+      structure.some((x) => x.lossy),
+    empty: added.length + removed.length + changed.length +
+        structure.length === 0,
+  };
 }
 
 /** The structure change of one table, or null (none, or not a table). */
@@ -271,51 +284,30 @@ function diffRegion(
   after: StateRecord[],
   into: RegionDiff,
 ): void {
-  let i = 0;
-  let j = 0;
-  const nb = before.length;
-  const na = after.length;
   const rows: RegionRows = { put: [], was: [] };
-  while (i < nb && j < na) {
-    const x = before[i]!;
-    const y = after[j]!;
-    if (x.key === y.key) {
-      if (x.value !== y.value) {
-        const fields = diffFields(x.value, y.value);
-        if (fields.length > 0) {
-          into.changed.push({
-            region,
-            key: x.key,
-            fields,
-            lossy: fields.some((f) => f.lossy),
-          });
-          rows.was.push(x);
-          rows.put.push(y);
-        }
-      }
-      i++;
-      j++;
-      continue;
-    }
-    const c = compareKeys(x.key, y.key);
-    if (c < 0) {
+  mergeByKey(before, after, {
+    both: (x, y) => {
+      if (x.value === y.value) return;
+      const fields = diffFields(x.value, y.value);
+      if (fields.length === 0) return;
+      into.changed.push({
+        region,
+        key: x.key,
+        fields,
+        lossy: fields.some((f) => f.lossy),
+      });
+      rows.was.push(x);
+      rows.put.push(y);
+    },
+    left: (x) => {
       into.removed.push({ region, key: x.key });
       rows.was.push(x);
-      i++;
-    } else {
+    },
+    right: (y) => {
       into.added.push({ region, key: y.key });
       rows.put.push(y);
-      j++;
-    }
-  }
-  for (; i < nb; i++) {
-    into.removed.push({ region, key: before[i]!.key });
-    rows.was.push(before[i]!);
-  }
-  for (; j < na; j++) {
-    into.added.push({ region, key: after[j]!.key });
-    rows.put.push(after[j]!);
-  }
+    },
+  });
   into.rows = rows;
 }
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CategoryDelta, Delta } from "./delta.ts";
+import { type CategoryDelta, categoryDelta, type Delta } from "./delta.ts";
 import { isUnder, normalizeLabel } from "../common/paths.ts";
 import type { AdapterDef } from "../definition/types.ts";
 import { isPattern, matchesPattern } from "./classify.ts";
@@ -81,20 +81,12 @@ export function filterCategory(
 ): CategoryDelta {
   const keep = <T extends { region: string; key?: string }>(xs: T[]) =>
     xs.filter((x) => !drop(x.region, x.key));
-  const added = keep(c.added);
-  const removed = keep(c.removed);
-  const changed = keep(c.changed);
-  const structure = c.structure.filter((x) => !drop(x.region, undefined));
-  return {
-    added,
-    removed,
-    changed,
-    structure,
-    lossy: removed.length > 0 || changed.some((x) => x.lossy) ||
-      structure.some((x) => x.lossy),
-    empty: added.length + removed.length + changed.length +
-        structure.length === 0,
-  };
+  return categoryDelta({
+    added: keep(c.added),
+    removed: keep(c.removed),
+    changed: keep(c.changed),
+    structure: c.structure.filter((x) => !drop(x.region, undefined)),
+  });
 }
 
 /**

@@ -186,6 +186,61 @@ export function compareKeys(a: string, b: string): number {
   return compareValues(JSON.parse(a), JSON.parse(b));
 }
 
+/** What {@linkcode mergeByKey} does with each key. */
+export interface MergeSides<A, B> {
+  /** A key both lists hold. */
+  both?: (x: A, y: B) => void;
+  /** A key only the first list holds. */
+  left?: (x: A) => void;
+  /** A key only the second list holds. */
+  right?: (y: B) => void;
+}
+
+/**
+ * Walk two key-sorted lists in one pass, in key order, telling `on` which
+ * side holds each key.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const seen: string[] = [];
+ * mergeByKey([{ key: "[1]" }, { key: "[2]" }], [{ key: "[2]" }, { key: "[3]" }], {
+ *   both: (x) => seen.push(`both ${x.key}`),
+ *   left: (x) => seen.push(`left ${x.key}`),
+ *   right: (y) => seen.push(`right ${y.key}`),
+ * });
+ * assert.deepEqual(seen, ["left [1]", "both [2]", "right [3]"]);
+ * ```
+ */
+export function mergeByKey<
+  A extends { key: string },
+  B extends { key: string },
+>(
+  a: readonly A[],
+  b: readonly B[],
+  on: MergeSides<A, B>,
+): void {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x.key === y.key) {
+      on.both?.(x, y);
+      i++;
+      j++;
+    } else if (compareKeys(x.key, y.key) < 0) {
+      on.left?.(x);
+      i++;
+    } else {
+      on.right?.(y);
+      j++;
+    }
+  }
+  for (; i < a.length; i++) on.left?.(a[i]!);
+  for (; j < b.length; j++) on.right?.(b[j]!);
+}
+
 /**
  * Make a key from identity values: canonical JSON of the array.
  *

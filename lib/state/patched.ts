@@ -34,7 +34,7 @@ import {
   type RegionDiff,
   structureChange,
 } from "./delta.ts";
-import { canonicalStateJson, compareKeys } from "./keys.ts";
+import { canonicalStateJson, compareKeys, mergeByKey } from "./keys.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import {
   type Region,
@@ -161,39 +161,21 @@ export function patchedOf(
   const kept = new Set<string>();
   const regions: PatchedRegion[] = snap.regions.map((r) => {
     kept.add(regionKey(r));
-    const b = byKey.get(regionKey(r))?.records ?? [];
     const put: StateRecord[] = [];
     const drop: string[] = [];
     const was: StateRecord[] = [];
-    const a = r.records;
-    let i = 0;
-    let j = 0;
-    while (i < b.length && j < a.length) {
-      const x = b[i]!;
-      const y = a[j]!;
-      if (x.key === y.key) {
-        if (!sameValue(x, y)) {
-          put.push(y);
-          was.push(x);
-        }
-        i++;
-        j++;
-        continue;
-      }
-      if (compareKeys(x.key, y.key) < 0) {
+    mergeByKey(byKey.get(regionKey(r))?.records ?? [], r.records, {
+      both: (x, y) => {
+        if (sameValue(x, y)) return;
+        put.push(y);
+        was.push(x);
+      },
+      left: (x) => {
         drop.push(x.key);
         was.push(x);
-        i++;
-      } else {
-        put.push(y);
-        j++;
-      }
-    }
-    for (; i < b.length; i++) {
-      drop.push(b[i]!.key);
-      was.push(b[i]!);
-    }
-    for (; j < a.length; j++) put.push(a[j]!);
+      },
+      right: (y) => put.push(y),
+    });
     return {
       adapter: r.adapter,
       kind: r.kind,
@@ -229,49 +211,37 @@ export function applyPatch(base: Snapshot, patch: SnapshotPatch): Snapshot {
     ) {
       throw new RangeError(`${where}: not a region patch`);
     }
-    const b = byKey.get(regionKey(p))?.records ?? [];
-    const out: StateRecord[] = [];
-    let i = 0;
-    let prev: string | null = null;
-    const ordered = (k: string, what: string) => {
-      if (prev !== null && compareKeys(prev, k) >= 0) {
-        throw new RangeError(`${where}: ${what} keys not in key order`);
+    const ordered = (keys: readonly unknown[], what: string, bad: string) => {
+      for (let k = 0; k < keys.length; k++) {
+        const key = keys[k];
+        if (typeof key !== "string") throw new RangeError(`${where}: ${bad}`);
+        if (k > 0 && compareKeys(keys[k - 1] as string, key) >= 0) {
+          throw new RangeError(`${where}: ${what} keys not in key order`);
+        }
       }
-      prev = k;
     };
-    // Drops first: a dropped key must be in the base.
-    const drops = new Set<string>();
-    for (const k of p.drop) {
-      if (typeof k !== "string") throw new RangeError(`${where}: bad drop`);
-      ordered(k, "drop");
-      drops.add(k);
-    }
-    prev = null;
+    ordered(p.drop, "drop", "bad drop");
+    ordered(
+      p.put.map((rec) => isObject(rec) && isObject(rec.value) ? rec.key : null),
+      "put",
+      "bad put record",
+    );
+    const drops = new Set<string>(p.drop);
+    const out: StateRecord[] = [];
     let found = 0;
-    for (const rec of p.put) {
-      if (
-        !isObject(rec) || typeof rec.key !== "string" || !isObject(rec.value)
-      ) {
-        throw new RangeError(`${where}: bad put record`);
-      }
-      ordered(rec.key, "put");
-      while (i < b.length && compareKeys(b[i]!.key, rec.key) < 0) {
-        if (drops.has(b[i]!.key)) found++;
-        else out.push(b[i]!);
-        i++;
-      }
-      if (i < b.length && b[i]!.key === rec.key) {
+    mergeByKey(byKey.get(regionKey(p))?.records ?? [], p.put, {
+      both: (_, rec) => {
         if (drops.has(rec.key)) {
           throw new RangeError(`${where}: key both put and dropped`);
         }
-        i++;
-      }
-      out.push(rec as unknown as StateRecord);
-    }
-    for (; i < b.length; i++) {
-      if (drops.has(b[i]!.key)) found++;
-      else out.push(b[i]!);
-    }
+        out.push(rec);
+      },
+      left: (x) => {
+        if (drops.has(x.key)) found++;
+        else out.push(x);
+      },
+      right: (rec) => out.push(rec),
+    });
     if (found !== drops.size) {
       throw new RangeError(
         `${where}: drops ${drops.size - found} key(s) the base does not hold`,
@@ -396,44 +366,24 @@ function patchedDiffs(a: PatchedState, b: PatchedState): RegionDiff[] {
 function keysOf(seed: readonly StateRecord[], p: RegionPatch): string[] {
   const drops = new Set(p.drop);
   const out: string[] = [];
-  let i = 0;
-  for (const rec of p.put) {
-    while (i < seed.length && compareKeys(seed[i]!.key, rec.key) < 0) {
-      if (!drops.has(seed[i]!.key)) out.push(seed[i]!.key);
-      i++;
-    }
-    if (i < seed.length && seed[i]!.key === rec.key) i++;
-    out.push(rec.key);
-  }
-  for (; i < seed.length; i++) {
-    if (!drops.has(seed[i]!.key)) out.push(seed[i]!.key);
-  }
+  mergeByKey(seed, p.put, {
+    both: (_, rec) => out.push(rec.key),
+    left: (x) => {
+      if (!drops.has(x.key)) out.push(x.key);
+    },
+    right: (rec) => out.push(rec.key),
+  });
   return out;
 }
 
-/** Two sorted key lists merged, each key once. */
-function mergeKeys(x: readonly string[], y: readonly string[]): string[] {
-  const out: string[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < x.length && j < y.length) {
-    const p = x[i]!;
-    const q = y[j]!;
-    if (p === q) {
-      out.push(p);
-      i++;
-      j++;
-    } else if (compareKeys(p, q) < 0) {
-      out.push(p);
-      i++;
-    } else {
-      out.push(q);
-      j++;
-    }
-  }
-  for (; i < x.length; i++) out.push(x[i]!);
-  for (; j < y.length; j++) out.push(y[j]!);
-  return out;
+/** Records of sorted lists merged in key order, each key once. */
+function union<T extends { key: string }>(...lists: (readonly T[])[]): T[] {
+  return lists.reduce<T[]>((acc, list) => {
+    const out: T[] = [];
+    const push = (x: T) => void out.push(x);
+    mergeByKey(acc, list, { both: push, left: push, right: push });
+    return out;
+  }, []);
 }
 
 function byKey(records: readonly StateRecord[]): Map<string, StateRecord> {
@@ -458,10 +408,12 @@ function bothPresent(
   const bDrop = new Set(b.drop);
   const seed = byKey(a.was);
   for (const r of b.was) seed.set(r.key, r);
-  const keys = mergeKeys(
-    mergeKeys(a.put.map((r) => r.key), a.drop),
-    mergeKeys(b.put.map((r) => r.key), b.drop),
-  );
+  const keys = union(
+    a.put,
+    a.drop.map((key) => ({ key })),
+    b.put,
+    b.drop.map((key) => ({ key })),
+  ).map((r) => r.key);
   // The side that did not touch a key holds the seed's record there: its
   // value is in the other side's `was` when that side put the key; when
   // it dropped the key only its presence matters (a removal names keys).
@@ -565,29 +517,13 @@ export function patchFromDelta(
       const p = put.get(id);
       return {
         ...r,
-        put: p === undefined ? [] : mergeRecords(p.added, p.changed),
+        put: p === undefined
+          ? []
+          : union(inKeyOrder(p.added), inKeyOrder(p.changed)),
         drop: drop.get(id) ?? [],
       };
     }),
   };
-}
-
-/** Two key-sorted record lists with distinct keys merged in key order. */
-function mergeRecords(x: StateRecord[], y: StateRecord[]): StateRecord[] {
-  x = inKeyOrder(x);
-  y = inKeyOrder(y);
-  if (x.length === 0) return y;
-  if (y.length === 0) return x;
-  const out: StateRecord[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < x.length && j < y.length) {
-    if (compareKeys(x[i]!.key, y[j]!.key) < 0) out.push(x[i++]!);
-    else out.push(y[j++]!);
-  }
-  for (; i < x.length; i++) out.push(x[i]!);
-  for (; j < y.length; j++) out.push(y[j]!);
-  return out;
 }
 
 /** The records in key order (sorted only when they are not). */

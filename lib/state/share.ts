@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { canonicalStateJson, compareKeys } from "./keys.ts";
+import { canonicalStateJson, mergeByKey } from "./keys.ts";
 import type { Region, Snapshot, StateRecord } from "./types.ts";
 
 const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
@@ -29,19 +29,17 @@ export function shareRecords(base: Snapshot, snap: Snapshot): Snapshot {
   const regions = snap.regions.map((r) => {
     const b = byKey.get(regionKey(r))?.records;
     if (b === undefined || b.length === 0) return r;
-    const a = r.records;
-    const out: StateRecord[] = new Array(a.length);
-    let i = 0;
-    for (let j = 0; j < a.length; j++) {
-      const y = a[j]!;
-      while (i < b.length && compareKeys(b[i]!.key, y.key) < 0) i++;
-      const x = b[i];
-      out[j] = x !== undefined && x.key === y.key &&
-          (x.value === y.value ||
-            canonicalStateJson(x.value) === canonicalStateJson(y.value))
-        ? x
-        : y;
-    }
+    const out: StateRecord[] = [];
+    mergeByKey(b, r.records, {
+      both: (x, y) =>
+        out.push(
+          x.value === y.value ||
+            canonicalStateJson(x.value) === canonicalStateJson(y.value)
+            ? x
+            : y,
+        ),
+      right: (y) => out.push(y),
+    });
     return { ...r, records: out };
   });
   return { regions, problems: snap.problems };

@@ -4,7 +4,7 @@
  * @module
  */
 import type { FsEntry } from "../../adapters/fs.ts";
-import type { SqliteObservation } from "../../adapters/sqlite.ts";
+import type { SqliteObservation } from "../../adapters/sqlite/read.ts";
 
 /** One thing to read. */
 export type WorkerItem =

@@ -23,8 +23,7 @@ import type { AdapterDef } from "../definition/types.ts";
 import type { OverlayLayout } from "../sandbox/types.ts";
 import type { Changeset, FileView, PathChange } from "../state/changeset.ts";
 import { readJsonState } from "../../adapters/json.ts";
-import { loadSqlEngine } from "../../adapters/sql_engine.ts";
-import { readSqlite } from "../../adapters/sqlite.ts";
+import { readSqlite } from "../../adapters/sqlite/read.ts";
 
 /** Limits on reading one changeset. */
 export interface ChangesetBudget {
@@ -136,15 +135,15 @@ function join(at: string, name: string): string {
  * ```ts ignore
  * await session.client.close();
  * if (launch.writes?.observed) {
- *   const c = await readChangeset(launch.writes.layout);
+ *   const c = readChangeset(launch.writes.layout);
  *   for (const p of c.changes) console.log(p.path, p.before ? "changed" : "created");
  * }
  * ```
  */
-export async function readChangeset(
+export function readChangeset(
   layout: OverlayLayout,
   budget: ChangesetBudget = {},
-): Promise<Changeset> {
+): Changeset {
   const b = { ...DEFAULT_CHANGESET_BUDGET, ...budget };
   const problems: string[] = [];
   const capped = new Set<string>();
@@ -212,7 +211,6 @@ export async function readChangeset(
   for (const layer of layout.layers) {
     walk(layer.upper, layer.at, layer.lower, 0, false);
   }
-  const SQL = await loadSqlEngine();
   let bytesRead = 0;
   let records = 0;
   const read = (
@@ -277,7 +275,7 @@ export async function readChangeset(
     let format: FileView["format"] = undefined;
     const head = new TextDecoder().decode(bytes.subarray(0, 16));
     if (head === SQLITE_HEADER) {
-      const obs = readSqlite(SQL, bytes, { wal, label: path, cache: null });
+      const obs = readSqlite(bytes, { wal, label: path, cache: null });
       problems.push(...obs.problems);
       format = "sqlite";
       regions = obs.tables.map((t) => ({

@@ -100,16 +100,13 @@ export class OverlayObserver implements StateObserver {
   async observe(stateDir: string): Promise<Observation> {
     const layouts = this.#layouts.get(stateDir);
     this.#layouts.delete(stateDir);
-    const [o, changeset] = await Promise.all([
-      this.#inner.observe(stateDir),
-      layouts ? this.#read(layouts) : Promise.resolve(null),
-    ]);
-    return { ...o, changeset };
+    const o = await this.#inner.observe(stateDir);
+    return { ...o, changeset: layouts ? this.#read(layouts) : null };
   }
 
-  async #read(layouts: readonly OverlayLayout[]): Promise<string> {
+  #read(layouts: readonly OverlayLayout[]): string {
     const read: Changeset[] = [];
-    for (const l of layouts) read.push(await readChangeset(l, this.#budget));
+    for (const l of layouts) read.push(readChangeset(l, this.#budget));
     const c = read.length === 1 ? read[0]! : merge(read);
     const digest = changesetDigest(c);
     this.#changesets.set(digest, c);

@@ -75,11 +75,8 @@ export async function sqliteSeedImage(
  * and every session see what it really does. Says which it did. Throws a
  * {@linkcode DefinitionError} naming the seed when the script fails.
  *
- * The file is what sql.js (verity's engine before) wrote, page for page:
- * only the header's change counter, schema cookie and SQLite version
- * differ. A script that sets `journal_mode=WAL` gets a database in
- * rollback-journal mode, as sql.js gave it (WAL is the one journal mode
- * kept in the file).
+ * A script that sets `journal_mode=WAL` gets a database in rollback-journal
+ * mode (WAL is the one journal mode kept in the file).
  */
 export async function writeSqliteSeed(
   def: Pick<Definition, "dir" | "file">,
@@ -218,8 +215,8 @@ function buildSqliteSeed(sql: string, path: string): void {
       | { journal_mode?: string }
       | undefined;
     if (mode?.journal_mode === "wal") db.exec("PRAGMA journal_mode=DELETE");
-    // A script that wrote nothing leaves an empty file; sql.js gave a
-    // database of one page (its header): write it.
+    // A script that wrote nothing leaves an empty file: write a database
+    // of one page (its header).
     const pages = db.prepare("PRAGMA page_count").get() as
       | { page_count?: number }
       | undefined;

@@ -183,10 +183,8 @@ Deno.test("reset: a stable SQL seed's database is copied after two equal builds;
   }
 });
 
-Deno.test("reset: a SQL seed gives the database sql.js gave, page for page (only header counters and the version differ); WAL is not kept", async () => {
-  const { loadSqlEngine } = await import("../../adapters/sql_engine.ts");
-  const { buildSqliteImage } = await import("../../adapters/sqlite_seed.ts");
-  const SQL = await loadSqlEngine();
+Deno.test("reset: a SQL seed gives a rollback-journal database of its tables (WAL is not kept)", async () => {
+  const { readSqlite } = await import("../../adapters/sqlite/read.ts");
   const dir = await Deno.makeTempDir({ prefix: "verity-seed-engine-" });
   try {
     const def = { dir, file: `${dir}/fixture.toml`, adapters: [] };
@@ -219,21 +217,17 @@ Deno.test("reset: a SQL seed gives the database sql.js gave, page for page (only
       } as unknown as Parameters<typeof writeSqliteSeed>[1];
       await writeSqliteSeed(def, a, 0, `${dir}/o${n}.db`);
       const mine = Deno.readFileSync(`${dir}/o${n}.db`);
-      const theirs = buildSqliteImage(SQL, sql);
-      assert.equal(mine.length, theirs.length, `script ${n}: size`);
-      const differ = [];
-      for (let k = 0; k < mine.length; k++) {
-        if (mine[k] !== theirs[k]) differ.push(k);
+      // At least one page (a script that wrote nothing: the header).
+      assert.ok(mine.length >= 512, `script ${n}: ${mine.length} bytes`);
+      const obs = readSqlite(mine);
+      assert.deepEqual(obs.problems, [], `script ${n}`);
+      const tables = [
+        ...sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gi),
+      ]
+        .map((m) => m[1]!);
+      for (const t of tables) {
+        assert.ok(obs.tables.some((x) => x.name === t), `script ${n}: ${t}`);
       }
-      // 24-27 change counter, 40-43 schema cookie, 92-99 version-valid-for
-      // and SQLite's version.
-      assert.deepEqual(
-        differ.filter((k) =>
-          !(k >= 24 && k < 28) && !(k >= 40 && k < 44) && !(k >= 92 && k < 100)
-        ),
-        [],
-        `script ${n}: bytes differ beyond the header's counters`,
-      );
       assert.equal(
         mine[18],
         1,

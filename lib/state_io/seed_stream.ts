@@ -11,7 +11,7 @@
  * - a SQLite table stored in an order that is not the snapshot's key order
  *   (a rowid table identified by another primary key; a `WITHOUT ROWID`
  *   table with a NOCASE, RTRIM or DESC key column): that table alone is
- *   read page by page and sorted (`adapters/sqlite_stream.ts`);
+ *   read page by page and sorted (`adapters/sqlite/stream.ts`);
  * - a SQLite database the page reader does not handle (any reason
  *   `stateDelta` falls back for: generated columns, a malformed file, a
  *   link, a declared natural key, …): that adapter is snapshotted whole;
@@ -27,13 +27,13 @@ import { categoryOf } from "../state/classify.ts";
 import { createHash, type Hash } from "node:crypto";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
-import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
-import { PageWalkError } from "../../adapters/page_walk_error.ts";
-import { planSchema, readSchema } from "../../adapters/sqlite_diff.ts";
+import { readSchema } from "../../adapters/sqlite/btree.ts";
+import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
+import { planSchema } from "../../adapters/sqlite/plan.ts";
 import {
   type StreamTable,
   streamTables,
-} from "../../adapters/sqlite_stream.ts";
+} from "../../adapters/sqlite/stream.ts";
 import { canonicalStateJson, compareKeys } from "../state/keys.ts";
 import { normalize } from "../state/normalize.ts";
 import {
@@ -402,9 +402,6 @@ export async function streamSeed(
 ): Promise<StreamSeedResult> {
   const dir = await Deno.realPath(seedDir);
   await checkStateBudget(dir, options.budget ?? {});
-  const SQL = def.adapters.some((a) => a.kind === "sqlite")
-    ? await loadSqlEngine()
-    : null;
   const whole = new Map<string, string>();
   for (const a of def.adapters) {
     if (a.kind === "sqlite" && Object.keys(a.key).length > 0) {
@@ -416,7 +413,7 @@ export async function streamSeed(
   }
   for (;;) {
     try {
-      return await streamOnce(def, dir, options, SQL, whole);
+      return await streamOnce(def, dir, options, whole);
     } catch (e) {
       if (!(e instanceof Decline) || whole.has(e.label)) throw e;
       whole.set(e.label, e.message);
@@ -428,7 +425,6 @@ async function streamOnce(
   def: Definition,
   dir: string,
   options: StreamSeedOptions,
-  SQL: SqlEngine | null,
   whole: Map<string, string>,
 ): Promise<StreamSeedResult> {
   const methods: SeedStreamMethod[] = [];
@@ -462,7 +458,7 @@ async function streamOnce(
         const a = def.adapters[i]!;
         const sub = { adapters: [a] };
         const snap = normalize(
-          assembleSnapshot(sub, [reply.results[j]!], SQL),
+          assembleSnapshot(sub, [reply.results[j]!]),
           sub,
         );
         assembled.set(i, snap.problems);
@@ -491,7 +487,7 @@ async function streamOnce(
           open.push(side.pages);
           own = metaSnapshot(a, label, side.pages).regions;
           const schema = readSchema(side.pages);
-          const planned = planSchema(SQL!, schema);
+          const planned = planSchema(schema);
           tables = streamTables(
             { src: side.pages, schema, tables: planned },
             masksOf(a),

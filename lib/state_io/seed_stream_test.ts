@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { Definition } from "../definition/types.ts";
-import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
+import { adapterDef, bareDefinition } from "../../tests/_definition.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import type { Snapshot, StateRecord } from "../state/types.ts";

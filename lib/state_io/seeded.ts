@@ -16,15 +16,14 @@ import { normalizeLabel } from "../common/paths.ts";
 import { seedPath } from "../definition/seeds.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
 import { getPath } from "../state/json_path.ts";
-import { loadSqlEngine } from "../../adapters/sql_engine.ts";
 import { sqliteSeedImage, writeSqliteSeed } from "./reset.ts";
 import { openSide } from "./state_delta.ts";
 import {
   columnsFromPages,
   metaTables,
   type SqliteObservation,
-} from "../../adapters/sqlite.ts";
-import { PageWalkError } from "../../adapters/page_walk_error.ts";
+} from "../../adapters/sqlite/read.ts";
+import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { assembleSnapshot } from "./snapshot.ts";
 import type { WorkerResult } from "./_worker_protocol.ts";
 import type { Snapshot } from "../state/types.ts";
@@ -84,10 +83,7 @@ export async function seededSnapshot(
       results.push({ kind: "fs", label, entries });
     }
   }
-  const SQL = def.adapters.some((a) => a.kind === "sqlite" && a.seed !== null)
-    ? await loadSqlEngine()
-    : null;
-  return assembleSnapshot(def, results, SQL, [], sqliteRecords);
+  return assembleSnapshot(def, results, [], sqliteRecords);
 }
 
 /**
@@ -117,7 +113,7 @@ export async function seedColumns(
     }
     if (side === null) return { tables: [], problems };
     try {
-      const tables = columnsFromPages(await loadSqlEngine(), side.pages);
+      const tables = columnsFromPages(side.pages);
       return tables === null ? null : {
         tables: [...tables, ...metaTables(side.pages, false)].sort((x, y) =>
           x.name < y.name ? -1 : x.name > y.name ? 1 : 0

@@ -14,8 +14,8 @@ import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJsonState } from "../../adapters/json.ts";
-import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
-import { readSqlite } from "../../adapters/sqlite.ts";
+import { readSqlite } from "../../adapters/sqlite/read.ts";
+import type { PageCache } from "../../adapters/sqlite/stream.ts";
 import { checkStateBudget, type StateBudget } from "./budget.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
 import type { PostgresObservation } from "../../adapters/postgres.ts";
@@ -48,6 +48,13 @@ export interface SnapshotOptions {
    * @default {null}
    */
   postgres?: PostgresCluster | null;
+  /**
+   * Decoded SQLite leaves to share with other snapshots taken with the
+   * same cache (a pair compared whole: the unchanged leaves are decoded
+   * once); null decodes every leaf.
+   * @default {null}
+   */
+  cache?: PageCache | null;
 }
 
 /** What the worker must read for a definition. */
@@ -62,16 +69,17 @@ export function workerItems(def: Pick<Definition, "adapters">): WorkerItem[] {
 }
 
 /**
- * Turn what was read into a snapshot (pure apart from the WASM engine).
- * `results[i]` belongs to `def.adapters[i]`.
+ * Turn what was read into a snapshot (pure apart from SQLite reading what
+ * the page reader leaves to it). `results[i]` belongs to `def.adapters[i]`.
  */
 export function assembleSnapshot(
   def: Pick<Definition, "adapters">,
   results: readonly WorkerResult[],
-  SQL: SqlEngine | null,
   problems: readonly string[] = [],
   /** False: sqlite tables with their columns and no records. */
   sqliteRecords = true,
+  /** Decoded SQLite leaves shared with other snapshots (`SnapshotOptions.cache`). */
+  cache: PageCache | null = null,
 ): Snapshot {
   const regions: Region[] = [];
   const allProblems = [...problems];
@@ -86,15 +94,11 @@ export function assembleSnapshot(
     }
     if (r.kind === "sqlite") {
       if (r.db === null && r.wal === null && !r.observed) return;
-      if (SQL === null) {
-        throw new TypeError(
-          "assembleSnapshot: a sqlite adapter needs the SQL engine",
-        );
-      }
-      const obs = r.observed ?? readSqlite(SQL, r.db ?? new Uint8Array(), {
+      const obs = r.observed ?? readSqlite(r.db ?? new Uint8Array(), {
         wal: r.wal,
         label: adapter,
         records: sqliteRecords,
+        cache,
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {
@@ -148,7 +152,7 @@ export function assembleSnapshot(
 
 /**
  * Snapshot `stateDir` as `def`'s adapters see it. Requires
- * `--allow-read` (the state directory and the sql.js wasm file) and the
+ * `--allow-read` (the state directory) and the
  * `worker-options` unstable feature (set in deno.json).
  *
  * @example
@@ -170,8 +174,6 @@ export async function takeSnapshot(
   // Metadata first: a state directory over its budget is never read.
   await checkStateBudget(dir, options.budget ?? {});
   const items = workerItems(def);
-  const needsSql = def.adapters.some((a) => a.kind === "sqlite");
-  const sqlP = needsSql ? loadSqlEngine() : Promise.resolve(null);
   const reply = await readStateItems(dir, items, options);
   if (!reply.ok) {
     throw new Error(`snapshot of ${stateDir} failed: ${reply.error}`);
@@ -179,7 +181,13 @@ export async function takeSnapshot(
   const problems = reply.problems.map((
     p,
   ) => (p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p));
-  const snap = assembleSnapshot(def, reply.results, await sqlP, problems);
+  const snap = assembleSnapshot(
+    def,
+    reply.results,
+    problems,
+    true,
+    options.cache ?? null,
+  );
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
     if (!options.postgres) {

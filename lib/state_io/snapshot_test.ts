@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
-import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
+import { adapterDef, bareDefinition } from "../../tests/_definition.ts";
 import { readOnlyWorkerOptions, takeSnapshot } from "./snapshot.ts";
 
 function definition(adapters: AdapterDef[]): Definition {

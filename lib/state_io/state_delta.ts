@@ -1,7 +1,7 @@
 /**
  * The delta between two state directories without building their
  * snapshots: sqlite databases are compared page by page and row by row in
- * bounded memory (`adapters/sqlite_diff.ts`); everything else (fs, json,
+ * bounded memory (`adapters/sqlite/diff.ts`); everything else (fs, json,
  * postgres, and any table the page reader leaves alone) goes through
  * snapshots. The result equals `computeDelta` of the two normalized
  * snapshots.
@@ -12,26 +12,30 @@
  *
  * @module
  */
-import { metaTables } from "../../adapters/sqlite.ts";
 import { categoryOf } from "../state/classify.ts";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
-import { loadSqlEngine, type SqlEngine } from "../../adapters/sql_engine.ts";
 import { type FsDigestCache, fsExclusions, walkFs } from "../../adapters/fs.ts";
 import {
   type DiffSide,
-  diffSqlitePair,
-  type PageSource,
-  planSchema,
   readSchema,
-  type SqliteDiffStats,
   type TreeIndex,
-} from "../../adapters/sqlite_diff.ts";
-import { PageWalkError } from "../../adapters/page_walk_error.ts";
-import { imagePageSize, walIndex } from "../../adapters/wal.ts";
+} from "../../adapters/sqlite/btree.ts";
+import type { SqliteDiffStats } from "../../adapters/sqlite/compare.ts";
+import { diffSqlitePair } from "../../adapters/sqlite/diff.ts";
+import {
+  imagePageSize,
+  type PageSource,
+} from "../../adapters/sqlite/format.ts";
+import type { KeyedFaults } from "../../adapters/sqlite/keyed.ts";
+import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
+import { planSchema } from "../../adapters/sqlite/plan.ts";
+import { metaTables } from "../../adapters/sqlite/read.ts";
+import { PageCache } from "../../adapters/sqlite/stream.ts";
+import { walIndex } from "../../adapters/sqlite/wal.ts";
 import {
   assembleDelta,
   type Delta,
@@ -101,6 +105,8 @@ export interface StateDeltaResult {
 export interface StateDeltaOptions extends SnapshotOptions {
   /** Keep the full rows of every change (`rows` of the result). @default false */
   rows?: boolean;
+  /** Faults the page reader makes on purpose (tests of the differential tests). @default {} */
+  faults?: KeyedFaults;
 }
 
 /** Pages read at once when a file is read in page order. */
@@ -427,10 +433,7 @@ function keepSeedImage(key: string, image: Uint8Array): void {
 /** Schemas already planned, by their tables' CREATE statements. */
 const planCache = new Map<string, DiffSide["tables"]>();
 
-function sideOf(
-  SQL: SqlEngine,
-  src: FilePages | null,
-): DiffSide | null {
+function sideOf(src: FilePages | null): DiffSide | null {
   if (src === null) return null;
   const schema = readSchema(src);
   const key = JSON.stringify([
@@ -442,7 +445,7 @@ function sideOf(
   ]);
   let tables = planCache.get(key);
   if (tables === undefined) {
-    tables = planSchema(SQL, schema);
+    tables = planSchema(schema);
     if (planCache.size > 64) planCache.clear();
     planCache.set(key, tables);
   }
@@ -471,9 +474,8 @@ async function sqliteByPages(
   a: AdapterDef,
   beforeDir: string,
   afterDir: string,
-  SQL: SqlEngine,
   problems: { before: string[]; after: string[] },
-  keepRows: boolean,
+  options: StateDeltaOptions,
 ): Promise<{ regions: RegionDiff[]; method: AdapterMethod }> {
   const label = normalizeLabel(a.label);
   const pb: string[] = [];
@@ -492,8 +494,8 @@ async function sqliteByPages(
       ? null
       : known
       ? { src: sb, schema: known.schema, tables: known.tables }
-      : sideOf(SQL, sb);
-    const after = sideOf(SQL, sa);
+      : sideOf(sb);
+    const after = sideOf(sa);
     // The seed's bytes from memory when held; else held from now on when
     // its identity is stable and it is small enough (read on the way).
     const image = cacheKey === null ? undefined : seedImages.get(cacheKey);
@@ -519,7 +521,8 @@ async function sqliteByPages(
       masks,
       changed,
       beforeIndex: known?.index ?? null,
-      keepRows,
+      keepRows: options.rows === true,
+      faults: options.faults ?? {},
     });
     // SQLite's own state (header fields, schema objects, internal tables):
     // small, read whole from both sides' pages and merged as snapshots are.
@@ -624,7 +627,6 @@ async function fsByDigest(
       assembleSnapshot(
         sub,
         [{ kind: "fs", label, entries: r.entries }],
-        null,
         r.problems,
       ),
       sub,
@@ -672,7 +674,7 @@ async function jsonByDigest(
   };
   const observe = (bytes: Uint8Array | null): Snapshot =>
     normalize(
-      assembleSnapshot(sub, [{ kind: "json", label, bytes }], null),
+      assembleSnapshot(sub, [{ kind: "json", label, bytes }]),
       sub,
     );
   const babs = label === "." ? beforeDir : `${beforeDir}/${label}`;
@@ -734,9 +736,6 @@ export async function stateDelta(
   const parts: RegionDiff[] = [];
   const bySnapshot: AdapterDef[] = [];
   const same = { value: true };
-  const SQL = def.adapters.some((a) => a.kind === "sqlite")
-    ? await loadSqlEngine()
-    : null;
   // Anything unexpected (a reader declining, an unreadable file, a
   // malformed database) is left to the snapshots, which report problems.
   const declined = (a: AdapterDef, e: unknown) => {
@@ -787,14 +786,7 @@ export async function stateDelta(
       continue;
     }
     try {
-      const r = await sqliteByPages(
-        a,
-        bd,
-        ad,
-        SQL!,
-        problems,
-        options.rows === true,
-      );
+      const r = await sqliteByPages(a, bd, ad, problems, options);
       parts.push(...r.regions);
       if (
         r.regions.some((x) =>
@@ -809,8 +801,10 @@ export async function stateDelta(
   }
   if (bySnapshot.length > 0) {
     const sub: Definition = { ...def, adapters: bySnapshot };
-    const sb = normalize(await takeSnapshot(sub, bd, options), sub);
-    const sa = normalize(await takeSnapshot(sub, ad, options), sub);
+    // The pair shares its unchanged SQLite leaves, decoded once.
+    const pair = { ...options, cache: new PageCache() };
+    const sb = normalize(await takeSnapshot(sub, bd, pair), sub);
+    const sa = normalize(await takeSnapshot(sub, ad, pair), sub);
     parts.push(...regionDiffs(sb, sa));
     if (snapshotDigest(sb) !== snapshotDigest(sa)) same.value = false;
     // A sqlite adapter read by pages reports its problems itself.

@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
-import { adapterDef, bareDefinition } from "../definition/_test_definition.ts";
+import { adapterDef, bareDefinition } from "../../tests/_definition.ts";
 import { computeDelta, snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
 import { stateDelta } from "./state_delta.ts";
-import { deltaFaults, deltaTuning } from "../../adapters/sqlite_diff.ts";
+import type { KeyedFaults } from "../../adapters/sqlite/keyed.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import { createPrng } from "../reality/prng.ts";
 import {
@@ -136,11 +136,12 @@ async function expectSame(
   a: string,
   b: string,
   why: string,
+  faults: KeyedFaults = {},
 ): Promise<boolean> {
   const sa = normalize(await takeSnapshot(d, a), d);
   const sb = normalize(await takeSnapshot(d, b), d);
   const full = computeDelta(sa, sb);
-  const fast = await stateDelta(d, a, b, { rows: true });
+  const fast = await stateDelta(d, a, b, { rows: true, faults });
   assert.equal(
     fast.methods[0]?.method,
     "pages",
@@ -568,35 +569,36 @@ Deno.test("stateDelta: rowid tables keyed by another primary key equal the full 
 
 Deno.test("stateDelta: keyed rowid tables' changed rows put in key order by their primary-key index equal the full snapshots' delta", async () => {
   const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
-  // Whenever a table's primary-key index can order its changed rows (not
-  // only when there are many): BINARY text, composite, mixed-type keys.
-  deltaTuning.indexOrderAlways = true;
   try {
-    const r = await keyedTrials(work, 2000, 12, REKEYED_KIND);
+    // Whenever a table's primary-key index can order its changed rows (not
+    // only when there are many): BINARY text, composite, mixed-type keys.
+    const r = await keyedTrials(work, 2000, 12, REKEYED_KIND, {
+      indexOrderAlways: true,
+    });
     assert.ok(r.nonEmpty >= 10, `${r.nonEmpty} trials with changes`);
     assert.ok(r.orderedByIndex >= 5, `${r.orderedByIndex} tables by index`);
   } finally {
-    deltaTuning.indexOrderAlways = false;
     await Deno.remove(work, { recursive: true });
   }
 });
 
 Deno.test("stateDelta: the differential test catches changed rows left in rowid order", async () => {
   const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
-  // The fault: a keyed rowid table's changed rows, found in rowid order,
-  // taken as in key order without checking (rows were inserted out of key
-  // order, so several changed rows are listed out of order).
-  deltaFaults.changedRowsInKeyOrder = true;
   try {
+    // The fault: a keyed rowid table's changed rows, found in rowid order,
+    // taken as in key order without checking (rows were inserted out of key
+    // order, so several changed rows are listed out of order).
     await assert.rejects(
-      () => keyedTrials(work, 2000, 24, REKEYED_KIND),
+      () =>
+        keyedTrials(work, 2000, 24, REKEYED_KIND, {
+          changedRowsInKeyOrder: true,
+        }),
       (e: Error) => {
         assert.ok(e instanceof assert.AssertionError, String(e));
         return true;
       },
     );
   } finally {
-    deltaFaults.changedRowsInKeyOrder = false;
     await Deno.remove(work, { recursive: true });
   }
 });
@@ -1044,6 +1046,7 @@ async function keyedTrials(
   rows: number,
   trials: number,
   kind: TrialKind = WITHOUT_ROWID,
+  faults: KeyedFaults = {},
 ): Promise<
   {
     nonEmpty: number;
@@ -1079,9 +1082,9 @@ async function keyedTrials(
       done.join(", ")
     })`;
     if (wal && (await Deno.stat(`${dir}/state.db-wal`)).size > 0) walFrames++;
-    if (await expectSame(d, `${work}/seed`, dir, why)) nonEmpty++;
-    await expectSame(d, dir, `${work}/seed`, why + ", reversed");
-    const fast = await stateDelta(d, `${work}/seed`, dir);
+    if (await expectSame(d, `${work}/seed`, dir, why, faults)) nonEmpty++;
+    await expectSame(d, dir, `${work}/seed`, why + ", reversed", faults);
+    const fast = await stateDelta(d, `${work}/seed`, dir, { faults });
     skipped += fast.methods[0]?.stats?.leavesSkipped ?? 0;
     orderedByIndex += fast.methods[0]?.stats?.orderedByIndex ?? 0;
     const nocase = (xs: { region: string }[]) =>
@@ -1112,13 +1115,15 @@ Deno.test("stateDelta: WITHOUT ROWID tables equal the full snapshots' delta over
 
 Deno.test("stateDelta: the differential test catches a deliberately wrong WITHOUT ROWID comparison", async () => {
   const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
-  // The fault: records whose keys are equal under their collation taken as
-  // the same row ('name8' -> 'NAME8' under NOCASE, 'b1' -> 'b1 ' under
-  // RTRIM, then read as a changed row, not one removed and one added).
-  deltaFaults.collationEqualIsSameRow = true;
   try {
+    // The fault: records whose keys are equal under their collation taken as
+    // the same row ('name8' -> 'NAME8' under NOCASE, 'b1' -> 'b1 ' under
+    // RTRIM, then read as a changed row, not one removed and one added).
     await assert.rejects(
-      () => keyedTrials(work, 2000, 24),
+      () =>
+        keyedTrials(work, 2000, 24, WITHOUT_ROWID, {
+          collationEqualIsSameRow: true,
+        }),
       (e: Error) => {
         assert.ok(e instanceof assert.AssertionError, String(e));
         // Caught at the first session that changed a key within its
@@ -1131,7 +1136,6 @@ Deno.test("stateDelta: the differential test catches a deliberately wrong WITHOU
       },
     );
   } finally {
-    deltaFaults.collationEqualIsSameRow = false;
     await Deno.remove(work, { recursive: true });
   }
 });

@@ -41,6 +41,54 @@ export interface WireFailure {
   message: string;
 }
 
+/** Outcome of one request: ok, a JSON-RPC error, or unknown (timeout, death). */
+export type RpcOutcome =
+  | { status: "ok"; result: unknown; frameIndex: number; ms: number }
+  | { status: "error"; error: unknown; frameIndex: number; ms: number }
+  | { status: "unknown"; failure: WireFailure; ms: number };
+
+/** The outcome a response message `m` (frame `frameIndex`) settles its request with. */
+export function answered(
+  m: Record<string, unknown>,
+  frameIndex: number,
+  ms: number,
+): RpcOutcome {
+  return "error" in m
+    ? { status: "error", error: m.error, frameIndex, ms }
+    : { status: "ok", result: m.result, frameIndex, ms };
+}
+
+/**
+ * verity's answer to a request from the server: it advertises no
+ * capability (roots, sampling, elicitation), so only `ping` gets a result.
+ */
+export function replyTo(id: unknown, method: unknown): unknown {
+  return method === "ping" ? { jsonrpc: "2.0", id, result: {} } : {
+    jsonrpc: "2.0",
+    id,
+    error: { code: -32601, message: "Method not found" },
+  };
+}
+
+/** The failure of a request `method` nothing answered within `timeoutMs`. */
+export function noAnswer(method: string, timeoutMs: number): WireFailure {
+  return {
+    reason: "timeout",
+    message: `no answer to ${method} within ${(timeoutMs / 1000).toFixed(1)} s`,
+  };
+}
+
+/** The bytes of `parts`, one after another. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Encode bytes as base64 (no Node buffer). */

@@ -11,61 +11,37 @@
  * @module
  */
 import type { McpClient } from "./client.ts";
+import {
+  answered,
+  concatBytes,
+  decodeFrame,
+  type Frame,
+  noAnswer,
+  replyTo,
+  type RpcOutcome,
+  type WireFailure,
+} from "./frames.ts";
 import type { Authorizer } from "./oauth.ts";
-import { decodeFrame, type Frame, type WireFailure } from "./frames.ts";
 import { Redactor } from "./redact.ts";
 import { boundDepth, MAX_VALUE_DEPTH } from "./bound.ts";
 import type { ServerProcess } from "./server_process.ts";
 import { type SseEvent, SseEventTooLarge, SseParser } from "./sse.ts";
-import type { ExitInfo, RpcOutcome } from "./stdio_client.ts";
+import type { ExitInfo } from "./spawn_spec.ts";
 
 /** Options for {@linkcode HttpClient}. */
 export interface HttpClientOptions {
-  /** Extra headers sent with every request (e.g. `Authorization`). */
+  /** Extra headers sent with every request (e.g. `Authorization`); their values are never shown. */
   headers?: Record<string, string>;
-  /** Values never to show in evidence or messages (header values given by the user). */
-  secrets?: string[];
   /**
    * Largest JSON body or single SSE event accepted, in bytes.
    * @default {16 * 1024 * 1024}
    */
   maxFrameBytes?: number;
   /**
-   * Most bytes the server may send in the whole session (bodies and
-   * streams); past it the session ends (`budget_exceeded`), as over stdio.
-   * @default {64 * 1024 * 1024}
-   */
-  maxSessionBytes?: number;
-  /**
-   * Deepest nesting kept of a parsed message (deeper values become a marker).
-   * @default {MAX_VALUE_DEPTH}
-   */
-  maxDepth?: number;
-  /**
    * Open the GET stream for server messages after `notifications/initialized`.
    * @default {true}
    */
   getStream?: boolean;
-  /**
-   * Reconnections (with `Last-Event-ID`) tried for one stream.
-   * @default {3}
-   */
-  maxReconnects?: number;
-  /**
-   * Milliseconds to wait before reconnecting when the server sent no `retry`.
-   * @default {1000}
-   */
-  defaultRetryMs?: number;
-  /**
-   * Longest `retry` honoured, in milliseconds (a larger one is capped).
-   * @default {10000}
-   */
-  maxRetryMs?: number;
-  /**
-   * Try the legacy HTTP+SSE transport when the initialize POST gets a 4xx.
-   * @default {true}
-   */
-  legacyFallback?: boolean;
   /** Where the `Authorization` header comes from, and who answers a 401 or 403 (OAuth). */
   auth?: Authorizer;
   /** A local server process this session owns (closed with the session). */
@@ -73,6 +49,11 @@ export interface HttpClientOptions {
   /** Called last when the session closes (e.g. stops a relay). */
   cleanup?: () => Promise<void>;
 }
+
+/** Most bytes the server may send in one session, bodies and streams (`budget_exceeded`). */
+const MAX_SESSION_BYTES = 64 * 1024 * 1024;
+/** Reconnections (with `Last-Event-ID`) tried for one stream. */
+const MAX_RECONNECTS = 3;
 
 /** One server-sent event as evidence. */
 export interface EventRecord {
@@ -119,7 +100,6 @@ interface Pending {
   sentAt: number;
   timer: ReturnType<typeof setTimeout>;
   abort: AbortController;
-  method: string;
 }
 
 const enc = new TextEncoder();
@@ -168,9 +148,8 @@ export class HttpClient implements McpClient {
     this.#url = url;
     this.#opts = opts;
     this.#t0 = opts.server?.t0 ?? performance.now();
-    const headerValues = Object.values(opts.headers ?? {});
     this.#redact = new Redactor(
-      [...(opts.secrets ?? headerValues), ...Redactor.urlSecrets(url)],
+      [...Object.values(opts.headers ?? {}), ...Redactor.urlSecrets(url)],
       Object.keys(opts.headers ?? {}),
     );
   }
@@ -181,11 +160,6 @@ export class HttpClient implements McpClient {
 
   get pid(): number | null {
     return this.#opts.server?.pid ?? null;
-  }
-
-  /** The session id the server assigned, if any (evidence; not a secret). */
-  get sessionId(): string | null {
-    return this.#sessionId;
   }
 
   /** "streamable" or "legacy" once the first exchange told which. */
@@ -199,11 +173,6 @@ export class HttpClient implements McpClient {
 
   stderr(): { text: string; dropped: number } {
     return this.#opts.server?.output() ?? { text: "", dropped: 0 };
-  }
-
-  /** The URL as evidence (secrets redacted). */
-  get url(): string {
-    return this.#redact.url(this.#url);
   }
 
   get #maxFrame(): number {
@@ -280,11 +249,11 @@ export class HttpClient implements McpClient {
   /** Count received bytes against the session budget; false when over. */
   #take(n: number): boolean {
     this.#received += n;
-    const max = this.#opts.maxSessionBytes ?? 64 * 1024 * 1024;
-    if (this.#received <= max) return true;
+    if (this.#received <= MAX_SESSION_BYTES) return true;
     this.#fail({
       reason: "budget_exceeded",
-      message: `server sent more than ${max} bytes in this session`,
+      message:
+        `server sent more than ${MAX_SESSION_BYTES} bytes in this session`,
     });
     return false;
   }
@@ -309,7 +278,7 @@ export class HttpClient implements McpClient {
           parts.push(value.subarray(0, limit - kept));
           kept = limit;
           await reader.cancel().catch(() => {});
-          return { bytes: concat(parts, kept), seen, over: true };
+          return { bytes: concatBytes(parts), seen, over: true };
         }
         parts.push(value);
         kept += value.length;
@@ -317,7 +286,7 @@ export class HttpClient implements McpClient {
     } finally {
       reader.releaseLock();
     }
-    return { bytes: concat(parts, kept), seen, over: false };
+    return { bytes: concatBytes(parts), seen, over: false };
   }
 
   /** Keep the first bytes of a non-JSON-RPC body as evidence. */
@@ -384,7 +353,7 @@ export class HttpClient implements McpClient {
     }
     const m = boundDepth(
       msg,
-      this.#opts.maxDepth ?? MAX_VALUE_DEPTH,
+      MAX_VALUE_DEPTH,
     ) as Record<string, unknown>;
     const id = m.id;
     if ("method" in m) {
@@ -392,13 +361,7 @@ export class HttpClient implements McpClient {
         this.incoming.push({ frameIndex: index, message: m });
       }
       if (id !== undefined && id !== null) {
-        this.#reply(
-          m.method === "ping" ? { jsonrpc: "2.0", id, result: {} } : {
-            jsonrpc: "2.0",
-            id,
-            error: { code: -32601, message: "Method not found" },
-          },
-        );
+        this.#reply(replyTo(id, m.method));
       }
       return index;
     }
@@ -415,10 +378,7 @@ export class HttpClient implements McpClient {
     }
     this.#pending.delete(id);
     clearTimeout(p.timer);
-    const ms = frame.t - p.sentAt;
-    if ("error" in m) {
-      p.resolve({ status: "error", error: m.error, frameIndex: index, ms });
-    } else p.resolve({ status: "ok", result: m.result, frameIndex: index, ms });
+    p.resolve(answered(m, index, frame.t - p.sentAt));
     return index;
   }
 
@@ -729,6 +689,47 @@ export class HttpClient implements McpClient {
     }
   }
 
+  /**
+   * GET the endpoint as an event stream: its body when it is one; else the
+   * status, content type and first bytes (kept as evidence), or a status
+   * of null and why the request failed.
+   */
+  async #getSse(
+    purpose: string,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<
+    | { ex: HttpExchange; body: ReadableStream<Uint8Array> }
+    | { status: number | null; bad: string; brief?: string }
+  > {
+    const headers = this.#headers({ accept: "text/event-stream", ...extra });
+    const ex = this.#record(purpose, "GET", this.#url, headers, null);
+    const res = await this.#fetch(this.#url, {
+      method: "GET",
+      headers,
+      signal,
+    }, ex);
+    if (typeof res === "string") return { status: null, bad: res };
+    if (!this.#onResponseHeaders(res, ex)) {
+      await res.body?.cancel().catch(() => {});
+      return { status: res.status, bad: "" };
+    }
+    const type = (res.headers.get("content-type") ?? "").toLowerCase();
+    if (
+      res.status === 200 && type.startsWith("text/event-stream") && res.body
+    ) return { ex, body: res.body };
+    const head = await this.#keepBody(res, ex);
+    if (res.status === 405 && purpose === "get-stream") {
+      ex.end = "server offers no GET stream";
+    }
+    const brief = `HTTP ${res.status} ${JSON.stringify(type)}`;
+    return {
+      status: res.status,
+      brief,
+      bad: brief + (head ? `: ${head}` : ""),
+    };
+  }
+
   /** Wait the stream's retry, then GET with Last-Event-ID until `id` is answered. */
   async #resume(
     parser: SseParser,
@@ -736,7 +737,7 @@ export class HttpClient implements McpClient {
     id: number,
     abort: AbortController,
   ): Promise<{ status: number | null; problem: string | null }> {
-    const max = this.#opts.maxReconnects ?? 3;
+    const max = MAX_RECONNECTS;
     for (let attempt = 1; attempt <= max; attempt++) {
       if (!this.#pending.has(id) || abort.signal.aborted) {
         return { status: null, problem: null };
@@ -752,47 +753,25 @@ export class HttpClient implements McpClient {
       if (!this.#pending.has(id) || abort.signal.aborted) {
         return { status: null, problem: null };
       }
-      const headers = this.#headers({
-        accept: "text/event-stream",
+      const got = await this.#getSse(`resume ${purpose}`, {
         "last-event-id": parser.lastEventId,
-      });
-      const ex = this.#record(
-        `resume ${purpose}`,
-        "GET",
-        this.#url,
-        headers,
-        null,
-      );
-      const res = await this.#fetch(this.#url, {
-        method: "GET",
-        headers,
-        signal: abort.signal,
-      }, ex);
-      if (typeof res === "string") return { status: null, problem: res };
-      if (!this.#onResponseHeaders(res, ex)) {
-        await res.body?.cancel().catch(() => {});
-        return { status: res.status, problem: null };
-      }
-      const type = (res.headers.get("content-type") ?? "").toLowerCase();
-      if (
-        res.status !== 200 || !type.startsWith("text/event-stream") || !res.body
-      ) {
-        const head = await this.#keepBody(res, ex);
+      }, abort.signal);
+      if ("bad" in got) {
         return {
-          status: res.status,
-          problem: `resuming ${purpose} failed: HTTP ${res.status} ${
-            JSON.stringify(type)
-          }${head ? `: ${head}` : ""}`,
+          status: got.status,
+          problem: got.brief
+            ? `resuming ${purpose} failed: ${got.bad}`
+            : got.bad || null,
         };
       }
       const how = await this.#readSse(
-        res.body,
-        ex,
+        got.body,
+        got.ex,
         parser,
         undefined,
         () => !this.#pending.has(id),
       );
-      if (how === "failed") return { status: res.status, problem: null };
+      if (how === "failed") return { status: 200, problem: null };
     }
     return {
       status: null,
@@ -803,8 +782,8 @@ export class HttpClient implements McpClient {
   }
 
   #retryMs(parser: SseParser): number {
-    const cap = this.#opts.maxRetryMs ?? 10_000;
-    return Math.min(parser.retry ?? this.#opts.defaultRetryMs ?? 1000, cap);
+    // The server's `retry` (1 s when it sent none), at most 10 s.
+    return Math.min(parser.retry ?? 1000, 10_000);
   }
 
   /** The standalone GET stream for server messages, reconnecting with Last-Event-ID. */
@@ -812,7 +791,7 @@ export class HttpClient implements McpClient {
     const abort = new AbortController();
     this.#streams.add(abort);
     const parser = new SseParser(this.#maxFrame);
-    const max = this.#opts.maxReconnects ?? 3;
+    const max = MAX_RECONNECTS;
     try {
       for (let attempt = 0; attempt <= max; attempt++) {
         if (this.#closing || this.#failure) return;
@@ -821,41 +800,20 @@ export class HttpClient implements McpClient {
           await sleep(this.#retryMs(parser), abort.signal);
           if (this.#closing || this.#failure) return;
         }
-        const headers = this.#headers({
-          accept: "text/event-stream",
-          ...(parser.lastEventId !== null
+        const got = await this.#getSse(
+          "get-stream",
+          parser.lastEventId !== null
             ? { "last-event-id": parser.lastEventId }
-            : {}),
-        });
-        const ex = this.#record("get-stream", "GET", this.#url, headers, null);
-        const res = await this.#fetch(this.#url, {
-          method: "GET",
-          headers,
-          signal: abort.signal,
-        }, ex);
-        if (typeof res === "string") return;
-        if (!this.#onResponseHeaders(res, ex)) {
-          await res.body?.cancel().catch(() => {});
+            : {},
+          abort.signal,
+        );
+        if ("bad" in got) {
+          if (got.brief && got.status !== 405) {
+            this.#problem(`GET stream: ${got.brief}`);
+          }
           return;
         }
-        const type = (res.headers.get("content-type") ?? "").toLowerCase();
-        if (res.status === 405) {
-          await this.#keepBody(res, ex);
-          ex.end = "server offers no GET stream";
-          return;
-        }
-        if (
-          res.status !== 200 || !type.startsWith("text/event-stream") ||
-          !res.body
-        ) {
-          await this.#keepBody(res, ex);
-          this.#problem(
-            `GET stream: HTTP ${res.status} ${JSON.stringify(type)}`,
-          );
-          return;
-        }
-        const how = await this.#readSse(res.body, ex, parser);
-        if (how !== "ended") return;
+        if (await this.#readSse(got.body, got.ex, parser) !== "ended") return;
       }
     } finally {
       this.#streams.delete(abort);
@@ -871,30 +829,11 @@ export class HttpClient implements McpClient {
       const timer = setTimeout(() => {
         reject(new Error(`no endpoint event within ${timeoutMs} ms`));
       }, timeoutMs);
-      const headers = this.#headers({ accept: "text/event-stream" });
-      const ex = this.#record("legacy-stream", "GET", this.#url, headers, null);
       (async () => {
-        const res = await this.#fetch(this.#url, {
-          method: "GET",
-          headers,
-          signal: abort.signal,
-        }, ex);
-        if (typeof res === "string") throw new Error(res);
-        this.#onResponseHeaders(res, ex);
-        const type = (res.headers.get("content-type") ?? "").toLowerCase();
-        if (
-          res.status !== 200 || !type.startsWith("text/event-stream") ||
-          !res.body
-        ) {
-          const head = await this.#keepBody(res, ex);
-          throw new Error(
-            `HTTP ${res.status} ${JSON.stringify(type)}${
-              head ? `: ${head}` : ""
-            }`,
-          );
-        }
+        const got = await this.#getSse("legacy-stream", {}, abort.signal);
+        if ("bad" in got) throw new Error(got.bad);
         const parser = new SseParser(this.#maxFrame);
-        await this.#readSse(res.body, ex, parser, (e) => {
+        await this.#readSse(got.body, got.ex, parser, (e) => {
           if (e.event !== "endpoint" || this.#legacyEndpoint !== null) return;
           try {
             const u = new URL(e.data.trim(), this.#url);
@@ -966,16 +905,11 @@ export class HttpClient implements McpClient {
       const timer = setTimeout(() => {
         if (!this.#pending.delete(id)) return;
         abort.abort();
-        const failure: WireFailure = {
-          reason: "timeout",
-          message: `no answer to ${method} within ${
-            (timeoutMs / 1000).toFixed(1)
-          } s`,
-        };
+        const failure = noAnswer(method, timeoutMs);
         if (this.#failure === null) this.#failure = failure;
         resolve({ status: "unknown", failure, ms: this.now() - sentAt });
       }, timeoutMs);
-      this.#pending.set(id, { resolve, sentAt, timer, abort, method });
+      this.#pending.set(id, { resolve, sentAt, timer, abort });
       const settle = (problem: string) => {
         const p = this.#pending.get(id);
         if (!p) return;
@@ -987,14 +921,17 @@ export class HttpClient implements McpClient {
         };
         resolve({ status: "unknown", failure, ms: this.now() - sentAt });
       };
+      const post = () => {
+        const { text, index } = this.#outFrame(message);
+        return this.#postMessage(text, index, method, id, abort);
+      };
       void (async () => {
         await this.#notifyChain;
         if (this.#mode === "probe" && method === "initialize") {
-          const { text, index } = this.#outFrame(message);
-          const r = await this.#postMessage(text, index, method, id, abort);
-          const legacy = this.#opts.legacyFallback ?? true;
+          const r = await post();
+          // A 4xx to the first POST: try the legacy HTTP+SSE transport.
           if (
-            legacy && this.#pending.has(id) && r.status !== null &&
+            this.#pending.has(id) && r.status !== null &&
             r.status >= 400 && r.status < 500
           ) {
             this.#mode = "legacy";
@@ -1008,25 +945,16 @@ export class HttpClient implements McpClient {
               );
               return;
             }
-            const again = this.#outFrame(message);
-            const r2 = await this.#postMessage(
-              again.text,
-              again.index,
-              method,
-              id,
-              abort,
-            );
+            const r2 = await post();
             if (r2.problem) settle(r2.problem);
             return;
           }
           if (this.#mode === "probe") this.#mode = "streamable";
           if (r.problem) settle(r.problem);
-          else this.#afterInitialize(id);
           return;
         }
         if (this.#mode === "legacy") await this.#legacyReady;
-        const { text, index } = this.#outFrame(message);
-        const r = await this.#postMessage(text, index, method, id, abort);
+        const r = await post();
         if (r.problem) settle(r.problem);
         if (r.status !== null && r.status >= 500 && this.#consecutive5xx >= 3) {
           this.#fail({
@@ -1047,10 +975,6 @@ export class HttpClient implements McpClient {
       }
       return out;
     });
-  }
-
-  #afterInitialize(_id: number): void {
-    // The negotiated protocol version is taken when the outcome resolves.
   }
 
   /** End the session with `f` (e.g. the local server never answered). */
@@ -1105,16 +1029,6 @@ function answers(text: string, id: number): boolean {
   } catch {
     return false;
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p.subarray(0, total - o), o);
-    o += Math.min(p.length, total - o);
-  }
-  return out;
 }
 
 function errText(e: unknown): string {

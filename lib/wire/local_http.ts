@@ -8,7 +8,7 @@
  * @module
  */
 import type { WireFailure } from "./frames.ts";
-import { HttpClient, type HttpClientOptions } from "./http_client.ts";
+import { HttpClient } from "./http_client.ts";
 import { ServerProcess } from "./server_process.ts";
 import { PortRelay } from "./port_relay.ts";
 import { deathMessage } from "./stderr_tail.ts";
@@ -47,7 +47,7 @@ export function freeLoopbackPort(): number {
 const HANDED_OUT = new Set<number>();
 
 /** Options for {@linkcode startLocalHttp}. */
-export interface LocalHttpOptions extends HttpClientOptions {
+export interface LocalHttpOptions {
   /**
    * The server runs in its own network namespace (bubblewrap
    * `--unshare-net`): reach it through a relay. A relay process entered
@@ -56,11 +56,6 @@ export interface LocalHttpOptions extends HttpClientOptions {
    * @default {unset: the server listens on the host's loopback}
    */
   relayDir?: string;
-  /**
-   * Milliseconds between connection attempts while waiting for the server.
-   * @default {25}
-   */
-  pollMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -98,17 +93,13 @@ export async function startLocalHttp(
       dbRelayError ??= message;
       server.kill();
     }, startTimeoutMs);
-  if (dbRelay !== null) {
-    server.status?.finally(() => dbRelay.close()).catch(() => {});
-  }
-  const cleanup = async () => {
-    await relay?.close();
-    await dbRelay?.close();
-  };
+  server.status?.finally(() => dbRelay?.close()).catch(() => {});
   const client = new HttpClient(url, {
-    ...options,
     server,
-    ...(relay || dbRelay ? { cleanup } : {}),
+    cleanup: async () => {
+      await relay?.close();
+      await dbRelay?.close();
+    },
   });
   const fail = (f: WireFailure) => {
     client.abort(f);
@@ -118,32 +109,11 @@ export async function startLocalHttp(
     return fail({ reason: "spawn_failed", message: server.spawnError });
   }
   const t0 = performance.now();
-  while (relay !== null) {
-    if (server.exited !== null) break;
-    const ready = await relay.step(server.pid!);
-    if (ready === true) return client;
-    if (typeof ready === "string") {
-      return fail({ reason: "spawn_failed", message: ready });
-    }
-    if (performance.now() - t0 > startTimeoutMs) {
-      return fail({
-        reason: "timeout",
-        message:
-          `server did not listen on 127.0.0.1:${port} inside its sandbox within ${
-            (startTimeoutMs / 1000).toFixed(1)
-          } s`,
-      });
-    }
-    await sleep(options.pollMs ?? 25);
-  }
   while (true) {
     if (server.exited !== null) {
-      if (dbRelayError !== null) {
-        return fail({ reason: "spawn_failed", message: dbRelayError });
-      }
       return fail({
-        reason: "exited",
-        message: deathMessage(
+        reason: dbRelayError !== null ? "spawn_failed" : "exited",
+        message: dbRelayError ?? deathMessage(
           `server exited before listening on port ${port}`,
           server.exited.code,
           server.exited.signal,
@@ -151,32 +121,38 @@ export async function startLocalHttp(
         ),
       });
     }
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      // The port was free when picked; make sure the listener now on it is
-      // this server, not another process that took the port meanwhile.
-      if (listenerIsOurs(port, server.pid!) === false) {
-        return fail({
-          reason: "spawn_failed",
-          message:
-            `port ${port} was taken by another process before the server listened on it`,
-        });
-      }
-      return client;
-    } catch {
-      // not listening yet
+    const ready = relay !== null
+      ? await relay.step(server.pid!)
+      : await listening(port, server.pid!);
+    if (ready === true) return client;
+    if (typeof ready === "string") {
+      return fail({ reason: "spawn_failed", message: ready });
     }
     if (performance.now() - t0 > startTimeoutMs) {
       return fail({
         reason: "timeout",
-        message: `server did not listen on 127.0.0.1:${port} within ${
-          (startTimeoutMs / 1000).toFixed(1)
-        } s`,
+        message: `server did not listen on 127.0.0.1:${port}${
+          relay !== null ? " inside its sandbox" : ""
+        } within ${(startTimeoutMs / 1000).toFixed(1)} s`,
       });
     }
-    await sleep(options.pollMs ?? 25);
+    await sleep(25);
   }
+}
+
+/**
+ * Whether our child `pid` listens on `port` (a string: another process
+ * took the port, which was free when picked).
+ */
+async function listening(port: number, pid: number): Promise<boolean | string> {
+  try {
+    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+  } catch {
+    return false;
+  }
+  return listenerIsOurs(port, pid) === false
+    ? `port ${port} was taken by another process before the server listened on it`
+    : true;
 }
 
 /** Inodes of sockets listening on `port` (any address), from /proc/net. */
@@ -282,51 +258,35 @@ class Relay {
     const l = Deno.listen({ hostname: "127.0.0.1", port: this.#port });
     this.#listener = l;
     (async () => {
-      try {
-        for await (const conn of l) {
-          this.#conns.add(conn);
-          Deno.connect({ transport: "unix", path: this.#socket }).then(
-            async (inner) => {
-              this.#conns.add(inner);
-              await Promise.race([
-                conn.readable.pipeTo(inner.writable).catch(() => {}),
-                inner.readable.pipeTo(conn.writable).catch(() => {}),
-              ]);
-              for (const c of [conn, inner]) {
-                this.#conns.delete(c);
-                try {
-                  c.close();
-                } catch {
-                  // closed
-                }
-              }
-            },
-            () => {
-              this.#conns.delete(conn);
-              conn.close();
-            },
-          );
-        }
-      } catch {
-        // listener closed
+      for await (const conn of l) {
+        this.#conns.add(conn);
+        Deno.connect({ transport: "unix", path: this.#socket }).then(
+          async (inner) => {
+            this.#conns.add(inner);
+            await Promise.race([
+              conn.readable.pipeTo(inner.writable).catch(() => {}),
+              inner.readable.pipeTo(conn.writable).catch(() => {}),
+            ]);
+            for (const c of [conn, inner]) this.#drop(c);
+          },
+          () => this.#drop(conn),
+        );
       }
-    })();
+    })().catch(() => {}); // the listener closed
   }
 
-  async close(): Promise<void> {
+  #drop(c: Deno.Conn | Deno.Listener): void {
+    this.#conns.delete(c as Deno.Conn);
     try {
-      this.#listener?.close();
+      c.close();
     } catch {
       // closed
     }
-    for (const c of this.#conns) {
-      try {
-        c.close();
-      } catch {
-        // closed
-      }
-    }
-    this.#conns.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.#listener !== null) this.#drop(this.#listener);
+    for (const c of this.#conns) this.#drop(c);
     await this.#inner?.close(500);
   }
 }

@@ -7,6 +7,7 @@
 export * from "./client.ts";
 export * from "./frames.ts";
 export * from "./http_client.ts";
+export * from "./lines.ts";
 export * from "./list_tools.ts";
 export * from "./local_http.ts";
 export * from "./port_relay.ts";

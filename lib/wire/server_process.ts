@@ -1,8 +1,8 @@
 /**
- * A local server process that speaks over the network rather than stdio
- * (an HTTP MCP server started from a definition): spawned in its own
- * process group and PID namespace that dies with verity (`contain.ts`), stdout and stderr kept (bounded), shut down with SIGTERM
- * then SIGKILL, and the whole group swept.
+ * A started server process, shared by the stdio client and the HTTP
+ * server: spawned in its own process group and PID namespace that dies
+ * with verity (`contain.ts`), its output kept (bounded), shut down with
+ * SIGTERM then SIGKILL, and the whole group swept.
  *
  * This is an edge module: it spawns processes. Requires `--allow-run`.
  *
@@ -11,15 +11,10 @@
 import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 import { containCommand } from "./contain.ts";
 import { signalGroup, stopGroup, trackGroup } from "./process_group.ts";
+import { concatBytes } from "./frames.ts";
 
-/** Options for {@linkcode ServerProcess.start}. */
-export interface ServerProcessOptions {
-  /**
-   * Most bytes of stdout and stderr kept (together); the rest is counted.
-   * @default {1024 * 1024}
-   */
-  maxOutputBytes?: number;
-}
+/** Most bytes of output kept; the rest is counted. */
+const MAX_OUTPUT_BYTES = 1024 * 1024;
 
 /**
  * A started server process.
@@ -36,7 +31,6 @@ export class ServerProcess {
   #out: Uint8Array[] = [];
   #outBytes = 0;
   #dropped = 0;
-  #max: number;
   #exit: ExitInfo | null = null;
   #done: Deno.CommandStatus | null = null;
   /** Set when the process could not be spawned. */
@@ -44,22 +38,19 @@ export class ServerProcess {
   /** `performance.now()` at spawn. */
   readonly t0 = performance.now();
 
-  private constructor(opts: ServerProcessOptions) {
-    this.#max = opts.maxOutputBytes ?? 1024 * 1024;
-  }
-
-  /** Spawn; never throws (see {@linkcode ServerProcess.spawnError}). */
-  static start(
-    spec: SpawnSpec,
-    opts: ServerProcessOptions = {},
-  ): ServerProcess {
-    const p = new ServerProcess(opts);
+  /**
+   * Spawn; never throws (see {@linkcode ServerProcess.spawnError}). With
+   * `stdio`, stdout is left to the caller ({@linkcode ServerProcess.child})
+   * and only stderr is kept; otherwise both are kept, interleaved.
+   */
+  static start(spec: SpawnSpec, stdio = false): ServerProcess {
+    const p = new ServerProcess();
     try {
+      if (spec.command.length === 0) throw new TypeError("empty command");
       const [program, ...args] = spec.contain === false
         ? spec.command
         : containCommand(spec.command);
-      if (program === undefined) throw new TypeError("empty command");
-      const child = new Deno.Command(program, {
+      const child = new Deno.Command(program!, {
         args,
         env: spec.env,
         clearEnv: true,
@@ -70,12 +61,9 @@ export class ServerProcess {
         detached: true,
       }).spawn();
       p.#child = child;
-      p.#status = child.status.then((s) => {
-        p.#done = s;
-        return s;
-      });
+      p.#status = child.status.then((s) => p.#done = s);
       trackGroup(p, p.#status);
-      p.#drain(child.stdout);
+      if (!stdio) p.#drain(child.stdout);
       p.#drain(child.stderr);
     } catch (e) {
       p.spawnError = `cannot start ${JSON.stringify(spec.command[0] ?? "")}: ${
@@ -83,6 +71,11 @@ export class ServerProcess {
       }`;
     }
     return p;
+  }
+
+  /** The child process, if it started. */
+  get child(): Deno.ChildProcess | null {
+    return this.#child;
   }
 
   /** Process id (and process group id), if it started. */
@@ -103,30 +96,24 @@ export class ServerProcess {
   async #drain(stream: ReadableStream<Uint8Array>): Promise<void> {
     try {
       for await (const chunk of stream) {
-        const room = this.#max - this.#outBytes;
-        if (room <= 0) {
-          this.#dropped += chunk.length;
-          continue;
+        const room = Math.max(0, MAX_OUTPUT_BYTES - this.#outBytes);
+        if (room > 0) {
+          this.#out.push(chunk.slice(0, room));
+          this.#outBytes += Math.min(room, chunk.length);
         }
-        const keep = chunk.length <= room ? chunk : chunk.subarray(0, room);
-        this.#out.push(keep.slice());
-        this.#outBytes += keep.length;
-        this.#dropped += chunk.length - keep.length;
+        this.#dropped += Math.max(0, chunk.length - room);
       }
     } catch {
       // torn down at kill time
     }
   }
 
-  /** What the server printed (stdout and stderr interleaved), lossy decoded. */
+  /** What the server printed (as kept), lossy decoded, and the bytes dropped. */
   output(): { text: string; dropped: number } {
-    const all = new Uint8Array(this.#outBytes);
-    let o = 0;
-    for (const part of this.#out) {
-      all.set(part, o);
-      o += part.length;
-    }
-    return { text: new TextDecoder().decode(all), dropped: this.#dropped };
+    return {
+      text: new TextDecoder().decode(concatBytes(this.#out)),
+      dropped: this.#dropped,
+    };
   }
 
   /** SIGKILL the whole process group. */
@@ -135,26 +122,26 @@ export class ServerProcess {
     if (pid !== undefined) signalGroup(pid, "SIGKILL");
   }
 
-  /** SIGTERM, wait `graceMs`, SIGKILL; then sweep the group. */
-  async close(graceMs = 2000): Promise<ExitInfo> {
+  /**
+   * Stop it (`closeInput` first, when given: the MCP stdio shutdown), then
+   * SIGTERM, then SIGKILL, each after `graceMs`; then sweep the group.
+   */
+  async close(
+    graceMs = 2000,
+    closeInput?: () => Promise<void>,
+  ): Promise<ExitInfo> {
     if (this.#exit) return this.#exit;
     const child = this.#child;
-    const status = this.#status;
-    if (!child || !status) {
-      this.#exit = { code: null, signal: null, stoppedBy: "self" };
-      return this.#exit;
+    if (!child || !this.#status) {
+      return this.#exit = { code: null, signal: null, stoppedBy: "self" };
     }
     const { status: s, stoppedBy } = await stopGroup(
       child.pid,
-      status,
+      this.#status,
       graceMs,
+      closeInput,
     );
-    try {
-      await child.stdin.close();
-    } catch {
-      // already closed
-    }
-    this.#exit = { code: s.code, signal: s.signal ?? null, stoppedBy };
-    return this.#exit;
+    await child.stdin.close().catch(() => {});
+    return this.#exit = { code: s.code, signal: s.signal ?? null, stoppedBy };
   }
 }

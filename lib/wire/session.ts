@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { WireFailure } from "./frames.ts";
+import type { RpcOutcome, WireFailure } from "./frames.ts";
 import { boundSize } from "./bound.ts";
 import { isMcpClient, type McpClient } from "./client.ts";
 import {
@@ -33,23 +33,16 @@ export interface ListPage {
 /** Options for {@linkcode openSession}. */
 export interface OpenSessionOptions extends StdioClientOptions {
   /**
-   * Timeout for each request, in milliseconds.
+   * Timeout for each request, in milliseconds; the whole listing (every
+   * page) gets as long again, so a server that drips pages just inside the
+   * timeout is stopped.
    * @default {30000}
    */
   timeoutMs?: number;
-  /**
-   * Most `tools/list` pages followed before giving up.
-   * @default {1000}
-   */
-  maxPages?: number;
-  /**
-   * Milliseconds the whole listing (every page) may take, on top of the
-   * per-answer timeout: a server that drips pages just inside the timeout
-   * is stopped here.
-   * @default {timeoutMs}
-   */
-  listDeadlineMs?: number;
 }
+
+/** Most `tools/list` pages followed before giving up. */
+const MAX_PAGES = 1000;
 
 /** Most characters of `serverInfo` kept (as JSON text); longer is a marker. */
 export const MAX_SERVER_INFO_CHARS = 64 * 1024;
@@ -76,8 +69,6 @@ export async function openSession(
   options: OpenSessionOptions = {},
 ): Promise<OpenedSession> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxPages = options.maxPages ?? 1000;
-  const listDeadlineMs = options.listDeadlineMs ?? timeoutMs;
   const client = isMcpClient(spec) ? spec : StdioClient.start(spec, options);
   const out: OpenedSession = {
     client,
@@ -86,95 +77,85 @@ export async function openSession(
     pages: [],
     failure: null,
   };
+  const fail = (f: WireFailure | string): OpenedSession => {
+    out.failure = typeof f === "string" ? { reason: "closed", message: f } : f;
+    return out;
+  };
+  const refused = (method: string, r: RpcOutcome) =>
+    fail(
+      r.status === "unknown"
+        ? r.failure
+        : `${method} failed: ${
+          JSON.stringify((r as { error: unknown }).error).slice(0, 200)
+        }`,
+    );
   const init = await client.request("initialize", {
     protocolVersion: PROTOCOL_VERSION,
     capabilities: {},
     clientInfo: CLIENT_INFO,
   }, timeoutMs);
   if (init.status !== "ok") {
-    out.failure = init.status === "unknown" ? init.failure : {
-      reason: "closed",
-      message: `initialize failed: ${JSON.stringify(init.error).slice(0, 200)}`,
-    };
-    return out;
+    refused("initialize", init);
+    // A server that died or went silent at start: the sandbox's part in it.
+    const cause = isMcpClient(spec)
+      ? null
+      : spec.explain?.(client.stderr().text) ?? null;
+    return cause === null ? out : fail({
+      ...out.failure!,
+      message: `${out.failure!.message}; ${cause}`,
+    });
   }
   out.initializeFrame = init.frameIndex;
   const r = init.result;
-  out.serverInfo = typeof r === "object" && r !== null
-    ? boundSize(
-      (r as Record<string, unknown>).serverInfo ?? null,
-      MAX_SERVER_INFO_CHARS,
-    )
+  out.serverInfo = isObject(r)
+    ? boundSize(r.serverInfo ?? null, MAX_SERVER_INFO_CHARS)
     : null;
   client.notify("notifications/initialized");
   const seen = new Set<string>();
   let cursor: string | undefined;
   const listStart = client.now();
-  const listingLate = (): WireFailure => ({
-    reason: "deadline",
-    message: `tools/list did not finish within ${
-      (listDeadlineMs / 1000).toFixed(1)
-    } s (${out.pages.length} page(s) received)`,
-  });
+  const late = () =>
+    fail({
+      reason: "deadline",
+      message: `tools/list did not finish within ${
+        (timeoutMs / 1000).toFixed(1)
+      } s (${out.pages.length} page(s) received)`,
+    });
   while (true) {
-    const left = listDeadlineMs - (client.now() - listStart);
-    if (left <= 0) {
-      out.failure = listingLate();
-      return out;
-    }
-    if (out.pages.length >= maxPages) {
-      out.failure = {
-        reason: "closed",
-        message: `tools/list returned more than ${maxPages} pages`,
-      };
-      return out;
+    const left = timeoutMs - (client.now() - listStart);
+    if (left <= 0) return late();
+    if (out.pages.length >= MAX_PAGES) {
+      return fail(`tools/list returned more than ${MAX_PAGES} pages`);
     }
     const res = await client.request(
       "tools/list",
       cursor === undefined ? {} : { cursor },
       Math.min(timeoutMs, left),
     );
-    if (res.status === "unknown" && res.failure.reason === "timeout") {
-      if (client.now() - listStart >= listDeadlineMs - 1) {
-        out.failure = listingLate();
-        return out;
-      }
-    }
-    if (res.status !== "ok") {
-      out.failure = res.status === "unknown" ? res.failure : {
-        reason: "closed",
-        message: `tools/list failed: ${
-          JSON.stringify(res.error).slice(0, 200)
-        }`,
-      };
-      return out;
-    }
+    if (
+      res.status === "unknown" && res.failure.reason === "timeout" &&
+      client.now() - listStart >= timeoutMs - 1
+    ) return late();
+    if (res.status !== "ok") return refused("tools/list", res);
     out.pages.push({
       frameIndex: res.frameIndex,
       ...(cursor === undefined ? {} : { cursor }),
     });
-    const next = typeof res.result === "object" && res.result !== null
-      ? (res.result as Record<string, unknown>).nextCursor
-      : undefined;
-    if (next === undefined || next === null) break;
+    const next = isObject(res.result) ? res.result.nextCursor : undefined;
+    if (next === undefined || next === null) return out;
     if (typeof next !== "string") {
-      out.failure = {
-        reason: "closed",
-        message: "tools/list nextCursor is not a string",
-      };
-      return out;
+      return fail("tools/list nextCursor is not a string");
     }
     if (seen.has(next)) {
-      out.failure = {
-        reason: "closed",
-        message: `tools/list cursor loop: cursor ${
-          JSON.stringify(next)
-        } repeated`,
-      };
-      return out;
+      return fail(
+        `tools/list cursor loop: cursor ${JSON.stringify(next)} repeated`,
+      );
     }
     seen.add(next);
     cursor = next;
   }
-  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null;
 }

@@ -36,6 +36,12 @@ export interface SpawnSpec {
    * @default {unset: no relay}
    */
   portRelay?: PortRelaySpec;
+  /**
+   * The sandbox's part in a failure at start, from the server's stderr
+   * (`lib/sandbox/cause.ts`): `openSession` adds it to the reason.
+   * @default {unset}
+   */
+  explain?: (stderr: string) => string | null;
 }
 
 /** How the process ended. */

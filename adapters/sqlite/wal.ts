@@ -1,18 +1,19 @@
 /**
  * Merge a SQLite write-ahead log into a database image, in memory. Pure.
  *
- * sql.js opens a database from bytes and cannot see an un-checkpointed
- * `-wal` file. This applies the WAL's committed frames the way SQLite's
+ * A database image read as bytes does not hold what an un-checkpointed
+ * `-wal` file holds. This applies the WAL's committed frames the way SQLite's
  * recovery does: frames count only while their salts match the WAL header
  * and their cumulative checksums verify; only frames up to the last valid
  * commit frame are applied; the image is sized to that commit's page count.
  * The result is marked as a rollback-journal database (header bytes 18-19
- * = 1) so the engine reads it as a plain image.
+ * = 1) so SQLite reads it as a plain image.
  *
  * Format: https://www.sqlite.org/fileformat2.html#walformat
  *
  * @module
  */
+import { imagePageSize } from "./format.ts";
 
 /** The outcome of a WAL merge. */
 export interface WalMerge {
@@ -44,13 +45,6 @@ function checksum(
     s1 = (s1 + dv.getUint32(i + 4, le) + s0) >>> 0;
   }
   return [s0, s1];
-}
-
-/** Page size from a database header (bytes 16-17; 1 means 65536). */
-export function imagePageSize(image: Uint8Array): number | null {
-  if (image.length < 100) return null;
-  const v = (image[16]! << 8) | image[17]!;
-  return v === 1 ? 65536 : v;
 }
 
 /** Where each committed page of a WAL is: what {@linkcode walIndex} returns. */

@@ -1,12 +1,23 @@
 import assert from "node:assert/strict";
-import { loadSqlEngine } from "./sql_engine.ts";
-import { readSqlite } from "./sqlite.ts";
-import { PageCache } from "./sqlite_page_cache.ts";
-import { buildSqliteImage } from "./sqlite_seed.ts";
-import { compareKeys } from "../lib/state/keys.ts";
-import { sortByKey } from "./sqlite_diff.ts";
+import { DatabaseSync } from "node:sqlite";
+import { readSchema } from "./btree.ts";
+import { imagePageSource, type PageSource } from "./format.ts";
+import { planSchema } from "./plan.ts";
+import { readSqlite } from "./read.ts";
+import { PageCache, streamTables } from "./stream.ts";
+import { compareKeys } from "../../lib/state/keys.ts";
+import { sortByKey } from "./compare.ts";
 
-const SQL = await loadSqlEngine();
+/** The image of a database built by a SQL script. */
+function buildSqliteImage(script: string): Uint8Array {
+  const db = new DatabaseSync(":memory:");
+  try {
+    db.exec(script);
+    return db.serialize();
+  } finally {
+    db.close();
+  }
+}
 
 function table(obs: ReturnType<typeof readSqlite>, name: string) {
   const t = obs.tables.find((x) => x.name === name);
@@ -16,7 +27,6 @@ function table(obs: ReturnType<typeof readSqlite>, name: string) {
 
 Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid", () => {
   const image = buildSqliteImage(
-    SQL,
     `CREATE TABLE items (key TEXT PRIMARY KEY, qty INTEGER, price REAL, data BLOB, note TEXT);
      INSERT INTO items VALUES ('b', 2, 2.5, x'00ff10', NULL), ('a', 9007199254740993, 1e999, NULL, 'é😀');
      CREATE TABLE log (msg TEXT);
@@ -26,7 +36,7 @@ Deno.test("sqlite: every table, typed values, rows keyed by primary key or rowid
      CREATE TABLE counters (id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER);
      INSERT INTO counters (n) VALUES (10);`,
   );
-  const obs = readSqlite(SQL, image);
+  const obs = readSqlite(image);
   assert.deepEqual(obs.problems, []);
   assert.deepEqual(obs.tables.map((t) => t.name), [
     "counters",
@@ -90,7 +100,7 @@ Deno.test("sqlite: header fields, schema objects and statistics are state", () =
   const base =
     `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a');`;
   const meta = (sql: string) =>
-    table(readSqlite(SQL, buildSqliteImage(SQL, base + sql)), "sqlite_schema")
+    table(readSqlite(buildSqliteImage(base + sql)), "sqlite_schema")
       .records;
   assert.deepEqual(
     meta("PRAGMA user_version = 7;").find((r) =>
@@ -112,8 +122,7 @@ Deno.test("sqlite: header fields, schema objects and statistics are state", () =
     ['["index","t_v"]', '["trigger","g"]', '["view","w"]'],
   );
   const analyzed = readSqlite(
-    SQL,
-    buildSqliteImage(SQL, base + "CREATE INDEX t_v ON t (v); ANALYZE;"),
+    buildSqliteImage(base + "CREATE INDEX t_v ON t (v); ANALYZE;"),
   );
   assert.deepEqual(
     table(analyzed, "sqlite_stat1").records.map((r) => r.value),
@@ -125,10 +134,9 @@ Deno.test("sqlite: header fields, schema objects and statistics are state", () =
 
 Deno.test("sqlite: text keys sort by code point, as SQLite's BINARY collation does", () => {
   const image = buildSqliteImage(
-    SQL,
     `CREATE TABLE t (k TEXT PRIMARY KEY); INSERT INTO t VALUES ('b'), ('a'), ('B'), ('é'), ('😀'), ('\uFF5E'), ('10'), ('9');`,
   );
-  const keys = table(readSqlite(SQL, image), "t").records.map((r) => r.key);
+  const keys = table(readSqlite(image), "t").records.map((r) => r.key);
   const sorted = [...keys].sort(compareKeys);
   assert.deepEqual(keys, sorted);
   assert.deepEqual(keys.map((k) => JSON.parse(k)[0]), [
@@ -145,17 +153,15 @@ Deno.test("sqlite: text keys sort by code point, as SQLite's BINARY collation do
 
 Deno.test("sqlite: rows without any identity are keyed by value, duplicates stay visible", () => {
   const image = buildSqliteImage(
-    SQL,
     `CREATE TABLE t (a TEXT PRIMARY KEY, b); INSERT INTO t VALUES (NULL, 1), (NULL, 2), ('x', 3);`,
   );
-  const keys = table(readSqlite(SQL, image), "t").records.map((r) => r.key);
+  const keys = table(readSqlite(image), "t").records.map((r) => r.key);
   assert.deepEqual(keys, ["[null]", '[null,{"dup":2}]', '["x"]']);
 });
 
 function variedImage(rows: number, extra = ""): Uint8Array {
   const big = "x".repeat(9000);
   return buildSqliteImage(
-    SQL,
     `CREATE TABLE v (id INTEGER PRIMARY KEY, i INTEGER, r REAL, t TEXT, b BLOB);
      WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ${rows})
      INSERT INTO v SELECT n,
@@ -178,10 +184,18 @@ Deno.test("sqlite: the page-level reader gives exactly what SQL gives", () => {
      INSERT INTO nopk VALUES (1, 'new', 'own');
      CREATE TABLE gen (id INTEGER PRIMARY KEY, a INTEGER, twice INTEGER GENERATED ALWAYS AS (a * 2) STORED);
      INSERT INTO gen (a) VALUES (1), (2);
-     CREATE TABLE desck (id INTEGER PRIMARY KEY DESC, v TEXT); INSERT INTO desck VALUES (5, 'a'), (3, 'b');`,
+     CREATE TABLE desck (id INTEGER PRIMARY KEY DESC, v TEXT); INSERT INTO desck VALUES (5, 'a'), (3, 'b');
+     CREATE TABLE wr (k TEXT COLLATE NOCASE, n INTEGER, v, PRIMARY KEY (k, n DESC)) WITHOUT ROWID;
+     INSERT INTO wr SELECT 'Key-' || (id % 300), id, t FROM v;
+     CREATE TABLE wb (k PRIMARY KEY, v) WITHOUT ROWID;
+     INSERT INTO wb SELECT CASE id % 4 WHEN 0 THEN id WHEN 1 THEN id + 0.5 WHEN 2 THEN 'k' || id ELSE CAST(id AS BLOB) END, b FROM v;
+     CREATE TABLE tp (k TEXT PRIMARY KEY, v TEXT);
+     INSERT INTO tp SELECT 'k' || ((id * 7919) % 3001) || substr(t, 1, 40), r FROM v WHERE t IS NOT NULL;
+     CREATE TABLE tr (a TEXT COLLATE RTRIM, b INTEGER, PRIMARY KEY (b, a));
+     INSERT INTO tr SELECT 'x' || (id % 10) || substr('   ', 1, id % 3), id / 10 FROM v;`,
   );
-  const plain = readSqlite(SQL, image, { cache: null });
-  const paged = readSqlite(SQL, image, { cache: new PageCache() });
+  const plain = readSqlite(image, { pages: false });
+  const paged = readSqlite(image);
   assert.deepEqual(plain.problems, []);
   assert.deepEqual(paged, plain);
   const nopk = table(paged, "nopk").records;
@@ -205,38 +219,34 @@ Deno.test("sqlite: the page-level reader gives exactly what SQL gives", () => {
   );
 });
 
-Deno.test("sqlite: byte-identical pages reuse records; a changed row does not", () => {
+Deno.test("sqlite: leaves seen before are shared between snapshots; a changed one is not", () => {
   const cache = new PageCache();
   const a = buildSqliteImage(
-    SQL,
     `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
     WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 5000) INSERT INTO t SELECT n, 'v' || n FROM c;`,
   );
-  const first = table(readSqlite(SQL, a, { cache }), "t").records;
-  const again = table(readSqlite(SQL, a, { cache }), "t").records;
+  const first = table(readSqlite(a, { cache }), "t").records;
+  const again = table(readSqlite(a, { cache }), "t").records;
   assert.ok(first.every((r, i) => r === again[i]), "every record shared");
-  // Change one row in a copy: only its page is decoded again.
-  const db = new SQL.Database(a);
+  // Change one row in a copy: only its leaf is decoded again.
+  const db = new DatabaseSync(":memory:");
+  db.deserialize(a);
   db.exec("UPDATE t SET v = 'changed' WHERE id = 2500");
-  const b = db.export();
+  const b = db.serialize();
   db.close();
-  const changed = table(readSqlite(SQL, b, { cache }), "t").records;
+  const changed = table(readSqlite(b, { cache }), "t").records;
+  assert.deepEqual(changed, table(readSqlite(b), "t").records);
   assert.equal(changed[2499]?.value.v, "changed");
-  assert.equal(
-    first[2499]?.value.v,
-    "v2500",
-    "cached records are never modified",
-  );
-  assert.ok(changed[0] === first[0], "an unchanged page is reused");
+  assert.equal(first[2499]?.value.v, "v2500", "shared records never change");
+  assert.ok(changed[0] === first[0], "an unchanged leaf is shared");
   assert.ok(
     changed.filter((r, i) => r !== first[i]).length < 500,
-    "only the changed page's rows are new",
+    "only the changed leaf's rows are new",
   );
 });
 
 Deno.test("sqlite: a bad image is a problem, not a crash", () => {
   const obs = readSqlite(
-    SQL,
     new TextEncoder().encode(
       "this is not a database at all, not even close ".repeat(20),
     ),
@@ -246,7 +256,7 @@ Deno.test("sqlite: a bad image is a problem, not a crash", () => {
     obs.problems.join("\n"),
     /not a readable SQLite database|cannot open/,
   );
-  assert.deepEqual(readSqlite(SQL, new Uint8Array()).tables, []);
+  assert.deepEqual(readSqlite(new Uint8Array()).tables, []);
 });
 
 Deno.test("sqlite diff: keys sorted as the snapshot orders them, whatever their shape", () => {
@@ -288,6 +298,42 @@ Deno.test("sqlite diff: keys sorted as the snapshot orders them, whatever their 
       const xs = [...keys].map((key) => ({ key }));
       const want = [...xs].sort((a, b) => compareKeys(a.key, b.key));
       assert.deepEqual(sortByKey(xs), want, shapes);
+    }
+  }
+});
+
+Deno.test("sqlite: streams over a page source that reuses its memory give the snapshot's records", () => {
+  const image = variedImage(2000);
+  const src = imagePageSource(image);
+  const whole = readSqlite(image);
+  // 64 pages of one buffer, reused in turn: the least a source promises;
+  // then one page only, which a rowid table's stream needs (its text is
+  // sliced from memory that changes under it at every page).
+  for (const slots of [64, 1]) {
+    const ring = new Uint8Array(src.pageSize * slots);
+    let next = 0;
+    const reusing: PageSource = {
+      pageSize: src.pageSize,
+      pageCount: src.pageCount,
+      page(pgno) {
+        const at = (next++ % slots) * src.pageSize;
+        ring.set(src.page(pgno), at);
+        return ring.subarray(at, at + src.pageSize);
+      },
+    };
+    const schema = readSchema(reusing);
+    const streams = streamTables(
+      { src: reusing, schema, tables: planSchema(schema) },
+      new Map(),
+    );
+    assert.deepEqual(streams.map((s) => s.name), ["nopk", "v"]);
+    for (const s of streams) {
+      const got = [...s.records()];
+      const want = table(whole, s.name).records;
+      assert.equal(got.length, want.length);
+      got.forEach((r, i) =>
+        assert.deepEqual(r, want[i], `${slots} slots: ${s.name} ${r.key}`)
+      );
     }
   }
 });

@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { mergeWal } from "./wal.ts";
-import { loadSqlEngine } from "./sql_engine.ts";
-import { readSqlite } from "./sqlite.ts";
-
-const SQL = await loadSqlEngine();
+import { readSqlite } from "./read.ts";
 
 /**
  * A database written by native SQLite in WAL mode with checkpoints off:
@@ -39,7 +36,7 @@ function flip(b: Uint8Array, at: number, mask: number): void {
 }
 
 function rows(image: Uint8Array, wal: Uint8Array | null) {
-  const obs = readSqlite(SQL, image, { wal, cache: null });
+  const obs = readSqlite(image, { wal });
   return {
     rows: obs.tables.find((t) => t.name === "t")?.records ?? [],
     problems: obs.problems,

@@ -26,31 +26,31 @@
  *
  * @module
  */
-import { compareValues } from "../lib/state/keys.ts";
-import type { StateRecord } from "../lib/state/types.ts";
-import type { MaskRule } from "../lib/definition/types.ts";
+import { compareValues } from "../../lib/state/keys.ts";
+import type { StateRecord } from "../../lib/state/types.ts";
+import type { MaskRule } from "../../lib/definition/types.ts";
+import {
+  type DiffSide,
+  LeafCursor,
+  leafOverflows,
+  walkTrees,
+} from "./btree.ts";
 import {
   assemble,
-  type DiffSide,
   type Geometry,
   geometry,
   hdrOf,
-  KeyCursor,
-  keyStringOf,
-  LeafCursor,
   localSize,
   type PageSource,
-  parseHeader,
-  type PlannedTable,
-  RowDecoder,
+  RecordHeader,
   u16,
   u32,
   valueAt,
-  varint,
-  varintEnd,
-  walkTrees,
-} from "./sqlite_diff.ts";
-import { PageWalkError } from "./_sqlite_table.ts";
+  VarintReader,
+} from "./format.ts";
+import { KeyCursor, KeyWriter } from "./keyed.ts";
+import { PageWalkError } from "./page_walk_error.ts";
+import { type PlannedTable, RowDecoder } from "./plan.ts";
 
 /** How a table's records are streamed. */
 export type StreamOrder =
@@ -75,6 +75,8 @@ export interface StreamTable {
   why?: string;
   /** The table's records in key order (masked). May be called more than once. */
   records(): Iterable<StateRecord>;
+  /** All of them at once (a rowid table: faster, from the cache when given). */
+  all?(): StateRecord[];
 }
 
 /**
@@ -85,6 +87,7 @@ export interface StreamTable {
 export function streamTables(
   side: DiffSide,
   masks: ReadonlyMap<string, readonly MaskRule[]>,
+  cache: PageCache | null = null,
 ): StreamTable[] {
   const g = geometry(side.src);
   const { index } = walkTrees(side);
@@ -129,10 +132,70 @@ export function streamTables(
       ...base,
       order: "rowid",
       records: () => rowidRecords(side, g, leaves, t, m),
+      all: () => {
+        const out: StateRecord[] = [];
+        rowidLeaves(side.src, g, leaves, t, m, cache, out);
+        return out;
+      },
     };
   });
 }
 
+/**
+ * The records of a plain rowid table's leaves `leaves`, in rowid order
+ * (each above `after`), appended to `out`; leaves seen before taken from
+ * `cache` (none with masks). Returns the last rowid.
+ */
+function rowidLeaves(
+  src: PageSource,
+  g: Geometry,
+  leaves: number[],
+  t: PlannedTable,
+  masks: readonly MaskRule[] | undefined,
+  cache: PageCache | null,
+  out: StateRecord[],
+  after = -Infinity,
+): number {
+  const d = new RowDecoder(t.plan, masks);
+  const decode = (pgnos: number[]) => {
+    const c = new LeafCursor(src, g, pgnos, () => false, after);
+    while (c.next()) {
+      out.push({
+        key: "[" + c.rowid + "]",
+        value: c.local === c.size
+          ? d.decodeAt(c.page, c.at, c.size, c.rowid, c.pageLoads)
+          : d.decode(c.payload(), c.rowid),
+      });
+      after = c.rowid;
+    }
+  };
+  if (cache === null || masks !== undefined) {
+    decode(leaves);
+    return after;
+  }
+  const sig = t.plan.sql;
+  for (const pgno of leaves) {
+    const records = cache.get(sig, src.page(pgno));
+    if (records === undefined) {
+      const from = out.length;
+      decode([pgno]);
+      // A leaf with a cell on overflow pages is more than its bytes.
+      if (!leafOverflows(src.page(pgno), pgno, g)) {
+        cache.set(sig, src.page(pgno), out.slice(from));
+      }
+      continue;
+    }
+    if (records.length === 0) continue;
+    if (Number(records[0]!.key.slice(1, -1)) <= after) {
+      throw new PageWalkError("rowids not in order or beyond 2^53");
+    }
+    for (const r of records) out.push(r);
+    after = Number(records[records.length - 1]!.key.slice(1, -1));
+  }
+  return after;
+}
+
+/** {@linkcode rowidLeaves} a leaf at a time (memory: one leaf's records). */
 function* rowidRecords(
   side: DiffSide,
   g: Geometry,
@@ -140,11 +203,73 @@ function* rowidRecords(
   t: PlannedTable,
   masks: readonly MaskRule[] | undefined,
 ): Generator<StateRecord> {
-  const c = new LeafCursor(side.src, g, leaves, () => false);
-  const d = new RowDecoder(t.plan, masks);
-  while (c.next()) {
-    yield { key: "[" + c.rowid + "]", value: d.decode(c.payload(), c.rowid) };
+  let after = -Infinity;
+  for (const pgno of leaves) {
+    const part: StateRecord[] = [];
+    after = rowidLeaves(side.src, g, [pgno], t, masks, null, part, after);
+    yield* part;
   }
+}
+
+/**
+ * Decoded leaves of rowid tables kept between snapshots: a leaf with the
+ * same bytes, of a table with the same CREATE statement, has the same
+ * records (shared, never modified: snapshots are immutable values). Kept
+ * for the `keep` snapshots after the one that last saw them.
+ */
+export class PageCache {
+  #entries = new Map<
+    string,
+    { page: Int32Array; records: StateRecord[]; seen: number }
+  >();
+  #generation = 0;
+  /** Snapshots a leaf is kept without being seen. @default 2 */
+  readonly keep: number;
+  constructor(keep = 2) {
+    this.keep = keep;
+  }
+  /** A leaf's records, when its bytes were seen under this signature. */
+  get(sig: string, page: Uint8Array): StateRecord[] | undefined {
+    const w = words(page);
+    const e = this.#entries.get(sig + "\0" + pageHash(w));
+    if (e === undefined || e.page.length !== w.length) return undefined;
+    for (let i = 0; i < w.length; i++) if (e.page[i] !== w[i]) return undefined;
+    e.seen = this.#generation;
+    return e.records;
+  }
+  set(sig: string, page: Uint8Array, records: StateRecord[]): void {
+    const w = words(page);
+    this.#entries.set(sig + "\0" + pageHash(w), {
+      page: w.slice(),
+      records,
+      seen: this.#generation,
+    });
+  }
+  /** The end of a snapshot: forget leaves not seen in the last `keep`. */
+  nextGeneration(): void {
+    this.#generation++;
+    for (const [k, e] of this.#entries) {
+      if (e.seen < this.#generation - this.keep) this.#entries.delete(k);
+    }
+  }
+}
+
+/** A page's bytes as 32-bit words (pages are at least 512 bytes, a power of two). */
+function words(page: Uint8Array): Int32Array {
+  return page.byteOffset % 4 === 0
+    ? new Int32Array(page.buffer, page.byteOffset, page.length >> 2)
+    : new Int32Array(page.slice().buffer);
+}
+
+function pageHash(page: Int32Array): number {
+  let h1 = 0x811c9dc5 | 0;
+  let h2 = 0x27d4eb2f | 0;
+  for (let i = 0; i < page.length; i++) {
+    const w = page[i]!;
+    h1 = Math.imul(h1 ^ w, 0x01000193);
+    h2 = Math.imul(h2 + w, 0x5bd1e995) ^ (h2 >>> 13);
+  }
+  return (h1 >>> 0) * 0x200000 + (h2 >>> 11);
 }
 
 function* indexRecords(
@@ -170,14 +295,14 @@ function* keyedRowidRecords(
   masks: readonly MaskRule[] | undefined,
 ): Generator<StateRecord> {
   const plan = t.plan;
-  const n = plan.columns.length;
-  const types = new Int32Array(n + 1);
-  const offs = new Int32Array(n + 1);
+  const h = new RecordHeader(plan.columns.length);
+  const { types, offs } = h;
+  const keys = new KeyWriter();
   const c = new LeafCursor(side.src, g, leaves, () => false);
   const d = new RowDecoder(plan, masks);
   while (c.next()) {
     const p = c.payload();
-    const count = parseHeader(p, 0, p.length, n, types, offs);
+    const count = h.parse(p, 0, p.length);
     if (count < 0) throw new PageWalkError("record needs SQL");
     for (const k of plan.keyIdx) {
       // Several NULL keys: the snapshot numbers them in SQL's order.
@@ -185,7 +310,7 @@ function* keyedRowidRecords(
         throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
       }
     }
-    const key = keyStringOf(p, types, offs, plan.keyIdx.length, plan.keyIdx);
+    const key = keys.write(p, types, offs, plan.keyIdx.length, plan.keyIdx);
     yield { key, value: d.decode(p, c.rowid) };
   }
 }
@@ -217,16 +342,17 @@ function* pkIndexRecords(
     }
     rows += u16(page, hdrOf(pgno) + 3);
   }
-  const it = new Int32Array(nKey + 2);
-  const io = new Int32Array(nKey + 2);
-  const n = plan.columns.length;
-  const rt = new Int32Array(n + 1);
-  const ro = new Int32Array(n + 1);
+  const ih = new RecordHeader(nKey + 1);
+  const { types: it, offs: io } = ih;
+  const rh = new RecordHeader(plan.columns.length);
+  const { types: rt, offs: ro } = rh;
+  const v = new VarintReader();
+  const keys = new KeyWriter();
   const d = new RowDecoder(plan, masks);
   let prev: unknown[] | null = null;
   let seen = 0;
   const emit = (buf: Uint8Array, at: number, size: number): StateRecord => {
-    const count = parseHeader(buf, at, size, nKey + 1, it, io);
+    const count = ih.parse(buf, at, size);
     const rt0 = it[nKey]!;
     if (
       count !== nKey + 1 || !((rt0 >= 1 && rt0 <= 6) || rt0 === 8 || rt0 === 9)
@@ -238,7 +364,7 @@ function* pkIndexRecords(
         throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
       }
     }
-    const key = keyStringOf(buf, it, io, nKey, null);
+    const key = keys.write(buf, it, io, nKey, null);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const vals: unknown[] = new Array(nKey);
     for (let i = 0; i < nKey; i++) vals[i] = valueAt(buf, view, it[i]!, io[i]!);
@@ -250,11 +376,11 @@ function* pkIndexRecords(
     if (typeof rowid !== "number") {
       throw new PageWalkError("rowid beyond 2^53");
     }
-    const p = rowPayload(src, g, t.rootpage, rowid);
-    if (parseHeader(p, 0, p.length, n, rt, ro) < 0) {
+    const p = rowPayload(src, g, t.rootpage, rowid, v);
+    if (rh.parse(p, 0, p.length) < 0) {
       throw new PageWalkError("record needs SQL");
     }
-    if (keyStringOf(p, rt, ro, nKey, plan.keyIdx) !== key) {
+    if (keys.write(p, rt, ro, nKey, plan.keyIdx) !== key) {
       throw new PageWalkError(
         `table ${plan.name}: a row does not hold its index key`,
       );
@@ -282,8 +408,8 @@ function* pkIndexRecords(
         yield* visit(u32(page, p), depth + 1);
         p += 4;
       }
-      const size = varint(page, p);
-      p = varintEnd;
+      const size = v.read(page, p);
+      p = v.end;
       const local = localSize(g, size, g.maxLocalIndex);
       if (p + local > page.length) {
         throw new PageWalkError("cell past the page end");
@@ -308,6 +434,7 @@ function rowPayload(
   g: Geometry,
   root: number,
   rowid: number,
+  v: VarintReader,
 ): Uint8Array {
   let pgno = root;
   for (let depth = 0; depth <= 64; depth++) {
@@ -321,7 +448,7 @@ function rowPayload(
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         const at = u16(page, h + 12 + 2 * mid) + 4;
-        if (varint(page, at) < rowid) lo = mid + 1;
+        if (v.read(page, at) < rowid) lo = mid + 1;
         else hi = mid;
       }
       pgno = lo < cells
@@ -336,9 +463,9 @@ function rowPayload(
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       let p = u16(page, h + 8 + 2 * mid);
-      const size = varint(page, p);
-      const r = varint(page, varintEnd);
-      p = varintEnd;
+      const size = v.read(page, p);
+      const r = v.read(page, v.end);
+      p = v.end;
       if (r === rowid) {
         const local = localSize(g, size);
         if (p + local > page.length) {

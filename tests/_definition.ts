@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AdapterDef, Definition } from "./types.ts";
+import type { AdapterDef, Definition } from "../lib/definition/types.ts";
 
 /**
  * A fixture definition in `dir` with these adapters and nothing else (no
