@@ -61,7 +61,7 @@ function mounts(
  * ```
  */
 export function sandboxCause(
-  launch: Pick<Launch, "backend" | "spawn" | "policy">,
+  launch: Pick<Launch, "backend" | "spawn" | "policy" | "writes">,
   stderr: string,
   auditLog: string | null,
 ): string | null {
@@ -102,7 +102,16 @@ export function sandboxCause(
       net ? ` (it tried ${net})` : ""
     }: an audit runs offline; fetch what the server needs beforehand (verity prepare, or \`-- npx <package>@<version>\`, which fetches into verity's cache first), ${NO_SANDBOX}`;
   }
-  const { hidden, bound } = mounts(argv);
+  const m = mounts(argv);
+  // Under an overlay the hidden directories are the session's own empty
+  // layers (bound, not a tmpfs).
+  const empty = launch.writes?.observed
+    ? launch.writes.layout.layers.filter((l) => l.lower === null).map((l) =>
+      l.at
+    )
+    : [];
+  const hidden = [...m.hidden, ...empty];
+  const bound = m.bound.filter((b) => !empty.includes(b));
   for (const line of stderr.split("\n").filter((l) => MISSING_PATH.test(l))) {
     for (const m of line.matchAll(/(\/[^\s'"`:,()[\]]+)/g)) {
       const p = m[1]!.replace(/[.;]+$/, "");
