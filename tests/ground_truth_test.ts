@@ -351,7 +351,7 @@ Deno.test("writes anywhere: the paths are the evidence under both backends, the 
       "/tmp/writes-anywhere",
       "/tmp/writes-anywhere/lookups.jsonl",
       `${here}/last-lookup.txt`,
-    ],
+    ].sort(),
   );
   const deno = ro("writes-anywhere-deno");
   assert.ok(
