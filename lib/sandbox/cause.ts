@@ -102,7 +102,7 @@ export function sandboxCause(
       net ? ` (it tried ${net})` : ""
     }: an audit runs offline; fetch what the server needs beforehand (verity prepare, or \`-- npx <package>@<version>\`, which fetches into verity's cache first), ${NO_SANDBOX}`;
   }
-  const m = mounts(argv);
+  const mnt = mounts(argv);
   // Under an overlay the hidden directories are the session's own empty
   // layers (bound, not a tmpfs).
   const empty = launch.writes?.observed
@@ -110,8 +110,8 @@ export function sandboxCause(
       l.at
     )
     : [];
-  const hidden = [...m.hidden, ...empty];
-  const bound = m.bound.filter((b) => !empty.includes(b));
+  const hidden = [...mnt.hidden, ...empty];
+  const bound = mnt.bound.filter((b) => !empty.includes(b));
   for (const line of stderr.split("\n").filter((l) => MISSING_PATH.test(l))) {
     for (const m of line.matchAll(/(\/[^\s'"`:,()[\]]+)/g)) {
       const p = m[1]!.replace(/[.;]+$/, "");
