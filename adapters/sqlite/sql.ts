@@ -31,15 +31,37 @@ const codes = constants as unknown as Record<
   number
 >;
 
-/** Refuse what reaches beyond this database: `ATTACH`, `DETACH`, `load_extension`. */
+/**
+ * Refuse, in SQLite itself, what reaches beyond this database: `ATTACH`
+ * (which `VACUUM INTO` also asks for), `DETACH` and `load_extension`.
+ * Returns what was refused first, if anything (SQLite's own error only
+ * says "not authorized").
+ */
+export function refuseOutside(db: DatabaseSync): () => string | null {
+  let refused: string | null = null;
+  const authorizing = db as unknown as Partial<Unlisted>;
+  if (typeof authorizing.setAuthorizer !== "function") {
+    throw new Error("this Deno's node:sqlite has no authorizer");
+  }
+  authorizing.setAuthorizer((action, _a, b) => {
+    const what = action === codes.SQLITE_ATTACH
+      ? "ATTACH"
+      : action === codes.SQLITE_DETACH
+      ? "DETACH"
+      : action === codes.SQLITE_FUNCTION &&
+          b?.toLowerCase() === "load_extension"
+      ? "load_extension"
+      : null;
+    if (what === null) return codes.SQLITE_OK;
+    refused ??= what;
+    return codes.SQLITE_DENY;
+  });
+  return () => refused;
+}
+
+/** {@linkcode refuseOutside}, and no function in the schema trusted. */
 function guard(db: DatabaseSync): DatabaseSync {
-  (db as unknown as Unlisted).setAuthorizer((action, _a, b) =>
-    action === codes.SQLITE_ATTACH || action === codes.SQLITE_DETACH ||
-      (action === codes.SQLITE_FUNCTION &&
-        b?.toLowerCase() === "load_extension")
-      ? codes.SQLITE_DENY
-      : codes.SQLITE_OK
-  );
+  refuseOutside(db);
   db.exec("PRAGMA trusted_schema = OFF");
   return db;
 }

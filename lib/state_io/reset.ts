@@ -27,7 +27,8 @@ import {
   SeedError,
 } from "../errors.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
-import { constants as sqliteConstants, DatabaseSync } from "node:sqlite";
+import { DatabaseSync } from "node:sqlite";
+import { refuseOutside } from "../../adapters/sqlite/sql.ts";
 import { seedRefusal, shownSeedPath } from "./seed_guard.ts";
 import { exists } from "../common/exists.ts";
 import { createHash } from "node:crypto";
@@ -154,57 +155,14 @@ export async function writeSqliteSeed(
   return "built";
 }
 
-/** node:sqlite's authorizer (in Deno 2.9's runtime, not yet in its types). */
-interface SqliteAuthorizing {
-  setAuthorizer(
-    callback: (action: number, a: string | null, b: string | null) => number,
-  ): void;
-}
-const sqlite = sqliteConstants as unknown as Record<
-  | "SQLITE_ATTACH"
-  | "SQLITE_DETACH"
-  | "SQLITE_FUNCTION"
-  | "SQLITE_OK"
-  | "SQLITE_DENY",
-  number
->;
-
 /** What SQLite's authorizer refused in a seed (its message: what it was). */
 class RefusedBySqlite extends Error {}
-
-/**
- * Refuse, in SQLite itself, what reaches a file beside the seeded database
- * (`ATTACH`, which `VACUUM INTO` also asks for) or loads code
- * (`load_extension`): the backstop of {@linkcode seedRefusal}. Returns
- * what was refused, if anything.
- */
-function guardSeedDatabase(db: DatabaseSync): () => string | null {
-  let refused: string | null = null;
-  const authorizing = db as unknown as Partial<SqliteAuthorizing>;
-  if (typeof authorizing.setAuthorizer !== "function") {
-    throw new Error("this Deno's node:sqlite has no authorizer: cannot seed");
-  }
-  authorizing.setAuthorizer((action, _a, b) => {
-    if (action === sqlite.SQLITE_ATTACH || action === sqlite.SQLITE_DETACH) {
-      refused ??= action === sqlite.SQLITE_ATTACH ? "ATTACH" : "DETACH";
-      return sqlite.SQLITE_DENY;
-    }
-    if (
-      action === sqlite.SQLITE_FUNCTION && b?.toLowerCase() === "load_extension"
-    ) {
-      refused ??= "load_extension";
-      return sqlite.SQLITE_DENY;
-    }
-    return sqlite.SQLITE_OK;
-  });
-  return () => refused;
-}
 
 /** Run a SQL seed on a new database file at `path` (rollback-journal mode, at least one page). */
 function buildSqliteSeed(sql: string, path: string): void {
   const db = new DatabaseSync(path);
   try {
-    const refused = guardSeedDatabase(db);
+    const refused = refuseOutside(db);
     try {
       db.exec(sql);
     } catch (e) {
