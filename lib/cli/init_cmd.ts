@@ -66,15 +66,7 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
         "verity init: --from-config needs --server <name> (which server of the file)",
       );
     }
-    const file = resolve(String(from));
-    let text: string;
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (e) {
-      throw new UsageError(
-        `verity init: ${file}: cannot read: ${(e as Error).message}`,
-      );
-    }
+    const { file, text } = await readClientConfig(String(from));
     const s = readConfiguredServer(text, file, server);
     if (s.url !== null) {
       const header = Object.entries(s.headers).map(([k, v]) => {
@@ -248,15 +240,7 @@ async function wrap(p: ParsedCommandLine): Promise<number> {
       "verity init: --wrap needs --ledger FILE for the guard",
     );
   }
-  const file = resolve(from);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (e) {
-    throw new UsageError(
-      `verity init: ${file}: cannot read: ${(e as Error).message}`,
-    );
-  }
+  const { file, text } = await readClientConfig(from);
   const options: string[] = [];
   for (const k of WRAP_OPTIONS) {
     const v = p.values[k];
@@ -347,4 +331,18 @@ export async function main(argv: string[]): Promise<number> {
   );
   console.log(`  verity run ${p.positionals[0]} --audit`);
   return 0;
+}
+
+/** A client config file's absolute path and text (unreadable: a usage error naming it). */
+async function readClientConfig(
+  from: string,
+): Promise<{ file: string; text: string }> {
+  const file = resolve(from);
+  try {
+    return { file, text: await Deno.readTextFile(file) };
+  } catch (e) {
+    throw new UsageError(
+      `verity init: ${file}: cannot read: ${(e as Error).message}`,
+    );
+  }
 }
