@@ -138,14 +138,18 @@ export async function main(argv: string[]): Promise<number> {
   // No definition: learn one from the server (seeding by use), kept in the
   // run's directory beside its report.
   let learned: Learned | null = null;
+  let zeroStarted: Date | null = null;
   let zeroId: string | null = null;
   if (zeroConfig) {
-    zeroId = runId(learnedName(p.serverCommand!), new Date());
+    // Learned beside the runs (the same file system), then moved into the
+    // run's directory once the run has its id.
+    await Deno.mkdir(runsDir, { recursive: true });
+    const learning = join(runsDir, `.learn-${crypto.randomUUID()}`);
     const scratch = await Deno.makeTempDir({ prefix: "verity-learn-" });
     await markOwner(scratch);
     try {
       learned = await learnTarget(p.serverCommand!, {
-        dir: join(runsDir, zeroId, "target"),
+        dir: learning,
         workDir: scratch,
         env: parseEnvPairs("run", p.values.env),
         noSandbox,
@@ -154,8 +158,18 @@ export async function main(argv: string[]): Promise<number> {
           ? () => {}
           : (line) => console.error(`verity: ${line}`),
       });
+      zeroStarted = new Date();
+      zeroId = runId(learned.definition.name, zeroStarted);
+      await Deno.mkdir(join(runsDir, zeroId));
+      await Deno.rename(learning, join(runsDir, zeroId, "target"));
+      learned = {
+        ...learned,
+        dir: join(runsDir, zeroId, "target"),
+        definition: await loadDefinition(join(runsDir, zeroId, "target")),
+      };
     } finally {
       await Deno.remove(scratch, { recursive: true }).catch(() => {});
+      await Deno.remove(learning, { recursive: true }).catch(() => {});
     }
   }
   const def = learned?.definition ??
@@ -210,7 +224,7 @@ export async function main(argv: string[]): Promise<number> {
   ]);
   gitStates.catch(() => {}); // awaited below; never an unhandled rejection
   marks.git = performance.now();
-  const started = new Date();
+  const started = zeroStarted ?? new Date();
   const id = zeroId ?? runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
   await markOwner(workDir);

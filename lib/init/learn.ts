@@ -38,6 +38,7 @@ import { isPlainObject } from "../common/is_plain_object.ts";
 import {
   type ArgumentOrigin,
   deriveArguments,
+  freshArguments,
   learnedName,
   ValuePool,
 } from "./learn_plan.ts";
@@ -556,14 +557,18 @@ export async function learnTarget(
   for (const c of contracts) {
     const g = generated.get(c.name)!;
     const d = deriveArguments(g, seedPool, c.raw.inputSchema);
-    // One argument set: the derived one (a generated id names no record,
-    // so a call on it could change nothing).
+    // The derived set (a generated id names no record, so a call on it
+    // could change nothing); a tool that added to the seed also gets a set
+    // for a new record (its seeding arguments would find what it made).
+    const added = steps.some((s) => s.tool === c.name && s.outcome === "kept");
+    const fresh = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
     calls.push({
       tool: c.name,
-      variant: null,
+      variant: fresh === null ? null : "existing",
       arguments: d.arguments,
       origins: d.origins,
     });
+    if (fresh !== null) calls.push({ tool: c.name, variant: "new", ...fresh });
   }
   spec.calls = calls;
   const lastState = steps.some((s) => s.outcome === "kept")

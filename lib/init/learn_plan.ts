@@ -371,3 +371,56 @@ export function renderLearned(l: LearnedView): string {
   }
   return lines.join("\n") + "\n";
 }
+
+/**
+ * Arguments for a new record: every string of `generated` that was seen
+ * before (in the seed, in an answer) made new (` (new)` appended), so a
+ * creating tool adds instead of finding what seeding by use made; null
+ * when nothing was seen or the schema refuses the result.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const pool = new ValuePool();
+ * pool.add({ name: "Alice" }, "the seed");
+ * const f = freshArguments({ entities: [{ name: "Alice", entityType: "person" }] }, pool, undefined);
+ * assert.deepEqual(f!.arguments, { entities: [{ name: "Alice (new)", entityType: "person" }] });
+ * ```
+ */
+export function freshArguments(
+  generated: Record<string, unknown>,
+  pool: ValuePool,
+  inputSchema: unknown,
+): { arguments: Record<string, unknown>; origins: ArgumentOrigin[] } | null {
+  const origins: ArgumentOrigin[] = [];
+  let changed = false;
+  const make = (v: unknown, path: string, name: string): unknown => {
+    if (Array.isArray(v)) {
+      return v.map((x, i) => make(x, `${path}[${i}]`, singular(name)));
+    }
+    if (isPlainObject(v)) {
+      return Object.fromEntries(
+        Object.entries(v).map((
+          [k, x],
+        ) => [k, make(x, path === "" ? k : `${path}.${k}`, k)]),
+      );
+    }
+    if (typeof v === "string" && pool.seen(name, v)) {
+      changed = true;
+      const value = `${v} (new)`;
+      origins.push({
+        path,
+        value,
+        from: "generated, made new (seen in the seed)",
+      });
+      return value;
+    }
+    if (v !== undefined) origins.push({ path, value: v, from: "generated" });
+    return v;
+  };
+  const out = make(generated, "", "") as Record<string, unknown>;
+  const schema = inputSchema === undefined ? { type: "object" } : inputSchema;
+  return changed && validateSchema(schema, out).status === "valid"
+    ? { arguments: out, origins }
+    : null;
+}
