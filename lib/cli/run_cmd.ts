@@ -40,7 +40,7 @@ import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
 import { type Learned, learnTarget } from "../init/learn.ts";
-import { learnedName, renderLearned } from "../init/learn_plan.ts";
+import { renderLearned } from "../init/learn_plan.ts";
 
 /** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {
