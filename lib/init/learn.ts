@@ -287,7 +287,15 @@ async function writeTarget(
       await Deno.copyFile(join(stateDir, f.path), to);
     }
   }
-  await Deno.mkdir(join(tree, "work"), { recursive: true });
+  // The working directory, and every directory the command line names
+  // inside the state (`{state}/files`: a directory to serve).
+  const named = spec.command.flatMap((a) => {
+    const m = /^\{state\}\/([^{}]+)$/.exec(a);
+    return m && !m[1]!.split("/").includes("..") ? [m[1]!] : [];
+  });
+  for (const d of ["work", ...named]) {
+    await Deno.mkdir(join(tree, d), { recursive: true });
+  }
   const adapters = adaptersOf(spec.files).map((a) => {
     const seed = a.label === "." ? "seed/tree" : `seed/typed/${a.label}`;
     const out: Record<string, unknown> = {

@@ -132,14 +132,37 @@ export class ValuePool {
     return this.#values.some((s) => s.name === name && s.value === value);
   }
 
-  /** The first object seen that has every key of `keys` (at least two) with a primitive value. */
-  findObject(keys: readonly string[]): SeenObject | null {
-    if (keys.length < 2) return null;
-    return this.#objects.find((o) =>
-      keys.every((k) =>
-        typeof o.value[k] === "string" || typeof o.value[k] === "number"
-      )
-    ) ?? null;
+  /**
+   * The first object seen that `v` could be a reference to: every key of
+   * `v` is a key of it with a value of the same kind, or names it (an
+   * identifying `entityName` for its `name`); at least two keys, or one
+   * identifying key matched by name. Null: none.
+   */
+  matchObject(
+    v: Record<string, unknown>,
+  ): { seen: SeenObject; fields: Record<string, string> } | null {
+    const keys = Object.keys(v);
+    if (keys.length === 0) return null;
+    const kind = (x: unknown) => Array.isArray(x) ? "array" : typeof x;
+    for (const o of this.#objects) {
+      const fields: Record<string, string> = {};
+      let byName = false;
+      for (const k of keys) {
+        const same = Object.hasOwn(o.value, k) ? k : Object.keys(o.value).find(
+          (sk) =>
+            IDENTIFIES.has(nameGroup(k)) && nameGroup(sk) === nameGroup(k),
+        );
+        if (same === undefined || kind(o.value[same]) !== kind(v[k])) break;
+        if (kind(v[k]) === "object") break;
+        if (same !== k) byName = true;
+        fields[k] = same;
+      }
+      if (
+        Object.keys(fields).length === keys.length &&
+        (keys.length >= 2 || byName)
+      ) return { seen: o, fields };
+    }
+    return null;
   }
 }
 
@@ -245,21 +268,22 @@ function walk(
     });
   }
   if (isPlainObject(v)) {
-    const keys = Object.keys(v).filter((k) =>
-      typeof v[k] === "string" || typeof v[k] === "number"
-    );
     // The arguments themselves are never copied whole (a retitle would
-    // get the stored title back); an object inside them may be.
-    const whole = path === "" ? null : pool.findObject(keys);
+    // get the stored title back); an object inside them may be: a
+    // reference to a stored record takes that record's values.
+    const whole = path === "" ? null : pool.matchObject(v);
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
       const at = path === "" ? k : `${path}.${k}`;
-      if (whole !== null && keys.includes(k)) {
-        out[k] = whole.value[k];
+      if (whole !== null) {
+        const got = whole.seen.value[whole.fields[k]!];
+        out[k] = Array.isArray(got) && Array.isArray(x)
+          ? got.slice(0, Math.max(1, x.length))
+          : got;
         origins.push({
           path: at,
           value: out[k],
-          from: `derived from ${whole.from}`,
+          from: `derived from ${whole.seen.from}`,
         });
       } else out[k] = walk(x, at, k, pool, origins, fresh);
     }
