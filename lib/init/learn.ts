@@ -40,6 +40,7 @@ import {
   deriveArguments,
   freshArguments,
   learnedName,
+  literalArguments,
   ValuePool,
 } from "./learn_plan.ts";
 
@@ -340,6 +341,11 @@ async function writeTarget(
   );
 }
 
+/** A string as it appears inside JSON text (quotes off). */
+function jsonInner(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
+}
+
 /** A session on `stateDir`: one call (or none), the listing and the answer. */
 async function session(
   launcher: DefinitionLauncher,
@@ -365,9 +371,13 @@ async function session(
     }
     const { contracts } = listTools(s);
     if (call === null) return { contracts, result: null, error: null };
+    // `{state}` (a path seen in an earlier session) is this session's.
+    const resolved = JSON.parse(
+      JSON.stringify(call).replaceAll("{state}", jsonInner(stateDir)),
+    );
     const out = await s.client.request(
       "tools/call",
-      call,
+      resolved,
       def.timeouts.call_s * 1000,
     );
     if (out.status !== "ok") {
@@ -379,7 +389,12 @@ async function session(
           : `no answer (${out.failure.reason})`,
       };
     }
-    const r = out.result;
+    // Paths the server names inside this session's state are `{state}/…`.
+    let text = JSON.stringify(out.result) ?? "null";
+    for (const d of [await Deno.realPath(stateDir), stateDir]) {
+      text = text.replaceAll(jsonInner(d), "{state}");
+    }
+    const r: unknown = JSON.parse(text);
     const isError = isPlainObject(r) && r.isError === true;
     return { contracts, result: r, error: isError ? "isError: true" : null };
   } finally {
@@ -473,7 +488,10 @@ export async function learnTarget(
   const generated = new Map<string, Record<string, unknown>>();
   for (const c of contracts) {
     const g = generateArguments(c.raw.inputSchema, { label: c.name });
-    generated.set(c.name, g.ok && !hasNull(g.arguments) ? g.arguments : {});
+    generated.set(
+      c.name,
+      g.ok && !hasNull(g.arguments) ? literalArguments(g.arguments) : {},
+    );
   }
   // Read-only tools first: their answers name what is there (an allowed
   // directory, a listing); then every other tool, in listing order.

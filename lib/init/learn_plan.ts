@@ -64,6 +64,12 @@ export class ValuePool {
    */
   add(v: unknown, from: string, name = "", depth = 0): void {
     if (depth > 8 || this.#values.length > 5000) return;
+    if (
+      typeof v === "string" &&
+      /\{[A-Za-z_]\w*\}/.test(v.replace(/^\{state\}/, ""))
+    ) {
+      return; // would read as a placeholder in the learned target
+    }
     if (typeof v === "string" || typeof v === "number") {
       if (
         name !== "" &&
@@ -447,4 +453,29 @@ export function freshArguments(
   return changed && validateSchema(schema, out).status === "valid"
     ? { arguments: out, origins }
     : null;
+}
+
+/**
+ * Generated arguments with every `{identifier}` in a string made literal
+ * (`{name}` → `(name)`): a learned target's arguments may hold only the
+ * placeholders verity puts there (`{state}`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(literalArguments({ q: "{deno} x", n: [1] }), { q: "(deno) x", n: [1] });
+ * ```
+ */
+export function literalArguments(
+  v: Record<string, unknown>,
+): Record<string, unknown> {
+  const make = (x: unknown): unknown =>
+    typeof x === "string"
+      ? x.replace(/\{([A-Za-z_]\w*)\}/g, "($1)")
+      : Array.isArray(x)
+      ? x.map(make)
+      : isPlainObject(x)
+      ? Object.fromEntries(Object.entries(x).map(([k, y]) => [k, make(y)]))
+      : x;
+  return make(v) as Record<string, unknown>;
 }
