@@ -549,6 +549,10 @@ Options:
   --server NAME        which server of that file
   --wrap               rewrite that entry to start through verity guard (see above)
   --force              overwrite an existing <dir>/target.toml
+  --learn              with a command (or --from-config): write what an audit with no definition
+                       learns instead of a template: state files found and their kinds, the seed
+                       seeding by use made (seed/), the argument sets derived from it
+                       (learned.json names each value's origin); no TODO(verity) left
   --no-sandbox         list the tools without a sandbox
   --timeout S          seconds to wait for each answer (default 30)
 ${REMOTE_HELP}

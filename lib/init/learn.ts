@@ -83,6 +83,8 @@ export interface LearnOptions {
   workDir: string;
   /** Declared environment (`--env`), placeholders allowed. @default {{}} */
   env?: Record<string, string>;
+  /** The target's name. @default {learnedName(command)} */
+  name?: string;
   /** @default {false} */
   noSandbox?: boolean;
   /** @default {false} */
@@ -448,7 +450,7 @@ export async function learnTarget(
     ]),
   ];
   const spec: TargetSpec = {
-    name: learnedName(given),
+    name: options.name ?? learnedName(given),
     command,
     env: options.env ?? {},
     read,
