@@ -383,7 +383,7 @@ export function renderLearned(l: LearnedView): string {
     `learned target: ${l.dir}/target.toml (no definition; seeding by use)`,
     `  state files: ${
       l.files.length === 0
-        ? "none (every seeding call errored, changed nothing or lost records)"
+        ? "none (every seeding call errored, changed nothing or lost records): the seed is empty, so no destructive claim could fail here; a PASS on one tests nothing"
         : l.files.map((f) => `${f.path} (${f.kind})`).join(", ")
     }`,
     "  seeding:",
@@ -394,8 +394,13 @@ export function renderLearned(l: LearnedView): string {
   }
   lines.push("  arguments of the battery:");
   for (const c of l.calls) {
+    const named = c.origins.some((o) => o.from.startsWith("derived"));
     lines.push(
-      `    ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}`,
+      `    ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}${
+        named || c.origins.length === 0 || l.files.length === 0
+          ? ""
+          : "  (no argument names a record seen: a call that changes nothing here shows nothing)"
+      }`,
     );
     lines.push(...originLines(c.origins));
   }

@@ -129,4 +129,23 @@ Deno.test("names and the text of what was learned", () => {
   assert.match(text, /state files: db\.sqlite \(sqlite\)/);
   assert.match(text, /rm: lossy: removed 1 record/);
   assert.match(text, /id = 1 {2}derived from the seed/);
+  assert.doesNotMatch(text, /no argument names a record/);
+  const empty = renderLearned({
+    dir: "/r/t",
+    files: [],
+    steps: [],
+    calls: [],
+  });
+  assert.match(empty, /the seed is empty, so no destructive claim could fail/);
+  const blind = renderLearned({
+    dir: "/r/t",
+    files: [{ path: "db.sqlite", kind: "sqlite" }],
+    steps: [],
+    calls: [{
+      tool: "rm",
+      variant: null,
+      origins: [{ path: "id", value: 9, from: "generated" }],
+    }],
+  });
+  assert.match(blind, /rm {2}\(no argument names a record seen/);
 });
