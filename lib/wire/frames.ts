@@ -4,6 +4,9 @@
  * @module
  */
 
+/** The protocol revision verity speaks (and asks for over HTTP). */
+export const PROTOCOL_VERSION = "2025-11-25";
+
 /** Direction of a captured frame: `out` is harness → server, `in` is server → harness. */
 export type Direction = "out" | "in";
 
