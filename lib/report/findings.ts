@@ -12,7 +12,7 @@ import type { Verdict } from "../verdicts/types.ts";
 import type { SessionRecord } from "../history/types.ts";
 import { CHECKS } from "../verdicts/battery.ts";
 import { type Claims, NOT_EXERCISED, reportClaims } from "./claims.ts";
-import { clip, toolLabel } from "./_markup.ts";
+import { clip, declaredHint, toolLabel } from "./_markup.ts";
 import { arr, type Json, obj, str } from "./_html_parts.ts";
 
 /** Longest request or answer text a finding carries. */
@@ -165,10 +165,6 @@ function exchange(
   };
 }
 
-function declaredOf(v: { hint: string; declared: string }): string {
-  return `${v.hint}: ${v.declared.toLowerCase()}`;
-}
-
 /** What happened, in one sentence. */
 function sentence(
   v: Verdict,
@@ -222,7 +218,7 @@ export function reportFindings(
       tool: v.tool,
       variant: v.variant,
       test: v.test,
-      declared: declaredOf(v),
+      declared: declaredHint(v),
       outcome: v.outcome,
       what: sentence(v, call, d),
       ...io,
@@ -244,7 +240,10 @@ export function reportFindings(
         tool: u.tool,
         variant: u.variant,
         test: u.test,
-        declared: declaredOf({ hint: u.hint, declared: CHECKS[u.test].claim }),
+        declared: declaredHint({
+          hint: u.hint,
+          declared: CHECKS[u.test].claim,
+        }),
         outcome: `untested: ${NOT_EXERCISED}`,
         what:
           `the definition never calls ${u.tool}, so its ${u.hint} claim was not tested (add a [[tools]] entry for it).`,

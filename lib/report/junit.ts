@@ -28,7 +28,12 @@
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { ExpectationResult } from "./expectations.ts";
-import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
+import {
+  declaredHint,
+  escapeAttribute,
+  escapeMarkup,
+  toolLabel,
+} from "./_markup.ts";
 import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
 import {
@@ -47,10 +52,6 @@ interface Case {
   skipped: string | null;
   /** Seconds. */
   time: number;
-}
-
-function declaredText(v: { hint: string; declared: string }): string {
-  return `${v.hint}: ${v.declared.toLowerCase()}`;
 }
 
 function expectationFailure(
@@ -102,7 +103,7 @@ function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
       if (v.kind === "VIOLATION") {
         c.failure = {
           type: "VIOLATION",
-          message: `${v.tool} ${declaredText(v)}, but observed ${v.observed}`,
+          message: `${v.tool} ${declaredHint(v)}, but observed ${v.observed}`,
           body: v.details.join("\n"),
         };
       } else if (v.kind !== "PASS") {
