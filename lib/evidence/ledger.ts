@@ -267,30 +267,21 @@ async function tooLargeToReadWhole(path: string): Promise<void> {
   }
 }
 
-/** Options for {@linkcode withLedgerLock}. */
-export interface LockOptions {
-  /**
-   * Give up waiting for another writer after this many milliseconds.
-   * @default {30000}
-   */
-  waitMs?: number;
-}
-
 /**
  * Run `fn` holding an exclusive advisory lock (flock) on `<ledger>.lock`, so
  * concurrent appends never lose a block. The kernel drops the lock when its
  * holder dies, however it dies, so a killed writer never leaves a stale
  * lock, and two waiters can never both take one. The lock file stays (an
  * unlinked lock file would let a later writer lock a different file); it
- * holds the current holder's pid and start time, for messages.
+ * holds the current holder's pid and start time, for messages. Waits
+ * 30 s for another writer, then throws {@linkcode EvidenceError}.
  */
 export async function withLedgerLock<T>(
   ledgerPath: string,
   fn: () => Promise<T>,
-  options: LockOptions = {},
 ): Promise<T> {
   const lock = `${ledgerPath}.lock`;
-  const waitMs = options.waitMs ?? 30_000;
+  const waitMs = 30_000;
   let f: Deno.FsFile;
   try {
     f = await Deno.open(lock, { read: true, write: true, create: true });
