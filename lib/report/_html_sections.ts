@@ -9,7 +9,7 @@ import { allowanceLine, type Report } from "./report.ts";
 import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { breakable, clip, escapeMarkup as h } from "./_markup.ts";
-import { declaredText, flag, kv, list, obj, show } from "./_html_parts.ts";
+import { flag, kv, list, obj, show } from "./_html_parts.ts";
 import { renderDelta } from "./_html_evidence.ts";
 import {
   definitionGitText,
@@ -234,7 +234,7 @@ export function renderTools(report: Report): string {
       : "";
     const hints = HINT_NAMES.map((n) => {
       const hint = c.hints[n];
-      return `<td class="mono">${h(declaredText(hint.state))}${
+      return `<td class="mono">${h(hint.state.toLowerCase())}${
         hint.detail
           ? `<div class="note">${h(clip(hint.detail, 120))}</div>`
           : ""
