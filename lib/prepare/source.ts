@@ -260,7 +260,7 @@ export function summarizeNpmLock(
   text: string,
   pin: Pick<SourcePin, "package" | "version">,
 ): LockSummary {
-  const raw = lockJson(text);
+  const raw = parseJsonText(text);
   const lock = raw as Record<string, unknown> | null;
   if (
     lock === null || typeof lock !== "object" ||
@@ -294,8 +294,8 @@ export function summarizeNpmLock(
   return { packages, rootIntegrity };
 }
 
-/** A lockfile's JSON; `SyntaxError` when it is not JSON. */
-function lockJson(text: string): unknown {
+/** Parse JSON text; `SyntaxError` (`not JSON: …`) when it is not JSON. */
+export function parseJsonText(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -356,7 +356,7 @@ export function summarizeLock(
   text: string,
   pin: Pick<SourcePin, "package" | "version">,
 ): LockSummary {
-  const raw = lockJson(text);
+  const raw = parseJsonText(text);
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new SyntaxError("not a Deno lockfile (expected an object)");
   }
