@@ -6,7 +6,6 @@
  * @module
  */
 import { allowanceLine, type Report } from "./report.ts";
-import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { breakable, clip, escapeMarkup as h } from "./_markup.ts";
 import { flag, kv, list, obj, show } from "./_html_parts.ts";
@@ -22,20 +21,6 @@ import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
 
 /** Most errored sessions listed in the state section. */
 const ERRORED_ROWS = 50;
-
-/** The key that pairs a verdict with its expectation. */
-export function verdictKey(
-  t: { tool: string; variant: string | null; test: string },
-): string {
-  return `${t.tool}\u0000${t.variant}\u0000${t.test}`;
-}
-
-/** The report's expectation results by {@linkcode verdictKey}. */
-export function expectationsByKey(
-  report: Report,
-): Map<string, ExpectationResult> {
-  return new Map(report.expectations.results.map((e) => [verdictKey(e), e]));
-}
 
 /** Run id, definition, harness, server and options. */
 export function provenanceSection(report: Report): string {

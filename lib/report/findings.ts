@@ -8,6 +8,7 @@
  * @module
  */
 import type { Report } from "./report.ts";
+import { verdictKey } from "./expectations.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { SessionRecord } from "../history/types.ts";
 import { CHECKS } from "../verdicts/battery.ts";
@@ -227,13 +228,11 @@ export function reportFindings(
     };
   };
   const index = new Map(report.verdicts.map((v, i) => [v, i]));
-  const key = (t: { tool: string; variant: string | null; test: string }) =>
-    `${t.tool}\u0000${t.variant}\u0000${t.test}`;
   const out = report.verdicts.flatMap((v, i) =>
     v.kind === "VIOLATION" ? [of(v, i, "violation")] : []
   );
   for (const u of claims.untested) {
-    const v = report.verdicts.find((x) => key(x) === key(u));
+    const v = report.verdicts.find((x) => verdictKey(x) === verdictKey(u));
     out.push(
       v !== undefined ? of(v, index.get(v)!, "untested") : {
         kind: "untested",
@@ -255,10 +254,10 @@ export function reportFindings(
     );
   }
   if (!report.audit) {
-    const listed = new Set(out.map(key));
+    const listed = new Set(out.map(verdictKey));
     for (const e of report.expectations.results) {
-      if (e.matched || listed.has(key(e))) continue;
-      const v = report.verdicts.find((x) => key(x) === key(e));
+      if (e.matched || listed.has(verdictKey(e))) continue;
+      const v = report.verdicts.find((x) => verdictKey(x) === verdictKey(e));
       const f: Finding = v !== undefined ? of(v, index.get(v)!, "mismatch") : {
         kind: "mismatch",
         tool: e.tool,

@@ -27,7 +27,11 @@
  */
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
-import type { ExpectationResult } from "./expectations.ts";
+import {
+  type ExpectationResult,
+  expectationsByKey,
+  verdictKey,
+} from "./expectations.ts";
 import {
   declaredHint,
   escapeAttribute,
@@ -81,11 +85,7 @@ function caseTime(report: Report, v: Verdict): number {
 
 function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
   const suite = report.provenance.definition.name;
-  const key = (t: { tool: string; variant: string | null; test: string }) =>
-    `${t.tool}\u0000${t.variant}\u0000${t.test}`;
-  const expectations = new Map(
-    report.expectations.results.map((e) => [key(e), e]),
-  );
+  const expectations = expectationsByKey(report);
   const cases: Case[] = [];
   for (const v of report.verdicts) {
     const c: Case = {
@@ -110,8 +110,8 @@ function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
         c.skipped = v.details[0] ? `${v.outcome}: ${v.details[0]}` : v.outcome;
       }
     } else {
-      const e = expectations.get(key(v));
-      expectations.delete(key(v));
+      const e = expectations.get(verdictKey(v));
+      expectations.delete(verdictKey(v));
       if (!e) c.skipped = `no expectation recorded (verdict ${v.outcome})`;
       else if (!e.matched) c.failure = expectationFailure(e);
     }
