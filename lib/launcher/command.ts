@@ -127,52 +127,32 @@ export function runnerRefusal(
   return null;
 }
 
-/** A server command ready to spawn, and how to clean up after it. */
-export interface LaunchedCommand {
-  spec: SpawnSpec;
-  backend: SandboxBackend;
-  /** The sandboxed launch (audit log, policy); undefined with `noSandbox`. */
-  launch?: Launch;
-  /** Remove the scratch directory (after the session is closed). */
-  dispose(): Promise<void>;
+/** A bare command line made ready to run sandboxed: see {@linkcode resolveCommand}. */
+export interface ResolvedCommand {
+  /** The command to run (a package runner's: `deno run ... npm:<pkg>@<version>`). */
+  command: string[];
+  /** The directory the server's code is read from. */
+  definitionDir: string;
+  /** The Deno cache it runs from (a package runner's), else undefined. */
+  denoDir: string | undefined;
+  /** Absolute paths the command line names that exist: readable. */
+  readPaths: string[];
 }
 
 /**
- * Prepare `command` for spawning, sandboxed unless `noSandbox`. Throws
- * `SandboxError` (exit 2) when the policy refuses it, e.g. bubblewrap is
- * unavailable for a non-Deno command, or a `deno run` command carries its
- * own permission flags.
- *
- * @example
- * ```ts ignore
- * const l = await launchCommand(["deno", "run", "server.ts"], {});
- * const s = await openSession(l.spec);
- * await s.client.close();
- * await l.dispose();
- * ```
+ * What a bare command runs as under the sandbox: a package runner pinned
+ * and fetched into verity's cache (its relative path arguments that exist
+ * made absolute), the paths the command line names, and a refusal
+ * (`ServerError`, exit 2) for a runner verity cannot run or a program that
+ * is not there.
  */
-export async function launchCommand(
+export async function resolveCommand(
   given: string[],
-  env: Record<string, string>,
-  options: CommandLaunchOptions = {},
-): Promise<LaunchedCommand> {
+  options: Pick<CommandLaunchOptions, "commandName" | "offline" | "say"> = {},
+): Promise<ResolvedCommand> {
   const name = options.commandName ?? "verity";
+  const readPaths: string[] = [];
   let command = given;
-  if (options.noSandbox === true) {
-    if (findExecutable(command[0] ?? "", Deno.env.get("PATH") ?? "") === null) {
-      throw new ServerError(
-        `${name}: cannot start ${
-          JSON.stringify(command[0] ?? "")
-        }: no such executable`,
-      );
-    }
-    return {
-      spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
-      backend: "none",
-      dispose: () => Promise.resolve(),
-    };
-  }
-  const readPaths: string[] = [...options.readPaths ?? []];
   let definitionDir = Deno.cwd();
   let denoDir: string | undefined;
   const run = parsePackageRun(command);
@@ -232,6 +212,58 @@ export async function launchCommand(
       `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
     );
   }
+  return { command, definitionDir, denoDir, readPaths };
+}
+
+/** A server command ready to spawn, and how to clean up after it. */
+export interface LaunchedCommand {
+  spec: SpawnSpec;
+  backend: SandboxBackend;
+  /** The sandboxed launch (audit log, policy); undefined with `noSandbox`. */
+  launch?: Launch;
+  /** Remove the scratch directory (after the session is closed). */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Prepare `command` for spawning, sandboxed unless `noSandbox`. Throws
+ * `SandboxError` (exit 2) when the policy refuses it, e.g. bubblewrap is
+ * unavailable for a non-Deno command, or a `deno run` command carries its
+ * own permission flags.
+ *
+ * @example
+ * ```ts ignore
+ * const l = await launchCommand(["deno", "run", "server.ts"], {});
+ * const s = await openSession(l.spec);
+ * await s.client.close();
+ * await l.dispose();
+ * ```
+ */
+export async function launchCommand(
+  given: string[],
+  env: Record<string, string>,
+  options: CommandLaunchOptions = {},
+): Promise<LaunchedCommand> {
+  const name = options.commandName ?? "verity";
+  let command = given;
+  if (options.noSandbox === true) {
+    if (findExecutable(command[0] ?? "", Deno.env.get("PATH") ?? "") === null) {
+      throw new ServerError(
+        `${name}: cannot start ${
+          JSON.stringify(command[0] ?? "")
+        }: no such executable`,
+      );
+    }
+    return {
+      spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
+      backend: "none",
+      dispose: () => Promise.resolve(),
+    };
+  }
+  const resolved = await resolveCommand(given, options);
+  command = resolved.command;
+  const { definitionDir, denoDir } = resolved;
+  const readPaths = [...options.readPaths ?? [], ...resolved.readPaths];
   const deno = resolveDeno();
   const probe = isDenoRun(command, deno)
     ? { bubblewrap: false, reason: "not probed: a deno run command" }
