@@ -35,6 +35,8 @@ import { computeDelta } from "../state/delta.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import type { PreparedRun } from "../prepare/local.ts";
+import { LOCK_FILE, type SourcePin } from "../prepare/source.ts";
 import {
   type ArgumentOrigin,
   deriveArguments,
@@ -71,8 +73,8 @@ export interface Learned {
   calls: LearnedCall[];
   /** State files the seed holds, relative to the state directory, with their kinds. */
   files: { path: string; kind: "sqlite" | "json" | "fs" }[];
-  /** The Deno cache a package runner's server runs from, else null. */
-  denoDir: string | null;
+  /** What a package runner's pin verified (the target's `[source]` runs from it), else null. */
+  prepared: PreparedRun | null;
 }
 
 /** Options of {@linkcode learnTarget}. */
@@ -257,6 +259,7 @@ function hasNull(v: unknown): boolean {
 interface TargetSpec {
   name: string;
   command: string[];
+  source: Pick<SourcePin, "package" | "version" | "integrity"> | null;
   env: Record<string, string>;
   read: string[];
   files: Found[];
@@ -320,6 +323,7 @@ async function writeTarget(
       cwd: "{state}/work",
       ...(spec.read.length > 0 ? { read: spec.read } : {}),
     },
+    ...(spec.source === null ? {} : { source: spec.source }),
     state: {
       locations: adapters.map((a) => `${a.kind}:${a.label}`),
     },
@@ -427,12 +431,20 @@ export async function learnTarget(
   const deno = resolveDeno();
   const exists = async (p: string) =>
     await Deno.stat(p).then(() => true, () => false);
+  const prepared = resolved.prepared ?? null;
+  // A package runner's: a prepared target's command and `[source]`, its
+  // lockfile beside target.toml (no path of this machine's cache).
+  const lock = prepared === null
+    ? -1
+    : resolved.command.findIndex((a) => a.startsWith("--lock="));
   // Relative paths that exist are made absolute: the server's working
   // directory is its scratch one.
   const command = await Promise.all(
     resolved.command.map(async (a, i) =>
       i === 0 && (a === deno || a === "deno" || a.endsWith("/deno"))
         ? "{deno}"
+        : i === lock
+        ? `--lock={target}/${LOCK_FILE}`
         : i > 0 && !a.startsWith("-") && !a.startsWith("/") &&
             !a.includes("{") &&
             await exists(a)
@@ -440,31 +452,41 @@ export async function learnTarget(
         : a
     ),
   );
+  // What the server reads: the paths its command names; a local command's
+  // code also from the working directory.
   const read = [
     ...new Set([
-      ...(resolved.definitionDir === Deno.cwd()
-        ? []
-        : [resolved.definitionDir]),
       ...resolved.readPaths,
-      Deno.cwd(),
+      ...(prepared === null ? [Deno.cwd()] : []),
     ]),
   ];
   const spec: TargetSpec = {
     name: options.name ?? learnedName(given),
     command,
+    source: prepared === null ? null : {
+      package: prepared.entry.package,
+      version: prepared.entry.version,
+      integrity: prepared.entry.integrity,
+    },
     env: options.env ?? {},
     read,
     files: [],
     calls: [],
   };
   await Deno.mkdir(options.dir, { recursive: true });
+  if (prepared !== null) {
+    await Deno.copyFile(
+      prepared.entry.lock.file,
+      join(options.dir, LOCK_FILE),
+    );
+  }
   await writeTarget(options.dir, spec, null);
   let def = await loadDefinition(options.dir);
   const first = await openLauncher(def, {
     noSandbox: options.noSandbox === true,
     audit: true,
     commandName: "verity run",
-    ...(resolved.denoDir ? { denoDir: resolved.denoDir } : {}),
+    ...(prepared === null ? {} : { prepared }),
   });
   const launcherFor = (d: Definition) =>
     new DefinitionLauncher(d, first.setup, null);
@@ -617,6 +639,6 @@ export async function learnTarget(
     steps,
     calls,
     files: seedFiles.map((f) => ({ path: f.path, kind: f.kind })),
-    denoDir: resolved.denoDir ?? null,
+    prepared,
   };
 }
