@@ -35,6 +35,7 @@ import { computeDelta } from "../state/delta.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { showControls } from "../common/show_controls.ts";
 import type { PreparedRun } from "../prepare/local.ts";
 import { LOCK_FILE, type SourcePin } from "../prepare/source.ts";
 import {
@@ -328,22 +329,40 @@ async function writeTarget(
       locations: adapters.map((a) => `${a.kind}:${a.label}`),
     },
     adapters,
-    tools: spec.calls.map((c) => ({
-      name: c.tool,
-      ...(c.variant === null ? {} : { variant: c.variant }),
-      arguments: c.arguments,
-    })),
   };
+  // Each argument set after a comment of where its values came from (the
+  // server's strings in it escaped: a newline there would be live TOML).
+  const tools = spec.calls.map((c) =>
+    [
+      `# ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}:`,
+      ...c.origins.slice(0, 12).map((o) =>
+        `#   ${o.path === "" ? "(arguments)" : o.path} = ${
+          (JSON.stringify(o.value) ?? "").slice(0, 60)
+        }: ${o.from}`
+      ),
+      ...(c.origins.length > 12
+        ? [`#   and ${c.origins.length - 12} more (learned.json)`]
+        : []),
+    ].map((l) => showControls(l.slice(0, 300))).join("\n") + "\n" +
+    stringify({
+      tools: [{
+        name: c.tool,
+        ...(c.variant === null ? {} : { variant: c.variant }),
+        arguments: c.arguments,
+      }],
+    })
+  );
   const head = [
     "# Learned by verity run --audit (no definition): state locations, file",
     "# kinds and the seed from seeding by use; arguments generated from each",
     "# tool's inputSchema, or derived from values seen in the seed and in",
-    "# earlier answers (see learned.json beside this file for each origin).",
+    "# earlier answers (see learned.json beside this file).",
     "",
   ].join("\n");
   await Deno.writeTextFile(
     join(dir, "target.toml"),
-    head + stringify(doc) + "\n",
+    [head + stringify(doc), ...tools].map((t) => t.trimEnd()).join("\n\n") +
+      "\n",
   );
 }
 
@@ -524,35 +543,28 @@ export async function learnTarget(
     ...contracts.filter((c) => c.hints.readOnlyHint.state !== "TRUE"),
   ];
   let seedFiles: Found[] = [];
-  for (const c of order) {
-    const d = deriveArguments(generated.get(c.name)!, pool, c.raw.inputSchema);
+  /** One call on a fresh copy of the seed so far, and what it did to it. */
+  const tryCall = async (
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{
+    result: unknown;
+    error: string | null;
+    state: string;
+    after: Found[];
+    outcome: SeedStep["outcome"];
+    detail: string;
+  }> => {
     const dir = await fresh(launcher);
     const before = join(dir, "before");
     await launcher.reset(before);
     const state = join(dir, "state");
     const r = await session(launcher, state, join(dir, "evidence"), {
-      name: c.name,
-      arguments: d.arguments,
+      name,
+      arguments: args,
     }, def);
-    const step = (outcome: SeedStep["outcome"], detail: string) =>
-      steps.push({
-        tool: c.name,
-        arguments: d.arguments,
-        origins: d.origins,
-        outcome,
-        detail,
-      });
     if (r.error !== null) {
-      step("errored", r.error);
-      continue;
-    }
-    pool.addAnswer(r.result, `the answer of ${c.name}`);
-    if (c.hints.readOnlyHint.state === "TRUE") {
-      step(
-        "read_only",
-        "declared read-only: its answer is used, its effects are not kept",
-      );
-      continue;
+      return { ...r, state, after: [], outcome: "errored", detail: r.error };
     }
     const after = await discover(state);
     const shape = { ...def, adapters: unionAdapters(seedFiles, after) };
@@ -560,31 +572,46 @@ export async function learnTarget(
       await takeSnapshot(shape, before),
       await takeSnapshot(shape, state),
     );
-    if (delta.empty) {
-      step("no_change", "the call changed nothing in the state directory");
-      continue;
-    }
     const lost = [
       ...delta.business.removed,
       ...delta.business.changed.filter((x) => x.lossy),
     ];
-    if (delta.business.lossy || delta.unclassified.lossy) {
-      step(
+    const [outcome, detail]: [SeedStep["outcome"], string] = delta.empty
+      ? ["no_change", "the call changed nothing in the state directory"]
+      : delta.business.lossy || delta.unclassified.lossy
+      ? [
         "lossy",
         `removed or overwrote ${lost.length} record(s) (first: ${
           lost[0] ? `${lost[0].region} ${lost[0].key}` : "a table"
         }): left out of the seed`,
-      );
-      continue;
-    }
-    step(
-      "kept",
-      `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
-    );
+      ]
+      : [
+        "kept",
+        `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
+      ];
+    return { ...r, state, after, outcome, detail };
+  };
+  for (const c of order) {
+    const d = deriveArguments(generated.get(c.name)!, pool, c.raw.inputSchema);
+    const r = await tryCall(c.name, d.arguments);
+    const readOnly = c.hints.readOnlyHint.state === "TRUE" &&
+      r.outcome !== "errored";
+    steps.push({
+      tool: c.name,
+      arguments: d.arguments,
+      origins: d.origins,
+      outcome: readOnly ? "read_only" : r.outcome,
+      detail: readOnly
+        ? "declared read-only: its answer is used, its effects are not kept"
+        : r.detail,
+    });
+    if (r.error !== null) continue;
+    pool.addAnswer(r.result, `the answer of ${c.name}`);
+    if (readOnly || r.outcome !== "kept") continue;
     pool.add(d.arguments, `the arguments of ${c.name} (kept in the seed)`);
-    seedFiles = after;
-    spec.files = after;
-    await writeTarget(options.dir, spec, state);
+    seedFiles = r.after;
+    spec.files = r.after;
+    await writeTarget(options.dir, spec, r.state);
     def = await loadDefinition(options.dir);
     launcher = launcherFor(def);
   }
@@ -608,17 +635,21 @@ export async function learnTarget(
     const g = generated.get(c.name)!;
     const d = deriveArguments(g, seedPool, c.raw.inputSchema);
     // The derived set (a generated id names no record, so a call on it
-    // could change nothing); a tool that added to the seed also gets a set
-    // for a new record (its seeding arguments would find what it made).
+    // could change nothing); a tool that added to the seed may also get a
+    // set for a new record (its seeding arguments would find what it
+    // made): a variant only when, called once on the seed, it reached a
+    // real record (added one, erred on none, lost none).
     const added = steps.some((s) => s.tool === c.name && s.outcome === "kept");
-    const fresh = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
+    const made = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
+    const kept = made !== null &&
+      (await tryCall(c.name, made.arguments)).outcome === "kept";
     calls.push({
       tool: c.name,
-      variant: fresh === null ? null : "existing",
+      variant: kept ? "existing" : null,
       arguments: d.arguments,
       origins: d.origins,
     });
-    if (fresh !== null) calls.push({ tool: c.name, variant: "new", ...fresh });
+    if (kept) calls.push({ tool: c.name, variant: "new", ...made });
   }
   spec.calls = calls;
   const lastState = steps.some((s) => s.outcome === "kept")
