@@ -397,10 +397,11 @@ export function renderLearned(l: LearnedView): string {
     const named = c.origins.some((o) => o.from.startsWith("derived"));
     lines.push(
       `    ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}${
-        named || c.origins.length === 0 || l.files.length === 0
+        // A `new` set is written only once it made a record.
+        named || c.variant === "new" || c.origins.length === 0 ||
+          l.files.length === 0
           ? ""
-          : "  (no argument names a record seen: a call that changes nothing here shows nothing)"
-      }`,
+          : "  (no argument names a record seen: a call that changes nothing here shows nothing)"}`,
     );
     lines.push(...originLines(c.origins));
   }
