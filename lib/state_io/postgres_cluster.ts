@@ -58,6 +58,7 @@ import {
 import { PG_SESSION_SETTINGS, quoteLiteral } from "../../adapters/pg_values.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { liveClusters as live } from "./postgres_live.ts";
+import { freeLoopbackPort } from "../wire/local_http.ts";
 
 /** What the cluster needs of a definition. */
 export type StatefulDefinition = Pick<Definition, "adapters" | "dir" | "file">;
@@ -219,39 +220,20 @@ export interface ClusterOptions {
   tcp?: boolean;
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it). */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
+/** Run `cmd` to its end (as `nobody` when verity runs as root); its stderr. */
 async function run(
   cmd: string,
   args: string[],
-  opts: { asNobody: boolean; stdin?: string; env?: Record<string, string> },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(cmd, {
+  asNobody: boolean,
+): Promise<{ code: number; stderr: string }> {
+  const out = await new Deno.Command(cmd, {
     args,
-    stdin: opts.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
+    stdin: "null",
+    stdout: "null",
     stderr: "piped",
-    ...(opts.env ? { env: opts.env } : {}),
-    ...(opts.asNobody ? NOBODY : {}),
-  }).spawn();
-  if (opts.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(opts.stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+    ...(asNobody ? NOBODY : {}),
+  }).output();
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
 }
 
 /** A role's password: derived from the cluster's secret, 32 hex digits. */
@@ -401,7 +383,7 @@ export class PostgresCluster {
       "--locale=C",
       "--no-sync",
       "--no-instructions",
-    ], { asNobody });
+    ], asNobody);
     await Deno.remove(pwfile).catch(() => {});
     if (init.code !== 0) {
       throw new Error(
@@ -409,7 +391,7 @@ export class PostgresCluster {
       );
     }
     const tcp = options.tcp === true;
-    const port = tcp ? freePort() : PORT;
+    const port = tcp ? freeLoopbackPort() : PORT;
     await Deno.writeTextFile(
       `${data}/pg_hba.conf`,
       "local all all scram-sha-256\n" +
@@ -651,14 +633,12 @@ export class PostgresCluster {
   connection(stateDir: string, a: AdapterDef): PgConnection {
     const db = sessionDbName(stateDir, normalizeLabel(a.label));
     const password = rolePassword(this.#secret, db);
+    const common = { port: String(this.port), db, user: db, password };
     if (a.listen === "tcp" && this.tcp) {
       return {
         url: `postgresql://${db}:${password}@127.0.0.1:${this.port}/${db}`,
         host: "127.0.0.1",
-        port: String(this.port),
-        db,
-        user: db,
-        password,
+        ...common,
         socket: null,
         tcpPort: this.port,
         tcpSocket: this.socketFile,
@@ -669,10 +649,7 @@ export class PostgresCluster {
         encodeURIComponent(this.socketDir)
       }&port=${this.port}`,
       host: this.socketDir,
-      port: String(this.port),
-      db,
-      user: db,
-      password,
+      ...common,
       socket: this.socketFile,
       tcpPort: null,
     };
@@ -724,6 +701,14 @@ export class PostgresCluster {
     }
   }
 
+  #signal(signal: Deno.Signal): void {
+    try {
+      this.#proc.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+
   /** Stop the server (fast shutdown) and remove the scratch directory. */
   async stop(): Promise<void> {
     if (this.#stopped) return;
@@ -731,18 +716,8 @@ export class PostgresCluster {
     live.delete(this);
     await this.#admin?.end().catch(() => {});
     this.#admin = null;
-    try {
-      this.#proc.kill("SIGINT");
-    } catch {
-      // already gone
-    }
-    const timer = setTimeout(() => {
-      try {
-        this.#proc.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, 10_000);
+    this.#signal("SIGINT");
+    const timer = setTimeout(() => this.#signal("SIGKILL"), 10_000);
     await this.#proc.status;
     clearTimeout(timer);
     await Deno.remove(this.root, { recursive: true }).catch(() => {});
@@ -753,11 +728,7 @@ export class PostgresCluster {
     if (this.#stopped) return;
     this.#stopped = true;
     live.delete(this);
-    try {
-      this.#proc.kill("SIGQUIT");
-    } catch {
-      // already gone
-    }
+    this.#signal("SIGQUIT");
     try {
       Deno.removeSync(this.root, { recursive: true });
     } catch {
