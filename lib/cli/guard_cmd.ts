@@ -9,7 +9,6 @@
  */
 import { dirname, join, resolve } from "node:path";
 import {
-  baseEnv,
   parseCommandLine,
   parseEnvPairs,
   requireServerCommand,
@@ -186,7 +185,6 @@ export async function main(argv: string[]): Promise<number> {
   }
   const launched = await launchCommand(command, env, {
     noSandbox: p.values["no-sandbox"] === true,
-    hostEnv: baseEnv({}),
     commandName: "verity guard",
     ...(state !== null ? { stateDir: resolve(state) } : {}),
     ...await allowances(str(p.values.definition)),

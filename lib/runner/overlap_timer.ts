@@ -45,11 +45,6 @@ export interface OverlapSpec {
    */
   http?: { port: number; url: string; relayDir?: string }[];
   /**
-   * Pings per instance before the calls (two_process).
-   * @default {3}
-   */
-  pings?: number;
-  /**
    * Milliseconds the whole attempt may take (start, opening, pings, the
    * calls); past it the servers are stopped and the attempt's setup
    * failure says so, starting with {@linkcode TIMED_OUT_PREFIX}.
@@ -65,6 +60,9 @@ export function attemptDeadlineMs(
   return spec.deadlineMs ??
     2 * spec.startTimeoutMs + spec.callTimeoutMs + 10_000;
 }
+
+/** Pings per instance before the calls (two_process). */
+const PINGS = 3;
 
 class DeadlinePassed extends Error {}
 
@@ -193,7 +191,7 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     if (spec.mode === "two_process") {
       for (const [i, c] of opened.entries()) {
         phase = `pinging instance ${i + 1}`;
-        for (let k = 0; k < (spec.pings ?? 3); k++) {
+        for (let k = 0; k < PINGS; k++) {
           const s = now();
           const p = await within(c.request("ping", {}, spec.startTimeoutMs));
           if (p.status !== "ok") {

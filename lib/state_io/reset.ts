@@ -284,6 +284,17 @@ async function writeAtomic(
   }
 }
 
+/** The run's cluster, which a postgres adapter needs (`who` names the caller when it is missing). */
+export function runCluster(
+  options: { postgres?: PostgresCluster | null },
+  who: string,
+): PostgresCluster {
+  if (!options.postgres) {
+    throw new TypeError(`${who}: a postgres adapter needs the run's cluster`);
+  }
+  return options.postgres;
+}
+
 /** Options of {@linkcode resetState}. */
 export interface ResetOptions {
   /**
@@ -333,12 +344,7 @@ export async function resetState(
     : `${stateDir}/${normalizeLabel(label)}`);
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
-    if (!options.postgres) {
-      throw new TypeError(
-        "resetState: a postgres adapter needs the run's cluster",
-      );
-    }
-    await options.postgres.createSession(stateDir, a);
+    await runCluster(options, "resetState").createSession(stateDir, a);
   }
   const order = def.adapters.map((a, i) => ({ a, i })).filter(({ a }) =>
     a.seed !== null && a.kind !== "postgres"

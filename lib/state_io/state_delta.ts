@@ -274,23 +274,27 @@ async function regularInside(
 }
 
 /**
- * What identifies a database file's bytes without reading them: device,
- * inode, size, modification and change times (of the WAL too). The change
- * time cannot be set by a process; null while it is under a second old (a
- * write within the same clock tick would not show).
+ * What identifies a file's bytes without reading them: device, inode,
+ * size, modification and change times. The change time cannot be set by a
+ * process; null while it is under a second old (a write within the same
+ * clock tick would not show).
  */
+function statIdentity(s: Deno.FileInfo): string | null {
+  if (s.ctime === null || s.mtime === null) return null;
+  if (Date.now() - s.ctime.getTime() < 1000) return null;
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`;
+}
+
+/** {@linkcode statIdentity} of a database file (and of its WAL). */
 async function identityOf(
   path: string,
   wal: boolean,
 ): Promise<string | null> {
   const parts: string[] = [];
   for (const p of wal ? [path, `${path}-wal`] : [path]) {
-    const s = await Deno.stat(p);
-    if (s.ctime === null || s.mtime === null) return null;
-    if (Date.now() - s.ctime.getTime() < 1000) return null;
-    parts.push(
-      `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`,
-    );
+    const id = statIdentity(await Deno.stat(p));
+    if (id === null) return null;
+    parts.push(id);
   }
   return parts.join("/");
 }
@@ -469,6 +473,15 @@ export function metaSnapshot(
   return normalize({ regions, problems: [] }, { adapters: [a] });
 }
 
+/** Masks of one adapter by table name. */
+export function masksOf(a: AdapterDef): Map<string, MaskRule[]> {
+  const masks = new Map<string, MaskRule[]>();
+  for (const m of a.mask) {
+    masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
+  }
+  return masks;
+}
+
 /** The sqlite part of the delta by pages, or why it cannot be. */
 async function sqliteByPages(
   a: AdapterDef,
@@ -511,14 +524,10 @@ async function sqliteByPages(
       : null;
     const changed = sb && sa ? changedPages(sb, sa, capture) : null;
     if (capture !== null) keepSeedImage(cacheKey!, capture);
-    const masks = new Map<string, MaskRule[]>();
-    for (const m of a.mask) {
-      masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
-    }
     const r = diffSqlitePair(before, after, {
       label,
       categoryOf: (t) => categoryOf(a, t),
-      masks,
+      masks: masksOf(a),
       changed,
       beforeIndex: known?.index ?? null,
       keepRows: options.rows === true,
@@ -570,9 +579,8 @@ class DigestCache implements FsDigestCache {
   #m = new Map<string, string>();
   hits = 0;
   #key(path: string, info: Deno.FileInfo): string | null {
-    if (info.ctime === null || info.mtime === null) return null;
-    if (Date.now() - info.ctime.getTime() < 1000) return null;
-    return `${path}\0${info.dev}:${info.ino}:${info.size}:${info.mtime.getTime()}:${info.ctime.getTime()}`;
+    const id = statIdentity(info);
+    return id === null ? null : `${path}\0${id}`;
   }
   get(path: string, info: Deno.FileInfo): string | undefined {
     const k = this.#key(path, info);
