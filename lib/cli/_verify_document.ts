@@ -89,6 +89,18 @@ export async function resolveHead(
   return head;
 }
 
+/** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
+export async function readDocument(
+  path: string,
+): Promise<{ value: unknown; text: string; digest: string }> {
+  const { text, digest } = await readEvidenceText(path);
+  try {
+    return { value: parseEvidenceJson(text), text, digest };
+  } catch (e) {
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+}
+
 /** Which kind of document a parsed value is, or null. */
 export function documentKind(v: unknown): DocumentKind | null {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return null;
@@ -147,13 +159,9 @@ export async function verifyDocument(
   if (head !== null && options.ledger === null) {
     throw new UsageError(`${command}: --expected-head needs --ledger`);
   }
-  const { text, digest } = await readEvidenceText(path);
-  let value: unknown;
-  try {
-    value = parseEvidenceJson(text);
-  } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
+  const read = await readDocument(path);
+  const digest = read.digest;
+  let value = read.value;
   const kind = documentKind(value);
   if (kind === null) {
     throw new UsageError(
@@ -162,7 +170,7 @@ export async function verifyDocument(
   }
   // Manifests hash their declarations as Python reads numbers (1.0 stays a float).
   if (kind === "manifest") {
-    value = parseEvidenceJson(text, { numbers: "python" });
+    value = parseEvidenceJson(read.text, { numbers: "python" });
   }
   // verity.report/3: the seed state is rebuilt from the definition and
   // must hash to the digest the report names; without the definition

@@ -11,23 +11,9 @@ import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMAS } from "../report/report.ts";
 import { openReport, reportChunks } from "../report/pack.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
-import { verifyDocument } from "./_verify_document.ts";
-import { readEvidenceText } from "../evidence/files.ts";
-import { parseEvidenceJson } from "../evidence/canonical.ts";
+import { readDocument, verifyDocument } from "./_verify_document.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
 import { terminalText } from "../common/show_controls.ts";
-
-/** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
-async function readDocument(
-  path: string,
-): Promise<{ value: unknown; digest: string }> {
-  const { text, digest } = await readEvidenceText(path);
-  try {
-    return { value: parseEvidenceJson(text), digest };
-  } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
-}
 
 async function locate(ref: string, runsDir: string): Promise<string> {
   for (

@@ -28,6 +28,7 @@ import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
 import { pingEvents } from "../verdicts/overlap.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
+import { boundedLines } from "../wire/lines.ts";
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -291,29 +292,16 @@ class OpeningFailed extends Error {
  */
 export async function main(_argv: string[]): Promise<number> {
   const enc = new TextEncoder();
-  const dec = new TextDecoder();
-  let buf = "";
-  const handle = async (line: string) => {
-    if (line.trim() === "") return;
+  for await (const bytes of boundedLines(Deno.stdin.readable, Infinity)) {
+    const line = new TextDecoder().decode(bytes);
+    if (line.trim() === "") continue;
     const result = await runAttempt(JSON.parse(line) as OverlapSpec);
     // The whole line, however the pipe splits it (a short write would
     // leave half a line for the next attempt to be read after).
-    const bytes = enc.encode(JSON.stringify(result) + "\n");
+    const out = enc.encode(JSON.stringify(result) + "\n");
     let off = 0;
-    while (off < bytes.length) {
-      off += await Deno.stdout.write(bytes.subarray(off));
-    }
-  };
-  for await (const chunk of Deno.stdin.readable) {
-    buf += dec.decode(chunk, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      await handle(line);
-    }
+    while (off < out.length) off += await Deno.stdout.write(out.subarray(off));
   }
-  await handle(buf);
   // VERITY_PHASE_TIMES=FILE (scripts/bench_overhead.ts): the timer's own CPU
   // (harness time, not its servers') beside the run's phase times.
   const phaseFile = Deno.env.get("VERITY_PHASE_TIMES");

@@ -281,38 +281,28 @@ export interface PgConnection {
 
 /** A running private cluster. */
 export class PostgresCluster {
-  readonly root: string;
-  readonly bin: string;
   readonly socketDir: string;
-  /** The port: 5432 on the socket only, a free one when it also listens on TCP. */
-  readonly port: number;
-  /** Whether it also listens on 127.0.0.1:{@linkcode port}. */
-  readonly tcp: boolean;
   /** Every role's password is derived from this (never leaves the process). */
   readonly #secret: string;
   #proc: Deno.ChildProcess;
   #admin: PgClient | null = null;
   #adminQueue: Promise<unknown> = Promise.resolve();
   #stopped = false;
-  readonly asNobody: boolean;
 
   private constructor(
-    root: string,
-    bin: string,
+    readonly root: string,
+    readonly bin: string,
     proc: Deno.ChildProcess,
-    asNobody: boolean,
-    port: number,
-    tcp: boolean,
+    readonly asNobody: boolean,
+    /** The port: 5432 on the socket only, a free one when it also listens on TCP. */
+    readonly port: number,
+    /** Whether it also listens on 127.0.0.1:{@linkcode port}. */
+    readonly tcp: boolean,
     secret: string,
   ) {
     this.#secret = secret;
-    this.root = root;
-    this.bin = bin;
-    this.port = port;
-    this.tcp = tcp;
     this.socketDir = `${root}/socket`;
     this.#proc = proc;
-    this.asNobody = asNobody;
   }
 
   /**
