@@ -1,43 +1,14 @@
 /**
  * A private PostgreSQL cluster for one verity run: `initdb` into the run's
- * scratch directory, one `postgres` process listening on a Unix socket in
- * that directory only (`listen_addresses = ''`), stopped and removed at the
- * end. Startup is paid once per run.
- *
- * Per definition adapter, a template database is seeded once from the
- * adapter's SQL (sent through the protocol as the role that owns the
- * seeded objects, which is not a superuser),
- * checked, and closed to connections. Every session then gets its own
- * database `CREATE DATABASE … TEMPLATE …` and its own login role, which may
- * connect to that database only; the database and role are dropped after
- * the session's snapshot.
- *
- * Every role logs in with a password (scram-sha-256, over the socket as
- * over TCP) derived from a random secret of the run: a server is handed
- * only its session role's, so it cannot name another role instead.
- *
- * Roles:
- * - `verity` (superuser): verity's own administration; never handed out.
- * - `verity_owner` (LOGIN, not a superuser): owns the seeded objects; seeds
- *   run as it, through the protocol (never psql); every session role is a
- *   member, so a server may change and drop the seeded tables.
- * - one `verity_s_<hash>` role per session (LOGIN, not a superuser): the
- *   role in `{postgres_url}`, with its password. It cannot run `COPY … PROGRAM`, read server
- *   files, or connect to another session's database.
- * - `verity_observer` (LOGIN, `pg_read_all_data`, BYPASSRLS, not a
- *   superuser): snapshots, always in a read-only, repeatable-read
- *   transaction under its own settings ({@linkcode OBSERVER_SETTINGS}).
- *
- * Databases: a template belongs to `verity` once seeded (its objects stay
- * `verity_owner`'s), so a session role, a member of `verity_owner`, cannot
- * alter or connect to it; a session's database belongs to its session role
- * (`ALTER DATABASE <own> SET` and `COMMENT ON DATABASE` are observed, in the
- * `@database` region); `postgres` and `template1` are closed to every role
- * but verity's superuser.
- *
- * PostgreSQL refuses to run as root: when verity runs as root, `initdb` and
- * `postgres` run as the unprivileged user `nobody` (uid/gid switched at
- * spawn), and the scratch path is made traversable for it.
+ * scratch directory, one `postgres` on a Unix socket there (and 127.0.0.1
+ * with `listen = "tcp"`), stopped and removed at the end. Per adapter a
+ * template database is seeded once (through the protocol, as the
+ * non-superuser `verity_owner`), checked and closed; every session gets its
+ * own database from it and its own login role, dropped after the session.
+ * Every role logs in with a password derived from a secret of the run.
+ * Snapshots read as `verity_observer` in a read-only transaction under
+ * {@linkcode OBSERVER_SETTINGS}. The roles, grants and why: docs/state.md.
+ * Run as root, `initdb` and `postgres` run as `nobody`.
  *
  * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-env`
  * and `--allow-sys` (uid).
