@@ -11,6 +11,7 @@
 import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
+import { type ParsedCommandLine, stringOption } from "./args.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
 import { bindToLedgerFile } from "../evidence/ledger.ts";
 import { readEvidenceText, readTextDocument } from "../evidence/files.ts";
@@ -44,6 +45,18 @@ export interface VerifyDocumentOptions {
    * exists.
    */
   definition?: string | null;
+}
+
+/** The {@linkcode VerifyDocumentOptions} of `--ledger`, `--expected-head`, `--expected-head-file` and `--definition`. */
+export function documentOptions(
+  values: ParsedCommandLine["values"],
+): VerifyDocumentOptions {
+  return {
+    ledger: stringOption(values.ledger),
+    expectedHead: stringOption(values["expected-head"]),
+    expectedHeadFile: stringOption(values["expected-head-file"]),
+    definition: stringOption(values.definition),
+  };
 }
 
 /** What {@linkcode verifyDocument} found. */

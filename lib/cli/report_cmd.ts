@@ -6,12 +6,16 @@
  * @module
  */
 import { join } from "node:path";
-import { parseCommandLine, stringOption } from "./args.ts";
+import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMAS } from "../report/report.ts";
 import { openReport, reportChunks } from "../report/pack.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
-import { readDocument, verifyDocument } from "./_verify_document.ts";
+import {
+  documentOptions,
+  readDocument,
+  verifyDocument,
+} from "./_verify_document.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
 import { terminalText } from "../common/show_controls.ts";
 
@@ -49,12 +53,7 @@ export async function main(argv: string[]): Promise<number> {
       throw new UsageError("verity report verify: expected one file");
     }
     const path = await locate(p.positionals[1]!, runsDir);
-    const result = await verifyDocument(path, {
-      ledger: stringOption(p.values.ledger),
-      expectedHead: stringOption(p.values["expected-head"]),
-      expectedHeadFile: stringOption(p.values["expected-head-file"]),
-      definition: stringOption(p.values.definition),
-    });
+    const result = await verifyDocument(path, documentOptions(p.values));
     for (const line of result.lines) console.log(terminalText(line));
     return result.ok ? 0 : 1;
   }

@@ -47,6 +47,8 @@ import {
   launchRequest,
   type LaunchSetup,
   needsBubblewrapProbe,
+  type PlaceholderValues,
+  placeholderValues,
   serverUrl,
   type SessionDatabase,
   type SessionDirs,
@@ -203,6 +205,17 @@ export class DefinitionLauncher {
   database(stateDir: string): SessionDatabase | null {
     const a = postgresAdapters(this.definition)[0];
     return a && this.#postgres ? this.#postgres.connection(stateDir, a) : null;
+  }
+
+  /** Every placeholder's value for the session whose state is `stateDir`. */
+  placeholders(stateDir: string): PlaceholderValues {
+    return placeholderValues(
+      this.definition,
+      this.setup,
+      stateDir,
+      undefined,
+      this.database(stateDir),
+    );
   }
 
   /** The sandbox request for one process of a session (pure). */

@@ -671,14 +671,10 @@ async function jsonByDigest(
   const read = async (dir: string) => {
     const abs = label === "." ? dir : `${dir}/${label}`;
     if ((await regularInside(dir, abs)) === "absent") {
-      return { abs, bytes: null, digest: "absent" };
+      return { bytes: null, digest: "absent" };
     }
     const bytes = await Deno.readFile(abs);
-    return {
-      abs,
-      bytes,
-      digest: createHash("sha256").update(bytes).digest("hex"),
-    };
+    return { bytes, digest: createHash("sha256").update(bytes).digest("hex") };
   };
   const observe = (bytes: Uint8Array | null): Snapshot =>
     normalize(
@@ -686,24 +682,21 @@ async function jsonByDigest(
       sub,
     );
   const babs = label === "." ? beforeDir : `${beforeDir}/${label}`;
-  let before: { digest: string; snap: Snapshot } | undefined;
-  if ((await regularInside(beforeDir, babs)) === "ok") {
-    const identity = await identityOf(babs, false);
-    const key = identity === null
-      ? null
-      : `${babs}\0${identity}\0${JSON.stringify(a)}`;
-    before = key === null ? undefined : jsonCache.get(key);
-    if (before === undefined) {
-      const b = await read(beforeDir);
-      before = { digest: b.digest, snap: observe(b.bytes) };
-      if (key !== null) {
-        if (jsonCache.size >= 8) {
-          jsonCache.delete(jsonCache.keys().next().value!);
-        }
-        jsonCache.set(key, before);
-      }
+  const identity = (await regularInside(beforeDir, babs)) === "ok"
+    ? await identityOf(babs, false)
+    : null;
+  const key = identity === null
+    ? null
+    : `${babs}\0${identity}\0${JSON.stringify(a)}`;
+  let before = key === null ? undefined : jsonCache.get(key);
+  if (before === undefined) {
+    const b = await read(beforeDir);
+    before = { digest: b.digest, snap: observe(b.bytes) };
+    if (key !== null) {
+      if (jsonCache.size >= 8) jsonCache.delete(jsonCache.keys().next().value!);
+      jsonCache.set(key, before);
     }
-  } else before = { digest: "absent", snap: observe(null) };
+  }
   const x = await read(afterDir);
   problems.before.push(...before.snap.problems);
   if (x.digest === before.digest) {
