@@ -150,17 +150,13 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     const targets0: (SpawnSpec | McpClient)[] = spec.http === undefined
       ? spec.launches
       : await within(Promise.all(
-        spec.launches.map((l, i) =>
-          track(startLocalHttp(
-            l,
-            spec.http![i]!.url,
-            spec.http![i]!.port,
-            spec.startTimeoutMs,
-            spec.http![i]!.relayDir !== undefined
-              ? { relayDir: spec.http![i]!.relayDir! }
-              : {},
-          ))
-        ),
+        spec.launches.map((l, i) => {
+          const { url, port, relayDir } = spec.http![i]!;
+          const relay = relayDir === undefined ? {} : { relayDir };
+          return track(
+            startLocalHttp(l, url, port, spec.startTimeoutMs, relay),
+          );
+        }),
       ));
     if (spec.http !== undefined && spec.mode === "single_connection") {
       // A second session on the same server instance.

@@ -358,29 +358,19 @@ export class PostgresCluster {
       "local all all scram-sha-256\n" +
         (tcp ? "host all all 127.0.0.1/32 scram-sha-256\n" : ""),
     );
+    const settings = {
+      listen_addresses: tcp ? "127.0.0.1" : "",
+      unix_socket_permissions: "0777",
+      fsync: "off",
+      synchronous_commit: "off",
+      full_page_writes: "off",
+      max_connections: "200",
+      logging_collector: "off",
+    };
     const proc = new Deno.Command(`${bin}/postgres`, {
-      args: [
-        "-D",
-        data,
-        "-k",
-        socket,
-        "-p",
-        String(port),
-        "-c",
-        `listen_addresses=${tcp ? "127.0.0.1" : ""}`,
-        "-c",
-        "unix_socket_permissions=0777",
-        "-c",
-        "fsync=off",
-        "-c",
-        "synchronous_commit=off",
-        "-c",
-        "full_page_writes=off",
-        "-c",
-        "max_connections=200",
-        "-c",
-        "logging_collector=off",
-      ],
+      args: ["-D", data, "-k", socket, "-p", String(port)].concat(
+        ...Object.entries(settings).map(([k, v]) => ["-c", `${k}=${v}`]),
+      ),
       stdin: "null",
       stdout: "null",
       stderr: "piped",

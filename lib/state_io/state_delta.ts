@@ -118,11 +118,8 @@ const SINGLES_KEPT = 4096;
 
 /** The pages of a database file (and its WAL) read through a read-only handle. */
 export class FilePages implements PageSource {
-  readonly pageSize: number;
   readonly pageCount: number;
   readonly filePages: number;
-  readonly wal: Uint8Array;
-  readonly walFrames: Map<number, number>;
   #fd: number;
   /** The whole file, when the caller holds it in memory (a seed's image). */
   #image: Uint8Array | null = null;
@@ -134,17 +131,14 @@ export class FilePages implements PageSource {
   constructor(
     fd: number,
     fileSize: number,
-    pageSize: number,
-    wal: Uint8Array,
-    frames: Map<number, number>,
+    readonly pageSize: number,
+    readonly wal: Uint8Array,
+    readonly walFrames: Map<number, number>,
     dbPages: number,
   ) {
     this.#fd = fd;
-    this.pageSize = pageSize;
     this.filePages = Math.floor(fileSize / pageSize);
     this.pageCount = dbPages > 0 ? dbPages : this.filePages;
-    this.wal = wal;
-    this.walFrames = frames;
     this.#zero = new Uint8Array(pageSize);
   }
 
