@@ -1,23 +1,9 @@
 /**
  * The seed state streamed: its digest (exactly `snapshotDigest` of its
  * normalized snapshot), its regions' headers, and the digests of states
- * given as patches against it (exactly `snapshotDigest(applyPatch(seed,
- * patch))`), in one pass over the seed's records and without ever holding
- * all of them: a SQLite database is read page by page, one table at a
- * time, records in key order (masks applied as `normalize` does), each
- * record hashed and merged with every patch as it goes by.
- *
- * What is read whole instead (the fallback; memory then follows that part):
- * - a SQLite table stored in an order that is not the snapshot's key order
- *   (a rowid table identified by another primary key; a `WITHOUT ROWID`
- *   table with a NOCASE, RTRIM or DESC key column): that table alone is
- *   read page by page and sorted (`adapters/sqlite/stream.ts`);
- * - a SQLite database the page reader does not handle (any reason
- *   `stateDelta` falls back for: generated columns, a malformed file, a
- *   link, a declared natural key, …): that adapter is snapshotted whole;
- * - fs and json adapters (read through the snapshot worker) and postgres
- *   adapters (through the run's cluster): snapshotted whole, per adapter.
- * `methods` says which, per adapter and per table.
+ * given as patches against it, in one pass over the seed's records and
+ * without holding all of them. What is streamed and what is read whole
+ * (`methods` says which): docs/state.md, "The seed streamed".
  *
  * Reads the disk.
  *
