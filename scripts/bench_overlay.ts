@@ -7,8 +7,15 @@
  * a tool that writes nothing under both backends and for one that writes
  * outside its state (whose writes then succeed, into the overlay). The
  * two arms alternate session by session (which goes first alternates
- * too), so machine drift hits both alike; medians. Target: at most 1.10x
- * for the tool that writes nothing (the instrument's own cost).
+ * too), so machine drift hits both alike; medians, and the median of each
+ * pair's ratio (the two sessions of a pair run back to back, so it is the
+ * figure drift moves least). Then where each arm's time goes, phase by
+ * phase (medians): the launch prepared (with the overlay, its directories
+ * made), spawn to the tool listing (the launch line: with the overlay,
+ * `unshare` and `mount` before bubblewrap), the call, close to exit (with
+ * the overlay, its mount namespace torn down), the snapshot, the changeset
+ * read. Target: at most 1.10x for the tool that writes nothing (the
+ * instrument's own cost).
  *
  * Requires root on Linux (where the overlay can be had).
  *
@@ -75,19 +82,29 @@ function median(xs: number[]): number {
 const work = await Deno.makeTempDir({ prefix: "verity-bench-overlay-" });
 await Deno.chmod(work, 0o755);
 
-/** One session; ms for the whole of it and for reading the changeset. */
+/** The phases of one session, in order (ms each). */
+const PHASES = [
+  "prepare",
+  "spawn to listed",
+  "call",
+  "close to exit",
+  "snapshot",
+  "changeset",
+] as const;
+
+/** One session: ms for each phase, and the paths its changeset holds. */
 async function session(
   c: (typeof CASES)[number],
   launcher: DefinitionLauncher,
   def: Definition,
   i: number,
   overlay: boolean,
-): Promise<{ ms: number; changesetMs: number; paths: number }> {
+): Promise<{ phases: number[]; paths: number }> {
   const root = `${work}/s${i}-${overlay ? "o" : "d"}`;
   const dirs = { state: `${root}/state`, evidence: `${root}/evidence` };
   await Deno.mkdir(dirs.evidence, { recursive: true });
   await launcher.reset(dirs.state);
-  const t0 = performance.now();
+  const t = [performance.now()];
   const launch = prepareLaunch({
     ...launcher.request(dirs, "once-1"),
     overlay,
@@ -99,23 +116,31 @@ async function session(
       }`,
     );
   }
+  t.push(performance.now());
   const s = await openSession(launch.spawn, { timeoutMs: 30_000 });
+  if (s.failure !== null) throw new Error(`open: ${s.failure.message}`);
+  t.push(performance.now());
   const r = await s.client.request("tools/call", {
     name: c.tool,
     arguments: c.args,
   }, 30_000);
   if (r.status !== "ok") throw new Error(`call: ${JSON.stringify(r)}`);
+  t.push(performance.now());
   await s.client.close();
+  t.push(performance.now());
   await takeSnapshot(def, dirs.state);
-  const t1 = performance.now();
+  t.push(performance.now());
   let paths = 0;
   if (launch.writes?.observed) {
     paths = readChangeset(launch.writes.layout).changes.length;
   }
-  const t2 = performance.now();
+  t.push(performance.now());
   await Deno.remove(root, { recursive: true });
-  return { ms: t2 - t0, changesetMs: t2 - t1, paths };
+  return { phases: t.slice(1).map((x, k) => x - t[k]!), paths };
 }
+
+const total = (phases: number[]) => phases.reduce((a, b) => a + b, 0);
+const breakdown: string[] = [];
 
 console.log(
   `bench_overlay: ${n} sessions per arm and case, interleaved one by one; medians (load ${
@@ -123,9 +148,9 @@ console.log(
   })`,
 );
 console.log(
-  "| case | declared adapters only (ms) | overlay + changeset (ms) | reading the changeset (ms) | paths | ratio |",
+  "| case | declared adapters only (ms) | overlay + changeset (ms) | reading the changeset (ms) | paths | ratio of medians | median pair ratio |",
 );
-console.log("|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|");
 try {
   for (const c of CASES) {
     const def = await loadDefinition(
@@ -136,34 +161,48 @@ try {
       // One of each first, untimed: caches, the probes, the module graph.
       await session(c, launcher, def, -1, false);
       await session(c, launcher, def, -2, true);
-      const declared: number[] = [];
-      const overlaid: number[] = [];
-      const reading: number[] = [];
+      const declared: number[][] = [];
+      const overlaid: number[][] = [];
       let paths = 0;
       for (let i = 0; i < n; i++) {
         const first = i % 2 === 0;
         const a = await session(c, launcher, def, i, !first);
         const b = await session(c, launcher, def, i, first);
         const [d, o] = first ? [a, b] : [b, a];
-        declared.push(d.ms);
-        overlaid.push(o.ms);
-        reading.push(o.changesetMs);
+        declared.push(d.phases);
+        overlaid.push(o.phases);
         paths = o.paths;
       }
-      const a = median(declared);
-      const b = median(overlaid);
+      const a = median(declared.map(total));
+      const b = median(overlaid.map(total));
+      const pairs = median(
+        overlaid.map((o, i) => total(o) / total(declared[i]!)),
+      );
       console.log(
         `| ${c.fixture} \`${c.tool}\`: ${c.what} | ${a.toFixed(1)} | ${
           b.toFixed(1)
-        } | ${median(reading).toFixed(1)} | ${paths} | ${
-          (b / a).toFixed(3)
-        }x |`,
+        } | ${
+          median(overlaid.map((o) => o[PHASES.length - 1]!)).toFixed(1)
+        } | ${paths} | ${(b / a).toFixed(3)}x | ${pairs.toFixed(3)}x |`,
+      );
+      const cell = (arm: number[][], k: number) =>
+        median(arm.map((p) => p[k]!));
+      breakdown.push(
+        `| ${c.fixture} | ${
+          PHASES.map((_, k) =>
+            `${cell(declared, k).toFixed(1)} / ${cell(overlaid, k).toFixed(1)}`
+          ).join(" | ")
+        } |`,
       );
     } finally {
       await launcher.close();
     }
   }
   console.log("target: at most 1.10x for a tool that writes nothing");
+  console.log("\nwhere the time goes, declared / overlay (ms, medians):");
+  console.log(`| case | ${PHASES.join(" | ")} |`);
+  console.log(`|---|${PHASES.map(() => "---|").join("")}`);
+  for (const row of breakdown) console.log(row);
 } finally {
   await Deno.remove(work, { recursive: true }).catch(() => {});
 }

@@ -88,7 +88,7 @@ async function writeAtomic(
  */
 export async function writeChunksAtomic(
   path: string,
-  chunks: Iterable<string> | AsyncIterable<string | Uint8Array>,
+  chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>,
   options: AtomicWriteOptions = {},
 ): Promise<{ digest: string; bytes: number }> {
   const hash = createHash("sha256");

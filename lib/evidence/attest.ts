@@ -39,26 +39,15 @@ export interface Envelope {
 
 const ED25519 = { name: "Ed25519" } as const;
 
-function toBase64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
-}
-
 function fromBase64(b64: string, what: string): Uint8Array<ArrayBuffer> {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) {
     throw new TypeError(`${what} is not base64`);
   }
-  const s = atob(b64);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
+  return Uint8Array.fromBase64(b64);
 }
 
 function pem(label: string, der: ArrayBuffer): string {
-  const b64 = toBase64(new Uint8Array(der));
+  const b64 = new Uint8Array(der).toBase64();
   const lines = b64.match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${
     lines.join("\n")
@@ -142,10 +131,7 @@ export async function importPrivateKey(text: string): Promise<SigningKey> {
 }
 
 /** A verification key read from an SPKI PEM. */
-export interface VerifyingKey {
-  key: CryptoKey;
-  keyid: string;
-}
+export type VerifyingKey = SigningKey;
 
 /** Read an SPKI PEM Ed25519 public key. Throws `TypeError` when it is not one. */
 export async function importPublicKey(text: string): Promise<VerifyingKey> {
@@ -172,8 +158,8 @@ export async function signStatement(
   );
   return {
     payloadType: PAYLOAD_TYPE,
-    payload: toBase64(body),
-    signatures: [{ keyid: signer.keyid, sig: toBase64(new Uint8Array(sig)) }],
+    payload: body.toBase64(),
+    signatures: [{ keyid: signer.keyid, sig: new Uint8Array(sig).toBase64() }],
   };
 }
 

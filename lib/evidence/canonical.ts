@@ -494,12 +494,6 @@ export interface EvidenceJsonOptions {
    * @default {"javascript"}
    */
   numbers?: "python" | "javascript";
-  /**
-   * Refuse a duplicated object key with a {@linkcode DuplicateKeyError}
-   * naming the key and where it is; `false` keeps the last, as Python does.
-   * @default {true}
-   */
-  strict?: boolean;
 }
 
 /**
@@ -526,20 +520,18 @@ export function parseEvidenceJson(
   // counted against the key tokens in the text, and any difference (a
   // duplicate), invalid JSON or very deep nesting goes to verity's own
   // reader, which names the problem.
-  if (options.strict ?? true) {
-    const tokens = keyTokens(text);
-    if (tokens >= 0) {
-      let v: unknown;
-      try {
-        v = JSON.parse(text);
-      } catch {
-        v = undefined;
-      }
-      if (v !== undefined && ownKeyCount(v, tokens) === tokens) return v;
+  const tokens = keyTokens(text);
+  if (tokens >= 0) {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      v = undefined;
     }
+    if (v !== undefined && ownKeyCount(v, tokens) === tokens) return v;
   }
   return readJson(text, {
-    strict: options.strict ?? true,
+    strict: true,
     number: options.numbers === "python" ? pythonNumber : Number,
     maxDepth: 10_000,
   }).value;

@@ -36,11 +36,6 @@ export interface CaptureOptions {
    * @default {30000}
    */
   timeoutMs?: number;
-  /**
-   * The clock (for tests).
-   * @default {() => new Date()}
-   */
-  now?: () => Date;
 }
 
 /**
@@ -56,13 +51,12 @@ export async function captureManifest(
   spec: SpawnSpec | ClientSource,
   options: CaptureOptions,
 ): Promise<Manifest> {
-  const now = options.now ?? (() => new Date());
   const shown = options.command ??
     ("client" in spec ? spec.shownAs : spec.command);
   const s = await openSession("client" in spec ? spec.client : spec, {
     timeoutMs: options.timeoutMs ?? 30_000,
   });
-  const capturedAt = now().toISOString().replace(/\.\d{3}Z$/, "Z");
+  const capturedAt = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
   await s.client.close(1000);
   if (s.failure) {
     throw new ServerError(

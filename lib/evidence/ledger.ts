@@ -34,6 +34,7 @@ import {
   LEDGER_NAME,
   LEDGER_VERSION,
   ledgerRecipesText,
+  ledgerText,
   type LedgerVerification,
   verifyLedger,
   verifyLedgerText,
@@ -266,30 +267,21 @@ async function tooLargeToReadWhole(path: string): Promise<void> {
   }
 }
 
-/** Options for {@linkcode withLedgerLock}. */
-export interface LockOptions {
-  /**
-   * Give up waiting for another writer after this many milliseconds.
-   * @default {30000}
-   */
-  waitMs?: number;
-}
-
 /**
  * Run `fn` holding an exclusive advisory lock (flock) on `<ledger>.lock`, so
  * concurrent appends never lose a block. The kernel drops the lock when its
  * holder dies, however it dies, so a killed writer never leaves a stale
  * lock, and two waiters can never both take one. The lock file stays (an
  * unlinked lock file would let a later writer lock a different file); it
- * holds the current holder's pid and start time, for messages.
+ * holds the current holder's pid and start time, for messages. Waits
+ * 30 s for another writer, then throws {@linkcode EvidenceError}.
  */
 export async function withLedgerLock<T>(
   ledgerPath: string,
   fn: () => Promise<T>,
-  options: LockOptions = {},
 ): Promise<T> {
   const lock = `${ledgerPath}.lock`;
-  const waitMs = options.waitMs ?? 30_000;
+  const waitMs = 30_000;
   let f: Deno.FsFile;
   try {
     f = await Deno.open(lock, { read: true, write: true, create: true });
@@ -386,101 +378,44 @@ function refuseBroken(path: string, v: LedgerVerification): void {
  * ledger when it is missing. Refuses (with {@linkcode EvidenceError}) a file
  * that is not a verity ledger, or whose own chain does not verify.
  * Returns the first new index, how many were added, and the new head.
- *
- * `entries` may be any iterable, sync or async: they are chained and
- * written a few thousand at a time, so an iterable that makes its entries
- * as it goes writes a ledger of any size in bounded memory. A bad entry
- * (empty type, no record, a record with no canonical form) throws
- * `TypeError` and leaves the ledger as it was.
+ * A bad entry (empty type, no record, a record with no canonical form)
+ * throws `TypeError` and leaves the ledger as it was.
  */
 export async function appendBlocks(
   ledgerPath: string,
-  entries: Iterable<Entry> | AsyncIterable<Entry>,
+  entries: Iterable<Entry>,
 ): Promise<{ first: number; count: number; head: string }> {
   return await withLedgerLock(ledgerPath, async () => {
-    let existing: Block[] = [];
     let head = GENESIS;
     let start = 0;
-    // Bytes of the existing file kept as they are (verity's own layout):
-    // all but the closing "\n]}\n".
-    let kept = 0;
+    // verity's own layout: the file kept as it is but its closing "\n]}\n";
+    // another: its blocks made again.
+    let kept: Uint8Array | null = null;
+    let again: string[] = [];
     if (await exists(ledgerPath, { followSymlinks: false })) {
       const w = walkLedgerFile(ledgerPath, null);
       if (w !== null) {
         refuseBroken(ledgerPath, w);
         [head, start] = [w.head!, w.blocks];
-        if (start > 0) kept = (await Deno.stat(ledgerPath)).size - 4;
+        if (start > 0) kept = (await Deno.readFile(ledgerPath)).slice(0, -4);
       } else {
-        ({ blocks: existing, head } = await blocksToRewrite(ledgerPath));
-        start = existing.length;
+        const old = await blocksToRewrite(ledgerPath);
+        [head, start, again] = [
+          old.head,
+          old.blocks.length,
+          old.blocks.map(blockLine),
+        ];
       }
     }
-    const chain = { head, next: start };
+    const added = chainBlocks(head, start, [...entries]);
     await writeChunksAtomic(
       ledgerPath,
-      ledgerPieces(ledgerPath, kept, existing, chained(entries, chain)),
+      kept === null
+        ? [ledgerText([...again, ...added.lines])]
+        : [kept, added.lines.map((l) => `,\n${l}`).join("") + "\n]}\n"],
     );
-    return { first: start, count: chain.next - start, head: chain.head };
+    return { first: start, count: added.lines.length, head: added.head };
   });
-}
-
-/**
- * Chain `entries` onto `chain` (its head and next index, updated as it
- * goes), yielding the new block lines a batch at a time.
- */
-async function* chained(
-  entries: Iterable<Entry> | AsyncIterable<Entry>,
-  chain: { head: string; next: number },
-): AsyncGenerator<string[]> {
-  let batch: Entry[] = [];
-  const flush = () => {
-    const { lines, head } = chainBlocks(chain.head, chain.next, batch);
-    chain.head = head;
-    chain.next += batch.length;
-    batch = [];
-    return lines;
-  };
-  for await (const e of entries) {
-    batch.push(e);
-    if (batch.length === 4096) yield flush();
-  }
-  if (batch.length > 0) yield flush();
-}
-
-/**
- * The new ledger file in pieces, never one string of the whole file: the
- * first `kept` bytes of the existing file, or the header and the
- * `existing` blocks made again, then the new block lines, then the close.
- */
-async function* ledgerPieces(
-  path: string,
-  kept: number,
-  existing: readonly Block[],
-  batches: AsyncIterable<string[]>,
-): AsyncGenerator<string | Uint8Array> {
-  let any = kept > 0; // whether a block line has been written
-  if (any) {
-    using f = await Deno.open(path, { read: true });
-    const buf = new Uint8Array(1 << 20);
-    for (let left = kept; left > 0;) {
-      const n = await f.read(buf.subarray(0, Math.min(buf.length, left)));
-      if (n === null) throw new Error(`${path}: shorter than it was`);
-      yield buf.slice(0, n);
-      left -= n;
-    }
-  }
-  const lines = (async function* () {
-    for (let i = 0; i < existing.length; i += 4096) {
-      yield existing.slice(i, i + 4096).map(blockLine);
-    }
-    yield* batches;
-  })();
-  for await (const batch of lines) {
-    if (batch.length === 0) continue;
-    yield (any ? ",\n" : `${HEADER_LINE}\n`) + batch.join(",\n");
-    any = true;
-  }
-  yield any ? "\n]}\n" : `${EMPTY_LINE}\n`;
 }
 
 /**

@@ -300,17 +300,6 @@ async function copyTree(from: string, to: string): Promise<number> {
   return n;
 }
 
-async function findCachedPackage(
-  denoDir: string,
-  pin: SourcePin,
-): Promise<string | null> {
-  for await (const reg of Deno.readDir(join(denoDir, "npm"))) {
-    const p = join(denoDir, "npm", reg.name, pin.package, pin.version);
-    if (reg.isDirectory && await exists(p)) return p;
-  }
-  return null;
-}
-
 /** Options of {@linkcode fetchPinned}. */
 export interface FetchOptions {
   /** The `.verity` cache. */
@@ -393,7 +382,12 @@ export async function fetchPinned(
         `verity: integrity mismatch for ${pin.package}@${pin.version}: [source].integrity is ${pin.integrity}, the lockfile (what Deno downloaded and checked) records ${lock.rootIntegrity}; refusing to prepare`,
       );
     }
-    if (!await packageCached(layout.denoDir, pin.package, pin.version)) {
+    const cachedDir = await packageCached(
+      layout.denoDir,
+      pin.package,
+      pin.version,
+    );
+    if (cachedDir === null) {
       throw new PrepareError(
         `verity: deno cache succeeded but ${pin.package}@${pin.version} is not in ${layout.denoDir}`,
       );
@@ -404,8 +398,7 @@ export async function fetchPinned(
       files = await extract(packed.bytes, staged);
       await Deno.copyFile(packed.path, join(staged, "package.tgz"));
     } else {
-      const from = await findCachedPackage(layout.denoDir, pin);
-      files = from === null ? 0 : await copyTree(from, join(staged, "package"));
+      files = await copyTree(cachedDir, join(staged, "package"));
     }
     const sourceDir = join(layout.sourcesDir, store);
     await Deno.remove(sourceDir, { recursive: true }).catch(() => {});

@@ -39,7 +39,7 @@ import {
   type PreparedTarget,
   renderPrepared,
 } from "./prepared.ts";
-import { exists } from "../common/exists.ts";
+import { exists, isDirectory } from "../common/exists.ts";
 
 /** Where the cache lives. */
 export interface CacheLayout {
@@ -178,23 +178,21 @@ export interface PreparedRun {
   entry: PreparedTarget;
 }
 
-/** Whether `<denoDir>/npm/<any registry>/<package>/<version>` exists. */
+/** `<denoDir>/npm/<any registry>/<package>/<version>` when it exists, else null. */
 export async function packageCached(
   denoDir: string,
   pkg: string,
   version: string,
-): Promise<boolean> {
+): Promise<string | null> {
   try {
     for await (const reg of Deno.readDir(join(denoDir, "npm"))) {
-      if (
-        reg.isDirectory &&
-        await exists(join(denoDir, "npm", reg.name, pkg, version))
-      ) return true;
+      const dir = join(denoDir, "npm", reg.name, pkg, version);
+      if (reg.isDirectory && await exists(dir)) return dir;
     }
   } catch {
     // no npm cache at all
   }
-  return false;
+  return null;
 }
 
 /** Whether `<nodeModules>/<package>/package.json` records `version`. */
@@ -238,14 +236,6 @@ async function prepareArgument(
   return /^[\w@%+=:,./-]+$/.test(path)
     ? path
     : `'${path.replaceAll("'", `'\\''`)}'`;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -296,7 +286,7 @@ export async function resolvePreparedRun(
     prepareArg: await prepareArgument(def),
     packageCached: node
       ? await nodePackageInstalled(nodeModules, pin.package, pin.version)
-      : await packageCached(denoDir, pin.package, pin.version),
+      : await packageCached(denoDir, pin.package, pin.version) !== null,
   });
   if (problem !== null) throw new PrepareError(problem);
   return {

@@ -65,7 +65,7 @@ async function usableEntry(
     ) continue;
     const lock = await Deno.readFile(e.lock.file).catch(() => null);
     if (lock !== null && sha256Of(lock) === e.lock.sha256) {
-      if (await packageCached(denoDir, pin.package, pin.version)) {
+      if (await packageCached(denoDir, pin.package, pin.version) !== null) {
         return e;
       }
     }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { LockedPackage, SourcePin } from "./source.ts";
+import { type LockedPackage, parseJsonText, type SourcePin } from "./source.ts";
 
 /** The schema tag of the file (2: entries keyed by the target's directory, 1 keyed them by name). */
 export const PREPARED_SCHEMA = "verity.prepared/2";
@@ -64,12 +64,7 @@ export function emptyPrepared(): PreparedFile {
  * the caller turns it into a message naming the file.
  */
 export function parsePrepared(text: string): PreparedFile {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new SyntaxError(`not JSON: ${(e as Error).message}`);
-  }
+  const raw = parseJsonText(text);
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new SyntaxError("expected an object");
   }

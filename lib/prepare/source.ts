@@ -260,12 +260,7 @@ export function summarizeNpmLock(
   text: string,
   pin: Pick<SourcePin, "package" | "version">,
 ): LockSummary {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new SyntaxError(`not JSON: ${(e as Error).message}`);
-  }
+  const raw = parseJsonText(text);
   const lock = raw as Record<string, unknown> | null;
   if (
     lock === null || typeof lock !== "object" ||
@@ -280,7 +275,7 @@ export function summarizeNpmLock(
     string,
     { version?: unknown; integrity?: unknown; name?: unknown }
   >;
-  const packages: LockedPackage[] = [];
+  const found: LockedPackage[] = [];
   for (const [key, e] of Object.entries(entries)) {
     const at = key.lastIndexOf("node_modules/");
     if (at === -1 || typeof e?.version !== "string") continue;
@@ -288,27 +283,37 @@ export function summarizeNpmLock(
       ? e.name
       : key.slice(at + "node_modules/".length);
     const integrity = typeof e.integrity === "string" ? e.integrity : null;
-    if (
-      !packages.some((p) => p.name === name && p.version === e.version)
-    ) packages.push({ name, version: e.version, integrity });
+    found.push({ name, version: e.version, integrity });
   }
-  packages.sort((a, b) =>
-    a.name < b.name
-      ? -1
-      : a.name > b.name
-      ? 1
-      : a.version < b.version
-      ? -1
-      : a.version > b.version
-      ? 1
-      : 0
-  );
+  const packages = distinctSorted(found);
   const root = entries[`node_modules/${pin.package}`];
   const rootIntegrity = root && root.version === pin.version &&
       typeof root.integrity === "string"
     ? root.integrity
     : null;
   return { packages, rootIntegrity };
+}
+
+/** Parse JSON text; `SyntaxError` (`not JSON: …`) when it is not JSON. */
+export function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new SyntaxError(`not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** The first of each name and version, sorted by name then version. */
+function distinctSorted(found: readonly LockedPackage[]): LockedPackage[] {
+  const seen = new Map<string, LockedPackage>();
+  for (const p of found) {
+    const k = `${p.name}\0${p.version}`;
+    if (!seen.has(k)) seen.set(k, p);
+  }
+  const order = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
+  return [...seen.values()].sort((a, b) =>
+    order(a.name, b.name) || order(a.version, b.version)
+  );
 }
 
 /** One npm package version a lockfile resolves. */
@@ -351,12 +356,7 @@ export function summarizeLock(
   text: string,
   pin: Pick<SourcePin, "package" | "version">,
 ): LockSummary {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new SyntaxError(`not JSON: ${(e as Error).message}`);
-  }
+  const raw = parseJsonText(text);
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new SyntaxError("not a Deno lockfile (expected an object)");
   }
@@ -371,28 +371,16 @@ export function summarizeLock(
   }
   const npm = (lock.npm ?? {}) as Record<string, { integrity?: unknown }>;
   const specifiers = (lock.specifiers ?? {}) as Record<string, unknown>;
-  const packages: LockedPackage[] = [];
+  const found: LockedPackage[] = [];
   for (const [key, entry] of Object.entries(npm)) {
     const nv = splitLockKey(key);
     if (nv === null) continue;
     const integrity = entry && typeof entry.integrity === "string"
       ? entry.integrity
       : null;
-    if (!packages.some((p) => p.name === nv.name && p.version === nv.version)) {
-      packages.push({ ...nv, integrity });
-    }
+    found.push({ ...nv, integrity });
   }
-  packages.sort((a, b) =>
-    a.name < b.name
-      ? -1
-      : a.name > b.name
-      ? 1
-      : a.version < b.version
-      ? -1
-      : a.version > b.version
-      ? 1
-      : 0
-  );
+  const packages = distinctSorted(found);
   const resolved = specifiers[npmSpecifier(pin)];
   let rootIntegrity: string | null = null;
   if (typeof resolved === "string") {

@@ -11,7 +11,6 @@ import { clip, escapeMarkup as h, toolLabel } from "./_markup.ts";
 import {
   arr,
   badge,
-  declaredText,
   type Json,
   kv,
   list,
@@ -216,7 +215,7 @@ export function verdictDetails(
   const head: [string, string][] = [
     [
       "declared",
-      `<span class="mono">${h(v.hint)}: ${h(declaredText(v.declared))}</span>`,
+      `<span class="mono">${h(v.hint)}: ${h(v.declared.toLowerCase())}</span>`,
     ],
     ["verdict", badge(v.kind, v.outcome)],
     ...(v.secondary.length

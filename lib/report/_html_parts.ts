@@ -125,11 +125,3 @@ export function list(items: string[], cls = ""): string {
     items.map((i) => `<li${cls ? ` class="${cls}"` : ""}>${i}</li>`).join("")
   }</ul>`;
 }
-
-export function declaredText(state: string): string {
-  return state === "TRUE"
-    ? "true"
-    : state === "FALSE"
-    ? "false"
-    : state.toLowerCase();
-}

@@ -6,10 +6,9 @@
  * @module
  */
 import { allowanceLine, type Report } from "./report.ts";
-import type { ExpectationResult } from "./expectations.ts";
 import { HINT_NAMES, parseToolPages } from "../contracts/contracts.ts";
 import { breakable, clip, escapeMarkup as h } from "./_markup.ts";
-import { declaredText, flag, kv, list, obj, show } from "./_html_parts.ts";
+import { flag, kv, list, obj, show } from "./_html_parts.ts";
 import { renderDelta } from "./_html_evidence.ts";
 import {
   definitionGitText,
@@ -22,20 +21,6 @@ import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
 
 /** Most errored sessions listed in the state section. */
 const ERRORED_ROWS = 50;
-
-/** The key that pairs a verdict with its expectation. */
-export function verdictKey(
-  t: { tool: string; variant: string | null; test: string },
-): string {
-  return `${t.tool}\u0000${t.variant}\u0000${t.test}`;
-}
-
-/** The report's expectation results by {@linkcode verdictKey}. */
-export function expectationsByKey(
-  report: Report,
-): Map<string, ExpectationResult> {
-  return new Map(report.expectations.results.map((e) => [verdictKey(e), e]));
-}
 
 /** Run id, definition, harness, server and options. */
 export function provenanceSection(report: Report): string {
@@ -234,7 +219,7 @@ export function renderTools(report: Report): string {
       : "";
     const hints = HINT_NAMES.map((n) => {
       const hint = c.hints[n];
-      return `<td class="mono">${h(declaredText(hint.state))}${
+      return `<td class="mono">${h(hint.state.toLowerCase())}${
         hint.detail
           ? `<div class="note">${h(clip(hint.detail, 120))}</div>`
           : ""

@@ -75,3 +75,8 @@ export function toolLabel(
 ): string {
   return v.variant === null ? v.tool : `${v.tool}[${v.variant}]`;
 }
+
+/** A verdict's claim as `hint: value`, e.g. `readOnlyHint: true`. */
+export function declaredHint(v: { hint: string; declared: string }): string {
+  return `${v.hint}: ${v.declared.toLowerCase()}`;
+}

@@ -6,6 +6,20 @@
  */
 import type { Verdict } from "../verdicts/types.ts";
 
+/** The key that pairs a verdict with its expectation. */
+export function verdictKey(
+  t: { tool: string; variant: string | null; test: string },
+): string {
+  return `${t.tool}\u0000${t.variant}\u0000${t.test}`;
+}
+
+/** A report's expectation results by {@linkcode verdictKey}. */
+export function expectationsByKey(
+  report: { expectations: { results: readonly ExpectationResult[] } },
+): Map<string, ExpectationResult> {
+  return new Map(report.expectations.results.map((e) => [verdictKey(e), e]));
+}
+
 /** One expectation as recorded in a definition. */
 export interface ExpectedVerdict {
   tool: string;

@@ -8,11 +8,12 @@
  * @module
  */
 import type { Report } from "./report.ts";
+import { verdictKey } from "./expectations.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { SessionRecord } from "../history/types.ts";
 import { CHECKS } from "../verdicts/battery.ts";
 import { type Claims, NOT_EXERCISED, reportClaims } from "./claims.ts";
-import { clip, toolLabel } from "./_markup.ts";
+import { clip, declaredHint, toolLabel } from "./_markup.ts";
 import { arr, type Json, obj, str } from "./_html_parts.ts";
 
 /** Longest request or answer text a finding carries. */
@@ -165,10 +166,6 @@ function exchange(
   };
 }
 
-function declaredOf(v: { hint: string; declared: string }): string {
-  return `${v.hint}: ${v.declared.toLowerCase()}`;
-}
-
 /** What happened, in one sentence. */
 function sentence(
   v: Verdict,
@@ -222,7 +219,7 @@ export function reportFindings(
       tool: v.tool,
       variant: v.variant,
       test: v.test,
-      declared: declaredOf(v),
+      declared: declaredHint(v),
       outcome: v.outcome,
       what: sentence(v, call, d),
       ...io,
@@ -231,20 +228,21 @@ export function reportFindings(
     };
   };
   const index = new Map(report.verdicts.map((v, i) => [v, i]));
-  const key = (t: { tool: string; variant: string | null; test: string }) =>
-    `${t.tool}\u0000${t.variant}\u0000${t.test}`;
   const out = report.verdicts.flatMap((v, i) =>
     v.kind === "VIOLATION" ? [of(v, i, "violation")] : []
   );
   for (const u of claims.untested) {
-    const v = report.verdicts.find((x) => key(x) === key(u));
+    const v = report.verdicts.find((x) => verdictKey(x) === verdictKey(u));
     out.push(
       v !== undefined ? of(v, index.get(v)!, "untested") : {
         kind: "untested",
         tool: u.tool,
         variant: u.variant,
         test: u.test,
-        declared: declaredOf({ hint: u.hint, declared: CHECKS[u.test].claim }),
+        declared: declaredHint({
+          hint: u.hint,
+          declared: CHECKS[u.test].claim,
+        }),
         outcome: `untested: ${NOT_EXERCISED}`,
         what:
           `the definition never calls ${u.tool}, so its ${u.hint} claim was not tested (add a [[tools]] entry for it).`,
@@ -256,10 +254,10 @@ export function reportFindings(
     );
   }
   if (!report.audit) {
-    const listed = new Set(out.map(key));
+    const listed = new Set(out.map(verdictKey));
     for (const e of report.expectations.results) {
-      if (e.matched || listed.has(key(e))) continue;
-      const v = report.verdicts.find((x) => key(x) === key(e));
+      if (e.matched || listed.has(verdictKey(e))) continue;
+      const v = report.verdicts.find((x) => verdictKey(x) === verdictKey(e));
       const f: Finding = v !== undefined ? of(v, index.get(v)!, "mismatch") : {
         kind: "mismatch",
         tool: e.tool,

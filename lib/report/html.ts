@@ -28,12 +28,11 @@ import {
 } from "./over_declarations.ts";
 import { exclusionText } from "../state/exclude.ts";
 import {
-  expectationsByKey,
   provenanceSection,
   renderTools,
   stateSection,
-  verdictKey,
 } from "./_html_sections.ts";
+import { expectationsByKey, verdictKey } from "./expectations.ts";
 
 /** Most finding cards on a page; the grid and the details hold the rest. */
 const CARDS = 50;

@@ -27,8 +27,17 @@
  */
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
-import type { ExpectationResult } from "./expectations.ts";
-import { escapeAttribute, escapeMarkup, toolLabel } from "./_markup.ts";
+import {
+  type ExpectationResult,
+  expectationsByKey,
+  verdictKey,
+} from "./expectations.ts";
+import {
+  declaredHint,
+  escapeAttribute,
+  escapeMarkup,
+  toolLabel,
+} from "./_markup.ts";
 import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
 import {
@@ -47,10 +56,6 @@ interface Case {
   skipped: string | null;
   /** Seconds. */
   time: number;
-}
-
-function declaredText(v: { hint: string; declared: string }): string {
-  return `${v.hint}: ${v.declared.toLowerCase()}`;
 }
 
 function expectationFailure(
@@ -80,11 +85,7 @@ function caseTime(report: Report, v: Verdict): number {
 
 function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
   const suite = report.provenance.definition.name;
-  const key = (t: { tool: string; variant: string | null; test: string }) =>
-    `${t.tool}\u0000${t.variant}\u0000${t.test}`;
-  const expectations = new Map(
-    report.expectations.results.map((e) => [key(e), e]),
-  );
+  const expectations = expectationsByKey(report);
   const cases: Case[] = [];
   for (const v of report.verdicts) {
     const c: Case = {
@@ -102,15 +103,15 @@ function buildCases(report: Report, notApplicable: Verdict[]): Case[] {
       if (v.kind === "VIOLATION") {
         c.failure = {
           type: "VIOLATION",
-          message: `${v.tool} ${declaredText(v)}, but observed ${v.observed}`,
+          message: `${v.tool} ${declaredHint(v)}, but observed ${v.observed}`,
           body: v.details.join("\n"),
         };
       } else if (v.kind !== "PASS") {
         c.skipped = v.details[0] ? `${v.outcome}: ${v.details[0]}` : v.outcome;
       }
     } else {
-      const e = expectations.get(key(v));
-      expectations.delete(key(v));
+      const e = expectations.get(verdictKey(v));
+      expectations.delete(verdictKey(v));
       if (!e) c.skipped = `no expectation recorded (verdict ${v.outcome})`;
       else if (!e.matched) c.failure = expectationFailure(e);
     }

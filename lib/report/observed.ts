@@ -62,22 +62,16 @@ export interface ObservedSource {
 }
 
 /** One call to record, before its contract hash is looked up. */
-export interface CallToRecord {
-  tool: string;
-  args: Record<string, unknown>;
-  outcome: string;
-  session: string;
-  call: number;
-  variant: string | null;
-  privilege: PrivilegeUse | null;
-}
+export type CallToRecord = Omit<
+  ObservedCall,
+  "index" | "argument_shape" | "contract_hash" | "contract_recipe"
+>;
 
 /** What the file says about where the calls come from. */
-export interface ObservedMeta {
-  runId: string;
-  definition: string;
-  backend: string;
-}
+export type ObservedMeta = Pick<
+  ObservedSource,
+  "runId" | "definition" | "backend"
+>;
 
 /**
  * Observed records for calls, each bound to the contract hash of its tool
@@ -169,10 +163,6 @@ export function observedRecords(
     src.protocol.serverInfo,
     calls,
     recipe,
-    {
-      runId: src.runId,
-      definition: src.definition,
-      backend: src.backend,
-    },
+    src,
   );
 }

@@ -18,6 +18,7 @@
  * @module
  */
 import type { Verdict } from "../verdicts/types.ts";
+import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import { parseToolPages } from "../contracts/contracts.ts";
 import type { Report } from "./report.ts";
 
@@ -70,10 +71,6 @@ const CODE_DESCRIPTION =
 /** Argument names whose values are code: any other value may do anything. */
 const FREE_FORM =
   /(^|_|-|\b)(sql|statement|stmt|command|cmd|script|code|expression|expr|shell|program|eval)($|_|-|\b)/i;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /**
  * The input modes of a schema that a set of argument sets leaves untested:

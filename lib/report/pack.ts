@@ -248,42 +248,32 @@ export function unpackReport(
     }
   }
   const used = new Set<string>();
+  /** The frame text `d` names, or `missing` (a problem at `where`). */
+  const frame = <T>(d: unknown, where: string, missing: T) => {
+    if (
+      typeof d !== "string" || frames === null || !Object.hasOwn(frames, d)
+    ) {
+      bad(where, `names no stored frame: ${String(d).slice(0, 80)}`);
+      return missing;
+    }
+    used.add(d);
+    return frames[d];
+  };
   const sessions = Array.isArray(stored.sessions)
     ? stored.sessions.map((s, i) => {
       if (!isObject(s) || !Array.isArray(s.callResponses)) return s;
       return {
         ...s,
-        callResponses: s.callResponses.map((d, j) => {
-          if (d === null) return null;
-          if (
-            typeof d !== "string" || frames === null ||
-            !Object.hasOwn(frames, d)
-          ) {
-            bad(
-              `sessions[${i}].callResponses[${j}]`,
-              `names no stored frame: ${String(d).slice(0, 80)}`,
-            );
-            return null;
-          }
-          used.add(d);
-          return frames[d];
-        }),
+        callResponses: s.callResponses.map((d, j) =>
+          d === null
+            ? null
+            : frame(d, `sessions[${i}].callResponses[${j}]`, null)
+        ),
         ...(Array.isArray(s.toolsList)
           ? {
-            toolsList: s.toolsList.map((d, j) => {
-              if (
-                typeof d !== "string" || frames === null ||
-                !Object.hasOwn(frames, d)
-              ) {
-                bad(
-                  `sessions[${i}].toolsList[${j}]`,
-                  `names no stored frame: ${String(d).slice(0, 80)}`,
-                );
-                return "";
-              }
-              used.add(d);
-              return frames[d];
-            }),
+            toolsList: s.toolsList.map((d, j) =>
+              frame(d, `sessions[${i}].toolsList[${j}]`, "")
+            ),
           }
           : {}),
       };

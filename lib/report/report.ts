@@ -9,6 +9,7 @@ import type { Changeset } from "../state/changeset.ts";
 import { judgeTool, serverFailure } from "../verdicts/engine.ts";
 import type {
   DefinitionObservations,
+  RunHistory,
   SessionRecord,
   ToolObservations,
 } from "../history/types.ts";
@@ -113,12 +114,7 @@ export interface Report {
   schema: typeof REPORT_SCHEMA | typeof REPORT_SCHEMA_V1;
   runId: string;
   provenance: Provenance;
-  protocol: {
-    initialize: string | null;
-    toolsList: string[];
-    serverInfo: unknown;
-    listingProblems: string[];
-  };
+  protocol: RunHistory["protocol"];
   sandbox: { backend: string; allow?: SandboxAllowances };
   observations: {
     definition: DefinitionObservations;

@@ -24,7 +24,11 @@ import {
 import { allowanceLine, type Report } from "./report.ts";
 import type { Verdict } from "../verdicts/types.ts";
 import type { TestName } from "../definition/types.ts";
-import type { ExpectationResult } from "./expectations.ts";
+import {
+  type ExpectationResult,
+  expectationsByKey,
+  verdictKey,
+} from "./expectations.ts";
 import { toolLabel } from "./_markup.ts";
 import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
@@ -390,12 +394,7 @@ export function renderSarif(
       }],
     };
   };
-  const expectationOf = new Map(
-    report.expectations.results.map((e) => [
-      `${e.tool}\u0000${e.variant}\u0000${e.test}`,
-      e,
-    ]),
-  );
+  const expectationOf = expectationsByKey(report);
   const results: Record<string, unknown>[] = [];
   const setup = report.setupFailure ?? null;
   const claims = reportClaims(report);
@@ -418,7 +417,7 @@ export function renderSarif(
   }
   for (const v of report.verdicts) {
     if (v.kind !== "VIOLATION" && v.kind !== "INCONCLUSIVE") continue;
-    const e = expectationOf.get(`${v.tool}\u0000${v.variant}\u0000${v.test}`);
+    const e = expectationOf.get(verdictKey(v));
     const rule = v.kind === "VIOLATION" ? v.test : "untested";
     results.push({
       ruleId: rule,

@@ -65,7 +65,6 @@ import {
 import type {
   AttemptObservation,
   CallObservation,
-  CallStatus,
   SessionObservation,
   ToolObservations,
 } from "../history/types.ts";
@@ -141,23 +140,6 @@ const same = (a: unknown, b: unknown) =>
 function short(v: unknown): string {
   const s = canonicalStateJson(v) ?? String(v);
   return s.length > 160 ? s.slice(0, 157) + "..." : s;
-}
-
-/** How the wire client classifies a response frame, from its raw text. */
-export function callStatusOfFrame(
-  text: string | null,
-): { status: CallStatus; message: string | null } {
-  return classifyResponseFrame(text);
-}
-
-/** How the overlap timer classified an attempt's call, from the result text it kept. */
-export function callStatusOfResult(
-  text: string | null,
-): {
-  status: CallStatus | "protocol_error_or_unknown";
-  message: string | null;
-} {
-  return classifyResultText(text);
 }
 
 interface SessionLike {
@@ -660,7 +642,7 @@ class Verifier {
     this.#calls(
       where,
       o.calls,
-      (s.callResponses ?? []).map((f) => callStatusOfFrame(f)),
+      (s.callResponses ?? []).map((f) => classifyResponseFrame(f)),
       typeof s.exit === "string" ? s.exit : undefined,
     );
   }
@@ -677,7 +659,7 @@ class Verifier {
     this.#calls(
       where,
       o.calls,
-      (s.callResponses ?? []).map((f) => callStatusOfResult(f)),
+      (s.callResponses ?? []).map((f) => classifyResultText(f)),
     );
     if (this.#history >= 2) {
       // Stamps only: the concurrent check decides overlap, and its verdict
@@ -815,7 +797,6 @@ class Verifier {
     });
   }
 
-  /** The state effects, re-derived whole from observations and snapshots. */
   /** The headline's claims, from the verdicts (already re-derived) and the listing. */
   #summary(): void {
     if (!Object.hasOwn(this.r, "summary")) return; // before 2026-12-02
@@ -831,6 +812,7 @@ class Verifier {
     );
   }
 
+  /** The state effects, re-derived whole from observations and snapshots. */
   #stateEffects(): void {
     if (!Object.hasOwn(this.r, "stateEffects")) return; // before 2026-12-01
     const claimed = this.r.stateEffects;
