@@ -57,12 +57,9 @@ export function fsExclusions(
 
 /** Hex SHA-256 with WebCrypto: the read-only worker loads no Node compatibility layer. */
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const d = new Uint8Array(
+  return new Uint8Array(
     await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
-  );
-  let s = "";
-  for (const b of d) s += b.toString(16).padStart(2, "0");
-  return s;
+  ).toHex();
 }
 
 /** Files larger than this are hashed in chunks, in bounded memory. */

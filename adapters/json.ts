@@ -25,6 +25,7 @@ import type { AdapterDef } from "../lib/definition/types.ts";
 import { makeKey, sortRecords } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import { getPath, pathSegments, removePath } from "../lib/state/json_path.ts";
+import { isPlainObject } from "../lib/common/is_plain_object.ts";
 
 /** One json region's records. */
 export interface JsonRegion {
@@ -38,18 +39,8 @@ export interface JsonObservation {
   problems: string[];
 }
 
-/** The format of a json adapter: declared, or from the label's extension. */
-export function jsonFormat(
-  def: Pick<AdapterDef, "format" | "label">,
-): "json" | "jsonl" {
-  if (def.format) return def.format;
-  return /\.(jsonl|ndjson)$/i.test(def.label) ? "jsonl" : "json";
-}
-
 function asValue(x: unknown): Record<string, unknown> {
-  return x !== null && typeof x === "object" && !Array.isArray(x)
-    ? x as Record<string, unknown>
-    : { $value: x };
+  return isPlainObject(x) ? x : { $value: x };
 }
 
 /**
@@ -67,7 +58,9 @@ function asValue(x: unknown): Record<string, unknown> {
 export function readJsonState(text: string, def: AdapterDef): JsonObservation {
   const label = def.label;
   const problems: string[] = [];
-  const format = jsonFormat(def);
+  // Declared, or from the label's extension.
+  const format = def.format ??
+    (/\.(jsonl|ndjson)$/i.test(def.label) ? "jsonl" : "json");
   // Each item: the region it belongs to (null = decide by region_by), its identity override, its value.
   const items: {
     region: string | null;

@@ -21,7 +21,6 @@
  *
  * @module
  */
-import { bytesToBase64 } from "../lib/state/keys.ts";
 import { readJson } from "../lib/contracts/json_reader.ts";
 
 /** Turns one column's text value into its typed JSON value. */
@@ -64,7 +63,7 @@ function toBytes(text: string): unknown {
   for (let i = 0; i < out.length; i++) {
     out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   }
-  return { $bytes: bytesToBase64(out) };
+  return { $bytes: out.toBase64() };
 }
 
 /**

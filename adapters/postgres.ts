@@ -461,7 +461,7 @@ async function readTable(
       return;
     }
     const parts = at.map((i) => value[names[i]!]);
-    if (sorted && prev !== null && comparePrefix(prev, parts) > 0) {
+    if (sorted && prev !== null && compareValues(prev, parts) > 0) {
       sorted = false;
     }
     prev = parts;
@@ -497,21 +497,4 @@ function compareOne(x: unknown, y: unknown): number {
     return x < y ? -1 : x > y ? 1 : 0;
   }
   return compareValues(x, y);
-}
-
-/** `compareValues` on two keys, with a fast path for one number each. */
-function comparePrefix(a: unknown[], b: unknown[]): number {
-  if (a.length === 1 && b.length === 1) {
-    const x = a[0];
-    const y = b[0];
-    if (typeof x === "number" && typeof y === "number") {
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-  }
-  return compareValues(a, b);
-}
-
-/** Tables of `obs` that have neither a primary key nor a declared key. */
-export function unkeyedTables(obs: PostgresObservation): string[] {
-  return obs.tables.filter((t) => t.keyedBy === "whole_row").map((t) => t.name);
 }

@@ -24,7 +24,7 @@ import {
   toolLevel,
 } from "../lib/report/over_declarations.ts";
 import type { Verdict } from "../lib/verdicts/types.ts";
-import { markdownCode } from "../lib/common/markdown_code.ts";
+import { markdownCode } from "./_markdown_code.ts";
 import { showControls } from "../lib/common/show_controls.ts";
 
 const RESULTS = new URL("../results/", import.meta.url).pathname;

@@ -116,6 +116,103 @@ for (const fixture of fixtures) {
   });
 }
 
+// Audits with no definition: a fixture directory with an audit.json (the
+// command, and the verdict of every (tool[variant], test) pair), run as
+// `verity run --audit -- <command>`.
+const zeroConfig = [...Deno.readDirSync(join(ROOT, "fixtures"))]
+  .filter((e) => e.isDirectory)
+  .map((e) => e.name)
+  .filter((name) => {
+    try {
+      return Deno.statSync(join(ROOT, "fixtures", name, "audit.json"))
+        .isFile;
+    } catch {
+      return false;
+    }
+  })
+  .sort();
+
+Deno.test("there are ground-truth fixtures audited with no definition", () => {
+  for (const f of ["zero-home", "zero-delete"]) {
+    assert.ok(zeroConfig.includes(f), `fixture ${f} is missing`);
+  }
+});
+
+for (const fixture of zeroConfig) {
+  Deno.test(`ground truth, no definition: ${fixture}`, async () => {
+    const expected = JSON.parse(
+      await Deno.readTextFile(join(ROOT, "fixtures", fixture, "audit.json")),
+    ) as { command: string[]; verdicts: Record<string, string> };
+    const r = await runVerity(
+      [
+        "run",
+        "--audit",
+        "--json",
+        "--runs-dir",
+        runsDir,
+        "--",
+        ...expected.command,
+      ],
+      { cwd: ROOT },
+    );
+    assert.ok(
+      r.stdout.trim().startsWith("{"),
+      `no report from ${fixture}: ${r.stderr.slice(-500)}`,
+    );
+    const report = JSON.parse(r.stdout);
+    assert.equal(r.code, 0, r.stderr.slice(-500));
+    const got = Object.fromEntries(
+      report.verdicts.map((
+        v: {
+          tool: string;
+          variant: string | null;
+          test: string;
+          outcome: string;
+        },
+      ) => [
+        `${v.variant ? `${v.tool}[${v.variant}]` : v.tool} ${v.test}`,
+        v.outcome,
+      ]),
+    );
+    assert.deepEqual(got, expected.verdicts, `${fixture}: verdicts`);
+    // The learned target beside the report: what seeding by use made, and
+    // every argument's origin; the report re-derives from it.
+    const dir = join(runsDir, report.runId);
+    const learned = JSON.parse(
+      await Deno.readTextFile(join(dir, "target", "learned.json")),
+    );
+    const violated = report.verdicts.filter((v: { outcome: string }) =>
+      v.outcome === "VIOLATION"
+    );
+    for (const v of violated) {
+      const call = learned.calls.find((c: { tool: string }) =>
+        c.tool === v.tool
+      );
+      assert.ok(call, `${v.tool}: its arguments are named`);
+      if (v.test === "destructive") {
+        assert.ok(
+          call.origins.some((o: { from: string }) =>
+            o.from.startsWith("derived from the seed")
+          ),
+          `${v.tool}: called on a record the seed holds: ${
+            JSON.stringify(call.origins)
+          }`,
+        );
+      }
+    }
+    const ok = await verity(["report", "verify", join(dir, "report.json")]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    if (fixture === "zero-home") {
+      const toml = await Deno.readTextFile(join(dir, "target", "target.toml"));
+      assert.match(
+        toml,
+        /kind = "sqlite"\nlabel = ".local\/share\/jotter\/db.sqlite"/,
+      );
+      assert.match(toml, /kind = "json"\nlabel = "work\/settings.json"/);
+    }
+  });
+}
+
 Deno.test("every saved report re-derives, and an edited verdict is refused", async () => {
   const path = reports.get("liar-concurrent");
   assert.ok(path, "liar-concurrent report was written");

@@ -29,7 +29,6 @@ const ROOT = new URL("../", import.meta.url);
 const PURE = [
   "lib/prepare/provenance.ts",
   "lib/common/is_plain_object.ts",
-  "lib/common/markdown_code.ts",
   "lib/common/paths.ts",
   "lib/common/show_controls.ts",
   "lib/census/bin.ts",

@@ -41,6 +41,36 @@ export class RowKeeper {
       this.ok = false;
     }
   }
+  /** A row removed (`was`) or added (`put`): listed on `part`, its value kept. */
+  row(
+    part: RegionDiff,
+    list: "put" | "was",
+    key: string,
+    value: () => Record<string, unknown>,
+  ): void {
+    (list === "was" ? part.removed : part.added).push({
+      region: part.region,
+      key,
+    });
+    this.keep(list, key, value);
+  }
+  /** A row changed: listed on `part` with its field changes, both versions kept. */
+  changed(
+    part: RegionDiff,
+    key: string,
+    fields: RecordFieldChange[],
+    was: () => Record<string, unknown>,
+    put: () => Record<string, unknown>,
+  ): void {
+    part.changed.push({
+      region: part.region,
+      key,
+      fields,
+      lossy: anyLossy(fields),
+    });
+    this.keep("was", key, was);
+    this.keep("put", key, put);
+  }
   /** Put the rows on `part` (sorted by key when found in another order). */
   done(part: RegionDiff, sort: boolean): void {
     if (!this.ok) return;
@@ -190,7 +220,7 @@ export class RowComparer {
 
 export const NO_CHANGES: RecordFieldChange[] = [];
 
-export function anyLossy(fields: readonly RecordFieldChange[]): boolean {
+function anyLossy(fields: readonly RecordFieldChange[]): boolean {
   for (let i = 0; i < fields.length; i++) if (fields[i]!.lossy) return true;
   return false;
 }

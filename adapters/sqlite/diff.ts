@@ -42,7 +42,6 @@ import {
   walkTrees,
 } from "./btree.ts";
 import {
-  anyLossy,
   flatOrder,
   NO_CHANGES,
   RowComparer,
@@ -262,23 +261,20 @@ export function diffSqlitePair(
     let addedValues: Map<string, Record<string, unknown>> | undefined =
       planA === undefined ? undefined : new Map();
     const rows = new RowKeeper(options.keepRows === true);
-    const removeRow = () => {
-      const key = "[" + cb.rowid + "]";
-      part.removed.push({ region: id, key });
-      rows.keep(
+    const removeRow = () =>
+      rows.row(
+        part,
         "was",
-        key,
+        "[" + cb.rowid + "]",
         () => rowValue(cb.payload(), cb.rowid, planB!, masks),
       );
-    };
     const addRow = () => {
       const key = "[" + ca.rowid + "]";
-      part.added.push({ region: id, key });
       // Decoded once for both the kept rows and addedValues.
       let value: Record<string, unknown> | undefined;
       const decoded = () =>
         value ??= rowValue(ca.payload(), ca.rowid, planA!, masks);
-      rows.keep("put", key, decoded);
+      rows.row(part, "put", key, decoded);
       if (addedValues === undefined) return;
       try {
         addedValues.set(key, decoded());
@@ -332,21 +328,11 @@ export function diffSqlitePair(
           fields = diffFields(vb, va);
         }
         if (fields.length > 0) {
-          const key = "[" + cb.rowid + "]";
-          part.changed.push({
-            region: id,
-            key,
+          rows.changed(
+            part,
+            "[" + cb.rowid + "]",
             fields,
-            lossy: anyLossy(fields),
-          });
-          rows.keep(
-            "was",
-            key,
             () => rowValue(cb.payload(), cb.rowid, planB!, masks),
-          );
-          rows.keep(
-            "put",
-            key,
             () => rowValue(ca.payload(), ca.rowid, planA!, masks),
           );
         }

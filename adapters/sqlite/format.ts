@@ -9,7 +9,6 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { bytesToBase64 } from "../../lib/state/keys.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 
 /** Random access to the pages of one database (WAL already applied). */
@@ -361,7 +360,7 @@ export function valueAt(
     }
     return utf8.decode(buf.subarray(off, off + len));
   }
-  return { $bytes: bytesToBase64(buf.subarray(off, off + len)) };
+  return { $bytes: buf.subarray(off, off + len).toBase64() };
 }
 
 /** A 6- or 8-byte integer (serial types 5, 6) or a real (7). */

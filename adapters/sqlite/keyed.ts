@@ -17,7 +17,6 @@ import {
 } from "../../lib/state/delta.ts";
 import { CELLS_PER_PAGE, type LeafCursor } from "./btree.ts";
 import {
-  anyLossy,
   flatOrder,
   NO_CHANGES,
   RowComparer,
@@ -510,7 +509,6 @@ export function diffRekeyed(
   pkIndex: PkIndex | null,
   faults: KeyedFaults,
 ): void {
-  const id = part.region;
   const nb = planB?.columns.length ?? 0;
   const na = planA?.columns.length ?? 0;
   const hB = new RecordHeader(nb), hA = new RecordHeader(na);
@@ -590,26 +588,14 @@ export function diffRekeyed(
     pa: Uint8Array,
     atA: number,
     sizeA: number,
-  ) => {
-    part.changed.push({
-      region: id,
+  ) =>
+    rows.changed(
+      part,
       key,
       fields,
-      lossy: anyLossy(fields),
-    });
-    if (rows.ok) {
-      rows.keep(
-        "was",
-        key,
-        () => rowValue(pb.subarray(atB, atB + sizeB), 0, planB!, masks),
-      );
-      rows.keep(
-        "put",
-        key,
-        () => rowValue(pa.subarray(atA, atA + sizeA), 0, planA!, masks),
-      );
-    }
-  };
+      () => rowValue(pb.subarray(atB, atB + sizeB), 0, planB!, masks),
+      () => rowValue(pa.subarray(atA, atA + sizeA), 0, planA!, masks),
+    );
   // Rows that differ, kept by key until the other side's is found.
   const keptB = new Map<string, Uint8Array>();
   const keptA = new Map<string, Uint8Array>();
@@ -626,8 +612,8 @@ export function diffRekeyed(
     if (oneSided) {
       if (seen.has(key)) throw new PageWalkError("two rows with one key");
       seen.add(key);
-      (m === keptB ? part.removed : part.added).push({ region: id, key });
-      rows.keep(
+      rows.row(
+        part,
         m === keptB ? "was" : "put",
         key,
         () =>
@@ -739,8 +725,7 @@ export function diffRekeyed(
   for (const [key, pb] of keptB) {
     const pa = keptA.get(key);
     if (pa === undefined) {
-      part.removed.push({ region: id, key });
-      rows.keep("was", key, () => rowValue(pb, 0, planB!, masks));
+      rows.row(part, "was", key, () => rowValue(pb, 0, planB!, masks));
     } else {
       keptA.delete(key);
       const fields = compare(pb, pa);
@@ -752,8 +737,7 @@ export function diffRekeyed(
     }
   }
   for (const [key, pa] of keptA) {
-    part.added.push({ region: id, key });
-    rows.keep("put", key, () => rowValue(pa, 0, planA!, masks));
+    rows.row(part, "put", key, () => rowValue(pa, 0, planA!, masks));
   }
   rows.done(part, true);
   stats.leavesRead += cb.leavesRead + ca.leavesRead;
@@ -984,20 +968,13 @@ export function diffKeyed(
   rows: RowKeeper,
   faults: KeyedFaults,
 ): void {
-  const id = part.region;
   const order = cb.order ?? ca.order!;
-  const was = (key: string) =>
-    rows.keep(
-      "was",
-      key,
-      () => rowValue(cb.payload(), 0, cb.plan!, masks, cb.order!.colField),
-    );
-  const put = (key: string) =>
-    rows.keep(
-      "put",
-      key,
-      () => rowValue(ca.payload(), 0, ca.plan!, masks, ca.order!.colField),
-    );
+  const wasValue = () =>
+    rowValue(cb.payload(), 0, cb.plan!, masks, cb.order!.colField);
+  const putValue = () =>
+    rowValue(ca.payload(), 0, ca.plan!, masks, ca.order!.colField);
+  const removed = () => rows.row(part, "was", cb.keyString(), wasValue);
+  const added = () => rows.row(part, "put", ca.keyString(), putValue);
   if (cb.order && ca.order) {
     if (
       !sameKeyOrder(cb.order, ca.order) ||
@@ -1035,10 +1012,8 @@ export function diffKeyed(
         ka = ca.keyString();
       }
       if (kb !== ka) {
-        part.removed.push({ region: id, key: kb! });
-        part.added.push({ region: id, key: ka! });
-        was(kb!);
-        put(ka!);
+        rows.row(part, "was", kb!, wasValue);
+        rows.row(part, "put", ka!, putValue);
       } else {
         const pb = cb.payload();
         const pa = ca.payload();
@@ -1051,56 +1026,25 @@ export function diffKeyed(
           if (comparer !== null) {
             fields = comparer.compare(pb, 0, pb.length, pa, 0, pa.length, 0);
           } else {
-            fields = diffFields(
-              rowValue(pb, 0, cb.plan!, masks, cb.order!.colField),
-              rowValue(pa, 0, ca.plan!, masks, ca.order!.colField),
-            );
+            fields = diffFields(wasValue(), putValue());
           }
         }
         if (fields.length > 0) {
-          const key = kb ?? cb.keyString();
-          part.changed.push({
-            region: id,
-            key,
-            fields,
-            lossy: anyLossy(fields),
-          });
-          rows.keep(
-            "was",
-            key,
-            () => rowValue(pb, 0, cb.plan!, masks, cb.order!.colField),
-          );
-          rows.keep(
-            "put",
-            key,
-            () => rowValue(pa, 0, ca.plan!, masks, ca.order!.colField),
-          );
+          rows.changed(part, kb ?? cb.keyString(), fields, wasValue, putValue);
         }
       }
       hb = cb.next();
       ha = ca.next();
     } else if (c < 0) {
-      const key = cb.keyString();
-      part.removed.push({ region: id, key });
-      was(key);
+      removed();
       hb = cb.next();
     } else {
-      const key = ca.keyString();
-      part.added.push({ region: id, key });
-      put(key);
+      added();
       ha = ca.next();
     }
   }
-  for (; hb; hb = cb.next()) {
-    const key = cb.keyString();
-    part.removed.push({ region: id, key });
-    was(key);
-  }
-  for (; ha; ha = ca.next()) {
-    const key = ca.keyString();
-    part.added.push({ region: id, key });
-    put(key);
-  }
+  for (; hb; hb = cb.next()) removed();
+  for (; ha; ha = ca.next()) added();
   rows.done(part, !order.binaryAsc);
   stats.leavesRead += cb.leavesRead + ca.leavesRead;
   if (!order.binaryAsc) {

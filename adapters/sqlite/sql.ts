@@ -9,7 +9,6 @@
  * @module
  */
 import { constants, DatabaseSync } from "node:sqlite";
-import { bytesToBase64 } from "../../lib/state/keys.ts";
 
 /** The parts of node:sqlite in Deno 2.9's runtime but not yet in its types. */
 interface Unlisted {
@@ -118,7 +117,7 @@ export function encodeValue(v: unknown): unknown {
   if (typeof v === "bigint") {
     return Number.isSafeInteger(Number(v)) ? Number(v) : { $int: v.toString() };
   }
-  if (v instanceof Uint8Array) return { $bytes: bytesToBase64(v) };
+  if (v instanceof Uint8Array) return { $bytes: v.toBase64() };
   return v;
 }
 

@@ -147,12 +147,24 @@ Exit codes: 0 identical; 1 drift found; 2 bad input or recipe_mismatch.`,
       scratch directories of dead processes are removed. verity run does
       the same before its battery.`,
   "run": `verity run <definition> [options]
+verity run --audit [options] [--env K=V]... [--offline] -- <command...>
 
 Run the conformance battery: control, once and twice sessions from a fresh
 reset, concurrent attempts for tools that claim idempotence, and a verdict
 for every (tool, test) pair with its evidence. <definition> is a fixture or
 target name (looked up under fixtures/ then targets/) or a path to its
 directory or .toml file.
+
+With a command after -- and no definition, the server is audited as it is:
+an empty scratch HOME, working directory and XDG directories, its tools
+listed, arguments generated from each inputSchema; every tool is called once
+(seeding by use: what a tool not declared read-only adds becomes the seed; a
+call that removed or overwrote records is left out and noted), then the
+battery runs from that seed with arguments derived from the values seen in
+it and in earlier answers. The learned target (target.toml, its seed files,
+learned.json with every argument's origin) is kept in the run's directory.
+--env K=V gives the server a variable ({state} allowed); --offline refuses a
+package runner's package that is not in verity's cache.
 
 Options:
   --tool NAME|NAME[variant]   only this tool (repeatable)
@@ -537,6 +549,10 @@ Options:
   --server NAME        which server of that file
   --wrap               rewrite that entry to start through verity guard (see above)
   --force              overwrite an existing <dir>/target.toml
+  --learn              with a command (or --from-config): write what an audit with no definition
+                       learns instead of a template: state files found and their kinds, the seed
+                       seeding by use made (seed/), the argument sets derived from it
+                       (learned.json names each value's origin); no TODO(verity) left
   --no-sandbox         list the tools without a sandbox
   --timeout S          seconds to wait for each answer (default 30)
 ${REMOTE_HELP}

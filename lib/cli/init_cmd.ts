@@ -33,6 +33,10 @@ import { TODO } from "../definition/types.ts";
 import { renderTargetTemplate } from "../init/init_template.ts";
 import { initTarget, listedTools, pathKind } from "../init/init.ts";
 import { VERSION } from "../version.ts";
+import { learnTarget } from "../init/learn.ts";
+import { renderLearned } from "../init/learn_plan.ts";
+import { markOwner } from "../common/owner.ts";
+import { terminalText } from "../common/show_controls.ts";
 import {
   parseRemote,
   refuseWithUrl,
@@ -279,6 +283,7 @@ export async function main(argv: string[]): Promise<number> {
     "no-sandbox": { type: "boolean" },
     timeout: { type: "string" },
     wrap: { type: "boolean" },
+    learn: { type: "boolean" },
     ...Object.fromEntries(
       WRAP_OPTIONS.map((k) => [k, { type: "string" as const }]),
     ),
@@ -308,6 +313,7 @@ export async function main(argv: string[]): Promise<number> {
   const spec = await serverSpec(p);
   if (spec.remote) return await initRemote(p, spec.remote, spec.defaultName);
   const { targetDir, file, name } = await newTarget(p, spec.defaultName);
+  if (p.values.learn) return await learn(p, spec, targetDir, file, name);
   const { text, tools, plan } = await initTarget(spec, {
     name,
     targetDir,
@@ -330,6 +336,43 @@ export async function main(argv: string[]): Promise<number> {
     `next: fill in every ${TODO} value (arguments, [state], [[adapters]], seeds), then`,
   );
   console.log(`  verity run ${p.positionals[0]} --audit`);
+  return 0;
+}
+
+/**
+ * `verity init <dir> --learn -- <command...>`: write what an audit with no
+ * definition learns (state locations, file kinds, the seed seeding by use
+ * made, the argument sets that reached real records) as the target.
+ */
+async function learn(
+  p: ParsedCommandLine,
+  spec: ServerSpec,
+  targetDir: string,
+  file: string,
+  name: string,
+): Promise<number> {
+  const scratch = await Deno.makeTempDir({ prefix: "verity-learn-" });
+  await markOwner(scratch);
+  try {
+    const l = await learnTarget(spec.command, {
+      dir: targetDir,
+      workDir: scratch,
+      env: spec.env,
+      name,
+      noSandbox: p.values["no-sandbox"] === true,
+      say: (s: string) => console.error(`verity: ${s}`),
+    });
+    console.log(terminalText(renderLearned(l)));
+    console.log(
+      `wrote ${
+        relative(Deno.cwd(), file) || file
+      }: ${l.files.length} state file(s) seeded by use, ${l.calls.length} argument set(s); next: verity run ${
+        p.positionals[0]
+      } --audit`,
+    );
+  } finally {
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
+  }
   return 0;
 }
 

@@ -6,7 +6,12 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { gateMessage, parseCommandLine, parseCount } from "./args.ts";
+import {
+  gateMessage,
+  parseCommandLine,
+  parseCount,
+  parseEnvPairs,
+} from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { checkListed } from "../definition/listed.ts";
@@ -34,6 +39,8 @@ import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
+import { type Learned, learnTarget } from "../init/learn.ts";
+import { renderLearned } from "../init/learn_plan.ts";
 
 /** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {
@@ -66,16 +73,38 @@ export async function main(argv: string[]): Promise<number> {
     url: { type: "string" },
     header: { type: "string", multiple: true },
     "header-env": { type: "string", multiple: true },
+    env: { type: "string", multiple: true },
+    offline: { type: "boolean" },
   });
   if (p.values.url !== undefined) {
     throw new UsageError(
       'verity run: a remote server (--url) cannot be reset, so its hints cannot be tested; list it with verity tools/capture --url, check its answers with verity reality --url, or write a local definition with verity init <dir> --url (transport = "http")',
     );
   }
-  if (p.positionals.length !== 1) {
+  const zeroConfig = p.serverCommand !== null;
+  if (zeroConfig ? p.positionals.length !== 0 : p.positionals.length !== 1) {
     throw new UsageError(
-      "verity run: expected one definition (a fixture or target name or path)",
+      zeroConfig
+        ? "verity run: a server after -- is audited with no definition: give no definition as well"
+        : "verity run: expected one definition (a fixture or target name or path), or --audit -- <command...>",
     );
+  }
+  if (zeroConfig && p.values.audit !== true) {
+    throw new UsageError(
+      "verity run: a server with no definition has no expectations: add --audit",
+    );
+  }
+  if (zeroConfig && p.serverCommand!.length === 0) {
+    throw new UsageError(
+      "verity run: nothing after --: give the server command",
+    );
+  }
+  for (const flag of ["env", "offline"] as const) {
+    if (!zeroConfig && p.values[flag] !== undefined) {
+      throw new UsageError(
+        `verity run: --${flag} is for a server with no definition (--audit -- <command...>)`,
+      );
+    }
   }
   const runs = parseCount("run", "runs", p.values.runs, 3, 3);
   const jobs = parseCount(
@@ -105,7 +134,46 @@ export async function main(argv: string[]): Promise<number> {
   // This process's CPU (ms) at the same points: unlike wall time, barely
   // moved by the machine's load (VERITY_PHASE_TIMES).
   const cpuMarks: Record<string, number> = { start: selfCpuMs() };
-  const def = await loadDefinition(p.positionals[0]!);
+  const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
+  // No definition: learn one from the server (seeding by use), kept in the
+  // run's directory beside its report.
+  let learned: Learned | null = null;
+  let zeroStarted: Date | null = null;
+  let zeroId: string | null = null;
+  if (zeroConfig) {
+    // Learned beside the runs (the same file system), then moved into the
+    // run's directory once the run has its id.
+    await Deno.mkdir(runsDir, { recursive: true });
+    const learning = join(runsDir, `.learn-${crypto.randomUUID()}`);
+    const scratch = await Deno.makeTempDir({ prefix: "verity-learn-" });
+    await markOwner(scratch);
+    try {
+      learned = await learnTarget(p.serverCommand!, {
+        dir: learning,
+        workDir: scratch,
+        env: parseEnvPairs("run", p.values.env),
+        noSandbox,
+        offline: p.values.offline === true,
+        say: p.values.json || p.values.quiet
+          ? () => {}
+          : (line) => console.error(`verity: ${line}`),
+      });
+      zeroStarted = new Date();
+      zeroId = runId(learned.definition.name, zeroStarted);
+      await Deno.mkdir(join(runsDir, zeroId));
+      await Deno.rename(learning, join(runsDir, zeroId, "target"));
+      learned = {
+        ...learned,
+        dir: join(runsDir, zeroId, "target"),
+        definition: await loadDefinition(join(runsDir, zeroId, "target")),
+      };
+    } finally {
+      await Deno.remove(scratch, { recursive: true }).catch(() => {});
+      await Deno.remove(learning, { recursive: true }).catch(() => {});
+    }
+  }
+  const def = learned?.definition ??
+    await loadDefinition(p.positionals[0]!);
   marks.definition_load = performance.now();
   await checkSeededState(def);
   marks.definition = performance.now();
@@ -125,11 +193,11 @@ export async function main(argv: string[]): Promise<number> {
     noSandbox,
     audit,
     commandName: "verity run",
+    ...(learned?.denoDir ? { denoDir: learned.denoDir } : {}),
   });
   marks.launcher = performance.now();
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);
   const tools = selectTools(def.tools, selectors);
-  const runsDir = resolve(String(p.values["runs-dir"] ?? "runs"));
   // Before the battery: finish what killed runs left in the runs directory
   // (an unrecorded report, temporary files). A ledger that does not read
   // strictly fails here, not after the battery.
@@ -156,8 +224,8 @@ export async function main(argv: string[]): Promise<number> {
   ]);
   gitStates.catch(() => {}); // awaited below; never an unhandled rejection
   marks.git = performance.now();
-  const started = new Date();
-  const id = runId(def.name, started);
+  const started = zeroStarted ?? new Date();
+  const id = zeroId ?? runId(def.name, started);
   const workDir = await Deno.makeTempDir({ prefix: "verity-run-" });
   await markOwner(workDir);
   // Progress: phase lines unless --json or --quiet; the live line (sessions
@@ -234,8 +302,9 @@ export async function main(argv: string[]): Promise<number> {
   const verdicts = report.verdicts;
   const dir = join(runsDir, id);
   await Deno.mkdir(runsDir, { recursive: true });
-  // Not recursive: an existing run directory is an error, never reused.
-  await Deno.mkdir(dir);
+  // Not recursive: an existing run directory is an error, never reused
+  // (a learned target made it already, for this run).
+  if (learned === null) await Deno.mkdir(dir);
   // The stored form (seed once, snapshots as patches, frames once),
   // written in pieces and hashed as it goes: never one giant string.
   const tWrite = performance.now();
@@ -290,6 +359,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     out.releaseLock();
   } else {
+    if (learned !== null) console.log(terminalText(renderLearned(learned)));
     console.log(terminalText(renderText(report)));
     console.log(`\nreport: ${reportPath}`);
     if (ledger) {

@@ -12,5 +12,4 @@ export * from "./paths.ts";
 export * from "./closest_names.ts";
 export * from "./show_controls.ts";
 export * from "./utf8.ts";
-export * from "./markdown_code.ts";
 export * from "./pool.ts";

@@ -7,6 +7,7 @@
  * @module
  */
 import { readJson } from "./json_reader.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** The four hints MCP defines, in report order. */
 export const HINT_NAMES = [
@@ -155,22 +156,19 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
       if (at === undefined) dupKeysAt.set(d.pointer, [d.key]);
       else at.push(d.key);
     }
-    const msg = read.value as Record<string, unknown> | null;
-    const result = msg && typeof msg === "object" ? msg.result : undefined;
-    const tools = result && typeof result === "object"
-      ? (result as Record<string, unknown>).tools
-      : undefined;
+    const result = isPlainObject(read.value) ? read.value.result : undefined;
+    const tools = isPlainObject(result) ? result.tools : undefined;
     if (!Array.isArray(tools)) {
       problems.push(`page ${page}: result.tools is not an array`);
       return;
     }
     tools.forEach((tool, index) => {
       const base = `/result/tools/${index}`;
-      if (typeof tool !== "object" || tool === null || Array.isArray(tool)) {
+      if (!isPlainObject(tool)) {
         problems.push(`page ${page}: tools[${index}] is not an object`);
         return;
       }
-      const t = tool as Record<string, unknown>;
+      const t = tool;
       const toolProblems: string[] = [];
       for (const key of dupKeysAt.get(base) ?? []) {
         toolProblems.push(`duplicate key ${JSON.stringify(key)}`);
@@ -182,8 +180,7 @@ export function parseToolPages(pageTexts: readonly string[]): ParsedListing {
       const ann = t.annotations;
       const hints = {} as Record<HintName, Hint>;
       const annPresent = "annotations" in t && ann !== undefined;
-      const annIsObject = typeof ann === "object" && ann !== null &&
-        !Array.isArray(ann);
+      const annIsObject = isPlainObject(ann);
       const annDup = dupCount.get(`${base}\u0000annotations`) ?? 0;
       for (const h of HINT_NAMES) {
         if (annDup > 1) {

@@ -11,6 +11,7 @@
  */
 import { HINT_NAMES, parseToolPages } from "./contracts.ts";
 import type { Contract } from "./contracts.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** One session whose listing declared a tool differently from the first listing. */
 export interface DeclarationChange {
@@ -75,12 +76,8 @@ function movedFields(
       fields.push(`annotations.${h}`);
     }
   }
-  const ann = (c: Contract) => {
-    const x = c.raw.annotations;
-    return x !== null && typeof x === "object" && !Array.isArray(x)
-      ? x as Record<string, unknown>
-      : {};
-  };
+  const ann = (c: Contract) =>
+    isPlainObject(c.raw.annotations) ? c.raw.annotations : {};
   const ak = [...new Set([...Object.keys(ann(a)), ...Object.keys(ann(b))])]
     .filter((k) => !(HINT_NAMES as readonly string[]).includes(k)).sort();
   for (const k of ak) {

@@ -35,7 +35,5 @@ export async function walkSeed(
 
 /** Absolute path of an adapter's seed. */
 export function seedPath(def: Pick<Definition, "dir">, seed: string): string {
-  return seed.startsWith("/")
-    ? normalizeAbsolute(seed)
-    : normalizeAbsolute(`${def.dir}/${seed}`);
+  return normalizeAbsolute(seed.startsWith("/") ? seed : `${def.dir}/${seed}`);
 }

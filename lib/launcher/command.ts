@@ -121,6 +121,94 @@ export function runnerRefusal(
   return null;
 }
 
+/** A bare command line made ready to run sandboxed: see {@linkcode resolveCommand}. */
+export interface ResolvedCommand {
+  /** The command to run (a package runner's: `deno run ... npm:<pkg>@<version>`). */
+  command: string[];
+  /** The directory the server's code is read from. */
+  definitionDir: string;
+  /** The Deno cache it runs from (a package runner's), else undefined. */
+  denoDir: string | undefined;
+  /** Absolute paths the command line names that exist: readable. */
+  readPaths: string[];
+}
+
+/**
+ * What a bare command runs as under the sandbox: a package runner pinned
+ * and fetched into verity's cache (its relative path arguments that exist
+ * made absolute), the paths the command line names, and a refusal
+ * (`ServerError`, exit 2) for a runner verity cannot run or a program that
+ * is not there.
+ */
+export async function resolveCommand(
+  given: string[],
+  options: Pick<CommandLaunchOptions, "commandName" | "offline" | "say"> = {},
+): Promise<ResolvedCommand> {
+  const name = options.commandName ?? "verity";
+  const readPaths: string[] = [];
+  let command = given;
+  let definitionDir = Deno.cwd();
+  let denoDir: string | undefined;
+  const run = parsePackageRun(command);
+  if (run !== null) {
+    const say = options.say ?? ((line: string) => console.error(line));
+    let ready;
+    try {
+      // Pinned and fetched once per process: later servers of the same
+      // command (reality starts several) run from the same pin.
+      const key = JSON.stringify([run, options.offline === true]);
+      let ahead = readied.get(key);
+      if (ahead === undefined) {
+        ahead = readyPackageRun(run, {
+          offline: options.offline === true,
+          say: (line) => say(`${name}: ${line}`),
+        });
+        readied.set(key, ahead);
+        ahead.catch(() => readied.delete(key));
+      }
+      ready = await ahead;
+    } catch (e) {
+      if (e instanceof InputError) {
+        throw new PrepareError(
+          `${name}: ${e.message.replace(/^verity: /, "")}`,
+        );
+      }
+      throw e;
+    }
+    // Its code is in the cache: it runs there, and sees of the working
+    // directory only the paths its arguments name (made absolute).
+    command = [
+      resolveDeno(),
+      ...await Promise.all(ready.args.map(async (a, i) => {
+        const rel = i >= ready.args.length - run.args.length &&
+          !a.startsWith("/") && !a.startsWith("-") &&
+          (a === "." || a === ".." || a.includes("/"));
+        return rel && await exists(a) ? resolve(a) : a;
+      })),
+    ];
+    definitionDir = ready.lockDir;
+    denoDir = ready.denoDir;
+  }
+  // What the command line names by absolute path (a directory the server
+  // serves, a config file) is readable, as it is to the client that runs it.
+  for (const a of command.slice(1)) {
+    const p = a.slice(a.indexOf("=") + 1);
+    if (
+      p.startsWith("/") && !isWithin(p, definitionDir) && await exists(p)
+    ) readPaths.push(await Deno.realPath(p));
+  }
+  const first = command[0] ?? "";
+  const found = findExecutable(first, Deno.env.get("PATH") ?? "");
+  const refusal = runnerRefusal(command, found !== null);
+  if (refusal !== null) throw new ServerError(`${name}: ${refusal}`);
+  if (found === null) {
+    throw new ServerError(
+      `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
+    );
+  }
+  return { command, definitionDir, denoDir, readPaths };
+}
+
 const HOST_ENV = [
   "PATH",
   "HOME",
@@ -192,66 +280,10 @@ export async function launchCommand(
       dispose: () => Promise.resolve(),
     };
   }
-  const readPaths: string[] = [...options.readPaths ?? []];
-  let definitionDir = Deno.cwd();
-  let denoDir: string | undefined;
-  const run = parsePackageRun(command);
-  if (run !== null) {
-    const say = options.say ?? ((line: string) => console.error(line));
-    let ready;
-    try {
-      // Pinned and fetched once per process: later servers of the same
-      // command (reality starts several) run from the same pin.
-      const key = JSON.stringify([run, options.offline === true]);
-      let ahead = readied.get(key);
-      if (ahead === undefined) {
-        ahead = readyPackageRun(run, {
-          offline: options.offline === true,
-          say: (line) => say(`${name}: ${line}`),
-        });
-        readied.set(key, ahead);
-        ahead.catch(() => readied.delete(key));
-      }
-      ready = await ahead;
-    } catch (e) {
-      if (e instanceof InputError) {
-        throw new PrepareError(
-          `${name}: ${e.message.replace(/^verity: /, "")}`,
-        );
-      }
-      throw e;
-    }
-    // Its code is in the cache: it runs there, and sees of the working
-    // directory only the paths its arguments name (made absolute).
-    command = [
-      resolveDeno(),
-      ...await Promise.all(ready.args.map(async (a, i) => {
-        const rel = i >= ready.args.length - run.args.length &&
-          !a.startsWith("/") && !a.startsWith("-") &&
-          (a === "." || a === ".." || a.includes("/"));
-        return rel && await exists(a) ? resolve(a) : a;
-      })),
-    ];
-    definitionDir = ready.lockDir;
-    denoDir = ready.denoDir;
-  }
-  // What the command line names by absolute path (a directory the server
-  // serves, a config file) is readable, as it is to the client that runs it.
-  for (const a of command.slice(1)) {
-    const p = a.slice(a.indexOf("=") + 1);
-    if (
-      p.startsWith("/") && !isWithin(p, definitionDir) && await exists(p)
-    ) readPaths.push(await Deno.realPath(p));
-  }
-  const first = command[0] ?? "";
-  const found = findExecutable(first, Deno.env.get("PATH") ?? "");
-  const refusal = runnerRefusal(command, found !== null);
-  if (refusal !== null) throw new ServerError(`${name}: ${refusal}`);
-  if (found === null) {
-    throw new ServerError(
-      `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
-    );
-  }
+  const resolved = await resolveCommand(given, options);
+  command = resolved.command;
+  const { definitionDir, denoDir } = resolved;
+  const readPaths = [...options.readPaths ?? [], ...resolved.readPaths];
   const deno = resolveDeno();
   const probe = isDenoRun(command, deno)
     ? { bubblewrap: false, reason: "not probed: a deno run command" }

@@ -96,6 +96,12 @@ export interface LauncherOptions {
    * @default {"verity"}
    */
   commandName?: string;
+  /**
+   * The Deno cache a definition with no `[source]` runs from (a package
+   * runner's, fetched into verity's cache: `verity run --audit -- npx ...`).
+   * @default {the auditor's}
+   */
+  denoDir?: string;
 }
 
 /**
@@ -313,7 +319,7 @@ export async function openLauncher(
     deno,
     python: usesPython(def) ? await resolvePython() : "python3",
     source: prepared?.source ?? null,
-    denoDir: prepared?.denoDir ?? null,
+    denoDir: prepared?.denoDir ?? options.denoDir ?? null,
     node: usesNode(def) ? resolveNode() : null,
     nodeModules: prepared?.nodeModules ?? null,
   };

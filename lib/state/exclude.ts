@@ -37,10 +37,6 @@ export function exclusionText(ex: readonly Exclusion[]): string[] {
   return ex.flatMap((e) => e.entries.map((x) => `${e.adapter}: ${x}`));
 }
 
-function matches(entry: string, name: string): boolean {
-  return isPattern(entry) ? matchesPattern(entry, name) : entry === name;
-}
-
 /** Whether a change at (region id, record key) is excluded. */
 function excluded(
   ex: readonly Exclusion[],
@@ -66,7 +62,9 @@ function excluded(
             : isUnder(path as string, x)
         )
       ) return true;
-    } else if (e.entries.some((x) => matches(x, name))) return true;
+    } else if (
+      e.entries.some((x) => isPattern(x) ? matchesPattern(x, name) : x === name)
+    ) return true;
   }
   return false;
 }

@@ -296,19 +296,6 @@ export function dedupeSorted(records: StateRecord[]): StateRecord[] {
   return out ?? records;
 }
 
-/** Standard base64 of bytes (pure, no Deno APIs). */
-export function bytesToBase64(bytes: Uint8Array): string {
-  let s = "";
-  const chunk = 0x8000;
-  for (let i = 0; i < bytes.length; i += chunk) {
-    s += String.fromCharCode.apply(
-      null,
-      bytes.subarray(i, i + chunk) as unknown as number[],
-    );
-  }
-  return btoa(s);
-}
-
 /**
  * Records identified by the values of some of their fields (a SQLite
  * table's declared natural key) instead of the key they were read with,

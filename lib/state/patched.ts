@@ -39,6 +39,7 @@ import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import {
   type Region,
   regionId,
+  regionKey,
   type Snapshot,
   type StateRecord,
 } from "./types.ts";
@@ -138,10 +139,8 @@ export function headerOf(digest: string, seed: Snapshot): SeedHeader {
   };
 }
 
-const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
-  `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
-
-function sameValue(a: StateRecord, b: StateRecord): boolean {
+/** Whether two records hold equal values (canonically). */
+export function sameValue(a: StateRecord, b: StateRecord): boolean {
   return a.value === b.value ||
     canonicalStateJson(a.value) === canonicalStateJson(b.value);
 }

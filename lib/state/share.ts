@@ -4,11 +4,14 @@
  *
  * @module
  */
-import { canonicalStateJson, mergeByKey } from "./keys.ts";
-import type { Region, Snapshot, StateRecord } from "./types.ts";
-
-const regionKey = (r: Pick<Region, "adapter" | "kind" | "name">) =>
-  `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
+import { mergeByKey } from "./keys.ts";
+import { sameValue } from "./patched.ts";
+import {
+  type Region,
+  regionKey,
+  type Snapshot,
+  type StateRecord,
+} from "./types.ts";
 
 /**
  * `snap` with every record equal to one of `base` (same region, key and
@@ -31,13 +34,7 @@ export function shareRecords(base: Snapshot, snap: Snapshot): Snapshot {
     if (b === undefined || b.length === 0) return r;
     const out: StateRecord[] = [];
     mergeByKey(b, r.records, {
-      both: (x, y) =>
-        out.push(
-          x.value === y.value ||
-            canonicalStateJson(x.value) === canonicalStateJson(y.value)
-            ? x
-            : y,
-        ),
+      both: (x, y) => out.push(sameValue(x, y) ? x : y),
       right: (y) => out.push(y),
     });
     return { ...r, records: out };

@@ -59,6 +59,13 @@ export function regionId(r: Pick<Region, "adapter" | "name">): string {
   return `${r.adapter}:${r.name}`;
 }
 
+/** A region's identity with its kind, for maps over regions. */
+export function regionKey(
+  r: Pick<Region, "adapter" | "kind" | "name">,
+): string {
+  return `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
+}
+
 /** Sort order of regions inside a snapshot. */
 export function compareRegions(a: Region, b: Region): number {
   return cmp(a.adapter, b.adapter) || cmp(a.kind, b.kind) ||

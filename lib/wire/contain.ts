@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { findExecutable } from "../common/executable.ts";
 
 /** Whether servers run contained here, and how (or why not). */
 export interface Containment {
@@ -34,16 +35,8 @@ export interface Containment {
 
 let probed: Containment | null = null;
 
-function find(name: string): string | null {
-  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]) {
-    try {
-      if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
+const find = (name: string) =>
+  findExecutable(name, "/usr/bin:/bin:/usr/sbin:/sbin");
 
 function works(prefix: string[]): boolean {
   try {

@@ -4,6 +4,9 @@
  * @module
  */
 
+/** The protocol revision verity speaks (and asks for over HTTP). */
+export const PROTOCOL_VERSION = "2025-11-25";
+
 /** Direction of a captured frame: `out` is harness → server, `in` is server → harness. */
 export type Direction = "out" | "in";
 
@@ -91,16 +94,6 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Encode bytes as base64 (no Node buffer). */
-export function toBase64(bytes: Uint8Array): string {
-  let bin = "";
-  const step = 0x8000;
-  for (let i = 0; i < bytes.length; i += step) {
-    bin += String.fromCharCode(...bytes.subarray(i, i + step));
-  }
-  return btoa(bin);
-}
-
 /**
  * Decode one frame's bytes into a {@linkcode Frame}: text when valid UTF-8,
  * base64 otherwise, with the problem named.
@@ -122,7 +115,7 @@ export function decodeFrame(
     return {
       dir,
       t,
-      base64: toBase64(bytes),
+      base64: bytes.toBase64(),
       bytes: bytes.length,
       problem: "invalid UTF-8",
     };

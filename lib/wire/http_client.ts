@@ -17,6 +17,7 @@ import {
   decodeFrame,
   type Frame,
   noAnswer,
+  PROTOCOL_VERSION,
   replyTo,
   type RpcOutcome,
   type WireFailure,
@@ -104,9 +105,6 @@ interface Pending {
 
 const enc = new TextEncoder();
 const KEEP_BODY = 64 * 1024;
-
-/** The protocol revision verity asks for. */
-const ASKED_VERSION = "2025-11-25";
 
 /**
  * A Streamable HTTP MCP client with evidence.
@@ -971,7 +969,7 @@ export class HttpClient implements McpClient {
           ?.protocolVersion;
         this.#protocol = typeof v === "string" && /^[\x21-\x7e]+$/.test(v)
           ? v
-          : ASKED_VERSION;
+          : PROTOCOL_VERSION;
       }
       return out;
     });

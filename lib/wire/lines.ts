@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { concatBytes } from "./frames.ts";
 
 /** A line longer than the bound: its size so far and its first bytes. */
 export class LineTooLong extends RangeError {
@@ -12,17 +13,6 @@ export class LineTooLong extends RangeError {
     super(`a line longer than ${bytes - 1} bytes`);
     this.name = "LineTooLong";
   }
-}
-
-function join(parts: readonly Uint8Array[], len: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(len);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 
 /**
@@ -56,12 +46,10 @@ export async function* boundedLines(
       if (len + piece.length > maxLineBytes) {
         throw new LineTooLong(
           len + piece.length,
-          join([...parts, piece], len + piece.length).slice(0, 256),
+          concatBytes([...parts, piece]).slice(0, 256),
         );
       }
-      const line = len === 0
-        ? piece
-        : join([...parts, piece], len + piece.length);
+      const line = len === 0 ? piece : concatBytes([...parts, piece]);
       parts = [];
       len = 0;
       start = nl + 1;
@@ -72,9 +60,9 @@ export async function* boundedLines(
       len += rest.length;
       parts.push(rest.slice());
       if (len > maxLineBytes) {
-        throw new LineTooLong(len, join(parts, len).slice(0, 256));
+        throw new LineTooLong(len, concatBytes(parts).slice(0, 256));
       }
     }
   }
-  if (len > 0) yield join(parts, len);
+  if (len > 0) yield parts.length === 1 ? parts[0]! : concatBytes(parts);
 }

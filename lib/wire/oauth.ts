@@ -29,7 +29,6 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { toBase64 } from "./frames.ts";
 import { covers, type StoredToken, type TokenStore } from "./token_store.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
@@ -375,10 +374,7 @@ interface Client extends OAuthClient {
 }
 
 function b64url(bytes: Uint8Array): string {
-  return toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(
-    /=+$/,
-    "",
-  );
+  return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
 function randomText(bytes: number): string {

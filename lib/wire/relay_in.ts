@@ -26,15 +26,12 @@ async function pipe(a: Deno.Conn, b: Deno.Conn): Promise<void> {
   const one = a.readable.pipeTo(b.writable).catch(() => {});
   const two = b.readable.pipeTo(a.writable).catch(() => {});
   await Promise.race([one, two]);
-  try {
-    a.close();
-  } catch {
-    // closed
-  }
-  try {
-    b.close();
-  } catch {
-    // closed
+  for (const c of [a, b]) {
+    try {
+      c.close();
+    } catch {
+      // closed
+    }
   }
 }
 
@@ -50,13 +47,10 @@ async function serveSocket(path: string, port: number): Promise<void> {
       await sleep(20);
     }
   }
-  const listener = Deno.listen({ transport: "unix", path });
-  for await (const conn of listener) {
-    Deno.connect({ hostname: "127.0.0.1", port }).then(
-      (tcp) => pipe(conn, tcp),
-      () => conn.close(),
-    );
-  }
+  await forward(
+    Deno.listen({ transport: "unix", path }),
+    () => Deno.connect({ hostname: "127.0.0.1", port }),
+  );
 }
 
 /**
@@ -76,13 +70,13 @@ async function listenLoopback(port: number): Promise<Deno.Listener> {
   }
 }
 
-/** Pipe every connection to `listener` to the Unix socket `path`. */
-async function forward(listener: Deno.Listener, path: string): Promise<void> {
+/** Pipe every connection to `listener` to a connection `connect` opens. */
+async function forward(
+  listener: Deno.Listener,
+  connect: () => Promise<Deno.Conn>,
+): Promise<void> {
   for await (const conn of listener) {
-    Deno.connect({ transport: "unix", path }).then(
-      (unix) => pipe(conn, unix),
-      () => conn.close(),
-    );
+    connect().then((to) => pipe(conn, to), () => conn.close());
   }
 }
 
@@ -97,7 +91,14 @@ async function serveOut(
   await f.write(new Uint8Array([1]));
   f.close();
   await Deno.remove(gate).catch(() => {});
-  await Promise.all(listeners.map((l, i) => forward(l, pairs[i]!.path)));
+  await Promise.all(
+    listeners.map((l, i) =>
+      forward(
+        l,
+        () => Deno.connect({ transport: "unix", path: pairs[i]!.path }),
+      )
+    ),
+  );
 }
 
 if (import.meta.main) {

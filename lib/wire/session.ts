@@ -6,7 +6,11 @@
  *
  * @module
  */
-import type { RpcOutcome, WireFailure } from "./frames.ts";
+import {
+  PROTOCOL_VERSION,
+  type RpcOutcome,
+  type WireFailure,
+} from "./frames.ts";
 import { boundSize } from "./bound.ts";
 import { isMcpClient, type McpClient } from "./client.ts";
 import {
@@ -15,9 +19,7 @@ import {
   type StdioClientOptions,
 } from "./stdio_client.ts";
 import { VERSION } from "../version.ts";
-
-/** The protocol revision verity speaks. */
-export const PROTOCOL_VERSION = "2025-11-25";
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** verity's client identity in `initialize`. */
 export const CLIENT_INFO = { name: "verity", version: VERSION };
@@ -107,7 +109,7 @@ export async function openSession(
   }
   out.initializeFrame = init.frameIndex;
   const r = init.result;
-  out.serverInfo = isObject(r)
+  out.serverInfo = isPlainObject(r)
     ? boundSize(r.serverInfo ?? null, MAX_SERVER_INFO_CHARS)
     : null;
   client.notify("notifications/initialized");
@@ -141,7 +143,7 @@ export async function openSession(
       frameIndex: res.frameIndex,
       ...(cursor === undefined ? {} : { cursor }),
     });
-    const next = isObject(res.result) ? res.result.nextCursor : undefined;
+    const next = isPlainObject(res.result) ? res.result.nextCursor : undefined;
     if (next === undefined || next === null) return out;
     if (typeof next !== "string") {
       return fail("tools/list nextCursor is not a string");
@@ -154,8 +156,4 @@ export async function openSession(
     seen.add(next);
     cursor = next;
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null;
 }

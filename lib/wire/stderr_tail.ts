@@ -5,20 +5,6 @@
  * @module
  */
 
-/** Options for {@linkcode meaningfulTail}. */
-export interface TailOptions {
-  /**
-   * Most lines kept.
-   * @default {8}
-   */
-  maxLines?: number;
-  /**
-   * Longest line kept, in characters (longer lines are cut with `…`).
-   * @default {240}
-   */
-  maxLineChars?: number;
-}
-
 /** Lines that say nothing about why a server died. */
 const NOISE: readonly RegExp[] = [
   /^Node\.js v\d/, // Node's version footer
@@ -32,7 +18,8 @@ const HEADLINE = /\b(Error|Exception|Traceback|panic|error:|Fatal|FATAL)\b/;
 /**
  * The last lines of stderr that explain a crash: blank lines, stack frames,
  * Node's version footer and lone brackets dropped; the error headline kept
- * even when it is further up; at most `maxLines` lines, each bounded.
+ * even when it is further up; at most `maxLines` (default 8) lines, each
+ * cut at 240 characters with `…`.
  *
  * @example
  * ```ts
@@ -43,10 +30,8 @@ const HEADLINE = /\b(Error|Exception|Traceback|panic|error:|Fatal|FATAL)\b/;
  */
 export function meaningfulTail(
   text: string,
-  options: TailOptions = {},
+  { maxLines = 8 }: { maxLines?: number } = {},
 ): string[] {
-  const maxLines = options.maxLines ?? 8;
-  const maxChars = options.maxLineChars ?? 240;
   const kept = text.split(/\r?\n/).map((l) => l.trim()).filter((l) =>
     l !== "" && !NOISE.some((re) => re.test(l))
   );
@@ -57,17 +42,7 @@ export function meaningfulTail(
     );
     if (head !== undefined) tail = [head, ...tail.slice(-(maxLines - 1))];
   }
-  return tail.map((l) => l.length > maxChars ? `${l.slice(0, maxChars)}…` : l);
-}
-
-/** How a process ended, in words: `exit code 3`, `signal SIGSEGV`. */
-export function exitStatusText(
-  code: number | null,
-  signal: string | null,
-): string {
-  if (signal) return `signal ${signal}`;
-  if (code !== null) return `exit code ${code}`;
-  return "unknown exit status";
+  return tail.map((l) => l.length > 240 ? `${l.slice(0, 240)}…` : l);
 }
 
 /**
@@ -90,7 +65,12 @@ export function deathMessage(
   stderr: string,
 ): string {
   const tail = meaningfulTail(stderr);
-  return `${what} (${exitStatusText(code, signal)})${
+  const status = signal
+    ? `signal ${signal}`
+    : code !== null
+    ? `exit code ${code}`
+    : "unknown exit status";
+  return `${what} (${status})${
     tail.length ? `; stderr: ${tail.join(" | ")}` : "; stderr empty"
   }`;
 }

@@ -212,10 +212,7 @@ export class StdioClient {
    */
   #invalidLine(text: string, problem: string | null): void {
     if (problem !== null) this.#problem(problem);
-    if (!this.#answered) this.#garbage(text);
-  }
-
-  #garbage(text: string): void {
+    if (this.#answered) return;
     const first = text.length > 120 ? `${text.slice(0, 120)}…` : text;
     this.#abort({
       reason: "invalid_output",

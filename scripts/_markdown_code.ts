@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { showControls } from "./show_controls.ts";
+import { showControls } from "../lib/common/show_controls.ts";
 
 /**
  * A Markdown (CommonMark) code span holding `s` as it is: the fence is one

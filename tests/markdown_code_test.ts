@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { markdownCode } from "./markdown_code.ts";
+import { markdownCode } from "../scripts/_markdown_code.ts";
 
 Deno.test("markdownCode: a hostile tool name stays one code span on one line", () => {
   const name = "evil``\n## [target.allow]\n\u001b[2K`";

@@ -1,0 +1,622 @@
+/**
+ * An audit with no definition (`verity run --audit -- <command...>`): learn
+ * a target from the server itself. The server runs with an empty scratch
+ * HOME, working directory (`{state}/work`) and XDG directories in its state
+ * directory (its `/tmp` and everything else in the session's overlay); its
+ * tools are listed and each gets arguments generated from its input schema
+ * (`lib/reality/generate.ts`). **Seeding by use**: every tool is called
+ * once, each on a fresh copy of the seed so far; what a tool not declared
+ * read-only adds is kept as the seed, and a call that removed or overwrote
+ * a record, errored, or changed nothing is left out and noted. Later
+ * calls' arguments are derived from the values seen in the seed and in
+ * earlier answers (`learn_plan.ts`). The result is a target directory
+ * (`target.toml` and its seed files: every SQLite, JSON and JSONL file
+ * found an adapter of its own, the rest one fs tree) that the battery runs
+ * from, and `verity init` can keep.
+ *
+ * Requires `--allow-all` (spawns servers, writes the target directory).
+ *
+ * @module
+ */
+import { dirname, join, relative } from "node:path";
+import { stringify } from "smol-toml";
+import { ServerError } from "../errors.ts";
+import type { AdapterDef, Definition } from "../definition/types.ts";
+import { loadDefinition } from "../definition/load.ts";
+import { DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
+import { resolveCommand } from "../launcher/command.ts";
+import { resolveDeno } from "../sandbox/sandbox.ts";
+import { openSession } from "../wire/session.ts";
+import { listTools } from "../wire/list_tools.ts";
+import type { Contract } from "../contracts/contracts.ts";
+import { generateArguments } from "../reality/generate.ts";
+import { takeSnapshot } from "../state_io/snapshot.ts";
+import { computeDelta } from "../state/delta.ts";
+import { readJsonState } from "../../adapters/json.ts";
+import { readSqlite } from "../../adapters/sqlite/read.ts";
+import { isPlainObject } from "../common/is_plain_object.ts";
+import {
+  type ArgumentOrigin,
+  deriveArguments,
+  freshArguments,
+  learnedName,
+  literalArguments,
+  ValuePool,
+} from "./learn_plan.ts";
+
+/** What one seeding call did. */
+export interface SeedStep {
+  tool: string;
+  arguments: Record<string, unknown>;
+  origins: ArgumentOrigin[];
+  /** `kept` (its additions are in the seed); otherwise why it is not. */
+  outcome: "kept" | "read_only" | "errored" | "lossy" | "no_change";
+  detail: string;
+}
+
+/** One argument set the battery runs, and where each value came from. */
+export interface LearnedCall {
+  tool: string;
+  variant: string | null;
+  arguments: Record<string, unknown>;
+  origins: ArgumentOrigin[];
+}
+
+/** What an audit with no definition learned. */
+export interface Learned {
+  definition: Definition;
+  /** The learned target directory (`target.toml` and `seed/`). */
+  dir: string;
+  steps: SeedStep[];
+  calls: LearnedCall[];
+  /** State files the seed holds, relative to the state directory, with their kinds. */
+  files: { path: string; kind: "sqlite" | "json" | "fs" }[];
+  /** The Deno cache a package runner's server runs from, else null. */
+  denoDir: string | null;
+}
+
+/** Options of {@linkcode learnTarget}. */
+export interface LearnOptions {
+  /** Where the target directory is written (created; must not exist). */
+  dir: string;
+  /** Scratch for the seeding sessions (removed by the caller). */
+  workDir: string;
+  /** Declared environment (`--env`), placeholders allowed. @default {{}} */
+  env?: Record<string, string>;
+  /** The target's name. @default {learnedName(command)} */
+  name?: string;
+  /** @default {false} */
+  noSandbox?: boolean;
+  /** @default {false} */
+  offline?: boolean;
+  /** Progress lines. @default {none} */
+  say?: (line: string) => void;
+}
+
+/** The scratch home the server sees: XDG directories inside it, and a working directory. */
+const HOME_ENV: Record<string, string> = {
+  XDG_DATA_HOME: "{state}/.local/share",
+  XDG_CONFIG_HOME: "{state}/.config",
+  XDG_STATE_HOME: "{state}/.local/state",
+  XDG_CACHE_HOME: "{state}/.cache",
+};
+
+interface Found {
+  path: string;
+  kind: "sqlite" | "json" | "fs";
+  adapter: AdapterDef | null;
+}
+
+/** Every file in a state directory, typed: SQLite by header, JSON/JSONL by parse, else bytes. */
+async function discover(stateDir: string): Promise<Found[]> {
+  const out: Found[] = [];
+  const walk = async (dir: string, depth: number) => {
+    if (depth > 16 || out.length > 2000) return;
+    for await (const e of Deno.readDir(dir)) {
+      const abs = join(dir, e.name);
+      const rel = relative(stateDir, abs);
+      if (e.isDirectory) await walk(abs, depth + 1);
+      else if (e.isFile && !/-(wal|shm|journal)$/.test(e.name)) {
+        out.push({ path: rel, ...await typed(abs, rel) });
+      }
+    }
+  };
+  await walk(stateDir, 0);
+  return out.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+const ID_FIELDS = ["id", "uuid", "key", "name", "path"];
+
+async function typed(
+  abs: string,
+  rel: string,
+): Promise<Pick<Found, "kind" | "adapter">> {
+  const base = {
+    label: rel,
+    seed: null,
+    business: ["**"],
+    append_only: [],
+    mask: [],
+    key: {},
+  };
+  const size = (await Deno.stat(abs)).size;
+  if (size > 64 * 1024 * 1024) return { kind: "fs", adapter: null };
+  const bytes = await Deno.readFile(abs);
+  if (new TextDecoder().decode(bytes.slice(0, 16)) === "SQLite format 3\0") {
+    // Business: its tables, not SQLite's own (sqlite_sequence counts ids).
+    const wal = await Deno.readFile(`${abs}-wal`).catch(() => null);
+    const tables = readSqlite(bytes, { wal, records: false, label: rel })
+      .tables.map((t) => t.name).filter((t) => !t.startsWith("sqlite_"));
+    return {
+      kind: "sqlite",
+      adapter: { ...base, kind: "sqlite", business: tables },
+    };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return { kind: "fs", adapter: null };
+  }
+  const jsonl = /\.(jsonl|ndjson)$/i.test(rel) ||
+    (!/\.json$/i.test(rel) && text.trim().split("\n").length > 1);
+  const lines = jsonl
+    ? text.split("\n").filter((l) => l.trim() !== "")
+    : [text];
+  let docs: unknown[];
+  try {
+    docs = lines.map((l) => JSON.parse(l));
+  } catch {
+    return { kind: "fs", adapter: null };
+  }
+  if (lines.length === 0 || docs.some((d) => typeof d !== "object")) {
+    return { kind: "fs", adapter: null };
+  }
+  const records = jsonl ? docs : Array.isArray(docs[0]) ? docs[0] : [];
+  const typedBy = records.length > 0 &&
+    records.every((r) => isPlainObject(r) && typeof r.type === "string");
+  const adapter: AdapterDef = {
+    ...base,
+    kind: "json",
+    format: jsonl ? "jsonl" : "json",
+    ...(typedBy ? { region_by: "type" } : {}),
+  };
+  // Identity: the first of id/uuid/key/name/path every record of a region
+  // has, unique there; otherwise records are their whole value.
+  for (const region of readJsonState(text, adapter).regions) {
+    const values = region.records.map((r) => r.value);
+    const field = ID_FIELDS.find((f) => {
+      const seen = values.map((v) => v[f]);
+      return seen.every((x) =>
+        typeof x === "string" || typeof x === "number"
+      ) &&
+        new Set(seen).size === seen.length;
+    });
+    if (field !== undefined && values.length > 0) {
+      adapter.key[region.name] = [field];
+    }
+  }
+  return { kind: "json", adapter };
+}
+
+/** The adapters over a state directory's files (seeds not set): one per typed file, one fs tree for the rest. */
+function adaptersOf(found: readonly Found[]): AdapterDef[] {
+  return [
+    ...found.flatMap((f) => f.adapter ? [f.adapter] : []),
+    {
+      kind: "fs",
+      label: ".",
+      seed: null,
+      business: ["**"],
+      append_only: [],
+      mask: [],
+      key: {},
+    },
+  ];
+}
+
+/** The same adapters over both directories' files (a path typed in either). */
+function unionAdapters(a: readonly Found[], b: readonly Found[]): AdapterDef[] {
+  const byPath = new Map<string, Found>();
+  for (const f of [...a, ...b]) {
+    const had = byPath.get(f.path);
+    if (!had || (had.adapter === null && f.adapter !== null)) {
+      byPath.set(f.path, f);
+    }
+  }
+  return adaptersOf([...byPath.values()]);
+}
+
+/** Copy a directory tree (files, directories; links as links). */
+async function copyTree(
+  from: string,
+  to: string,
+  skip: ReadonlySet<string> = new Set(),
+  rel = "",
+): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    const r = rel === "" ? e.name : `${rel}/${e.name}`;
+    if (skip.has(r)) continue;
+    const src = join(from, e.name);
+    const dst = join(to, e.name);
+    if (e.isDirectory) await copyTree(src, dst, skip, r);
+    else if (e.isSymlink) await Deno.symlink(await Deno.readLink(src), dst);
+    else if (e.isFile) await Deno.copyFile(src, dst);
+  }
+}
+
+/** TOML can hold no null: arguments holding one are not representable. */
+function hasNull(v: unknown): boolean {
+  if (v === null) return true;
+  if (Array.isArray(v)) return v.some(hasNull);
+  if (isPlainObject(v)) return Object.values(v).some(hasNull);
+  return false;
+}
+
+interface TargetSpec {
+  name: string;
+  command: string[];
+  env: Record<string, string>;
+  read: string[];
+  files: Found[];
+  calls: LearnedCall[];
+}
+
+/**
+ * Write the learned target: `target.toml` (every string escaped by the
+ * TOML writer) and its seeds, copied from `stateDir`: each typed file as
+ * its adapter's seed, everything else as the fs tree of the state
+ * directory (with the working directory).
+ */
+async function writeTarget(
+  dir: string,
+  spec: TargetSpec,
+  stateDir: string | null,
+): Promise<void> {
+  await Deno.remove(join(dir, "seed"), { recursive: true }).catch(() => {});
+  const tree = join(dir, "seed", "tree");
+  const typedFiles = spec.files.filter((f) => f.adapter !== null);
+  if (stateDir !== null) {
+    const skip = new Set(
+      typedFiles.flatMap((
+        f,
+      ) => [f.path, ...["-wal", "-shm", "-journal"].map((x) => f.path + x)]),
+    );
+    await copyTree(stateDir, tree, skip);
+    for (const f of typedFiles) {
+      const to = join(dir, "seed", "typed", f.path);
+      await Deno.mkdir(dirname(to), { recursive: true });
+      await Deno.copyFile(join(stateDir, f.path), to);
+    }
+  }
+  // The working directory, and every directory the command line names
+  // inside the state (`{state}/files`: a directory to serve).
+  const named = spec.command.flatMap((a) => {
+    const m = /^\{state\}\/([^{}]+)$/.exec(a);
+    return m && !m[1]!.split("/").includes("..") ? [m[1]!] : [];
+  });
+  for (const d of ["work", ...named]) {
+    await Deno.mkdir(join(tree, d), { recursive: true });
+  }
+  const adapters = adaptersOf(spec.files).map((a) => {
+    const seed = a.label === "." ? "seed/tree" : `seed/typed/${a.label}`;
+    const out: Record<string, unknown> = {
+      kind: a.kind,
+      label: a.label,
+      seed,
+      business: a.business,
+    };
+    if (a.format !== undefined) out.format = a.format;
+    if (a.region_by !== undefined) out.region_by = a.region_by;
+    if (Object.keys(a.key).length > 0) out.key = a.key;
+    return out;
+  });
+  const doc = {
+    target: {
+      name: spec.name,
+      command: spec.command,
+      env: { ...HOME_ENV, ...spec.env },
+      cwd: "{state}/work",
+      ...(spec.read.length > 0 ? { read: spec.read } : {}),
+    },
+    state: {
+      locations: adapters.map((a) => `${a.kind}:${a.label}`),
+    },
+    adapters,
+    tools: spec.calls.map((c) => ({
+      name: c.tool,
+      ...(c.variant === null ? {} : { variant: c.variant }),
+      arguments: c.arguments,
+    })),
+  };
+  const head = [
+    "# Learned by verity run --audit (no definition): state locations, file",
+    "# kinds and the seed from seeding by use; arguments generated from each",
+    "# tool's inputSchema, or derived from values seen in the seed and in",
+    "# earlier answers (see learned.json beside this file for each origin).",
+    "",
+  ].join("\n");
+  await Deno.writeTextFile(
+    join(dir, "target.toml"),
+    head + stringify(doc) + "\n",
+  );
+}
+
+/** A string as it appears inside JSON text (quotes off). */
+function jsonInner(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
+}
+
+/** A session on `stateDir`: one call (or none), the listing and the answer. */
+async function session(
+  launcher: DefinitionLauncher,
+  stateDir: string,
+  evidence: string,
+  call: { name: string; arguments: Record<string, unknown> } | null,
+  def: Definition,
+): Promise<{ contracts: Contract[]; result: unknown; error: string | null }> {
+  await Deno.mkdir(evidence, { recursive: true });
+  const started = await launcher.start(
+    { state: stateDir, evidence },
+    "learn",
+    def.timeouts.start_s * 1000,
+  );
+  const s = await openSession(started.target, {
+    timeoutMs: def.timeouts.start_s * 1000,
+  });
+  try {
+    if (s.failure) {
+      throw new ServerError(
+        `verity run: ${def.command.join(" ")}: ${s.failure.message}`,
+      );
+    }
+    const { contracts } = listTools(s);
+    if (call === null) return { contracts, result: null, error: null };
+    // `{state}` (a path seen in an earlier session) is this session's.
+    const resolved = JSON.parse(
+      JSON.stringify(call).replaceAll("{state}", jsonInner(stateDir)),
+    );
+    const out = await s.client.request(
+      "tools/call",
+      resolved,
+      def.timeouts.call_s * 1000,
+    );
+    if (out.status !== "ok") {
+      return {
+        contracts,
+        result: null,
+        error: out.status === "error"
+          ? `JSON-RPC error ${JSON.stringify(out.error).slice(0, 200)}`
+          : `no answer (${out.failure.reason})`,
+      };
+    }
+    // Paths the server names inside this session's state are `{state}/…`.
+    let text = JSON.stringify(out.result) ?? "null";
+    for (const d of [await Deno.realPath(stateDir), stateDir]) {
+      text = text.replaceAll(jsonInner(d), "{state}");
+    }
+    const r: unknown = JSON.parse(text);
+    const isError = isPlainObject(r) && r.isError === true;
+    return { contracts, result: r, error: isError ? "isError: true" : null };
+  } finally {
+    await s.client.close(1000);
+  }
+}
+
+/**
+ * Learn a target from a server given as a bare command line (see the
+ * module doc). Throws `ServerError` (exit 2) when it cannot be started or
+ * listed.
+ *
+ * @example
+ * ```ts ignore
+ * const learned = await learnTarget(["deno", "run", "server.ts"], { dir: "/tmp/t", workDir: "/tmp/w" });
+ * await runBattery(learned.definition, learned.definition.tools, { ... });
+ * ```
+ */
+export async function learnTarget(
+  given: string[],
+  options: LearnOptions,
+): Promise<Learned> {
+  const say = options.say ?? (() => {});
+  const resolved = await resolveCommand(given, {
+    commandName: "verity run",
+    offline: options.offline === true,
+  });
+  const deno = resolveDeno();
+  const exists = async (p: string) =>
+    await Deno.stat(p).then(() => true, () => false);
+  // Relative paths that exist are made absolute: the server's working
+  // directory is its scratch one.
+  const command = await Promise.all(
+    resolved.command.map(async (a, i) =>
+      i === 0 && (a === deno || a === "deno" || a.endsWith("/deno"))
+        ? "{deno}"
+        : i > 0 && !a.startsWith("-") && !a.startsWith("/") &&
+            !a.includes("{") &&
+            await exists(a)
+        ? join(Deno.cwd(), a)
+        : a
+    ),
+  );
+  const read = [
+    ...new Set([
+      ...(resolved.definitionDir === Deno.cwd()
+        ? []
+        : [resolved.definitionDir]),
+      ...resolved.readPaths,
+      Deno.cwd(),
+    ]),
+  ];
+  const spec: TargetSpec = {
+    name: options.name ?? learnedName(given),
+    command,
+    env: options.env ?? {},
+    read,
+    files: [],
+    calls: [],
+  };
+  await Deno.mkdir(options.dir, { recursive: true });
+  await writeTarget(options.dir, spec, null);
+  let def = await loadDefinition(options.dir);
+  const first = await openLauncher(def, {
+    noSandbox: options.noSandbox === true,
+    audit: true,
+    commandName: "verity run",
+    ...(resolved.denoDir ? { denoDir: resolved.denoDir } : {}),
+  });
+  const launcherFor = (d: Definition) =>
+    new DefinitionLauncher(d, first.setup, null);
+  let n = 0;
+  const fresh = async (launcher: DefinitionLauncher) => {
+    const dir = join(options.workDir, `learn-${++n}`);
+    await launcher.reset(join(dir, "state"));
+    return dir;
+  };
+  // The listing, on the empty seed.
+  let launcher = launcherFor(def);
+  const listDir = await fresh(launcher);
+  const { contracts } = await session(
+    launcher,
+    join(listDir, "state"),
+    join(listDir, "evidence"),
+    null,
+    def,
+  );
+  say(`listed ${contracts.length} tool(s); seeding by use`);
+  const pool = new ValuePool();
+  const steps: SeedStep[] = [];
+  const generated = new Map<string, Record<string, unknown>>();
+  for (const c of contracts) {
+    const g = generateArguments(c.raw.inputSchema, { label: c.name });
+    generated.set(
+      c.name,
+      g.ok && !hasNull(g.arguments) ? literalArguments(g.arguments) : {},
+    );
+  }
+  // Read-only tools first: their answers name what is there (an allowed
+  // directory, a listing); then every other tool, in listing order.
+  const order = [
+    ...contracts.filter((c) => c.hints.readOnlyHint.state === "TRUE"),
+    ...contracts.filter((c) => c.hints.readOnlyHint.state !== "TRUE"),
+  ];
+  let seedFiles: Found[] = [];
+  for (const c of order) {
+    const d = deriveArguments(generated.get(c.name)!, pool, c.raw.inputSchema);
+    const dir = await fresh(launcher);
+    const before = join(dir, "before");
+    await launcher.reset(before);
+    const state = join(dir, "state");
+    const r = await session(launcher, state, join(dir, "evidence"), {
+      name: c.name,
+      arguments: d.arguments,
+    }, def);
+    const step = (outcome: SeedStep["outcome"], detail: string) =>
+      steps.push({
+        tool: c.name,
+        arguments: d.arguments,
+        origins: d.origins,
+        outcome,
+        detail,
+      });
+    if (r.error !== null) {
+      step("errored", r.error);
+      continue;
+    }
+    pool.addAnswer(r.result, `the answer of ${c.name}`);
+    if (c.hints.readOnlyHint.state === "TRUE") {
+      step(
+        "read_only",
+        "declared read-only: its answer is used, its effects are not kept",
+      );
+      continue;
+    }
+    const after = await discover(state);
+    const shape = { ...def, adapters: unionAdapters(seedFiles, after) };
+    const delta = computeDelta(
+      await takeSnapshot(shape, before),
+      await takeSnapshot(shape, state),
+    );
+    if (delta.empty) {
+      step("no_change", "the call changed nothing in the state directory");
+      continue;
+    }
+    const lost = [
+      ...delta.business.removed,
+      ...delta.business.changed.filter((x) => x.lossy),
+    ];
+    if (delta.business.lossy || delta.unclassified.lossy) {
+      step(
+        "lossy",
+        `removed or overwrote ${lost.length} record(s) (first: ${
+          lost[0] ? `${lost[0].region} ${lost[0].key}` : "a table"
+        }): left out of the seed`,
+      );
+      continue;
+    }
+    step(
+      "kept",
+      `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
+    );
+    pool.add(d.arguments, `the arguments of ${c.name} (kept in the seed)`);
+    seedFiles = after;
+    spec.files = after;
+    await writeTarget(options.dir, spec, state);
+    def = await loadDefinition(options.dir);
+    launcher = launcherFor(def);
+  }
+  // The seed's own records, first: they exist before every call.
+  const seedPool = new ValuePool();
+  if (seedFiles.length > 0) {
+    const dir = await fresh(launcher);
+    const snap = await takeSnapshot(def, join(dir, "state"));
+    for (const region of snap.regions) {
+      for (const rec of region.records.slice(0, 200)) {
+        seedPool.add(
+          rec.value,
+          `the seed (${region.adapter}:${region.name} ${rec.key})`,
+        );
+      }
+    }
+  }
+  for (const v of pool.values) seedPool.add({ [v.name]: v.value }, v.from);
+  const calls: LearnedCall[] = [];
+  for (const c of contracts) {
+    const g = generated.get(c.name)!;
+    const d = deriveArguments(g, seedPool, c.raw.inputSchema);
+    // The derived set (a generated id names no record, so a call on it
+    // could change nothing); a tool that added to the seed also gets a set
+    // for a new record (its seeding arguments would find what it made).
+    const added = steps.some((s) => s.tool === c.name && s.outcome === "kept");
+    const fresh = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
+    calls.push({
+      tool: c.name,
+      variant: fresh === null ? null : "existing",
+      arguments: d.arguments,
+      origins: d.origins,
+    });
+    if (fresh !== null) calls.push({ tool: c.name, variant: "new", ...fresh });
+  }
+  spec.calls = calls;
+  const lastState = steps.some((s) => s.outcome === "kept")
+    ? join(options.workDir, "final")
+    : null;
+  if (lastState !== null) {
+    await launcher.reset(lastState);
+  }
+  await writeTarget(options.dir, spec, lastState);
+  await Deno.writeTextFile(
+    join(options.dir, "learned.json"),
+    JSON.stringify({ steps, calls }, null, 2) + "\n",
+  );
+  def = await loadDefinition(options.dir);
+  return {
+    definition: def,
+    dir: options.dir,
+    steps,
+    calls,
+    files: seedFiles.map((f) => ({ path: f.path, kind: f.kind })),
+    denoDir: resolved.denoDir ?? null,
+  };
+}

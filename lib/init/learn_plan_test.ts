@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import {
+  deriveArguments,
+  freshArguments,
+  learnedName,
+  renderLearned,
+  ValuePool,
+} from "./learn_plan.ts";
+
+function memoryPool(): ValuePool {
+  const pool = new ValuePool();
+  pool.add(
+    {
+      type: "entity",
+      name: "Alice",
+      entityType: "person",
+      observations: ["likes tea", "on call"],
+    },
+    "the seed (memory.jsonl:entity)",
+  );
+  pool.add(
+    { type: "relation", from: "Alice", to: "Bob", relationType: "knows" },
+    "the seed (memory.jsonl:relation)",
+  );
+  return pool;
+}
+
+Deno.test("derive: a reference to a stored record takes that record's values", () => {
+  const pool = memoryPool();
+  const del = deriveArguments(
+    { deletions: [{ entityName: "Jo", observations: ["zzz"] }] },
+    pool,
+    undefined,
+  );
+  assert.deepEqual(del.arguments, {
+    deletions: [{ entityName: "Alice", observations: ["likes tea"] }],
+  });
+  assert.ok(
+    del.origins.every((o) =>
+      o.from === "derived from the seed (memory.jsonl:entity)"
+    ),
+  );
+  const rel = deriveArguments(
+    { relations: [{ from: "a", to: "b", relationType: "c" }] },
+    pool,
+    undefined,
+  );
+  assert.deepEqual(rel.arguments, {
+    relations: [{ from: "Alice", to: "Bob", relationType: "knows" }],
+  });
+});
+
+Deno.test("derive: identifiers only; other values stay generated, a stored one changed", () => {
+  const pool = new ValuePool();
+  pool.add({ id: 1, title: "Groceries", body: "milk" }, "the seed (notes)");
+  const d = deriveArguments({ id: 42, title: "Groceries" }, pool, undefined);
+  assert.deepEqual(d.arguments, { id: 1, title: "Groceries (changed)" });
+  assert.deepEqual(d.origins.map((o) => o.from), [
+    "derived from the seed (notes)",
+    "generated, changed from a value seen in the seed",
+  ]);
+  // Nothing seen: generated as it is, and said so.
+  const g = deriveArguments({ id: 42 }, new ValuePool(), undefined);
+  assert.deepEqual(g.arguments, { id: 42 });
+  assert.deepEqual(g.origins.map((o) => o.from), ["generated"]);
+});
+
+Deno.test("derive: arguments the schema refuses stay generated", () => {
+  const pool = new ValuePool();
+  pool.add({ id: "abc" }, "an answer");
+  const schema = {
+    type: "object",
+    properties: { id: { type: "string", pattern: "^[0-9]+$" } },
+  };
+  const d = deriveArguments({ id: "7" }, pool, schema);
+  assert.deepEqual(d.arguments, { id: "7" });
+});
+
+Deno.test("answers: JSON text, structuredContent and absolute paths are seen", () => {
+  const pool = new ValuePool();
+  pool.addAnswer({
+    content: [{ type: "text", text: '{"id": 9, "name": "report"}' }, {
+      type: "text",
+      text: "Allowed directories:\n/srv/files",
+    }],
+  }, "the answer of add");
+  assert.deepEqual(pool.values.map((v) => [v.name, v.value]), [
+    ["id", 9],
+    ["name", "report"],
+    ["path", "/srv/files"],
+  ]);
+  assert.equal(
+    deriveArguments({ directory: "/tmp/x" }, pool, undefined).arguments
+      .directory,
+    "/srv/files",
+  );
+});
+
+Deno.test("fresh: a creating tool's strings seen before are made new", () => {
+  const f = freshArguments(
+    { entities: [{ name: "Alice", entityType: "person" }] },
+    memoryPool(),
+    undefined,
+  );
+  assert.deepEqual(f?.arguments, {
+    entities: [{ name: "Alice (new)", entityType: "person (new)" }],
+  });
+  assert.equal(freshArguments({ name: "Zed" }, memoryPool(), undefined), null);
+});
+
+Deno.test("names and the text of what was learned", () => {
+  assert.equal(learnedName(["python3", "srv/app.py"]), "app");
+  assert.equal(learnedName(["npx", "-y", "@x/y@1.2.3", "/d"]), "y");
+  const text = renderLearned({
+    dir: "/r/t",
+    files: [{ path: "db.sqlite", kind: "sqlite" }],
+    steps: [{
+      tool: "rm",
+      outcome: "lossy",
+      detail: "removed 1 record(s)",
+      origins: [],
+    }],
+    calls: [{
+      tool: "rm",
+      variant: null,
+      origins: [{ path: "id", value: 1, from: "derived from the seed" }],
+    }],
+  });
+  assert.match(text, /state files: db\.sqlite \(sqlite\)/);
+  assert.match(text, /rm: lossy: removed 1 record/);
+  assert.match(text, /id = 1 {2}derived from the seed/);
+  assert.doesNotMatch(text, /no argument names a record/);
+  const empty = renderLearned({
+    dir: "/r/t",
+    files: [],
+    steps: [],
+    calls: [],
+  });
+  assert.match(empty, /the seed is empty, so no destructive claim could fail/);
+  const blind = renderLearned({
+    dir: "/r/t",
+    files: [{ path: "db.sqlite", kind: "sqlite" }],
+    steps: [],
+    calls: [{
+      tool: "rm",
+      variant: null,
+      origins: [{ path: "id", value: 9, from: "generated" }],
+    }],
+  });
+  assert.match(blind, /rm {2}\(no argument names a record seen/);
+});
