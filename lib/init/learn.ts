@@ -44,6 +44,7 @@ import {
   freshArguments,
   learnedName,
   literalArguments,
+  originLines,
   ValuePool,
 } from "./learn_plan.ts";
 
@@ -335,14 +336,7 @@ async function writeTarget(
   const tools = spec.calls.map((c) =>
     [
       `# ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}:`,
-      ...c.origins.slice(0, 12).map((o) =>
-        `#   ${o.path === "" ? "(arguments)" : o.path} = ${
-          (JSON.stringify(o.value) ?? "").slice(0, 60)
-        }: ${o.from}`
-      ),
-      ...(c.origins.length > 12
-        ? [`#   and ${c.origins.length - 12} more (learned.json)`]
-        : []),
+      ...originLines(c.origins.slice(0, 12)).map((l) => `#${l.slice(1)}`),
     ].map((l) => showControls(l.slice(0, 300))).join("\n") + "\n" +
     stringify({
       tools: [{
@@ -554,6 +548,8 @@ export async function learnTarget(
     after: Found[];
     outcome: SeedStep["outcome"];
     detail: string;
+    /** It added or changed a business record and lost none. */
+    reached: boolean;
   }> => {
     const dir = await fresh(launcher);
     const before = join(dir, "before");
@@ -564,7 +560,14 @@ export async function learnTarget(
       arguments: args,
     }, def);
     if (r.error !== null) {
-      return { ...r, state, after: [], outcome: "errored", detail: r.error };
+      return {
+        ...r,
+        state,
+        after: [],
+        outcome: "errored",
+        detail: r.error,
+        reached: false,
+      };
     }
     const after = await discover(state);
     const shape = { ...def, adapters: unionAdapters(seedFiles, after) };
@@ -589,7 +592,9 @@ export async function learnTarget(
         "kept",
         `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
       ];
-    return { ...r, state, after, outcome, detail };
+    const reached = !delta.business.lossy &&
+      delta.business.added.length + delta.business.changed.length > 0;
+    return { ...r, state, after, outcome, detail, reached };
   };
   for (const c of order) {
     const d = deriveArguments(generated.get(c.name)!, pool, c.raw.inputSchema);
@@ -638,11 +643,12 @@ export async function learnTarget(
     // could change nothing); a tool that added to the seed may also get a
     // set for a new record (its seeding arguments would find what it
     // made): a variant only when, called once on the seed, it reached a
-    // real record (added one, erred on none, lost none).
+    // real record (added or changed one additively, no error, no business
+    // record lost; a counter such as sqlite_sequence may move).
     const added = steps.some((s) => s.tool === c.name && s.outcome === "kept");
     const made = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
     const kept = made !== null &&
-      (await tryCall(c.name, made.arguments)).outcome === "kept";
+      (await tryCall(c.name, made.arguments)).reached;
     calls.push({
       tool: c.name,
       variant: kept ? "existing" : null,
