@@ -495,6 +495,12 @@ Deno.test({
         assert.equal(r.code, 0, r.stderr.slice(-800));
         const report = JSON.parse(r.stdout);
         assert.equal(report.provenance.target.pinned, true);
+        const verify = await runVerity([
+          "report",
+          "verify",
+          join(cwd, "runs", report.runId, "report.json"),
+        ], { cwd });
+        assert.equal(verify.code, 0, verify.stdout + verify.stderr);
         // Concurrent overlap is the machine's schedule (one attempt here,
         // to keep the test short), not the target's: left out.
         return Object.fromEntries(
