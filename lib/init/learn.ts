@@ -538,19 +538,7 @@ export async function learnTarget(
   ];
   let seedFiles: Found[] = [];
   /** One call on a fresh copy of the seed so far, and what it did to it. */
-  const tryCall = async (
-    name: string,
-    args: Record<string, unknown>,
-  ): Promise<{
-    result: unknown;
-    error: string | null;
-    state: string;
-    after: Found[];
-    outcome: SeedStep["outcome"];
-    detail: string;
-    /** It added or changed a business record and lost none. */
-    reached: boolean;
-  }> => {
+  const tryCall = async (name: string, args: Record<string, unknown>) => {
     const dir = await fresh(launcher);
     const before = join(dir, "before");
     await launcher.reset(before);
@@ -563,8 +551,8 @@ export async function learnTarget(
       return {
         ...r,
         state,
-        after: [],
-        outcome: "errored",
+        after: [] as Found[],
+        outcome: "errored" as SeedStep["outcome"],
         detail: r.error,
         reached: false,
       };
@@ -592,6 +580,7 @@ export async function learnTarget(
         "kept",
         `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
       ];
+    // Reached a record: added or changed one, lost none.
     const reached = !delta.business.lossy &&
       delta.business.added.length + delta.business.changed.length > 0;
     return { ...r, state, after, outcome, detail, reached };
