@@ -6,6 +6,7 @@
  */
 import {
   type Expectation,
+  LEARNED_AIMS,
   type ProbeDef,
   TEST_NAMES,
   type TestName,
@@ -24,7 +25,14 @@ export function parseTool(
   hasSource: boolean,
 ): ToolDef {
   const t = r.table(v, path);
-  r.keys(t, path, ["name", "arguments", "variant", "probe", "expected"]);
+  r.keys(t, path, [
+    "name",
+    "arguments",
+    "variant",
+    "probe",
+    "expected",
+    "learned",
+  ]);
   if (!Object.hasOwn(t, "name")) {
     r.fail(`${path}.name`, "missing (the tool's name as listed by the server)");
   }
@@ -79,7 +87,16 @@ export function parseTool(
       expected[test as TestName] = exp;
     }
   }
-  return { name, variant, arguments: args, probe, expected };
+  return {
+    name,
+    variant,
+    arguments: args,
+    probe,
+    expected,
+    ...(Object.hasOwn(t, "learned")
+      ? { learned: r.oneOf(t.learned, `${path}.learned`, LEARNED_AIMS) }
+      : {}),
+  };
 }
 
 /** The `arguments` table of `t` (default `{}`), placeholders kept. */

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { LearnedAim } from "../definition/types.ts";
 import type { DeclarationChange } from "../contracts/listing_changes.ts";
 import type { Exclusion } from "../state/exclude.ts";
 import type { HintName, HintState } from "../contracts/contracts.ts";
@@ -147,6 +148,11 @@ export interface ToolObservations {
    * session declared it the same (always, before verdict rules version 8).
    */
   declarationChanges?: DeclarationChange[];
+  /**
+   * A learned target's argument set (`learned` in its `[[tools]]`): what it
+   * names in the seed that seeding by use made. Absent: not learned.
+   */
+  learned?: LearnedAim;
 }
 
 /**
