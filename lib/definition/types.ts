@@ -40,24 +40,17 @@ export interface ToolDef {
   probe: ProbeDef | null;
   /** Always `{}` for targets. */
   expected: Partial<Record<TestName, Expectation>>;
-  /** A learned target's `learned` (absent otherwise): what the set names in its seed. */
+  /** A learned target's (absent otherwise). */
   learned?: LearnedAim;
 }
 
-/**
- * What a learned argument set was aimed at: `names_seed_record` (a value
- * derived from one seen in the seed or an earlier answer), `no_arguments`,
- * `names_nothing` (every value generated), `empty_seed` (the seed holds
- * no state file).
- */
+/** What a learned argument set names in its seed (docs/audits.md). */
 export const LEARNED_AIMS = [
   "names_seed_record",
   "no_arguments",
   "names_nothing",
   "empty_seed",
 ] as const;
-
-/** One of {@linkcode LEARNED_AIMS}. */
 export type LearnedAim = typeof LEARNED_AIMS[number];
 
 /** A probe: a tool the server lists, called as a read around a tool's call. */

@@ -148,10 +148,7 @@ export interface ToolObservations {
    * session declared it the same (always, before verdict rules version 8).
    */
   declarationChanges?: DeclarationChange[];
-  /**
-   * A learned target's argument set (`learned` in its `[[tools]]`): what it
-   * names in the seed that seeding by use made. Absent: not learned.
-   */
+  /** A learned target's `learned` (`ToolDef`); absent otherwise. */
   learned?: LearnedAim;
 }
 

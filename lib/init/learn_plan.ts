@@ -366,18 +366,7 @@ export interface LearnedView {
   }[];
 }
 
-/**
- * What an argument set names in the seed (`learned` in the target): a
- * value derived from one seen, no arguments, nothing, or nothing because
- * the seed holds no state file.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(learnedAim([{ path: "name", value: "x", from: "generated" }], false), "names_nothing");
- * assert.equal(learnedAim([], true), "empty_seed");
- * ```
- */
+/** What an argument set names in the seed (`learned` in the target). */
 export function learnedAim(
   origins: readonly ArgumentOrigin[],
   seedEmpty: boolean,

@@ -17,7 +17,7 @@ export interface PlannedTool {
   arguments: Record<string, unknown>;
   /** The read called around the tool in its probed sessions, or null. */
   probe: { name: string; arguments: Record<string, unknown> } | null;
-  /** A learned target's aim (`ToolDef.learned`); absent otherwise. */
+  /** `ToolDef.learned`. */
   learned?: LearnedAim;
 }
 

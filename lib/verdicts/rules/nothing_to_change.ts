@@ -9,13 +9,10 @@ import type { Rule } from "../rule.ts";
 import { leftStateAlone } from "../_observe.ts";
 
 /**
- * A learned argument set (`ToolObservations.learned`) whose seed holds no
- * state file, or that names nothing seen (every value generated) and
- * changed no observed state in any run: no pre-existing record was at
- * stake, so `non_destructive` is unknown, NOTHING_TO_CHANGE (fact
- * `nothing_to_change`). A call that still lost a record stays a VIOLATION.
- * Only learned targets carry the fact, so earlier reports re-derive as
- * they were judged.
+ * A learned set (`ToolObservations.learned`) on a seed with no state file,
+ * or naming nothing seen and changing no observed state in any run: no
+ * pre-existing record was at stake, so a holding behaviour is unknown
+ * (fact `nothing_to_change`). Only learned targets carry the fact.
  */
 export const nothingToChangeRule: Rule = {
   name: "nothing to change",
