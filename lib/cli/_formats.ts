@@ -14,7 +14,7 @@ import { renderText } from "../report/text.ts";
 // The HTML, JUnit and SARIF renderers load when a report is rendered in
 // their format: a run without --html/--sarif/--junit never loads them.
 import type { SarifOptions } from "../report/sarif.ts";
-import { writeFileAtomic } from "./_io.ts";
+import { gitTopLevel, writeFileAtomic } from "./_io.ts";
 
 /** The formats `verity report --format` accepts. */
 export const REPORT_FORMATS = [
@@ -40,21 +40,6 @@ export function parseReportFormat(command: string, v: unknown): ReportFormat {
     );
   }
   return s as ReportFormat;
-}
-
-async function gitTopLevel(dir: string): Promise<string | null> {
-  try {
-    const out = await new Deno.Command("git", {
-      args: ["-C", dir, "rev-parse", "--show-toplevel"],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    if (out.code !== 0) return null;
-    const top = new TextDecoder().decode(out.stdout).trim();
-    return top === "" ? null : top;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -10,22 +10,19 @@ import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { UsageError } from "../errors.ts";
 
 /**
- * Append a `report` block (run id and the report file's SHA-256, given as
- * the file's text or as its `sha256:` digest) and return the new head.
+ * Append a `report` block (run id and the report file's `sha256:` digest)
+ * and return the new head.
  */
 export async function appendReportToLedger(
   runsDir: string,
   runId: string,
-  report: string | { digest: string },
+  report: { digest: string },
 ): Promise<{ path: string; index: number; head: string }> {
-  const digest = typeof report === "string"
-    ? `sha256:${sha256Hex(report)}`
-    : report.digest;
   const path = join(runsDir, "ledger.json");
   const r = await appendBlock(path, "report", {
     run_id: runId,
     report: `${runId}/report.json`,
-    digest,
+    digest: report.digest,
   });
   return { path, index: r.index, head: r.head };
 }

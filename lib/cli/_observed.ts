@@ -26,7 +26,6 @@ export function observedOptions(
   values: Record<string, unknown>,
 ): ObservedOptions | null {
   const out = values["observed-out"];
-  const recipe = values.recipe ?? DEFAULT_RECIPE;
   if (out === undefined) {
     if (values.recipe !== undefined) {
       throw new UsageError(
@@ -40,6 +39,12 @@ export function observedOptions(
       `verity ${command}: --observed-out expects a file path`,
     );
   }
+  return { file: resolve(out), recipe: parseRecipe(command, values.recipe) };
+}
+
+/** `--recipe N` (default {@linkcode DEFAULT_RECIPE}); an unknown one is a {@linkcode UsageError}. */
+export function parseRecipe(command: string, v: unknown): Recipe {
+  const recipe = v ?? DEFAULT_RECIPE;
   if (!isRecipe(recipe)) {
     throw new UsageError(
       `verity ${command}: --recipe: unknown contract recipe ${
@@ -47,7 +52,7 @@ export function observedOptions(
       } (known: 1, 2, 3)`,
     );
   }
-  return { file: resolve(out), recipe };
+  return recipe;
 }
 
 /**

@@ -147,17 +147,15 @@ export async function recoverRuns(runsDir: string): Promise<Recovery> {
   return out;
 }
 
-/** The directory Deno makes temporary directories in. */
-function tempRoot(): string {
-  return Deno.env.get("TMPDIR") || "/tmp";
-}
-
 /**
  * Remove `verity-run-*`, `verity-cmd-*` and `verity-seeds-*` (cached seed
  * databases) scratch directories whose owner (recorded in their `.owner`
- * file) is dead. Returns how many were removed.
+ * file) is dead, in `root` (where Deno makes temporary directories).
+ * Returns how many were removed.
  */
-export async function cleanScratch(root = tempRoot()): Promise<number> {
+export async function cleanScratch(
+  root = Deno.env.get("TMPDIR") || "/tmp",
+): Promise<number> {
   let n = 0;
   try {
     for await (const e of Deno.readDir(root)) {

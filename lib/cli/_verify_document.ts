@@ -11,6 +11,7 @@
 import { ENGINE_VERSION } from "../verdicts/engine.ts";
 import { basename } from "node:path";
 import { UsageError } from "../errors.ts";
+import { type ParsedCommandLine, stringOption } from "./args.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
 import { bindToLedgerFile } from "../evidence/ledger.ts";
 import { readEvidenceText, readTextDocument } from "../evidence/files.ts";
@@ -44,6 +45,18 @@ export interface VerifyDocumentOptions {
    * exists.
    */
   definition?: string | null;
+}
+
+/** The {@linkcode VerifyDocumentOptions} of `--ledger`, `--expected-head`, `--expected-head-file` and `--definition`. */
+export function documentOptions(
+  values: ParsedCommandLine["values"],
+): VerifyDocumentOptions {
+  return {
+    ledger: stringOption(values.ledger),
+    expectedHead: stringOption(values["expected-head"]),
+    expectedHeadFile: stringOption(values["expected-head-file"]),
+    definition: stringOption(values.definition),
+  };
 }
 
 /** What {@linkcode verifyDocument} found. */
@@ -87,6 +100,18 @@ export async function resolveHead(
     );
   }
   return head;
+}
+
+/** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
+export async function readDocument(
+  path: string,
+): Promise<{ value: unknown; text: string; digest: string }> {
+  const { text, digest } = await readEvidenceText(path);
+  try {
+    return { value: parseEvidenceJson(text), text, digest };
+  } catch (e) {
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
 }
 
 /** Which kind of document a parsed value is, or null. */
@@ -147,13 +172,9 @@ export async function verifyDocument(
   if (head !== null && options.ledger === null) {
     throw new UsageError(`${command}: --expected-head needs --ledger`);
   }
-  const { text, digest } = await readEvidenceText(path);
-  let value: unknown;
-  try {
-    value = parseEvidenceJson(text);
-  } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
+  const read = await readDocument(path);
+  const digest = read.digest;
+  let value = read.value;
   const kind = documentKind(value);
   if (kind === null) {
     throw new UsageError(
@@ -162,7 +183,7 @@ export async function verifyDocument(
   }
   // Manifests hash their declarations as Python reads numbers (1.0 stays a float).
   if (kind === "manifest") {
-    value = parseEvidenceJson(text, { numbers: "python" });
+    value = parseEvidenceJson(read.text, { numbers: "python" });
   }
   // verity.report/3: the seed state is rebuilt from the definition and
   // must hash to the digest the report names; without the definition

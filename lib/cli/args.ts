@@ -208,25 +208,3 @@ export function requireServerCommand(
   }
   return p.serverCommand;
 }
-
-/** The minimal base environment a server gets when run unsandboxed from the command line. */
-export function baseEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (
-    const k of [
-      "PATH",
-      "HOME",
-      "LANG",
-      "TERM",
-      "USER",
-      "LOGNAME",
-      "SHELL",
-      "DENO_DIR",
-      "NO_COLOR",
-    ]
-  ) {
-    const v = Deno.env.get(k);
-    if (v !== undefined) env[k] = v;
-  }
-  return { ...env, ...extra };
-}

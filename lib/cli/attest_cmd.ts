@@ -25,6 +25,7 @@ import {
 } from "../evidence/attest.ts";
 import { evidencePredicate } from "../evidence/predicate.ts";
 import {
+  documentOptions,
   type DocumentVerification,
   verifyDocument,
 } from "./_verify_document.ts";
@@ -67,13 +68,12 @@ async function attest(p: ReturnType<typeof parseCommandLine>): Promise<number> {
   }
   const signer = await readKey("verity attest", keyPath, importPrivateKey);
   const path = p.positionals[0]!;
-  const v = await verifyDocument(path, {
-    ledger: stringOption(p.values.ledger),
-    expectedHead: stringOption(p.values["expected-head"]),
-    expectedHeadFile: stringOption(p.values["expected-head-file"]),
-    // A report keeping its seed by reference rebuilds it from this definition.
-    definition: stringOption(p.values.definition),
-  }, "verity attest");
+  // A report keeping its seed by reference rebuilds it from --definition.
+  const v = await verifyDocument(
+    path,
+    documentOptions(p.values),
+    "verity attest",
+  );
   if (!v.ok) {
     for (const l of v.lines) console.error(l);
     console.error(`verity attest: ${path} does not verify: not signed`);
@@ -200,13 +200,11 @@ async function verifyAttestation(
     );
     return 0;
   }
-  const v: DocumentVerification = await verifyDocument(reportPath, {
-    ledger,
-    expectedHead: stringOption(p.values["expected-head"]),
-    expectedHeadFile: stringOption(p.values["expected-head-file"]),
-    // A verity.report/3 report rebuilds its seed from this definition.
-    definition: stringOption(p.values.definition),
-  }, "verity attest verify");
+  const v: DocumentVerification = await verifyDocument(
+    reportPath,
+    documentOptions(p.values),
+    "verity attest verify",
+  );
   for (const l of v.lines.slice(0, -1)) console.log(l);
   if (`sha256:${subject.digest?.sha256}` !== v.digest) {
     return fail(
@@ -259,12 +257,10 @@ export async function main(argv: string[]): Promise<number> {
     out: { type: "string" },
   });
   if (p.positionals[0] === "verify") {
-    for (const k of ["out"]) {
-      if (p.values[k] !== undefined) {
-        throw new UsageError(
-          `verity attest verify: --${k} applies to verity attest`,
-        );
-      }
+    if (p.values.out !== undefined) {
+      throw new UsageError(
+        "verity attest verify: --out applies to verity attest",
+      );
     }
     return await verifyAttestation(p);
   }

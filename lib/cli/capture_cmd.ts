@@ -11,7 +11,7 @@ import { UsageError } from "../errors.ts";
 import { listedServer, LISTING_OPTIONS, remoteClient } from "./remote.ts";
 import { captureManifest } from "../evidence/capture.ts";
 import { prettyJson } from "../evidence/canonical.ts";
-import { DEFAULT_RECIPE, isRecipe } from "../evidence/recipes.ts";
+import { parseRecipe } from "./_observed.ts";
 import { writeDocument } from "./_ledger.ts";
 import { showControls, terminalText } from "../common/show_controls.ts";
 
@@ -23,14 +23,7 @@ export async function main(argv: string[]): Promise<number> {
     ledger: { type: "string" },
     ...LISTING_OPTIONS,
   }, false);
-  const recipe = p.values.recipe ?? DEFAULT_RECIPE;
-  if (!isRecipe(recipe)) {
-    throw new UsageError(
-      `verity capture: --recipe: unknown contract recipe ${
-        JSON.stringify(recipe)
-      } (known: 1, 2, 3)`,
-    );
-  }
+  const recipe = parseRecipe("capture", p.values.recipe);
   const out = p.values.out;
   if (out !== undefined && (typeof out !== "string" || out === "")) {
     throw new UsageError("verity capture: --out expects a file path");

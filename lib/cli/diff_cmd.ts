@@ -11,7 +11,7 @@ import { prettyJson } from "../evidence/canonical.ts";
 import { diffDeclarations, renderDiff } from "../evidence/diff.ts";
 import { readJsonDocument } from "../evidence/files.ts";
 import { readDeclaration } from "../evidence/manifest.ts";
-import { isRecipe, type Recipe } from "../evidence/recipes.ts";
+import { parseRecipe } from "./_observed.ts";
 import { terminalJson, terminalText } from "../common/show_controls.ts";
 
 /** Run `verity diff`. */
@@ -30,19 +30,10 @@ export async function main(argv: string[]): Promise<number> {
       `verity diff: expects two manifest files, got ${p.positionals.length} (see verity diff --help)`,
     );
   }
-  let recipe: Recipe | undefined;
-  if (p.values.recipe !== undefined) {
-    if (!isRecipe(p.values.recipe)) {
-      throw new UsageError(
-        `verity diff: --recipe: unknown contract recipe ${
-          JSON.stringify(p.values.recipe)
-        } (known: 1, 2, 3)`,
-      );
-    }
-    recipe = p.values.recipe;
-  }
   const [fa, fb] = p.positionals as [string, string];
-  const opts = recipe === undefined ? {} : { recipe };
+  const opts = p.values.recipe === undefined
+    ? {}
+    : { recipe: parseRecipe("diff", p.values.recipe) };
   const a = readDeclaration((await readJsonDocument(fa)).value, fa, opts);
   const b = readDeclaration((await readJsonDocument(fb)).value, fb, opts);
   const result = diffDeclarations(a, b);

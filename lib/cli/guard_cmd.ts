@@ -9,7 +9,6 @@
  */
 import { dirname, join, resolve } from "node:path";
 import {
-  baseEnv,
   parseCommandLine,
   parseEnvPairs,
   requireServerCommand,
@@ -35,6 +34,7 @@ import {
 import { runGuard } from "../guard/proxy.ts";
 import { launchCommand } from "../launcher/command.ts";
 import type { Allowance } from "../sandbox/types.ts";
+import { isDirectory } from "../common/exists.ts";
 
 const str = (v: unknown): string | null => typeof v === "string" ? v : null;
 
@@ -178,15 +178,11 @@ export async function main(argv: string[]): Promise<number> {
     if (v !== undefined) env[name] = v;
   }
   const state = str(p.values.state);
-  if (
-    state !== null &&
-    !(await Deno.stat(state).then((s) => s.isDirectory, () => false))
-  ) {
+  if (state !== null && !(await isDirectory(state))) {
     throw new UsageError(`verity guard: --state ${state}: not a directory`);
   }
   const launched = await launchCommand(command, env, {
     noSandbox: p.values["no-sandbox"] === true,
-    hostEnv: baseEnv({}),
     commandName: "verity guard",
     ...(state !== null ? { stateDir: resolve(state) } : {}),
     ...await allowances(str(p.values.definition)),

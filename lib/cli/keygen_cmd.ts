@@ -12,21 +12,7 @@ import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { generateKeyPair } from "../evidence/attest.ts";
 import { dirname, resolve } from "node:path";
-
-/** The git work tree holding `dir`, or null. */
-async function workTree(dir: string): Promise<string | null> {
-  try {
-    const r = await new Deno.Command("git", {
-      args: ["-C", dir, "rev-parse", "--show-toplevel"],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const top = new TextDecoder().decode(r.stdout).trim();
-    return r.code === 0 && top !== "" ? top : null;
-  } catch {
-    return null; // no git: no work tree we can see
-  }
-}
+import { gitTopLevel } from "./_io.ts";
 
 async function writeNew(path: string, text: string, mode: number) {
   try {
@@ -54,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
   if (typeof out !== "string" || out === "") {
     throw new UsageError("verity keygen: --out PREFIX is required");
   }
-  const tree = await workTree(dirname(resolve(out)));
+  const tree = await gitTopLevel(dirname(resolve(out)));
   if (tree !== null && p.values["inside-work-tree"] !== true) {
     throw new UsageError(
       `verity keygen: ${out}.pem would be inside the git work tree ${tree}, one \`git add\` from publishing a private key: write it elsewhere (--out ~/.config/verity/release), or pass --inside-work-tree`,

@@ -7,7 +7,6 @@
  * @module
  */
 import {
-  baseEnv,
   gateMessage,
   parseCommandLine,
   parseEnvPairs,
@@ -183,7 +182,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     const options = {
       noSandbox,
-      hostEnv: baseEnv({}),
       commandName: "verity reality",
       offline: p.values.offline === true,
     };

@@ -9,7 +9,6 @@
  * @module
  */
 import {
-  baseEnv,
   type OptionSpec,
   type ParsedCommandLine,
   parseEnvPairs,
@@ -213,7 +212,6 @@ export async function listedServer(
     parseEnvPairs(command, p.values.env),
     {
       noSandbox: p.values["no-sandbox"] === true,
-      hostEnv: baseEnv({}),
       commandName: `verity ${command}`,
       offline: p.values.offline === true,
     },

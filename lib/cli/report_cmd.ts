@@ -6,28 +6,18 @@
  * @module
  */
 import { join } from "node:path";
-import { parseCommandLine, stringOption } from "./args.ts";
+import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMAS } from "../report/report.ts";
 import { openReport, reportChunks } from "../report/pack.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
-import { verifyDocument } from "./_verify_document.ts";
-import { readEvidenceText } from "../evidence/files.ts";
-import { parseEvidenceJson } from "../evidence/canonical.ts";
+import {
+  documentOptions,
+  readDocument,
+  verifyDocument,
+} from "./_verify_document.ts";
 import { parseReportFormat, renderReport } from "./_formats.ts";
 import { terminalText } from "../common/show_controls.ts";
-
-/** Read and strictly parse an evidence document (gzip allowed); exit 2 when unreadable. */
-async function readDocument(
-  path: string,
-): Promise<{ value: unknown; digest: string }> {
-  const { text, digest } = await readEvidenceText(path);
-  try {
-    return { value: parseEvidenceJson(text), digest };
-  } catch (e) {
-    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
-}
 
 async function locate(ref: string, runsDir: string): Promise<string> {
   for (
@@ -63,12 +53,7 @@ export async function main(argv: string[]): Promise<number> {
       throw new UsageError("verity report verify: expected one file");
     }
     const path = await locate(p.positionals[1]!, runsDir);
-    const result = await verifyDocument(path, {
-      ledger: stringOption(p.values.ledger),
-      expectedHead: stringOption(p.values["expected-head"]),
-      expectedHeadFile: stringOption(p.values["expected-head-file"]),
-      definition: stringOption(p.values.definition),
-    });
+    const result = await verifyDocument(path, documentOptions(p.values));
     for (const line of result.lines) console.log(terminalText(line));
     return result.ok ? 0 : 1;
   }

@@ -740,7 +740,7 @@ Deno.test("seeded state without records: columns read from the seed's file pages
     if (!def.adapters.some((a) => a.kind === "sqlite" && a.seed !== null)) {
       continue;
     }
-    const snap = await seededSnapshot(def, false);
+    const snap = await seededSnapshot(def);
     for (const [i, a] of def.adapters.entries()) {
       if (a.kind !== "sqlite" || a.seed === null) continue;
       const image = await sqliteSeedImage(def, a, i);

@@ -47,12 +47,6 @@ export interface CommandLaunchOptions {
    */
   noSandbox?: boolean;
   /**
-   * The caller's basic environment (PATH, HOME, ...), used only without a
-   * sandbox; a sandboxed server sees `env` plus the sandbox's minimal base.
-   * @default {{}}
-   */
-  hostEnv?: Record<string, string>;
-  /**
    * The command name that prefixes refusals.
    * @default {"verity"}
    */
@@ -215,6 +209,32 @@ export async function resolveCommand(
   return { command, definitionDir, denoDir, readPaths };
 }
 
+const HOST_ENV = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "TERM",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "DENO_DIR",
+  "NO_COLOR",
+];
+
+/**
+ * The caller's basic environment (PATH, HOME, ...), which a server run
+ * with `noSandbox` gets under `env`; a sandboxed server sees `env` plus the
+ * sandbox's minimal base.
+ */
+function hostEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of HOST_ENV) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) env[k] = v;
+  }
+  return env;
+}
+
 /** A server command ready to spawn, and how to clean up after it. */
 export interface LaunchedCommand {
   spec: SpawnSpec;
@@ -255,7 +275,7 @@ export async function launchCommand(
       );
     }
     return {
-      spec: { command, env: { ...(options.hostEnv ?? {}), ...env } },
+      spec: { command, env: { ...hostEnv(), ...env } },
       backend: "none",
       dispose: () => Promise.resolve(),
     };

@@ -109,15 +109,6 @@ export interface LauncherOptions {
  * the sandboxed launch of each process, all from one {@linkcode LaunchSetup}.
  */
 export class DefinitionLauncher {
-  /** The definition whose servers this launcher starts. */
-  readonly definition: LaunchableDefinition;
-  /** The facts every launch is built from. */
-  readonly setup: LaunchSetup;
-  /**
-   * What `verity prepare` verified for a target with a `[source]` (its
-   * servers run only from that cache), or null for a local command.
-   */
-  readonly prepared: PreparedRun | null;
   #postgres: PostgresCluster | null = null;
   #ahead: Promise<void> = Promise.resolve();
   /**
@@ -129,14 +120,16 @@ export class DefinitionLauncher {
 
   /** Use {@linkcode openLauncher}; this constructor takes facts already gathered. */
   constructor(
-    definition: LaunchableDefinition,
-    setup: LaunchSetup,
-    prepared: PreparedRun | null = null,
-  ) {
-    this.definition = definition;
-    this.setup = setup;
-    this.prepared = prepared;
-  }
+    /** The definition whose servers this launcher starts. */
+    readonly definition: LaunchableDefinition,
+    /** The facts every launch is built from. */
+    readonly setup: LaunchSetup,
+    /**
+     * What `verity prepare` verified for a target with a `[source]` (its
+     * servers run only from that cache), or null for a local command.
+     */
+    readonly prepared: PreparedRun | null = null,
+  ) {}
 
   /** The sandbox backend of every launch. */
   get backend(): SandboxBackend {

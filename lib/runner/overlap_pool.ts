@@ -11,12 +11,12 @@ import type { OverlapResult, OverlapSpec } from "./overlap_timer.ts";
 import { selfCommand } from "./self.ts";
 import { containReaping } from "../wire/contain.ts";
 import { TIMED_OUT_PREFIX } from "../history/call_outcome.ts";
+import { boundedLines } from "../wire/lines.ts";
 
 class TimerProcess {
   #child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #reader: ReadableStreamDefaultReader<string>;
-  #buf = "";
+  #lines: AsyncIterator<Uint8Array>;
   #stderr: Promise<string>;
 
   constructor() {
@@ -31,23 +31,15 @@ class TimerProcess {
       stderr: "piped",
     }).spawn();
     this.#writer = this.#child.stdin.getWriter();
-    this.#reader = this.#child.stdout.pipeThrough(new TextDecoderStream())
-      .getReader();
+    // Unbounded, as the attempt's answers are (a call's whole result).
+    this.#lines = boundedLines(this.#child.stdout, Infinity)
+      [Symbol.asyncIterator]();
     this.#stderr = new Response(this.#child.stderr).text().catch(() => "");
   }
 
   async #line(): Promise<string | null> {
-    while (true) {
-      const nl = this.#buf.indexOf("\n");
-      if (nl >= 0) {
-        const line = this.#buf.slice(0, nl);
-        this.#buf = this.#buf.slice(nl + 1);
-        return line;
-      }
-      const { value, done } = await this.#reader.read();
-      if (done) return null;
-      this.#buf += value;
-    }
+    const { value, done } = await this.#lines.next();
+    return done ? null : new TextDecoder().decode(value);
   }
 
   /** Run one attempt; resolves to a result, or a failure message. */

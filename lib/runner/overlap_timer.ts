@@ -28,6 +28,7 @@ import { HttpClient } from "../wire/http_client.ts";
 import { startLocalHttp } from "../wire/local_http.ts";
 import { pingEvents } from "../verdicts/overlap.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
+import { boundedLines } from "../wire/lines.ts";
 
 /** What one attempt should do. */
 export interface OverlapSpec {
@@ -45,11 +46,6 @@ export interface OverlapSpec {
    */
   http?: { port: number; url: string; relayDir?: string }[];
   /**
-   * Pings per instance before the calls (two_process).
-   * @default {3}
-   */
-  pings?: number;
-  /**
    * Milliseconds the whole attempt may take (start, opening, pings, the
    * calls); past it the servers are stopped and the attempt's setup
    * failure says so, starting with {@linkcode TIMED_OUT_PREFIX}.
@@ -65,6 +61,9 @@ export function attemptDeadlineMs(
   return spec.deadlineMs ??
     2 * spec.startTimeoutMs + spec.callTimeoutMs + 10_000;
 }
+
+/** Pings per instance before the calls (two_process). */
+const PINGS = 3;
 
 class DeadlinePassed extends Error {}
 
@@ -151,17 +150,13 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     const targets0: (SpawnSpec | McpClient)[] = spec.http === undefined
       ? spec.launches
       : await within(Promise.all(
-        spec.launches.map((l, i) =>
-          track(startLocalHttp(
-            l,
-            spec.http![i]!.url,
-            spec.http![i]!.port,
-            spec.startTimeoutMs,
-            spec.http![i]!.relayDir !== undefined
-              ? { relayDir: spec.http![i]!.relayDir! }
-              : {},
-          ))
-        ),
+        spec.launches.map((l, i) => {
+          const { url, port, relayDir } = spec.http![i]!;
+          const relay = relayDir === undefined ? {} : { relayDir };
+          return track(
+            startLocalHttp(l, url, port, spec.startTimeoutMs, relay),
+          );
+        }),
       ));
     if (spec.http !== undefined && spec.mode === "single_connection") {
       // A second session on the same server instance.
@@ -193,7 +188,7 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
     if (spec.mode === "two_process") {
       for (const [i, c] of opened.entries()) {
         phase = `pinging instance ${i + 1}`;
-        for (let k = 0; k < (spec.pings ?? 3); k++) {
+        for (let k = 0; k < PINGS; k++) {
           const s = now();
           const p = await within(c.request("ping", {}, spec.startTimeoutMs));
           if (p.status !== "ok") {
@@ -293,29 +288,16 @@ class OpeningFailed extends Error {
  */
 export async function main(_argv: string[]): Promise<number> {
   const enc = new TextEncoder();
-  const dec = new TextDecoder();
-  let buf = "";
-  const handle = async (line: string) => {
-    if (line.trim() === "") return;
+  for await (const bytes of boundedLines(Deno.stdin.readable, Infinity)) {
+    const line = new TextDecoder().decode(bytes);
+    if (line.trim() === "") continue;
     const result = await runAttempt(JSON.parse(line) as OverlapSpec);
     // The whole line, however the pipe splits it (a short write would
     // leave half a line for the next attempt to be read after).
-    const bytes = enc.encode(JSON.stringify(result) + "\n");
+    const out = enc.encode(JSON.stringify(result) + "\n");
     let off = 0;
-    while (off < bytes.length) {
-      off += await Deno.stdout.write(bytes.subarray(off));
-    }
-  };
-  for await (const chunk of Deno.stdin.readable) {
-    buf += dec.decode(chunk, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      await handle(line);
-    }
+    while (off < out.length) off += await Deno.stdout.write(out.subarray(off));
   }
-  await handle(buf);
   // VERITY_PHASE_TIMES=FILE (scripts/bench_overhead.ts): the timer's own CPU
   // (harness time, not its servers') beside the run's phase times.
   const phaseFile = Deno.env.get("VERITY_PHASE_TIMES");

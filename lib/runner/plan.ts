@@ -38,24 +38,6 @@ export type PlannedSession =
     tool: number;
   };
 
-/** Options that shape a plan. */
-export interface PlanOptions {
-  /**
-   * Independent runs per session kind (at least 3).
-   * @default {3}
-   */
-  runs: number;
-  /**
-   * Concurrent attempts per mode.
-   * @default {20}
-   */
-  concurrentAttempts: number;
-  /** Add concurrent attempts for tools that make no idempotence claim. */
-  observeConcurrent: boolean;
-  /** Skip two-process attempts (the server writes state on start or stop). */
-  skipTwoProcess: boolean;
-}
-
 /** Parse `--tool` selectors (`name` or `name[variant]`) against the definition's tools. */
 export function selectTools(
   tools: readonly {
@@ -153,7 +135,8 @@ export function planSequential(
 /** Concurrent attempts for the tools that get them. */
 export function planConcurrent(
   tools: readonly PlannedTool[],
-  opts: Pick<PlanOptions, "concurrentAttempts" | "skipTwoProcess">,
+  /** Attempts per mode; no two-process ones when the server writes state on start or stop. */
+  opts: { concurrentAttempts: number; skipTwoProcess: boolean },
 ): PlannedSession[] {
   const out: PlannedSession[] = [];
   const modes = opts.skipTwoProcess

@@ -9,11 +9,6 @@
 
 const MAIN = new URL("../../main.ts", import.meta.url);
 
-/** Whether this process is a `deno compile` binary. */
-export function isCompiled(): boolean {
-  return MAIN.pathname.includes("/deno-compile-");
-}
-
 /**
  * argv that starts verity with an internal subcommand.
  *
@@ -23,7 +18,8 @@ export function isCompiled(): boolean {
  * ```
  */
 export function selfCommand(sub: string): string[] {
-  if (isCompiled()) return [Deno.execPath(), sub];
+  // A `deno compile` binary runs its embedded main.ts from here.
+  if (MAIN.pathname.includes("/deno-compile-")) return [Deno.execPath(), sub];
   return [
     Deno.execPath(),
     "run",

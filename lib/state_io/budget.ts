@@ -39,11 +39,12 @@ export const DEFAULT_STATE_BUDGET: Required<StateBudget> = {
 /** Thrown when a state directory is over its budget; the message names the limit. */
 export class StateBudgetError extends Error {
   override name = "StateBudgetError";
-  /** What was measured (up to the point the walk stopped). */
-  readonly usage: StateUsage;
-  constructor(message: string, usage: StateUsage) {
+  constructor(
+    message: string,
+    /** What was measured (up to the point the walk stopped). */
+    readonly usage: StateUsage,
+  ) {
     super(message);
-    this.usage = usage;
   }
 }
 

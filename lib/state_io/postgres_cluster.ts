@@ -1,43 +1,14 @@
 /**
  * A private PostgreSQL cluster for one verity run: `initdb` into the run's
- * scratch directory, one `postgres` process listening on a Unix socket in
- * that directory only (`listen_addresses = ''`), stopped and removed at the
- * end. Startup is paid once per run.
- *
- * Per definition adapter, a template database is seeded once from the
- * adapter's SQL (sent through the protocol as the role that owns the
- * seeded objects, which is not a superuser),
- * checked, and closed to connections. Every session then gets its own
- * database `CREATE DATABASE … TEMPLATE …` and its own login role, which may
- * connect to that database only; the database and role are dropped after
- * the session's snapshot.
- *
- * Every role logs in with a password (scram-sha-256, over the socket as
- * over TCP) derived from a random secret of the run: a server is handed
- * only its session role's, so it cannot name another role instead.
- *
- * Roles:
- * - `verity` (superuser): verity's own administration; never handed out.
- * - `verity_owner` (LOGIN, not a superuser): owns the seeded objects; seeds
- *   run as it, through the protocol (never psql); every session role is a
- *   member, so a server may change and drop the seeded tables.
- * - one `verity_s_<hash>` role per session (LOGIN, not a superuser): the
- *   role in `{postgres_url}`, with its password. It cannot run `COPY … PROGRAM`, read server
- *   files, or connect to another session's database.
- * - `verity_observer` (LOGIN, `pg_read_all_data`, BYPASSRLS, not a
- *   superuser): snapshots, always in a read-only, repeatable-read
- *   transaction under its own settings ({@linkcode OBSERVER_SETTINGS}).
- *
- * Databases: a template belongs to `verity` once seeded (its objects stay
- * `verity_owner`'s), so a session role, a member of `verity_owner`, cannot
- * alter or connect to it; a session's database belongs to its session role
- * (`ALTER DATABASE <own> SET` and `COMMENT ON DATABASE` are observed, in the
- * `@database` region); `postgres` and `template1` are closed to every role
- * but verity's superuser.
- *
- * PostgreSQL refuses to run as root: when verity runs as root, `initdb` and
- * `postgres` run as the unprivileged user `nobody` (uid/gid switched at
- * spawn), and the scratch path is made traversable for it.
+ * scratch directory, one `postgres` on a Unix socket there (and 127.0.0.1
+ * with `listen = "tcp"`), stopped and removed at the end. Per adapter a
+ * template database is seeded once (through the protocol, as the
+ * non-superuser `verity_owner`), checked and closed; every session gets its
+ * own database from it and its own login role, dropped after the session.
+ * Every role logs in with a password derived from a secret of the run.
+ * Snapshots read as `verity_observer` in a read-only transaction under
+ * {@linkcode OBSERVER_SETTINGS}. The roles, grants and why: docs/state.md.
+ * Run as root, `initdb` and `postgres` run as `nobody`.
  *
  * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-env`
  * and `--allow-sys` (uid).
@@ -58,6 +29,7 @@ import {
 import { PG_SESSION_SETTINGS, quoteLiteral } from "../../adapters/pg_values.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { liveClusters as live } from "./postgres_live.ts";
+import { freeLoopbackPort } from "../wire/local_http.ts";
 
 /** What the cluster needs of a definition. */
 export type StatefulDefinition = Pick<Definition, "adapters" | "dir" | "file">;
@@ -219,39 +191,20 @@ export interface ClusterOptions {
   tcp?: boolean;
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it). */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
+/** Run `cmd` to its end (as `nobody` when verity runs as root); its stderr. */
 async function run(
   cmd: string,
   args: string[],
-  opts: { asNobody: boolean; stdin?: string; env?: Record<string, string> },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(cmd, {
+  asNobody: boolean,
+): Promise<{ code: number; stderr: string }> {
+  const out = await new Deno.Command(cmd, {
     args,
-    stdin: opts.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
+    stdin: "null",
+    stdout: "null",
     stderr: "piped",
-    ...(opts.env ? { env: opts.env } : {}),
-    ...(opts.asNobody ? NOBODY : {}),
-  }).spawn();
-  if (opts.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(opts.stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+    ...(asNobody ? NOBODY : {}),
+  }).output();
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
 }
 
 /** A role's password: derived from the cluster's secret, 32 hex digits. */
@@ -299,38 +252,28 @@ export interface PgConnection {
 
 /** A running private cluster. */
 export class PostgresCluster {
-  readonly root: string;
-  readonly bin: string;
   readonly socketDir: string;
-  /** The port: 5432 on the socket only, a free one when it also listens on TCP. */
-  readonly port: number;
-  /** Whether it also listens on 127.0.0.1:{@linkcode port}. */
-  readonly tcp: boolean;
   /** Every role's password is derived from this (never leaves the process). */
   readonly #secret: string;
   #proc: Deno.ChildProcess;
   #admin: PgClient | null = null;
   #adminQueue: Promise<unknown> = Promise.resolve();
   #stopped = false;
-  readonly asNobody: boolean;
 
   private constructor(
-    root: string,
-    bin: string,
+    readonly root: string,
+    readonly bin: string,
     proc: Deno.ChildProcess,
-    asNobody: boolean,
-    port: number,
-    tcp: boolean,
+    readonly asNobody: boolean,
+    /** The port: 5432 on the socket only, a free one when it also listens on TCP. */
+    readonly port: number,
+    /** Whether it also listens on 127.0.0.1:{@linkcode port}. */
+    readonly tcp: boolean,
     secret: string,
   ) {
     this.#secret = secret;
-    this.root = root;
-    this.bin = bin;
-    this.port = port;
-    this.tcp = tcp;
     this.socketDir = `${root}/socket`;
     this.#proc = proc;
-    this.asNobody = asNobody;
   }
 
   /**
@@ -401,7 +344,7 @@ export class PostgresCluster {
       "--locale=C",
       "--no-sync",
       "--no-instructions",
-    ], { asNobody });
+    ], asNobody);
     await Deno.remove(pwfile).catch(() => {});
     if (init.code !== 0) {
       throw new Error(
@@ -409,35 +352,25 @@ export class PostgresCluster {
       );
     }
     const tcp = options.tcp === true;
-    const port = tcp ? freePort() : PORT;
+    const port = tcp ? freeLoopbackPort() : PORT;
     await Deno.writeTextFile(
       `${data}/pg_hba.conf`,
       "local all all scram-sha-256\n" +
         (tcp ? "host all all 127.0.0.1/32 scram-sha-256\n" : ""),
     );
+    const settings = {
+      listen_addresses: tcp ? "127.0.0.1" : "",
+      unix_socket_permissions: "0777",
+      fsync: "off",
+      synchronous_commit: "off",
+      full_page_writes: "off",
+      max_connections: "200",
+      logging_collector: "off",
+    };
     const proc = new Deno.Command(`${bin}/postgres`, {
-      args: [
-        "-D",
-        data,
-        "-k",
-        socket,
-        "-p",
-        String(port),
-        "-c",
-        `listen_addresses=${tcp ? "127.0.0.1" : ""}`,
-        "-c",
-        "unix_socket_permissions=0777",
-        "-c",
-        "fsync=off",
-        "-c",
-        "synchronous_commit=off",
-        "-c",
-        "full_page_writes=off",
-        "-c",
-        "max_connections=200",
-        "-c",
-        "logging_collector=off",
-      ],
+      args: ["-D", data, "-k", socket, "-p", String(port)].concat(
+        ...Object.entries(settings).map(([k, v]) => ["-c", `${k}=${v}`]),
+      ),
       stdin: "null",
       stdout: "null",
       stderr: "piped",
@@ -651,14 +584,12 @@ export class PostgresCluster {
   connection(stateDir: string, a: AdapterDef): PgConnection {
     const db = sessionDbName(stateDir, normalizeLabel(a.label));
     const password = rolePassword(this.#secret, db);
+    const common = { port: String(this.port), db, user: db, password };
     if (a.listen === "tcp" && this.tcp) {
       return {
         url: `postgresql://${db}:${password}@127.0.0.1:${this.port}/${db}`,
         host: "127.0.0.1",
-        port: String(this.port),
-        db,
-        user: db,
-        password,
+        ...common,
         socket: null,
         tcpPort: this.port,
         tcpSocket: this.socketFile,
@@ -669,10 +600,7 @@ export class PostgresCluster {
         encodeURIComponent(this.socketDir)
       }&port=${this.port}`,
       host: this.socketDir,
-      port: String(this.port),
-      db,
-      user: db,
-      password,
+      ...common,
       socket: this.socketFile,
       tcpPort: null,
     };
@@ -724,6 +652,14 @@ export class PostgresCluster {
     }
   }
 
+  #signal(signal: Deno.Signal): void {
+    try {
+      this.#proc.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+
   /** Stop the server (fast shutdown) and remove the scratch directory. */
   async stop(): Promise<void> {
     if (this.#stopped) return;
@@ -731,18 +667,8 @@ export class PostgresCluster {
     live.delete(this);
     await this.#admin?.end().catch(() => {});
     this.#admin = null;
-    try {
-      this.#proc.kill("SIGINT");
-    } catch {
-      // already gone
-    }
-    const timer = setTimeout(() => {
-      try {
-        this.#proc.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, 10_000);
+    this.#signal("SIGINT");
+    const timer = setTimeout(() => this.#signal("SIGKILL"), 10_000);
     await this.#proc.status;
     clearTimeout(timer);
     await Deno.remove(this.root, { recursive: true }).catch(() => {});
@@ -753,11 +679,7 @@ export class PostgresCluster {
     if (this.#stopped) return;
     this.#stopped = true;
     live.delete(this);
-    try {
-      this.#proc.kill("SIGQUIT");
-    } catch {
-      // already gone
-    }
+    this.#signal("SIGQUIT");
     try {
       Deno.removeSync(this.root, { recursive: true });
     } catch {

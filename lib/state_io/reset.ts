@@ -210,16 +210,24 @@ async function fileDigest(path: string): Promise<string> {
   return h.digest("hex");
 }
 
-/** Copy a file to `dest` through a temporary name (never half-written). */
-async function copyAtomic(from: string, dest: string): Promise<void> {
+/** Write `dest` through a temporary name `fill` writes (never half-written). */
+async function atomically(
+  dest: string,
+  fill: (tmp: string) => Promise<void>,
+): Promise<void> {
   const tmp = `${dest}.verity-tmp-${crypto.randomUUID()}`;
   try {
-    await Deno.copyFile(from, tmp);
+    await fill(tmp);
     await Deno.rename(tmp, dest);
   } catch (e) {
     await Deno.remove(tmp).catch(() => {});
     throw e;
   }
+}
+
+/** Copy a file to `dest` through a temporary name (never half-written). */
+function copyAtomic(from: string, dest: string): Promise<void> {
+  return atomically(dest, (tmp) => Deno.copyFile(from, tmp));
 }
 
 /**
@@ -273,15 +281,21 @@ async function writeAtomic(
   mode?: number,
 ): Promise<void> {
   await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-  const tmp = `${path}.verity-tmp-${crypto.randomUUID()}`;
-  try {
+  await atomically(path, async (tmp) => {
     await Deno.writeFile(tmp, bytes, mode === undefined ? {} : { mode });
     if (mode !== undefined) await Deno.chmod(tmp, mode);
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
+  });
+}
+
+/** The run's cluster, which a postgres adapter needs (`who` names the caller when it is missing). */
+export function runCluster(
+  options: { postgres?: PostgresCluster | null },
+  who: string,
+): PostgresCluster {
+  if (!options.postgres) {
+    throw new TypeError(`${who}: a postgres adapter needs the run's cluster`);
   }
+  return options.postgres;
 }
 
 /** Options of {@linkcode resetState}. */
@@ -333,12 +347,7 @@ export async function resetState(
     : `${stateDir}/${normalizeLabel(label)}`);
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
-    if (!options.postgres) {
-      throw new TypeError(
-        "resetState: a postgres adapter needs the run's cluster",
-      );
-    }
-    await options.postgres.createSession(stateDir, a);
+    await runCluster(options, "resetState").createSession(stateDir, a);
   }
   const order = def.adapters.map((a, i) => ({ a, i })).filter(({ a }) =>
     a.seed !== null && a.kind !== "postgres"

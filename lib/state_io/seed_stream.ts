@@ -1,23 +1,9 @@
 /**
  * The seed state streamed: its digest (exactly `snapshotDigest` of its
  * normalized snapshot), its regions' headers, and the digests of states
- * given as patches against it (exactly `snapshotDigest(applyPatch(seed,
- * patch))`), in one pass over the seed's records and without ever holding
- * all of them: a SQLite database is read page by page, one table at a
- * time, records in key order (masks applied as `normalize` does), each
- * record hashed and merged with every patch as it goes by.
- *
- * What is read whole instead (the fallback; memory then follows that part):
- * - a SQLite table stored in an order that is not the snapshot's key order
- *   (a rowid table identified by another primary key; a `WITHOUT ROWID`
- *   table with a NOCASE, RTRIM or DESC key column): that table alone is
- *   read page by page and sorted (`adapters/sqlite/stream.ts`);
- * - a SQLite database the page reader does not handle (any reason
- *   `stateDelta` falls back for: generated columns, a malformed file, a
- *   link, a declared natural key, …): that adapter is snapshotted whole;
- * - fs and json adapters (read through the snapshot worker) and postgres
- *   adapters (through the run's cluster): snapshotted whole, per adapter.
- * `methods` says which, per adapter and per table.
+ * given as patches against it, in one pass over the seed's records and
+ * without holding all of them. What is streamed and what is read whole
+ * (`methods` says which): docs/state.md, "The seed streamed".
  *
  * Reads the disk.
  *
@@ -25,7 +11,7 @@
  */
 import { categoryOf } from "../state/classify.ts";
 import { createHash, type Hash } from "node:crypto";
-import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
+import type { Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { readSchema } from "../../adapters/sqlite/btree.ts";
 import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
@@ -50,6 +36,7 @@ import type {
   SnapshotPatch,
 } from "../state/patched.ts";
 import { checkStateBudget } from "./budget.ts";
+import { runCluster } from "./reset.ts";
 import {
   assembleSnapshot,
   postgresRegions,
@@ -57,7 +44,12 @@ import {
   type SnapshotOptions,
   workerItems,
 } from "./snapshot.ts";
-import { type FilePages, metaSnapshot, openSide } from "./state_delta.ts";
+import {
+  type FilePages,
+  masksOf,
+  metaSnapshot,
+  openSide,
+} from "./state_delta.ts";
 
 /** How one adapter (and, for SQLite, each table) was read. */
 export interface SeedStreamMethod {
@@ -127,15 +119,6 @@ class Decline extends Error {
 
 const regionKey = (r: { adapter: string; kind: string; name: string }) =>
   `${r.adapter}\u0000${r.kind}\u0000${r.name}`;
-
-/** Masks of one adapter by table name. */
-function masksOf(a: AdapterDef): Map<string, MaskRule[]> {
-  const masks = new Map<string, MaskRule[]>();
-  for (const m of a.mask) {
-    masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
-  }
-  return masks;
-}
 
 /**
  * A record as `snapshotDigest` hashes it. Flat rows of one table share a
@@ -448,12 +431,7 @@ async function streamOnce(
         wholeIdx.map((i) => items[i]!),
         options,
       );
-      if (!reply.ok) {
-        throw new Error(`snapshot of ${dir} failed: ${reply.error}`);
-      }
-      workerProblems = reply.problems.map((p) =>
-        p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p
-      );
+      workerProblems = reply.problems;
       wholeIdx.forEach((i, j) => {
         const a = def.adapters[i]!;
         const sub = { adapters: [a] };
@@ -524,13 +502,8 @@ async function streamOnce(
     // 3. Postgres adapters, through the run's cluster.
     for (const a of def.adapters) {
       if (a.kind !== "postgres") continue;
-      if (!options.postgres) {
-        throw new TypeError(
-          "streamSeed: a postgres adapter needs the run's cluster",
-        );
-      }
-      const db = options.postgres.connection(dir, a).db;
-      const obs = await options.postgres.observe(db, a);
+      const cluster = runCluster(options, "streamSeed");
+      const obs = await cluster.observe(cluster.connection(dir, a).db, a);
       problems.push(...obs.problems);
       const sub = { adapters: [a] };
       const snap = normalize(

@@ -29,15 +29,11 @@ import type { WorkerResult } from "./_worker_protocol.ts";
 import type { Snapshot } from "../state/types.ts";
 
 /**
- * The state a reset would produce, observed in memory. Requires
- * `--allow-read` on the definition directory. `sqliteRecords: false`:
- * sqlite tables with their columns only (no rows read: memory does not
- * follow the seed's size).
+ * The state a reset would produce, observed in memory, sqlite tables with
+ * their columns only (no rows read: memory does not follow the seed's
+ * size). Requires `--allow-read` on the definition directory.
  */
-export async function seededSnapshot(
-  def: Definition,
-  sqliteRecords = true,
-): Promise<Snapshot> {
+export async function seededSnapshot(def: Definition): Promise<Snapshot> {
   const results: WorkerResult[] = [];
   for (const [i, a] of def.adapters.entries()) {
     const label = normalizeLabel(a.label);
@@ -45,9 +41,9 @@ export async function seededSnapshot(
       // Seeded and checked in a real database when a run starts (postgres_cluster.ts).
       results.push({ kind: "postgres", label });
     } else if (a.kind === "sqlite") {
-      const observed = a.seed !== null && !sqliteRecords
-        ? await seedColumns(def, i, label)
-        : null;
+      const observed = a.seed === null
+        ? null
+        : await seedColumns(def, i, label);
       results.push({
         kind: "sqlite",
         label,
@@ -83,7 +79,7 @@ export async function seededSnapshot(
       results.push({ kind: "fs", label, entries });
     }
   }
-  return assembleSnapshot(def, results, [], sqliteRecords);
+  return assembleSnapshot(def, results, [], false);
 }
 
 /**
@@ -130,14 +126,11 @@ export async function seedColumns(
 
 /** Throw a {@linkcode DefinitionError} for the first mask or classification that matches nothing seeded. */
 export async function checkSeededState(def: Definition): Promise<void> {
-  const needed =
-    def.adapters.some((a) =>
-      a.seed !== null && (a.mask.length > 0 || a.kind === "sqlite")
-    ) ||
-    def.adapters.some((a) => a.mask.length > 0);
+  const needed = def.adapters.some((a) =>
+    a.mask.length > 0 || (a.seed !== null && a.kind === "sqlite")
+  );
   if (!needed) return;
-  // A sqlite table's check needs its name and columns, never its rows.
-  const snap = await seededSnapshot(def, false);
+  const snap = await seededSnapshot(def);
   for (const [i, a] of def.adapters.entries()) {
     const label = normalizeLabel(a.label);
     if (a.kind === "postgres") continue;
@@ -155,6 +148,14 @@ export async function checkSeededState(def: Definition): Promise<void> {
     }
     if (a.kind === "sqlite" && a.seed !== null) {
       const tables = mine.map((r) => r.name);
+      const absent = (t: string) => {
+        const near = closestNames(t, tables);
+        return `table ${JSON.stringify(t)} is not in the seeded database (${
+          near.length
+            ? `closest: ${near.join(", ")}`
+            : `tables: ${tables.join(", ") || "none"}`
+        }`;
+      };
       for (
         const [list, name] of [[a.business, "business"], [
           a.append_only,
@@ -164,33 +165,18 @@ export async function checkSeededState(def: Definition): Promise<void> {
         list.forEach((t, j) => {
           // A pattern (mcp_*) may name tables only a call creates.
           if (!tables.includes(t) && !isPattern(t)) {
-            const near = closestNames(t, tables);
             fail(
               `${name}[${j}]`,
-              `table ${JSON.stringify(t)} is not in the seeded database (${
-                near.length
-                  ? `closest: ${near.join(", ")}`
-                  : `tables: ${tables.join(", ") || "none"}`
+              `${
+                absent(t)
               }; classify a table only a call creates with a pattern, e.g. "mcp_*")`,
             );
           }
         });
       }
-    }
-    if (a.kind === "sqlite" && a.seed !== null) {
       for (const [table, cols] of Object.entries(a.key)) {
         const region = mine.find((r) => r.name === table);
-        if (!region) {
-          const near = closestNames(table, mine.map((r) => r.name));
-          fail(
-            `key.${JSON.stringify(table)}`,
-            `table ${JSON.stringify(table)} is not in the seeded database (${
-              near.length
-                ? `closest: ${near.join(", ")}`
-                : `tables: ${mine.map((r) => r.name).join(", ") || "none"}`
-            })`,
-          );
-        }
+        if (!region) fail(`key.${JSON.stringify(table)}`, `${absent(table)})`);
         cols.forEach((c, j) => {
           if (!(region.columns ?? []).includes(c)) {
             fail(

@@ -17,6 +17,7 @@ import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
 import type { PageCache } from "../../adapters/sqlite/stream.ts";
 import { checkStateBudget, type StateBudget } from "./budget.ts";
+import { runCluster } from "./reset.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
 import type { PostgresObservation } from "../../adapters/postgres.ts";
 import type {
@@ -173,30 +174,18 @@ export async function takeSnapshot(
   const dir = await Deno.realPath(stateDir);
   // Metadata first: a state directory over its budget is never read.
   await checkStateBudget(dir, options.budget ?? {});
-  const items = workerItems(def);
-  const reply = await readStateItems(dir, items, options);
-  if (!reply.ok) {
-    throw new Error(`snapshot of ${stateDir} failed: ${reply.error}`);
-  }
-  const problems = reply.problems.map((
-    p,
-  ) => (p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p));
+  const read = await readStateItems(dir, workerItems(def), options, stateDir);
   const snap = assembleSnapshot(
     def,
-    reply.results,
-    problems,
+    read.results,
+    read.problems,
     true,
     options.cache ?? null,
   );
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
-    if (!options.postgres) {
-      throw new TypeError(
-        "takeSnapshot: a postgres adapter needs the run's cluster",
-      );
-    }
-    const db = options.postgres.connection(stateDir, a).db;
-    const obs = await options.postgres.observe(db, a);
+    const cluster = runCluster(options, "takeSnapshot");
+    const obs = await cluster.observe(cluster.connection(stateDir, a).db, a);
     snap.problems.push(...obs.problems);
     snap.regions.push(...postgresRegions(a, obs));
   }
@@ -246,21 +235,31 @@ export function readOnlyWorkerOptions(stateDir: string): WorkerOptions {
 
 /**
  * Read `items` of the state directory `dir` (already resolved) through
- * `options.reader`, or a one-off read-only worker.
+ * `options.reader`, or a one-off read-only worker: the results, and the
+ * problems with `dir` taken off their paths. Throws when the read fails,
+ * naming the directory as `shown`.
  */
 export async function readStateItems(
   dir: string,
   items: WorkerItem[],
-  options: Pick<SnapshotOptions, "reader" | "timeoutMs"> = {},
-): Promise<WorkerReply> {
+  options: Pick<SnapshotOptions, "reader" | "timeoutMs">,
+  shown = dir,
+): Promise<{ results: WorkerResult[]; problems: string[] }> {
   const timeoutMs = options.timeoutMs ?? 300_000;
-  if (options.reader) return await options.reader.read(dir, items, timeoutMs);
-  const reader = new SnapshotReader(dir);
+  const reader = options.reader ?? new SnapshotReader(dir);
+  let reply: WorkerReply;
   try {
-    return await reader.read(dir, items, timeoutMs);
+    reply = await reader.read(dir, items, timeoutMs);
   } finally {
-    reader.close();
+    if (reader !== options.reader) reader.close();
   }
+  if (!reply.ok) throw new Error(`snapshot of ${shown} failed: ${reply.error}`);
+  return {
+    results: reply.results,
+    problems: reply.problems.map((p) =>
+      p.startsWith(dir + "/") ? p.slice(dir.length + 1) : p
+    ),
+  };
 }
 
 /**

@@ -118,11 +118,8 @@ const SINGLES_KEPT = 4096;
 
 /** The pages of a database file (and its WAL) read through a read-only handle. */
 export class FilePages implements PageSource {
-  readonly pageSize: number;
   readonly pageCount: number;
   readonly filePages: number;
-  readonly wal: Uint8Array;
-  readonly walFrames: Map<number, number>;
   #fd: number;
   /** The whole file, when the caller holds it in memory (a seed's image). */
   #image: Uint8Array | null = null;
@@ -134,17 +131,14 @@ export class FilePages implements PageSource {
   constructor(
     fd: number,
     fileSize: number,
-    pageSize: number,
-    wal: Uint8Array,
-    frames: Map<number, number>,
+    readonly pageSize: number,
+    readonly wal: Uint8Array,
+    readonly walFrames: Map<number, number>,
     dbPages: number,
   ) {
     this.#fd = fd;
-    this.pageSize = pageSize;
     this.filePages = Math.floor(fileSize / pageSize);
     this.pageCount = dbPages > 0 ? dbPages : this.filePages;
-    this.wal = wal;
-    this.walFrames = frames;
     this.#zero = new Uint8Array(pageSize);
   }
 
@@ -274,23 +268,27 @@ async function regularInside(
 }
 
 /**
- * What identifies a database file's bytes without reading them: device,
- * inode, size, modification and change times (of the WAL too). The change
- * time cannot be set by a process; null while it is under a second old (a
- * write within the same clock tick would not show).
+ * What identifies a file's bytes without reading them: device, inode,
+ * size, modification and change times. The change time cannot be set by a
+ * process; null while it is under a second old (a write within the same
+ * clock tick would not show).
  */
+function statIdentity(s: Deno.FileInfo): string | null {
+  if (s.ctime === null || s.mtime === null) return null;
+  if (Date.now() - s.ctime.getTime() < 1000) return null;
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`;
+}
+
+/** {@linkcode statIdentity} of a database file (and of its WAL). */
 async function identityOf(
   path: string,
   wal: boolean,
 ): Promise<string | null> {
   const parts: string[] = [];
   for (const p of wal ? [path, `${path}-wal`] : [path]) {
-    const s = await Deno.stat(p);
-    if (s.ctime === null || s.mtime === null) return null;
-    if (Date.now() - s.ctime.getTime() < 1000) return null;
-    parts.push(
-      `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`,
-    );
+    const id = statIdentity(await Deno.stat(p));
+    if (id === null) return null;
+    parts.push(id);
   }
   return parts.join("/");
 }
@@ -469,6 +467,15 @@ export function metaSnapshot(
   return normalize({ regions, problems: [] }, { adapters: [a] });
 }
 
+/** Masks of one adapter by table name. */
+export function masksOf(a: AdapterDef): Map<string, MaskRule[]> {
+  const masks = new Map<string, MaskRule[]>();
+  for (const m of a.mask) {
+    masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
+  }
+  return masks;
+}
+
 /** The sqlite part of the delta by pages, or why it cannot be. */
 async function sqliteByPages(
   a: AdapterDef,
@@ -511,14 +518,10 @@ async function sqliteByPages(
       : null;
     const changed = sb && sa ? changedPages(sb, sa, capture) : null;
     if (capture !== null) keepSeedImage(cacheKey!, capture);
-    const masks = new Map<string, MaskRule[]>();
-    for (const m of a.mask) {
-      masks.set(m.region, [...(masks.get(m.region) ?? []), m]);
-    }
     const r = diffSqlitePair(before, after, {
       label,
       categoryOf: (t) => categoryOf(a, t),
-      masks,
+      masks: masksOf(a),
       changed,
       beforeIndex: known?.index ?? null,
       keepRows: options.rows === true,
@@ -570,9 +573,8 @@ class DigestCache implements FsDigestCache {
   #m = new Map<string, string>();
   hits = 0;
   #key(path: string, info: Deno.FileInfo): string | null {
-    if (info.ctime === null || info.mtime === null) return null;
-    if (Date.now() - info.ctime.getTime() < 1000) return null;
-    return `${path}\0${info.dev}:${info.ino}:${info.size}:${info.mtime.getTime()}:${info.ctime.getTime()}`;
+    const id = statIdentity(info);
+    return id === null ? null : `${path}\0${id}`;
   }
   get(path: string, info: Deno.FileInfo): string | undefined {
     const k = this.#key(path, info);
@@ -663,14 +665,10 @@ async function jsonByDigest(
   const read = async (dir: string) => {
     const abs = label === "." ? dir : `${dir}/${label}`;
     if ((await regularInside(dir, abs)) === "absent") {
-      return { abs, bytes: null, digest: "absent" };
+      return { bytes: null, digest: "absent" };
     }
     const bytes = await Deno.readFile(abs);
-    return {
-      abs,
-      bytes,
-      digest: createHash("sha256").update(bytes).digest("hex"),
-    };
+    return { bytes, digest: createHash("sha256").update(bytes).digest("hex") };
   };
   const observe = (bytes: Uint8Array | null): Snapshot =>
     normalize(
@@ -678,24 +676,21 @@ async function jsonByDigest(
       sub,
     );
   const babs = label === "." ? beforeDir : `${beforeDir}/${label}`;
-  let before: { digest: string; snap: Snapshot } | undefined;
-  if ((await regularInside(beforeDir, babs)) === "ok") {
-    const identity = await identityOf(babs, false);
-    const key = identity === null
-      ? null
-      : `${babs}\0${identity}\0${JSON.stringify(a)}`;
-    before = key === null ? undefined : jsonCache.get(key);
-    if (before === undefined) {
-      const b = await read(beforeDir);
-      before = { digest: b.digest, snap: observe(b.bytes) };
-      if (key !== null) {
-        if (jsonCache.size >= 8) {
-          jsonCache.delete(jsonCache.keys().next().value!);
-        }
-        jsonCache.set(key, before);
-      }
+  const identity = (await regularInside(beforeDir, babs)) === "ok"
+    ? await identityOf(babs, false)
+    : null;
+  const key = identity === null
+    ? null
+    : `${babs}\0${identity}\0${JSON.stringify(a)}`;
+  let before = key === null ? undefined : jsonCache.get(key);
+  if (before === undefined) {
+    const b = await read(beforeDir);
+    before = { digest: b.digest, snap: observe(b.bytes) };
+    if (key !== null) {
+      if (jsonCache.size >= 8) jsonCache.delete(jsonCache.keys().next().value!);
+      jsonCache.set(key, before);
     }
-  } else before = { digest: "absent", snap: observe(null) };
+  }
   const x = await read(afterDir);
   problems.before.push(...before.snap.problems);
   if (x.digest === before.digest) {

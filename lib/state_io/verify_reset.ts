@@ -29,9 +29,7 @@ export interface ResetVerification {
 
 /** Options of {@linkcode verifyReset}. */
 export interface VerifyResetOptions {
-  /** Parent directory for the two state directories. @default a new temporary directory */
-  workDir?: string;
-  /** Keep the two state directories instead of removing them. @default false */
+  /** Keep the two state directories (in a new temporary directory) instead of removing them. @default false */
   keep?: boolean;
 }
 
@@ -53,8 +51,7 @@ export async function verifyReset(
   def: Definition,
   options: VerifyResetOptions = {},
 ): Promise<ResetVerification & { dirs: [string, string] }> {
-  const work = options.workDir ??
-    await Deno.makeTempDir({ prefix: "verity-reset-" });
+  const work = await Deno.makeTempDir({ prefix: "verity-reset-" });
   const dirs: [string, string] = [`${work}/reset-1`, `${work}/reset-2`];
   // A postgres adapter: a private cluster for these two resets only.
   const postgres = await clusterFor(def, `${work}/postgres`);
@@ -90,11 +87,7 @@ export async function verifyReset(
   } finally {
     await postgres?.stop();
     if (!options.keep) {
-      if (options.workDir === undefined) {
-        await Deno.remove(work, { recursive: true }).catch(() => {});
-      } else {for (const d of dirs) {
-          await Deno.remove(d, { recursive: true }).catch(() => {});
-        }}
+      await Deno.remove(work, { recursive: true }).catch(() => {});
     }
   }
 }
