@@ -21,7 +21,11 @@
 import { dirname, join, relative } from "node:path";
 import { stringify } from "smol-toml";
 import { ServerError } from "../errors.ts";
-import type { AdapterDef, Definition } from "../definition/types.ts";
+import type {
+  AdapterDef,
+  Definition,
+  LearnedAim,
+} from "../definition/types.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import { resolveCommand } from "../launcher/command.ts";
@@ -39,6 +43,7 @@ import {
   type ArgumentOrigin,
   deriveArguments,
   freshArguments,
+  learnedAim,
   learnedName,
   literalArguments,
   ValuePool,
@@ -60,6 +65,8 @@ export interface LearnedCall {
   variant: string | null;
   arguments: Record<string, unknown>;
   origins: ArgumentOrigin[];
+  /** What it names in the seed (`learned` in the target). */
+  learned: LearnedAim;
 }
 
 /** What an audit with no definition learned. */
@@ -328,6 +335,7 @@ async function writeTarget(
       name: c.tool,
       ...(c.variant === null ? {} : { variant: c.variant }),
       arguments: c.arguments,
+      learned: c.learned,
     })),
   };
   const head = [
@@ -590,13 +598,22 @@ export async function learnTarget(
     // for a new record (its seeding arguments would find what it made).
     const added = steps.some((s) => s.tool === c.name && s.outcome === "kept");
     const fresh = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
+    const empty = seedFiles.length === 0;
     calls.push({
       tool: c.name,
       variant: fresh === null ? null : "existing",
       arguments: d.arguments,
       origins: d.origins,
+      learned: learnedAim(d.origins, empty),
     });
-    if (fresh !== null) calls.push({ tool: c.name, variant: "new", ...fresh });
+    if (fresh !== null) {
+      calls.push({
+        tool: c.name,
+        variant: "new",
+        ...fresh,
+        learned: learnedAim(fresh.origins, empty),
+      });
+    }
   }
   spec.calls = calls;
   const lastState = steps.some((s) => s.outcome === "kept")
