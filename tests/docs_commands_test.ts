@@ -270,10 +270,11 @@ Deno.test({
         if (file !== undefined) {
           await Deno.writeTextFile(`${cwd}/${file}`, c.config!);
         }
-        const r = await new Deno.Command(`${ROOT}verity`, {
-          args: c.text.replace(/^\.\/verity\s+/, "").split(/\s+/),
+        // Through a shell, as a reader pastes it (quotes and all).
+        const r = await new Deno.Command("bash", {
+          args: ["-c", `"$VERITY"${c.text.replace(/^\.\/verity/, "")}`],
           cwd,
-          env: { NO_COLOR: "1" },
+          env: { NO_COLOR: "1", VERITY: `${ROOT}verity` },
           stdout: "piped",
           stderr: "piped",
         }).output();

@@ -202,6 +202,40 @@ for (const fixture of zeroConfig) {
     }
     const ok = await verity(["report", "verify", join(dir, "report.json")]);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    if (fixture === "zero-delete") {
+      // archive_tag's generated tag names nothing and deletes nothing: the
+      // fact is in the learned target and the report, the claim untested
+      // with its reason, and verify re-derives the verdict from the fact.
+      const toml = await Deno.readTextFile(join(dir, "target", "target.toml"));
+      assert.match(
+        toml,
+        /name = "archive_tag"\n(?:.*\n)*?learned = "names_nothing"/,
+      );
+      assert.ok(
+        report.summary.claims.untested.some((
+          u: { tool: string; test: string; reason: string },
+        ) =>
+          u.tool === "archive_tag" && u.test === "destructive" &&
+          u.reason === "NOTHING_TO_CHANGE"
+        ),
+      );
+      const stored = JSON.parse(
+        await Deno.readTextFile(join(dir, "report.json")),
+      );
+      const obs = stored.observations.tools.find((t: { tool: string }) =>
+        t.tool === "archive_tag"
+      );
+      assert.equal(obs.learned, "names_nothing");
+      obs.learned = "names_seed_record";
+      const edited = join(dir, "edited.json");
+      await Deno.writeTextFile(edited, JSON.stringify(stored));
+      const bad = await verity(["report", "verify", edited]);
+      assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+      assert.match(
+        bad.stdout,
+        /archive_tag destructive outcome: report says "INCONCLUSIVE:NOTHING_TO_CHANGE", evidence gives "PASS"/,
+      );
+    }
     if (fixture === "zero-home") {
       const toml = await Deno.readTextFile(join(dir, "target", "target.toml"));
       assert.match(

@@ -6,6 +6,7 @@
  */
 import {
   type Expectation,
+  LEARNED_AIMS,
   type ProbeDef,
   TEST_NAMES,
   type TestName,
@@ -13,6 +14,7 @@ import {
 } from "./types.ts";
 import { describe, join, plain, type Reader } from "./_reader.ts";
 
+const KEYS = ["name", "arguments", "variant", "probe", "expected", "learned"];
 const VERDICT_RE = /^(PASS|VIOLATION|(INCONCLUSIVE|NOT_APPLICABLE):[A-Z_]+)$/;
 
 /** Read one tool table at `path` (e.g. `tools[0]`). */
@@ -24,7 +26,7 @@ export function parseTool(
   hasSource: boolean,
 ): ToolDef {
   const t = r.table(v, path);
-  r.keys(t, path, ["name", "arguments", "variant", "probe", "expected"]);
+  r.keys(t, path, KEYS);
   if (!Object.hasOwn(t, "name")) {
     r.fail(`${path}.name`, "missing (the tool's name as listed by the server)");
   }
@@ -79,7 +81,11 @@ export function parseTool(
       expected[test as TestName] = exp;
     }
   }
-  return { name, variant, arguments: args, probe, expected };
+  const tool: ToolDef = { name, variant, arguments: args, probe, expected };
+  if (Object.hasOwn(t, "learned")) {
+    tool.learned = r.oneOf(t.learned, `${path}.learned`, LEARNED_AIMS);
+  }
+  return tool;
 }
 
 /** The `arguments` table of `t` (default `{}`), placeholders kept. */

@@ -171,6 +171,12 @@ Deno.test("strict: unknown keys anywhere name their key path", async () => {
     "state.where",
     /unknown key/,
   );
+  // A learned set's fact: one of four names, nothing else.
+  await rejects(
+    GOOD.replace('name = "put"', 'name = "put"\nlearned = "everything"'),
+    "tools[0].learned",
+    /expected "names_seed_record", "no_arguments", "names_nothing" or "empty_seed", got "everything"/,
+  );
 });
 
 Deno.test("strict: wrong types name their key path", async () => {

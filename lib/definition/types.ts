@@ -40,7 +40,18 @@ export interface ToolDef {
   probe: ProbeDef | null;
   /** Always `{}` for targets. */
   expected: Partial<Record<TestName, Expectation>>;
+  /** A learned target's (absent otherwise). */
+  learned?: LearnedAim;
 }
+
+/** What a learned argument set names in its seed (docs/audits.md). */
+export const LEARNED_AIMS = [
+  "names_seed_record",
+  "no_arguments",
+  "names_nothing",
+  "empty_seed",
+] as const;
+export type LearnedAim = typeof LEARNED_AIMS[number];
 
 /** A probe: a tool the server lists, called as a read around a tool's call. */
 export interface ProbeDef {

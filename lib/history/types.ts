@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { LearnedAim } from "../definition/types.ts";
 import type { DeclarationChange } from "../contracts/listing_changes.ts";
 import type { Exclusion } from "../state/exclude.ts";
 import type { HintName, HintState } from "../contracts/contracts.ts";
@@ -147,6 +148,8 @@ export interface ToolObservations {
    * session declared it the same (always, before verdict rules version 8).
    */
   declarationChanges?: DeclarationChange[];
+  /** A learned target's `learned` (`ToolDef`); absent otherwise. */
+  learned?: LearnedAim;
 }
 
 /**

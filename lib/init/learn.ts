@@ -21,7 +21,11 @@
 import { dirname, join, relative } from "node:path";
 import { stringify } from "smol-toml";
 import { ServerError } from "../errors.ts";
-import type { AdapterDef, Definition } from "../definition/types.ts";
+import type {
+  AdapterDef,
+  Definition,
+  LearnedAim,
+} from "../definition/types.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import { resolveCommand } from "../launcher/command.ts";
@@ -42,6 +46,7 @@ import {
   type ArgumentOrigin,
   deriveArguments,
   freshArguments,
+  learnedAim,
   learnedName,
   literalArguments,
   originLines,
@@ -64,6 +69,8 @@ export interface LearnedCall {
   variant: string | null;
   arguments: Record<string, unknown>;
   origins: ArgumentOrigin[];
+  /** What it names in the seed (`learned` in the target). */
+  learned: LearnedAim;
 }
 
 /** What an audit with no definition learned. */
@@ -343,6 +350,7 @@ async function writeTarget(
         name: c.tool,
         ...(c.variant === null ? {} : { variant: c.variant }),
         arguments: c.arguments,
+        learned: c.learned,
       }],
     })
   );
@@ -638,13 +646,22 @@ export async function learnTarget(
     const made = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
     const kept = made !== null &&
       (await tryCall(c.name, made.arguments)).reached;
+    const empty = seedFiles.length === 0;
     calls.push({
       tool: c.name,
       variant: kept ? "existing" : null,
       arguments: d.arguments,
       origins: d.origins,
+      learned: learnedAim(d.origins, empty),
     });
-    if (kept) calls.push({ tool: c.name, variant: "new", ...made });
+    if (kept) {
+      calls.push({
+        tool: c.name,
+        variant: "new",
+        ...made,
+        learned: learnedAim(made.origins, empty),
+      });
+    }
   }
   spec.calls = calls;
   const lastState = steps.some((s) => s.outcome === "kept")

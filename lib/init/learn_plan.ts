@@ -16,6 +16,7 @@
  * @module
  */
 import { isPlainObject } from "../common/is_plain_object.ts";
+import type { LearnedAim } from "../definition/types.ts";
 import { validateSchema } from "../reality/schema_validate.ts";
 
 /** One value seen, and where. */
@@ -361,7 +362,20 @@ export interface LearnedView {
     tool: string;
     variant: string | null;
     origins: readonly ArgumentOrigin[];
+    learned: LearnedAim;
   }[];
+}
+
+/** What an argument set names in the seed (`learned` in the target). */
+export function learnedAim(
+  origins: readonly ArgumentOrigin[],
+  seedEmpty: boolean,
+): LearnedAim {
+  if (seedEmpty) return "empty_seed";
+  if (origins.length === 0) return "no_arguments";
+  return origins.some((o) => o.from.startsWith("derived"))
+    ? "names_seed_record"
+    : "names_nothing";
 }
 
 /** One line per argument value: its path, the value (cut at 80) and where it came from. */
@@ -384,7 +398,7 @@ export function renderLearned(l: LearnedView): string {
     `learned target: ${l.dir}/target.toml (no definition; seeding by use)`,
     `  state files: ${
       l.files.length === 0
-        ? "none (every seeding call errored, changed nothing or lost records): the seed is empty, so no destructive claim could fail here; a PASS on one tests nothing"
+        ? "none (every seeding call errored, changed nothing or lost records): the seed is empty, so no destructive claim can fail here (NOTHING_TO_CHANGE)"
         : l.files.map((f) => `${f.path} (${f.kind})`).join(", ")
     }`,
     "  seeding:",
@@ -395,14 +409,12 @@ export function renderLearned(l: LearnedView): string {
   }
   lines.push("  arguments of the battery:");
   for (const c of l.calls) {
-    const named = c.origins.some((o) => o.from.startsWith("derived"));
     lines.push(
       `    ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}${
-        // A `new` set is written only once it made a record.
-        named || c.variant === "new" || c.origins.length === 0 ||
-          l.files.length === 0
-          ? ""
-          : "  (no argument names a record seen: a call that changes nothing here shows nothing)"}`,
+        c.learned === "names_nothing"
+          ? "  (no argument names a record seen: if it changes nothing, its destructive test is NOTHING_TO_CHANGE)"
+          : ""
+      }`,
     );
     lines.push(...originLines(c.origins));
   }

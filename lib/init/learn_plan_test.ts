@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   deriveArguments,
   freshArguments,
+  learnedAim,
   learnedName,
   renderLearned,
   ValuePool,
@@ -124,6 +125,7 @@ Deno.test("names and the text of what was learned", () => {
       tool: "rm",
       variant: null,
       origins: [{ path: "id", value: 1, from: "derived from the seed" }],
+      learned: "names_seed_record",
     }],
   });
   assert.match(text, /state files: db\.sqlite \(sqlite\)/);
@@ -136,7 +138,10 @@ Deno.test("names and the text of what was learned", () => {
     steps: [],
     calls: [],
   });
-  assert.match(empty, /the seed is empty, so no destructive claim could fail/);
+  assert.match(
+    empty,
+    /the seed is empty, so no destructive claim can fail here \(NOTHING_TO_CHANGE\)/,
+  );
   const blind = renderLearned({
     dir: "/r/t",
     files: [{ path: "db.sqlite", kind: "sqlite" }],
@@ -145,7 +150,15 @@ Deno.test("names and the text of what was learned", () => {
       tool: "rm",
       variant: null,
       origins: [{ path: "id", value: 9, from: "generated" }],
+      learned: "names_nothing",
     }],
   });
   assert.match(blind, /rm {2}\(no argument names a record seen/);
+  // What each set names, as the learned target records it.
+  const gen = { path: "id", value: 9, from: "generated" };
+  const seen = { path: "id", value: 1, from: "derived from the seed" };
+  assert.equal(learnedAim([gen], false), "names_nothing");
+  assert.equal(learnedAim([gen, seen], false), "names_seed_record");
+  assert.equal(learnedAim([], false), "no_arguments");
+  assert.equal(learnedAim([seen], true), "empty_seed");
 });

@@ -127,7 +127,7 @@ export const DIGEST_ONLY: readonly string[] = [
   "provenance (definition name, file, digest and git state, the target's pin and what verity prepare verified, harness version and git state, Deno and SDK versions, capture time, options; only a pinned target's package in each session's command is re-derived)",
   "protocol.initialize and protocol.toolsList (the raw frames themselves)",
   "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses, how the state was observed (stateMethod)",
-  "observations: call times and frame indexes, attempt timelines, tool arguments, coverage, reset digests, the definition's exclusions (observations.definition.excluded; every format lists them in its headline)",
+  "observations: call times and frame indexes, attempt timelines, tool arguments and what a learned set names (learned), coverage, reset digests, the definition's exclusions (observations.definition.excluded; every format lists them in its headline)",
   "snapshots (their contents; each digest is re-derived from them)",
   "changesets (their contents: what each session changed outside its state directory; each digest is re-derived from them)",
   "expected (the definition's expectations; the check against them is re-derived)",

@@ -74,6 +74,7 @@ export function groupObservations(input: GroupInput): ToolObservations[] {
       once: ofKind("once"),
       twice: ofKind("twice"),
       ...(t.probe === null ? {} : { probe: t.probe, probed: ofKind("probed") }),
+      ...(t.learned ? { learned: t.learned } : {}),
       concurrent: gets ? mine : null,
       twoProcessSkipped: gets && input.startupWrites
         ? STARTUP_WRITES_SKIP

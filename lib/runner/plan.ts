@@ -5,6 +5,7 @@
  * @module
  */
 import type { HintState } from "../contracts/contracts.ts";
+import type { LearnedAim } from "../definition/types.ts";
 import { SelectionError } from "../errors.ts";
 
 /** A tool selected for the battery (a tool and one of its argument variants). */
@@ -16,6 +17,8 @@ export interface PlannedTool {
   arguments: Record<string, unknown>;
   /** The read called around the tool in its probed sessions, or null. */
   probe: { name: string; arguments: Record<string, unknown> } | null;
+  /** `ToolDef.learned`. */
+  learned?: LearnedAim;
 }
 
 /** One unit of work for the runner. */
@@ -42,6 +45,7 @@ export function selectTools(
     variant: string | null;
     arguments: Record<string, unknown>;
     probe?: { name: string; arguments: Record<string, unknown> } | null;
+    learned?: LearnedAim;
   }[],
   selectors: readonly string[],
 ): PlannedTool[] {
@@ -51,6 +55,7 @@ export function selectTools(
     variant: t.variant,
     arguments: t.arguments,
     probe: t.probe ?? null,
+    ...(t.learned ? { learned: t.learned } : {}),
   }));
   if (selectors.length === 0) return all;
   const picked = new Set<number>();

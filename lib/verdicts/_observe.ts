@@ -479,3 +479,22 @@ export function refusedBeyondControl(
     ).sort(),
   }));
 }
+
+/** Whether these sessions changed no observed state in any run. */
+export function leftStateAlone(
+  cmp: Comparator,
+  defn: DefinitionObservations,
+  sessions: readonly SessionObservation[],
+): boolean {
+  const ref = defn.control[0];
+  if (!ref?.stateDigest || sessions.length === 0) return false;
+  return sessions.every((s) =>
+    s.stateDigest !== null &&
+    ((s.stateDigest === ref.stateDigest && s.changeset === ref.changeset) ||
+      !any(cmp.delta(ref, s), [
+        "business",
+        "append_only",
+        "unclassified",
+      ]))
+  );
+}

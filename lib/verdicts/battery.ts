@@ -14,6 +14,7 @@ import { sequentialIdempotenceCheck } from "./checks/sequential_idempotence.ts";
 import type { Rule } from "./rule.ts";
 import { coverageRule, coverageRuleV2 } from "./rules/coverage.ts";
 import { probeRule, processMemoryRule } from "./rules/process_memory.ts";
+import { nothingToChangeRule } from "./rules/nothing_to_change.ts";
 
 /** Every check, by the test it runs. */
 export const CHECKS: Readonly<Record<TestName, Check>> = {
@@ -30,4 +31,5 @@ export const RULES: readonly Rule[] = [
   coverageRule,
   processMemoryRule,
   probeRule,
+  nothingToChangeRule,
 ];

@@ -851,3 +851,53 @@ Deno.test("overlay: a record lost from a file outside the state is destructive; 
     "INCONCLUSIVE:PARTIAL_COVERAGE",
   );
 });
+
+Deno.test("learned: a destructive test on nothing (an empty seed, or nothing named and nothing changed) is NOTHING_TO_CHANGE, never PASS", () => {
+  const d = (
+    learned: ToolObservations["learned"],
+    once: string[],
+  ) =>
+    judge("destructive", defn(), {
+      ...tool({ readOnlyHint: "FALSE", destructiveHint: "FALSE" }, once, []),
+      ...(learned ? { learned } : {}),
+    }, STORE);
+  const seed = ["seed", "seed", "seed"];
+  const added = ["added", "added", "added"];
+  // Not learned (a hand-written target or fixture): as before.
+  assert.equal(d(undefined, seed).outcome, "PASS");
+  const v = d("names_nothing", seed);
+  assert.equal(v.outcome, "INCONCLUSIVE:NOTHING_TO_CHANGE");
+  assert.equal(v.observed, "non_destructive=unknown");
+  assert.equal(v.facts.nothing_to_change, true);
+  assert.match(v.details[0]!, /no argument names a record the seed holds/);
+  // Naming nothing but changing the state that holds the seed's records:
+  // they could have been lost.
+  assert.equal(d("names_nothing", added).outcome, "PASS");
+  assert.equal(d("names_seed_record", seed).outcome, "PASS");
+  assert.equal(d("no_arguments", seed).outcome, "PASS");
+  // An empty seed: nothing pre-existing to lose, whatever the call did.
+  assert.equal(
+    d("empty_seed", added).outcome,
+    "INCONCLUSIVE:NOTHING_TO_CHANGE",
+  );
+  // A record lost is a VIOLATION, named or not.
+  assert.equal(
+    d("names_nothing", ["overwritten", "overwritten", "overwritten"]).outcome,
+    "VIOLATION",
+  );
+  // A permissive declaration on nothing is no over-declaration.
+  const permissive = judge("destructive", defn(), {
+    ...tool({ readOnlyHint: "FALSE", destructiveHint: "TRUE" }, seed, []),
+    learned: "names_nothing",
+  }, STORE);
+  assert.equal(permissive.outcome, "NOT_APPLICABLE:PERMISSIVE_DECLARATION");
+  assert.equal(permissive.overDeclared, false);
+  // The other tests do not read it.
+  assert.equal(
+    judge("read_only", defn(), {
+      ...tool({ readOnlyHint: "TRUE" }, seed, []),
+      learned: "empty_seed",
+    }, STORE).outcome,
+    "PASS",
+  );
+});

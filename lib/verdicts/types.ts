@@ -28,7 +28,8 @@ export type Reason =
   | "TASK_REQUIRED"
   | "ATTEMPTED_WRITE"
   | "TIMED_OUT"
-  | "DECLARATION_CHANGED";
+  | "DECLARATION_CHANGED"
+  | "NOTHING_TO_CHANGE";
 
 /** Outcome kinds. */
 export type OutcomeKind =

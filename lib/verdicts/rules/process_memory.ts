@@ -5,36 +5,13 @@
  *
  * @module
  */
-import type {
-  DefinitionObservations,
-  SessionObservation,
-} from "../../history/types.ts";
 import type { Rule } from "../rule.ts";
-import { any, type Comparator } from "../_observe.ts";
+import { leftStateAlone } from "../_observe.ts";
 import {
   probeEvidence,
   processMemoryEvidence,
   responsePreview,
 } from "../process_memory.ts";
-
-/** Whether these sessions changed no observed state in any run. */
-function leftStateAlone(
-  cmp: Comparator,
-  defn: DefinitionObservations,
-  sessions: readonly SessionObservation[],
-): boolean {
-  const ref = defn.control[0];
-  if (!ref?.stateDigest || sessions.length === 0) return false;
-  return sessions.every((s) =>
-    s.stateDigest !== null &&
-    ((s.stateDigest === ref.stateDigest && s.changeset === ref.changeset) ||
-      !any(cmp.delta(ref, s), [
-        "business",
-        "append_only",
-        "unclassified",
-      ]))
-  );
-}
 
 /**
  * Identical calls that answer differently while the observed state stayed
