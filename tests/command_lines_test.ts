@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { parse } from "smol-toml";
 import { runVerity, type VerityOptions } from "./_verity.ts";
 import { prepareLaunch, resolvePython } from "../lib/sandbox/sandbox.ts";
 import { parsePrepared } from "../lib/prepare/prepared.ts";
@@ -427,6 +428,105 @@ Deno.test({
     } finally {
       await Deno.remove(cwd, { recursive: true });
       await Deno.remove(data, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "init --learn -- npx: the learned target is portable ([source] pinned, its own lock, no machine path); moved, prepared and run, it gives the learning run's verdicts",
+  ignore: !registry,
+  sanitizeResources: false,
+  async fn() {
+    const cwd = await Deno.makeTempDir({ prefix: "verity-learn-npx-" });
+    try {
+      const pkg = "@modelcontextprotocol/server-memory@2026.8.31";
+      const env = ["--env", "MEMORY_FILE_PATH={state}/memory.jsonl"];
+      const init = await runVerity(
+        ["init", "t", "--learn", ...env, "--", "npx", "-y", pkg],
+        { cwd },
+      );
+      assert.equal(init.code, 0, init.stderr);
+      const text = await Deno.readTextFile(join(cwd, "t/target.toml"));
+      for (const machine of [cwd, "/root", "/tmp", ".verity", REPO]) {
+        assert.ok(!text.includes(machine), `${machine} in:\n${text}`);
+      }
+      const doc = parse(text) as {
+        target: { command: string[] };
+        source: Record<string, string>;
+        adapters: { seed: string }[];
+      };
+      assert.deepEqual(doc.target.command, [
+        "{deno}",
+        "run",
+        "--no-config",
+        "--frozen",
+        "--lock={target}/deno.lock",
+        `npm:${pkg}`,
+      ]);
+      assert.equal(doc.source.package, "@modelcontextprotocol/server-memory");
+      assert.equal(doc.source.version, "2026.8.31");
+      assert.match(doc.source.integrity!, /^sha512-[A-Za-z0-9+/]{86}==$/);
+      // Seeds relative to the target directory, and there.
+      for (const a of doc.adapters) {
+        assert.ok(!a.seed.startsWith("/"), a.seed);
+        await Deno.stat(join(cwd, "t", a.seed));
+      }
+      // On its own: moved elsewhere, prepared (the pin fetched again and
+      // checked), then audited offline from that.
+      await Deno.rename(join(cwd, "t"), join(cwd, "moved"));
+      const prep = await runVerity(["prepare", "moved"], { cwd });
+      assert.equal(prep.code, 0, prep.stderr);
+      const only = [
+        "--concurrent-attempts",
+        "1",
+        "--tool",
+        "read_graph",
+        "--tool",
+        "create_entities",
+        "--tool",
+        "delete_entities",
+      ];
+      const verdicts = async (args: string[]) => {
+        const r = await runVerity(
+          ["run", "--audit", "--json", "--runs-dir", "runs", ...only, ...args],
+          { cwd },
+        );
+        assert.equal(r.code, 0, r.stderr.slice(-800));
+        const report = JSON.parse(r.stdout);
+        assert.equal(report.provenance.target.pinned, true);
+        const verify = await runVerity([
+          "report",
+          "verify",
+          join(cwd, "runs", report.runId, "report.json"),
+        ], { cwd });
+        assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+        // Concurrent overlap is the machine's schedule (one attempt here,
+        // to keep the test short), not the target's: left out.
+        return Object.fromEntries(
+          report.verdicts.filter((v: { test: string }) =>
+            v.test !== "concurrent_idempotence"
+          ).map((
+            v: {
+              tool: string;
+              variant: string | null;
+              test: string;
+              outcome: string;
+            },
+          ) => [
+            `${v.tool}${v.variant ? `[${v.variant}]` : ""} ${v.test}`,
+            v.outcome,
+          ]),
+        );
+      };
+      const learning = await verdicts([...env, "--", "npx", "-y", pkg]);
+      const again = await verdicts(["moved"]);
+      assert.deepEqual(again, learning);
+      assert.equal(learning["read_graph read_only"], "PASS");
+      assert.equal(learning["create_entities[new] destructive"], "PASS");
+      assert.ok(Object.keys(learning).length >= 16, JSON.stringify(learning));
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
     }
   },
 });

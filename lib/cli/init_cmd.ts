@@ -36,6 +36,8 @@ import { VERSION } from "../version.ts";
 import { learnTarget } from "../init/learn.ts";
 import { renderLearned } from "../init/learn_plan.ts";
 import { markOwner } from "../common/owner.ts";
+import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
+import { LOCK_FILE } from "../prepare/source.ts";
 import { terminalText } from "../common/show_controls.ts";
 import {
   parseRemote,
@@ -362,6 +364,16 @@ async function learn(
       noSandbox: p.values["no-sandbox"] === true,
       say: (s: string) => console.error(`verity: ${s}`),
     });
+    if (l.prepared !== null) {
+      // Its lockfile is a copy of the one just verified: the target is
+      // prepared as `verity prepare` would record it, so it runs offline.
+      const { entry } = l.prepared;
+      await savePreparedTarget(cacheLayout(), targetDir, {
+        ...entry,
+        definition: file,
+        lock: { ...entry.lock, file: join(targetDir, LOCK_FILE) },
+      });
+    }
     console.log(terminalText(renderLearned(l)));
     console.log(
       `wrote ${

@@ -193,7 +193,7 @@ export async function main(argv: string[]): Promise<number> {
     noSandbox,
     audit,
     commandName: "verity run",
-    ...(learned?.denoDir ? { denoDir: learned.denoDir } : {}),
+    ...(learned?.prepared ? { prepared: learned.prepared } : {}),
   });
   marks.launcher = performance.now();
   const selectors = ((p.values.tool as string[] | undefined) ?? []).map(String);

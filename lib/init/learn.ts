@@ -39,6 +39,9 @@ import { computeDelta } from "../state/delta.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { showControls } from "../common/show_controls.ts";
+import type { PreparedRun } from "../prepare/local.ts";
+import { LOCK_FILE, type SourcePin } from "../prepare/source.ts";
 import {
   type ArgumentOrigin,
   deriveArguments,
@@ -46,6 +49,7 @@ import {
   learnedAim,
   learnedName,
   literalArguments,
+  originLines,
   ValuePool,
 } from "./learn_plan.ts";
 
@@ -78,8 +82,8 @@ export interface Learned {
   calls: LearnedCall[];
   /** State files the seed holds, relative to the state directory, with their kinds. */
   files: { path: string; kind: "sqlite" | "json" | "fs" }[];
-  /** The Deno cache a package runner's server runs from, else null. */
-  denoDir: string | null;
+  /** What a package runner's pin verified (the target's `[source]` runs from it), else null. */
+  prepared: PreparedRun | null;
 }
 
 /** Options of {@linkcode learnTarget}. */
@@ -264,6 +268,7 @@ function hasNull(v: unknown): boolean {
 interface TargetSpec {
   name: string;
   command: string[];
+  source: Pick<SourcePin, "package" | "version" | "integrity"> | null;
   env: Record<string, string>;
   read: string[];
   files: Found[];
@@ -327,27 +332,39 @@ async function writeTarget(
       cwd: "{state}/work",
       ...(spec.read.length > 0 ? { read: spec.read } : {}),
     },
+    ...(spec.source === null ? {} : { source: spec.source }),
     state: {
       locations: adapters.map((a) => `${a.kind}:${a.label}`),
     },
     adapters,
-    tools: spec.calls.map((c) => ({
-      name: c.tool,
-      ...(c.variant === null ? {} : { variant: c.variant }),
-      arguments: c.arguments,
-      learned: c.learned,
-    })),
   };
+  // Each argument set after a comment of where its values came from (the
+  // server's strings in it escaped: a newline there would be live TOML).
+  const tools = spec.calls.map((c) =>
+    [
+      `# ${c.variant === null ? c.tool : `${c.tool}[${c.variant}]`}:`,
+      ...originLines(c.origins.slice(0, 12)).map((l) => `#${l.slice(1)}`),
+    ].map((l) => showControls(l.slice(0, 300))).join("\n") + "\n" +
+    stringify({
+      tools: [{
+        name: c.tool,
+        ...(c.variant === null ? {} : { variant: c.variant }),
+        arguments: c.arguments,
+        learned: c.learned,
+      }],
+    })
+  );
   const head = [
     "# Learned by verity run --audit (no definition): state locations, file",
     "# kinds and the seed from seeding by use; arguments generated from each",
     "# tool's inputSchema, or derived from values seen in the seed and in",
-    "# earlier answers (see learned.json beside this file for each origin).",
+    "# earlier answers (see learned.json beside this file).",
     "",
   ].join("\n");
   await Deno.writeTextFile(
     join(dir, "target.toml"),
-    head + stringify(doc) + "\n",
+    [head + stringify(doc), ...tools].map((t) => t.trimEnd()).join("\n\n") +
+      "\n",
   );
 }
 
@@ -435,12 +452,20 @@ export async function learnTarget(
   const deno = resolveDeno();
   const exists = async (p: string) =>
     await Deno.stat(p).then(() => true, () => false);
+  const prepared = resolved.prepared ?? null;
+  // A package runner's: a prepared target's command and `[source]`, its
+  // lockfile beside target.toml (no path of this machine's cache).
+  const lock = prepared === null
+    ? -1
+    : resolved.command.findIndex((a) => a.startsWith("--lock="));
   // Relative paths that exist are made absolute: the server's working
   // directory is its scratch one.
   const command = await Promise.all(
     resolved.command.map(async (a, i) =>
       i === 0 && (a === deno || a === "deno" || a.endsWith("/deno"))
         ? "{deno}"
+        : i === lock
+        ? `--lock={target}/${LOCK_FILE}`
         : i > 0 && !a.startsWith("-") && !a.startsWith("/") &&
             !a.includes("{") &&
             await exists(a)
@@ -448,31 +473,41 @@ export async function learnTarget(
         : a
     ),
   );
+  // What the server reads: the paths its command names; a local command's
+  // code also from the working directory.
   const read = [
     ...new Set([
-      ...(resolved.definitionDir === Deno.cwd()
-        ? []
-        : [resolved.definitionDir]),
       ...resolved.readPaths,
-      Deno.cwd(),
+      ...(prepared === null ? [Deno.cwd()] : []),
     ]),
   ];
   const spec: TargetSpec = {
     name: options.name ?? learnedName(given),
     command,
+    source: prepared === null ? null : {
+      package: prepared.entry.package,
+      version: prepared.entry.version,
+      integrity: prepared.entry.integrity,
+    },
     env: options.env ?? {},
     read,
     files: [],
     calls: [],
   };
   await Deno.mkdir(options.dir, { recursive: true });
+  if (prepared !== null) {
+    await Deno.copyFile(
+      prepared.entry.lock.file,
+      join(options.dir, LOCK_FILE),
+    );
+  }
   await writeTarget(options.dir, spec, null);
   let def = await loadDefinition(options.dir);
   const first = await openLauncher(def, {
     noSandbox: options.noSandbox === true,
     audit: true,
     commandName: "verity run",
-    ...(resolved.denoDir ? { denoDir: resolved.denoDir } : {}),
+    ...(prepared === null ? {} : { prepared }),
   });
   const launcherFor = (d: Definition) =>
     new DefinitionLauncher(d, first.setup, null);
@@ -510,35 +545,25 @@ export async function learnTarget(
     ...contracts.filter((c) => c.hints.readOnlyHint.state !== "TRUE"),
   ];
   let seedFiles: Found[] = [];
-  for (const c of order) {
-    const d = deriveArguments(generated.get(c.name)!, pool, c.raw.inputSchema);
+  /** One call on a fresh copy of the seed so far, and what it did to it. */
+  const tryCall = async (name: string, args: Record<string, unknown>) => {
     const dir = await fresh(launcher);
     const before = join(dir, "before");
     await launcher.reset(before);
     const state = join(dir, "state");
     const r = await session(launcher, state, join(dir, "evidence"), {
-      name: c.name,
-      arguments: d.arguments,
+      name,
+      arguments: args,
     }, def);
-    const step = (outcome: SeedStep["outcome"], detail: string) =>
-      steps.push({
-        tool: c.name,
-        arguments: d.arguments,
-        origins: d.origins,
-        outcome,
-        detail,
-      });
     if (r.error !== null) {
-      step("errored", r.error);
-      continue;
-    }
-    pool.addAnswer(r.result, `the answer of ${c.name}`);
-    if (c.hints.readOnlyHint.state === "TRUE") {
-      step(
-        "read_only",
-        "declared read-only: its answer is used, its effects are not kept",
-      );
-      continue;
+      return {
+        ...r,
+        state,
+        after: [] as Found[],
+        outcome: "errored" as SeedStep["outcome"],
+        detail: r.error,
+        reached: false,
+      };
     }
     const after = await discover(state);
     const shape = { ...def, adapters: unionAdapters(seedFiles, after) };
@@ -546,31 +571,49 @@ export async function learnTarget(
       await takeSnapshot(shape, before),
       await takeSnapshot(shape, state),
     );
-    if (delta.empty) {
-      step("no_change", "the call changed nothing in the state directory");
-      continue;
-    }
     const lost = [
       ...delta.business.removed,
       ...delta.business.changed.filter((x) => x.lossy),
     ];
-    if (delta.business.lossy || delta.unclassified.lossy) {
-      step(
+    const [outcome, detail]: [SeedStep["outcome"], string] = delta.empty
+      ? ["no_change", "the call changed nothing in the state directory"]
+      : delta.business.lossy || delta.unclassified.lossy
+      ? [
         "lossy",
         `removed or overwrote ${lost.length} record(s) (first: ${
           lost[0] ? `${lost[0].region} ${lost[0].key}` : "a table"
         }): left out of the seed`,
-      );
-      continue;
-    }
-    step(
-      "kept",
-      `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
-    );
+      ]
+      : [
+        "kept",
+        `added ${delta.business.added.length} record(s), changed ${delta.business.changed.length} additively`,
+      ];
+    // Reached a record: added or changed one, lost none.
+    const reached = !delta.business.lossy &&
+      delta.business.added.length + delta.business.changed.length > 0;
+    return { ...r, state, after, outcome, detail, reached };
+  };
+  for (const c of order) {
+    const d = deriveArguments(generated.get(c.name)!, pool, c.raw.inputSchema);
+    const r = await tryCall(c.name, d.arguments);
+    const readOnly = c.hints.readOnlyHint.state === "TRUE" &&
+      r.outcome !== "errored";
+    steps.push({
+      tool: c.name,
+      arguments: d.arguments,
+      origins: d.origins,
+      outcome: readOnly ? "read_only" : r.outcome,
+      detail: readOnly
+        ? "declared read-only: its answer is used, its effects are not kept"
+        : r.detail,
+    });
+    if (r.error !== null) continue;
+    pool.addAnswer(r.result, `the answer of ${c.name}`);
+    if (readOnly || r.outcome !== "kept") continue;
     pool.add(d.arguments, `the arguments of ${c.name} (kept in the seed)`);
-    seedFiles = after;
-    spec.files = after;
-    await writeTarget(options.dir, spec, state);
+    seedFiles = r.after;
+    spec.files = r.after;
+    await writeTarget(options.dir, spec, r.state);
     def = await loadDefinition(options.dir);
     launcher = launcherFor(def);
   }
@@ -594,24 +637,29 @@ export async function learnTarget(
     const g = generated.get(c.name)!;
     const d = deriveArguments(g, seedPool, c.raw.inputSchema);
     // The derived set (a generated id names no record, so a call on it
-    // could change nothing); a tool that added to the seed also gets a set
-    // for a new record (its seeding arguments would find what it made).
+    // could change nothing); a tool that added to the seed may also get a
+    // set for a new record (its seeding arguments would find what it
+    // made): a variant only when, called once on the seed, it reached a
+    // real record (added or changed one additively, no error, no business
+    // record lost; a counter such as sqlite_sequence may move).
     const added = steps.some((s) => s.tool === c.name && s.outcome === "kept");
-    const fresh = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
+    const made = added ? freshArguments(g, seedPool, c.raw.inputSchema) : null;
+    const kept = made !== null &&
+      (await tryCall(c.name, made.arguments)).reached;
     const empty = seedFiles.length === 0;
     calls.push({
       tool: c.name,
-      variant: fresh === null ? null : "existing",
+      variant: kept ? "existing" : null,
       arguments: d.arguments,
       origins: d.origins,
       learned: learnedAim(d.origins, empty),
     });
-    if (fresh !== null) {
+    if (kept) {
       calls.push({
         tool: c.name,
         variant: "new",
-        ...fresh,
-        learned: learnedAim(fresh.origins, empty),
+        ...made,
+        learned: learnedAim(made.origins, empty),
       });
     }
   }
@@ -634,6 +682,6 @@ export async function learnTarget(
     steps,
     calls,
     files: seedFiles.map((f) => ({ path: f.path, kind: f.kind })),
-    denoDir: resolved.denoDir ?? null,
+    prepared,
   };
 }

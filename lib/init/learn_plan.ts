@@ -378,7 +378,8 @@ export function learnedAim(
     : "names_nothing";
 }
 
-function originLines(origins: readonly ArgumentOrigin[]): string[] {
+/** One line per argument value: its path, the value (cut at 80) and where it came from. */
+export function originLines(origins: readonly ArgumentOrigin[]): string[] {
   return origins.map((o) =>
     `      ${o.path === "" ? "(arguments)" : o.path} = ${
       JSON.stringify(o.value)?.slice(0, 80)

@@ -36,6 +36,7 @@ import { exists } from "../common/exists.ts";
 import { isWithin } from "../common/paths.ts";
 import { parsePackageRun } from "../prepare/source.ts";
 import { type ReadyPackage, readyPackageRun } from "../prepare/npx.ts";
+import type { PreparedRun } from "../prepare/local.ts";
 
 const readied = new Map<string, Promise<ReadyPackage>>();
 
@@ -127,8 +128,8 @@ export interface ResolvedCommand {
   command: string[];
   /** The directory the server's code is read from. */
   definitionDir: string;
-  /** The Deno cache it runs from (a package runner's), else undefined. */
-  denoDir: string | undefined;
+  /** What a package runner's pin verified (its lock, `{source}`, the Deno cache it runs from), else undefined. */
+  prepared: PreparedRun | undefined;
   /** Absolute paths the command line names that exist: readable. */
   readPaths: string[];
 }
@@ -148,7 +149,7 @@ export async function resolveCommand(
   const readPaths: string[] = [];
   let command = given;
   let definitionDir = Deno.cwd();
-  let denoDir: string | undefined;
+  let prepared: PreparedRun | undefined;
   const run = parsePackageRun(command);
   if (run !== null) {
     const say = options.say ?? ((line: string) => console.error(line));
@@ -187,7 +188,7 @@ export async function resolveCommand(
       })),
     ];
     definitionDir = ready.lockDir;
-    denoDir = ready.denoDir;
+    prepared = ready.prepared;
   }
   // What the command line names by absolute path (a directory the server
   // serves, a config file) is readable, as it is to the client that runs it.
@@ -206,7 +207,7 @@ export async function resolveCommand(
       `${name}: cannot start ${JSON.stringify(first)}: no such executable`,
     );
   }
-  return { command, definitionDir, denoDir, readPaths };
+  return { command, definitionDir, prepared, readPaths };
 }
 
 const HOST_ENV = [
@@ -282,7 +283,8 @@ export async function launchCommand(
   }
   const resolved = await resolveCommand(given, options);
   command = resolved.command;
-  const { definitionDir, denoDir } = resolved;
+  const { definitionDir } = resolved;
+  const denoDir = resolved.prepared?.denoDir;
   const readPaths = [...options.readPaths ?? [], ...resolved.readPaths];
   const deno = resolveDeno();
   const probe = isDenoRun(command, deno)

@@ -97,11 +97,12 @@ export interface LauncherOptions {
    */
   commandName?: string;
   /**
-   * The Deno cache a definition with no `[source]` runs from (a package
-   * runner's, fetched into verity's cache: `verity run --audit -- npx ...`).
-   * @default {the auditor's}
+   * What a package runner's pin verified moments ago (`readyPackageRun`):
+   * a learned target whose `[source]` pins that package runs from it
+   * (`verity run --audit -- npx ...`) instead of its own prepared entry.
+   * @default {the target's entry in `.verity/prepared.json`}
    */
-  denoDir?: string;
+  prepared?: PreparedRun;
 }
 
 /**
@@ -305,7 +306,7 @@ export async function openLauncher(
   const noSandbox = options.noSandbox === true;
   let prepared;
   try {
-    prepared = await resolvePreparedRun(def, options.cache);
+    prepared = options.prepared ?? await resolvePreparedRun(def, options.cache);
   } catch (e) {
     if (e instanceof PrepareError) {
       throw new PrepareError(
@@ -319,7 +320,7 @@ export async function openLauncher(
     deno,
     python: usesPython(def) ? await resolvePython() : "python3",
     source: prepared?.source ?? null,
-    denoDir: prepared?.denoDir ?? options.denoDir ?? null,
+    denoDir: prepared?.denoDir ?? null,
     node: usesNode(def) ? resolveNode() : null,
     nodeModules: prepared?.nodeModules ?? null,
   };

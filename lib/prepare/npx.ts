@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { PrepareError } from "../errors.ts";
 import {
   cacheLayout,
@@ -30,6 +30,7 @@ import {
   type SourcePin,
 } from "./source.ts";
 import type { PreparedFile, PreparedTarget } from "./prepared.ts";
+import type { PreparedRun } from "./local.ts";
 
 /** A package run ready to start offline. */
 export interface ReadyPackage {
@@ -37,8 +38,8 @@ export interface ReadyPackage {
   args: string[];
   /** The lockfile's directory (the server must be able to read the lock). */
   lockDir: string;
-  /** The Deno cache it runs from. */
-  denoDir: string;
+  /** What was verified (the pin, the lock, `{source}`, the Deno cache it runs from). */
+  prepared: PreparedRun;
 }
 
 /** Options of {@linkcode readyPackageRun}. */
@@ -169,6 +170,11 @@ export async function readyPackageRun(
       ...run.args,
     ],
     lockDir: lock.slice(0, lock.lastIndexOf("/")),
-    denoDir: layout.denoDir,
+    prepared: {
+      source: resolve(layout.root, entry.source),
+      denoDir: resolve(layout.root, entry.denoDir),
+      nodeModules: null,
+      entry,
+    },
   };
 }
