@@ -121,9 +121,16 @@ interface Found {
 /** Every file in a state directory, typed: SQLite by header, JSON/JSONL by parse, else bytes. */
 async function discover(stateDir: string): Promise<Found[]> {
   const out: Found[] = [];
+  let entries = 0;
   const walk = async (dir: string, depth: number) => {
     if (depth > 16 || out.length > 2000) return;
     for await (const e of Deno.readDir(dir)) {
+      // A hostile server can leave any number of entries: bounded, and said.
+      if (++entries > MAX_ENTRIES) {
+        throw new ServerError(
+          `verity run: the server left more than ${MAX_ENTRIES} entries in its state directory: not learned`,
+        );
+      }
       const abs = join(dir, e.name);
       const rel = relative(stateDir, abs);
       if (e.isDirectory) await walk(abs, depth + 1);
@@ -137,6 +144,8 @@ async function discover(stateDir: string): Promise<Found[]> {
 }
 
 const ID_FIELDS = ["id", "uuid", "key", "name", "path"];
+/** The most entries one state directory may hold for it to be learned (the changeset's budget). */
+const MAX_ENTRIES = 20_000;
 
 async function typed(
   abs: string,
@@ -155,7 +164,11 @@ async function typed(
   const bytes = await Deno.readFile(abs);
   if (new TextDecoder().decode(bytes.slice(0, 16)) === "SQLite format 3\0") {
     // Business: its tables, not SQLite's own (sqlite_sequence counts ids).
-    const wal = await Deno.readFile(`${abs}-wal`).catch(() => null);
+    // Never through a link the server made (`db-wal -> /etc/shadow`).
+    const wal = await Deno.lstat(`${abs}-wal`).then(
+      (s) => s.isFile ? Deno.readFile(`${abs}-wal`) : null,
+      () => null,
+    );
     const tables = readSqlite(bytes, { wal, records: false, label: rel })
       .tables.map((t) => t.name).filter((t) => !t.startsWith("sqlite_"));
     return {
