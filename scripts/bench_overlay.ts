@@ -17,7 +17,8 @@
  * read. Target: at most 1.10x for the tool that writes nothing (the
  * instrument's own cost).
  *
- * Requires root on Linux (where the overlay can be had).
+ * Requires root on Linux (where the overlay can be had), and `verity prepare
+ * memory` once for the published server's case.
  *
  * Usage: deno run --allow-all scripts/bench_overlay.ts [--sessions N]
  *
@@ -53,23 +54,31 @@ if (!Number.isInteger(n) || n < 3) {
 /** The cases: a fixture, a tool and its arguments. */
 const CASES = [
   {
-    fixture: "attempts-bubblewrap",
+    fixture: "fixtures/attempts-bubblewrap",
     tool: "count_notes",
     args: {},
     what: "bubblewrap, a tool that writes nothing",
   },
   {
-    fixture: "attempts-deno",
+    fixture: "fixtures/attempts-deno",
     tool: "count_notes",
     args: {},
     what: "deno backend (inside bubblewrap), a tool that writes nothing",
   },
   {
-    fixture: "writes-anywhere",
+    fixture: "fixtures/writes-anywhere",
     tool: "lookup_note",
     args: { id: "n1" },
     what:
       "bubblewrap, a tool that writes under /tmp and beside its code (refused without the overlay, kept with it)",
+  },
+  {
+    // A published server as audits run it (needs `verity prepare memory`).
+    fixture: "targets/memory",
+    tool: "read_graph",
+    args: {},
+    what:
+      "@modelcontextprotocol/server-memory 2026.8.31 (deno backend, from the prepared cache), a tool that writes nothing",
   },
 ];
 
@@ -154,7 +163,7 @@ console.log("|---|---|---|---|---|---|---|");
 try {
   for (const c of CASES) {
     const def = await loadDefinition(
-      new URL(`../fixtures/${c.fixture}`, import.meta.url).pathname,
+      new URL(`../${c.fixture}`, import.meta.url).pathname,
     );
     const launcher = await openLauncher(def);
     try {
