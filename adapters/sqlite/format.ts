@@ -25,6 +25,26 @@ export interface PageSource {
   page(pgno: number): Uint8Array;
 }
 
+const MAGIC = "SQLite format 3\0";
+
+/**
+ * Whether bytes start with the SQLite database header.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.ok(isSqliteImage(new TextEncoder().encode("SQLite format 3\0…")));
+ * assert.ok(!isSqliteImage(new TextEncoder().encode("{}")));
+ * ```
+ */
+export function isSqliteImage(bytes: Uint8Array): boolean {
+  if (bytes.length < 16) return false;
+  for (let i = 0; i < 16; i++) {
+    if (bytes[i] !== MAGIC.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
 /** Page size from a database header (bytes 16-17; 1 means 65536). */
 export function imagePageSize(image: Uint8Array): number | null {
   if (image.length < 100) return null;

@@ -38,6 +38,7 @@ import { takeSnapshot } from "../state_io/snapshot.ts";
 import { computeDelta } from "../state/delta.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
+import { isSqliteImage } from "../../adapters/sqlite/format.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { showControls } from "../common/show_controls.ts";
 import type { PreparedRun } from "../prepare/local.ts";
@@ -162,7 +163,7 @@ async function typed(
   const size = (await Deno.stat(abs)).size;
   if (size > 64 * 1024 * 1024) return { kind: "fs", adapter: null };
   const bytes = await Deno.readFile(abs);
-  if (new TextDecoder().decode(bytes.slice(0, 16)) === "SQLite format 3\0") {
+  if (isSqliteImage(bytes)) {
     // Business: its tables, not SQLite's own (sqlite_sequence counts ids).
     // Never through a link the server made (`db-wal -> /etc/shadow`).
     const wal = await Deno.lstat(`${abs}-wal`).then(

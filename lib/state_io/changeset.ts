@@ -24,6 +24,7 @@ import type { OverlayLayout } from "../sandbox/types.ts";
 import type { Changeset, FileView, PathChange } from "../state/changeset.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
+import { isSqliteImage } from "../../adapters/sqlite/format.ts";
 
 /** Limits on reading one changeset. */
 export interface ChangesetBudget {
@@ -47,8 +48,6 @@ export const DEFAULT_CHANGESET_BUDGET: Required<ChangesetBudget> = {
   totalBytes: 256 * 1024 * 1024,
   records: 200_000,
 };
-
-const SQLITE_HEADER = "SQLite format 3\u0000";
 
 type Libc = {
   symbols: {
@@ -273,8 +272,7 @@ export function readChangeset(
   ) => {
     let regions: FileView["regions"] = undefined;
     let format: FileView["format"] = undefined;
-    const head = new TextDecoder().decode(bytes.subarray(0, 16));
-    if (head === SQLITE_HEADER) {
+    if (isSqliteImage(bytes)) {
       const obs = readSqlite(bytes, { wal, label: path, cache: null });
       problems.push(...obs.problems);
       format = "sqlite";
@@ -409,7 +407,7 @@ function isDatabase(where: string): boolean {
     try {
       const head = new Uint8Array(16);
       const n = f.readSync(head) ?? 0;
-      return n === 16 && new TextDecoder().decode(head) === SQLITE_HEADER;
+      return isSqliteImage(head.subarray(0, n));
     } finally {
       f.close();
     }

@@ -29,21 +29,13 @@ import {
 import type { PostgresCluster } from "./postgres_cluster.ts";
 import { DatabaseSync } from "node:sqlite";
 import { refuseOutside } from "../../adapters/sqlite/sql.ts";
+import { isSqliteImage } from "../../adapters/sqlite/format.ts";
 import { seedRefusal, shownSeedPath } from "./seed_guard.ts";
 import { exists } from "../common/exists.ts";
 import { createHash } from "node:crypto";
 import { markOwner } from "../common/owner.ts";
 
-const SQLITE_MAGIC = "SQLite format 3\0";
-
-/** Whether bytes start with the SQLite database header. */
-export function isSqliteImage(bytes: Uint8Array): boolean {
-  if (bytes.length < 16) return false;
-  for (let i = 0; i < 16; i++) {
-    if (bytes[i] !== SQLITE_MAGIC.charCodeAt(i)) return false;
-  }
-  return true;
-}
+export { isSqliteImage };
 
 /**
  * The database image a sqlite seed produces, in memory (built on disk by
