@@ -55,3 +55,20 @@ export async function runVerity(
     ms: performance.now() - t0,
   };
 }
+
+/** Whether the npm registry answers (the npx commands need it once). */
+export async function registryReachable(): Promise<boolean> {
+  try {
+    const child = new Deno.Command("npm", {
+      args: ["view", "@modelcontextprotocol/server-memory", "version"],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const ok = (await child.status).success;
+    clearTimeout(timer);
+    return ok;
+  } catch {
+    return false;
+  }
+}

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "smol-toml";
-import { runVerity, type VerityOptions } from "./_verity.ts";
+import { registryReachable, runVerity, type VerityOptions } from "./_verity.ts";
 import { prepareLaunch, resolvePython } from "../lib/sandbox/sandbox.ts";
 import { parsePrepared } from "../lib/prepare/prepared.ts";
 import { cacheLayout, preparedKey } from "../lib/prepare/local.ts";
@@ -294,21 +294,6 @@ Deno.test("uvx, pipx run, docker run and npx of a non-npm source are refused at 
 
 // ---- npx: the npm registry -------------------------------------------------
 
-async function registryReachable(): Promise<boolean> {
-  try {
-    const child = new Deno.Command("npm", {
-      args: ["view", "@modelcontextprotocol/server-memory", "version"],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    const ok = (await child.status).success;
-    clearTimeout(timer);
-    return ok;
-  } catch {
-    return false;
-  }
-}
 const registry = await registryReachable();
 
 Deno.test({

@@ -7,6 +7,7 @@
  * that its `--help` lists.
  */
 import assert from "node:assert/strict";
+import { registryReachable } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -229,23 +230,6 @@ function configBefore(text: string, line: number): string | null {
 function startsByNpx(cmd: string, config: string | null): boolean {
   return /^\.\/verity \S.* -- (npx|npm exec|pnpm dlx|bunx) /.test(cmd) ||
     (/ --from-config /.test(cmd) && /"command": "npx"/.test(config ?? ""));
-}
-
-/** Whether the npm registry answers (the npx commands need it once). */
-async function registryReachable(): Promise<boolean> {
-  try {
-    const child = new Deno.Command("npm", {
-      args: ["view", "@modelcontextprotocol/server-memory", "version"],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    const ok = (await child.status).success;
-    clearTimeout(timer);
-    return ok;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test({
