@@ -35,6 +35,7 @@ import { listTools } from "../wire/list_tools.ts";
 import type { Contract } from "../contracts/contracts.ts";
 import { generateArguments } from "../reality/generate.ts";
 import { takeSnapshot } from "../state_io/snapshot.ts";
+import { DEFAULT_CHANGESET_BUDGET } from "../state_io/changeset.ts";
 import { computeDelta } from "../state/delta.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
@@ -145,8 +146,8 @@ async function discover(stateDir: string): Promise<Found[]> {
 }
 
 const ID_FIELDS = ["id", "uuid", "key", "name", "path"];
-/** The most entries one state directory may hold for it to be learned (the changeset's budget). */
-const MAX_ENTRIES = 20_000;
+/** The most entries one state directory may hold for it to be learned: the changeset's budget. */
+const MAX_ENTRIES = DEFAULT_CHANGESET_BUDGET.entries;
 
 async function typed(
   abs: string,
