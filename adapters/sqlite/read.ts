@@ -1,7 +1,7 @@
 /**
  * The sqlite adapter's snapshot: a database image (plus its `-wal`)
  * turned into typed, sorted records, one region per table, read by the
- * page reader (the streams of `stream.ts`), so the observed file is never
+ * page reader (`stream.ts`), so the observed file is never
  * opened by SQLite (which would checkpoint the WAL). A table the pages do
  * not decode (generated columns, a short record whose missing column has a
  * default, NULL primary keys, a UTF-16 database, ...) is read by SQLite on
@@ -170,7 +170,7 @@ function fromPages(
     if (!records) return planned.map((t) => table(t.plan, []));
     const paged = planned.filter((t) => t.needsSql === undefined);
     const streams = new Map(
-      streamTables({ src, schema, tables: paged }, new Map(), cache).map((
+      streamTables({ src, schema, tables: paged }, cache).map((
         s,
       ) => [s.name, s]),
     );
@@ -178,7 +178,7 @@ function fromPages(
       const s = streams.get(t.name);
       if (s !== undefined) {
         try {
-          return table(t.plan, s.all?.() ?? [...s.records()]);
+          return table(t.plan, s.records());
         } catch (e) {
           if (!(e instanceof PageWalkError)) throw e;
         }
