@@ -15,6 +15,7 @@
  */
 import { join } from "node:path";
 import { VERSION } from "../version.ts";
+import { runId } from "../common/run_id.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import type { LaunchableDefinition } from "../launcher/request.ts";
@@ -60,13 +61,23 @@ export async function auditBehavior(
   work: string,
   timeoutS: number,
 ): Promise<BehaviorResult> {
-  const capturedAt = new Date().toISOString();
+  const started = new Date();
   // A wall budget for the whole battery: past it no session starts (each
   // ends as a setup failure at once), and the result is `timed_out`.
   const budgetS = BUDGET_TIMEOUTS * timeoutS;
   const deadline = performance.now() + budgetS * 1000;
   const spent = () => performance.now() > deadline;
-  const learned = await learnTarget(def.command, {
+  // A local server's relative paths are its directory's (the learned
+  // target runs in a scratch working directory).
+  const command = await Promise.all(
+    def.command.map(async (a, i) =>
+      i > 0 && !a.startsWith("-") && !a.startsWith("/") && !a.includes("{") &&
+        await Deno.stat(join(def.dir, a)).then(() => true, () => false)
+        ? join(def.dir, a)
+        : a
+    ),
+  );
+  const learned = await learnTarget(command, {
     dir: join(work, "target"),
     workDir: join(work, "learn"),
     env: def.env,
@@ -74,9 +85,9 @@ export async function auditBehavior(
     commandName: "verity census",
     deadline,
     resolved: {
-      command: def.command,
+      command,
       prepared: launcher.prepared,
-      read: def.read,
+      read: launcher.prepared === null ? [...def.read, def.dir] : def.read,
       allow: def.allow,
       timeoutS,
       lock: def.command.some((a) => a.startsWith("--lock="))
@@ -129,7 +140,7 @@ export async function auditBehavior(
     );
   }
   const report: Report = buildRunReport(history, {
-    runId: `census-${slug}`,
+    runId: runId(ldef.name, started),
     definition: ldef,
     exercised: tools,
     audit: true,
@@ -142,7 +153,7 @@ export async function auditBehavior(
     target: targetProvenance(ldef, battery.prepared?.entry ?? null),
     harness: { version: VERSION, commit: null, dirty: null },
     deno: Deno.version.deno,
-    capturedAt,
+    capturedAt: started.toISOString(),
     options: {
       runs: RUNS,
       jobs: 1,
