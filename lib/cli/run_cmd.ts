@@ -40,7 +40,6 @@ import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
 import { type Learned, learnTarget } from "../init/learn.ts";
-import { renderLearned } from "../init/learn_plan.ts";
 
 /** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
 function runId(name: string, now: Date): string {
@@ -298,6 +297,7 @@ export async function main(argv: string[]): Promise<number> {
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),
     options: { runs, jobs, concurrentAttempts: attempts, tools: selectors },
+    learned,
   });
   const verdicts = report.verdicts;
   const dir = join(runsDir, id);
@@ -359,7 +359,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     out.releaseLock();
   } else {
-    if (learned !== null) console.log(terminalText(renderLearned(learned)));
     console.log(terminalText(renderText(report)));
     console.log(`\nreport: ${reportPath}`);
     if (ledger) {

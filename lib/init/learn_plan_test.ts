@@ -113,7 +113,7 @@ Deno.test("names and the text of what was learned", () => {
   assert.equal(learnedName(["python3", "srv/app.py"]), "app");
   assert.equal(learnedName(["npx", "-y", "@x/y@1.2.3", "/d"]), "y");
   const text = renderLearned({
-    dir: "/r/t",
+    target: "/r/t/target.toml",
     files: [{ path: "db.sqlite", kind: "sqlite" }],
     steps: [{
       tool: "rm",
@@ -133,7 +133,7 @@ Deno.test("names and the text of what was learned", () => {
   assert.match(text, /id = 1 {2}derived from the seed/);
   assert.doesNotMatch(text, /no argument names a record/);
   const empty = renderLearned({
-    dir: "/r/t",
+    target: "/r/t/target.toml",
     files: [],
     steps: [],
     calls: [],
@@ -143,7 +143,7 @@ Deno.test("names and the text of what was learned", () => {
     /the seed is empty, so no destructive claim can fail here \(NOTHING_TO_CHANGE\)/,
   );
   const blind = renderLearned({
-    dir: "/r/t",
+    target: "/r/t/target.toml",
     files: [{ path: "db.sqlite", kind: "sqlite" }],
     steps: [],
     calls: [{
