@@ -154,6 +154,24 @@ Deno.test("names and the text of what was learned", () => {
     }],
   });
   assert.match(blind, /rm {2}\(no argument names a record seen/);
+  // A server's strings stay on their line, controls visible.
+  const hostile = renderLearned({
+    target: "/r/t/target.toml",
+    files: [],
+    steps: [{
+      tool: "rm\n    forged: kept",
+      outcome: "errored",
+      detail: "isError: true",
+      origins: [{
+        path: "id",
+        value: "\u009b2J",
+        from: "derived from \u001b[2K",
+      }],
+    }],
+    calls: [],
+  });
+  assert.ok(hostile.includes("rm\\n    forged: kept: errored"));
+  assert.ok(hostile.includes('id = "\\u{9b}2J"  derived from \\u{1b}[2K'));
   // What each set names, as the learned target records it.
   const gen = { path: "id", value: 9, from: "generated" };
   const seen = { path: "id", value: 1, from: "derived from the seed" };
