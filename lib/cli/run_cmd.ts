@@ -41,7 +41,6 @@ import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
 import { type Learned, learnTarget } from "../init/learn.ts";
-import { renderLearned } from "../init/learn_plan.ts";
 
 /** Run `verity run`. */
 export async function main(argv: string[]): Promise<number> {
@@ -291,6 +290,7 @@ export async function main(argv: string[]): Promise<number> {
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),
     options: { runs, jobs, concurrentAttempts: attempts, tools: selectors },
+    learned,
   });
   const verdicts = report.verdicts;
   const dir = join(runsDir, id);
@@ -352,7 +352,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     out.releaseLock();
   } else {
-    if (learned !== null) console.log(terminalText(renderLearned(learned)));
     console.log(terminalText(renderText(report)));
     console.log(`\nreport: ${reportPath}`);
     if (ledger) {

@@ -88,6 +88,12 @@ export interface Learned {
   prepared: PreparedRun | null;
 }
 
+/**
+ * What learning did, as the report carries it (`learned` in report.json):
+ * the seeding calls, the battery's argument sets and the state files.
+ */
+export type LearnedRecord = Pick<Learned, "steps" | "calls" | "files">;
+
 /** Options of {@linkcode learnTarget}. */
 export interface LearnOptions {
   /** Where the target directory is written (created; must not exist). */
