@@ -144,6 +144,7 @@ export async function auditBehavior(
     definition: ldef,
     exercised: tools,
     audit: true,
+    learned,
     definitionGit: {
       commit: null,
       dirty: null,
