@@ -344,10 +344,13 @@ async function writeTarget(
     }
   }
   // The working directory, and every directory the command line names
-  // inside the state (`{state}/files`: a directory to serve).
+  // inside the state (`{state}/files`: a directory to serve). A name with
+  // an extension (`{state}/census.db`) is a file the server makes: only
+  // its parent is made.
   const named = spec.command.flatMap((a) => {
     const m = /^\{state\}\/([^{}]+)$/.exec(a);
-    return m && !m[1]!.split("/").includes("..") ? [m[1]!] : [];
+    if (!m || m[1]!.split("/").includes("..")) return [];
+    return /\.[A-Za-z0-9]+$/.test(m[1]!) ? [dirname(m[1]!)] : [m[1]!];
   });
   for (const d of ["work", ...named]) {
     await Deno.mkdir(join(tree, d), { recursive: true });
