@@ -20,7 +20,7 @@ import {
   buildLaunch,
   type HostFacts,
   isDenoProgram,
-  OVERLAY_OPTIONS,
+  overlayMount,
   splitDenoRun,
   SYSTEM_DIRS,
 } from "./build_launch.ts";
@@ -31,6 +31,7 @@ import type { Launch, LaunchRequest, OverlayLayout } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 import { hiddenAncestors, resolveProgram } from "./shims.ts";
 import { sandboxCause } from "./cause.ts";
+import { mountOverlay, unmountOverlay } from "../wire/overlay_mount.ts";
 
 export { SandboxError } from "./errors.ts";
 export { readAuditLog } from "./audit_log.ts";
@@ -456,11 +457,12 @@ let overlayWhyNot: string | null | undefined;
 
 let mounts: string[] | null = null;
 
-/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded), read once. */
+/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded; not verity's overlays), read once. */
 function hostMounts(): string[] {
   if (mounts !== null) return mounts;
   try {
     return mounts = Deno.readTextFileSync("/proc/self/mountinfo").split("\n")
+      .filter((l) => !l.includes(" - overlay verity-overlay "))
       .map((l) => l.split(" ")[4] ?? "").filter((m) => m.startsWith("/"))
       .map((m) =>
         m.replace(
@@ -476,8 +478,8 @@ function hostMounts(): string[] {
 /**
  * Whether an overlay of `/` can be mounted here, as verity runs now: Linux,
  * root (in a user namespace the kernel refuses `/` as a lower layer: its
- * submounts are locked, "failed to clone lowerpath"), util-linux, overlayfs.
- * One mount in a throw-away namespace, once per process (a few ms).
+ * submounts are locked, "failed to clone lowerpath"), overlayfs. One mount
+ * in verity's own mount namespace, once per process (under a millisecond).
  */
 function overlayUnavailable(): string | null {
   if (overlayWhyNot !== undefined) return overlayWhyNot;
@@ -486,48 +488,18 @@ function overlayUnavailable(): string | null {
   overlayWhyNot =
     "verity is not root: an overlay of / cannot be mounted in a user namespace (its submounts are locked)";
   if (Deno.uid() !== 0) return overlayWhyNot;
-  const tools = overlayTools();
-  overlayWhyNot = "util-linux's unshare or mount is missing";
-  if (tools === null) return overlayWhyNot;
   const dir = Deno.makeTempDirSync({ prefix: "verity-overlay-probe-" });
   try {
     for (const d of ["upper", "work", "root"]) Deno.mkdirSync(`${dir}/${d}`);
-    const out = new Deno.Command(tools.unshare, {
-      args: [
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "/bin/sh",
-        "-c",
-        `"$0" -t overlay -o "lowerdir=/,upperdir=$1/upper,workdir=$1/work,${OVERLAY_OPTIONS}" verity-overlay "$1/root"`,
-        tools.mount,
-        dir,
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-      clearEnv: true,
-    }).outputSync();
-    overlayWhyNot = out.code === 0
-      ? null
-      : `mount -t overlay fails here: ${
-        new TextDecoder().decode(out.stderr).trim().split("\n").pop() ||
-        `exit ${out.code}`
-      }`;
+    const m = overlayMount(`${dir}/upper`, `${dir}/work`, `${dir}/root`);
+    overlayWhyNot = mountOverlay(m);
+    unmountOverlay(m.target);
   } catch (e) {
     overlayWhyNot = `overlay probe failed: ${(e as Error).message}`;
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
   return overlayWhyNot;
-}
-
-function overlayTools(): { unshare: string; mount: string } | null {
-  const dirs = "/usr/bin:/bin:/usr/sbin:/sbin";
-  const unshare = findOnPath("unshare", dirs);
-  const mount = findOnPath("mount", dirs);
-  return unshare && mount ? { unshare, mount } : null;
 }
 
 /**
@@ -538,6 +510,8 @@ function overlayTools(): { unshare: string; mount: string } | null {
  */
 function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
   const root = l.work.slice(0, l.work.lastIndexOf("/"));
+  // Never a walk into a mounted overlay (of the whole root file system).
+  unmountOverlay(l.merged);
   try {
     Deno.removeSync(root, { recursive: true });
   } catch (e) {
@@ -757,10 +731,8 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     : !wantsBwrap
     ? "bubblewrap does not work here"
     : overlayUnavailable();
-  const tools = overlayWhy === null ? overlayTools() : null;
-  if (tools !== null && dropTo !== null && /^[\w.-]+$/.test(req.label)) {
+  if (overlayWhy === null && dropTo !== null && /^[\w.-]+$/.test(req.label)) {
     host.overlay = {
-      ...tools,
       dir: `${evidenceDir}/overlays/${req.label}`,
       mounts: hostMounts(),
     };
@@ -885,6 +857,8 @@ async function probe(): Promise<BackendProbe> {
       backend: "bubblewrap" as const,
       evidenceDir: `${dir}/evidence`,
       label: "probe",
+      // Bubblewrap alone (the overlay has a probe of its own).
+      overlay: false,
     };
     // 1. A program runs in the sandbox.
     const ok = await runProbe(
