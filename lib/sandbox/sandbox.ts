@@ -497,9 +497,25 @@ function overlayUnavailable(): string | null {
   } catch (e) {
     overlayWhyNot = `overlay probe failed: ${(e as Error).message}`;
   } finally {
-    Deno.removeSync(dir, { recursive: true });
+    removeOverlayDirs(dir, `${dir}/root`);
   }
   return overlayWhyNot;
+}
+
+/**
+ * Remove an overlay's directories (`dir`, absent is fine), its mount point
+ * `merged` first (unmounted): a mount still there fails that (EBUSY)
+ * instead of the removal walking the whole root file system through it.
+ */
+function removeOverlayDirs(dir: string, merged: string): void {
+  unmountOverlay(merged);
+  for (const [p, recursive] of [[merged, false], [dir, true]] as const) {
+    try {
+      Deno.removeSync(p, { recursive });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  }
 }
 
 /**
@@ -509,14 +525,7 @@ function overlayUnavailable(): string | null {
  * the host.
  */
 function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
-  const root = l.work.slice(0, l.work.lastIndexOf("/"));
-  // Never a walk into a mounted overlay (of the whole root file system).
-  unmountOverlay(l.merged);
-  try {
-    Deno.removeSync(root, { recursive: true });
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
+  removeOverlayDirs(l.work.slice(0, l.work.lastIndexOf("/")), l.merged);
   for (const d of [l.work, l.merged, ...l.layers.map((x) => x.upper)]) {
     Deno.mkdirSync(d, { recursive: true });
   }

@@ -10,10 +10,12 @@
  * that namespace, so a server's sandbox can bind an overlay mounted there;
  * the host never sees one, and the namespace ends with verity's processes.
  *
- * Only that thread moves (a thread may leave its mount namespace alone):
- * Deno's other threads, which run the asynchronous file APIs, stay in the
- * host's, where a mount point is an empty directory. Verity reads an
- * overlay's layers, never its mount point.
+ * Only that thread moves (a thread may leave its mount namespace alone),
+ * with the threads it starts later; Deno's threads started before it (some
+ * run the asynchronous file APIs) stay in the host's, where a mount point
+ * is an empty directory. So the mount is only ever the overlay, never its
+ * layers: those are plain directories every thread sees alike, read after
+ * the overlay is detached.
  *
  * Requires `--allow-ffi`, and root (CAP_SYS_ADMIN).
  *
