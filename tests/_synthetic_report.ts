@@ -395,3 +395,32 @@ export function syntheticReportWithProvenance(): Report {
   };
   return r;
 }
+
+/** A hostile argument value: markup, an ESC sequence and a C1 control (CSI). */
+export const EVIL_VALUE = "<script>alert(3)</script>\u001b[2J\u009b";
+
+/** What learning did, for a learned target: the violating tool's id derived from a hostile answer. */
+export function syntheticLearned(): NonNullable<Report["learned"]> {
+  const origins = [{
+    path: "id",
+    value: EVIL_VALUE,
+    from: `derived from the answer of ${EVIL_TOOL}`,
+  }];
+  return {
+    files: [{ path: "notes.json", kind: "json" }],
+    steps: [{
+      tool: EVIL_TOOL,
+      arguments: { id: EVIL_VALUE },
+      origins,
+      outcome: "kept",
+      detail: "added 1 record(s), changed 0 additively",
+    }],
+    calls: [{
+      tool: EVIL_TOOL,
+      variant: null,
+      arguments: { id: EVIL_VALUE },
+      origins,
+      learned: "names_seed_record",
+    }],
+  };
+}

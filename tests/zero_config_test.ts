@@ -3,6 +3,9 @@
  * learned directory left in the runs directory.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -54,3 +57,127 @@ for (
     }
   });
 }
+
+/** The ESC and CSI (C1) the hostile server puts in its ids, raw. */
+const hasControls = (s: string) => s.includes("\u001b") || s.includes("\u009b");
+
+Deno.test("run --audit -- <command>: every argument's origin is in report.json, the text, HTML and SARIF, escaped; an edited origin fails verify", async () => {
+  const { HOSTILE_ID } = await import("./data/zero-hostile/server.ts");
+  const runs = await Deno.makeTempDir({ prefix: "verity-zero-origins-" });
+  try {
+    const html = join(runs, "r.html");
+    const sarif = join(runs, "r.sarif");
+    const r = await runVerity([
+      "run",
+      "--runs-dir",
+      runs,
+      "--html",
+      html,
+      "--sarif",
+      sarif,
+      "--audit",
+      "--",
+      "deno",
+      "run",
+      "tests/data/zero-hostile/server.ts",
+    ], { cwd: ROOT });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    // The bound report holds it: drop_note's id, derived from the seed.
+    const path = /^report: (.+)$/m.exec(r.stdout)![1]!;
+    const stored = JSON.parse(await Deno.readTextFile(path));
+    const i = stored.learned.calls.findIndex((c: { tool: string }) =>
+      c.tool === "drop_note"
+    );
+    const origin = stored.learned.calls[i].origins[0];
+    assert.equal(origin.path, "id");
+    assert.equal(origin.value, HOSTILE_ID);
+    assert.match(origin.from, /^derived from the seed \(notes\.json:/);
+    assert.deepEqual(stored.learned.files, [{
+      path: "notes.json",
+      kind: "json",
+    }]);
+    // deno-lint-ignore no-explicit-any
+    const ajv = new (Ajv2020 as any)({ allErrors: true, strict: false });
+    // deno-lint-ignore no-explicit-any
+    (addFormats as any)(ajv);
+    const validate = ajv.compile(JSON.parse(
+      await Deno.readTextFile(join(ROOT, "docs/schema/report.schema.json")),
+    ));
+    assert.ok(validate(stored), JSON.stringify(validate.errors?.slice(0, 3)));
+    assert.ok(
+      stored.learned.steps.some((s: { tool: string; outcome: string }) =>
+        s.tool === "add_note" && s.outcome === "kept"
+      ),
+    );
+    // The text (rendered from the report): the origin, no raw control.
+    assert.ok(!hasControls(r.stdout));
+    assert.ok(
+      r.stdout.includes(
+        '    drop_note\n      id = "<script>alert(1)</script>\\u001b[2J\\u{9b}"  derived from the seed (notes.json:',
+      ),
+      r.stdout,
+    );
+    // HTML: the same lines, escaped.
+    const page = await Deno.readTextFile(html);
+    assert.ok(!page.includes("<script") && !hasControls(page));
+    assert.match(page, /<h2 id="learned">What learning did<\/h2>/);
+    assert.ok(
+      page.includes(
+        "id = &quot;&lt;script&gt;alert(1)&lt;/script&gt;\\u001b[2J\\u{9b}&quot;  derived from the seed (notes.json:",
+      ),
+    );
+    // SARIF: drop_note's destructive result carries its origins; the
+    // controls are JSON escapes.
+    const sarifText = await Deno.readTextFile(sarif);
+    assert.ok(!hasControls(sarifText));
+    const result = JSON.parse(sarifText).runs[0].results.find((
+      x: { ruleId: string; properties: { tool: string } },
+    ) => x.ruleId === "destructive" && x.properties.tool === "drop_note");
+    assert.deepEqual(result.properties.argumentOrigins, [origin]);
+    assert.equal(result.properties.learned, "names_seed_record");
+    // verify re-derives it; one origin edited is refused: its value (not
+    // the argument sent), or where it came from (then the set names
+    // nothing the seed holds, unlike its observations say).
+    const ok = await runVerity(["report", "verify", path]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    const edited = join(runs, "edited.json");
+    for (
+      const [edit, problem] of [
+        [
+          (o: Record<string, unknown>) => o.value = "another id",
+          `learned.calls[${i}].origins[0].value: report says "another id"`,
+        ],
+        [
+          (o: Record<string, unknown>) => o.from = "generated",
+          `learned.calls[${i}].learned: report says "names_seed_record", evidence gives "names_nothing"`,
+        ],
+      ] as const
+    ) {
+      const copy = structuredClone(stored);
+      edit(copy.learned.calls[i].origins[0]);
+      await Deno.writeTextFile(edited, JSON.stringify(copy));
+      const bad = await runVerity(["report", "verify", edited]);
+      assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+      assert.ok(bad.stdout.includes(problem), bad.stdout);
+    }
+    // Any other edit of it (a value seen elsewhere) breaks the binding to
+    // the ledger head.
+    const head = /^ledger: (\S+) block \d+, head (\S+)$/m.exec(r.stdout)!;
+    stored.learned.calls[i].origins[0].from =
+      "derived from the answer of add_note";
+    await Deno.writeTextFile(path, JSON.stringify(stored));
+    const unbound = await runVerity([
+      "report",
+      "verify",
+      path,
+      "--ledger",
+      head[1]!,
+      "--expected-head",
+      head[2]!,
+    ]);
+    assert.equal(unbound.code, 1, unbound.stdout + unbound.stderr);
+    assert.match(unbound.stdout, /^LEDGER no block of the ledger records/m);
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A census on Slurm (docs/census.md):
 #
-#   deploy/slurm/census.sh <list.toml> <shards> <out>
+#   deploy/slurm/census.sh <list.toml> <shards> <out> [--behavior]
 #
 # submits the shards as one job array (task k runs
-# `verity census <list.toml> --shard k/<shards>`), the merge as a job that
+# `verity census <list.toml> --shard k/<shards> [--behavior]`), the merge as a job that
 # starts once every task succeeded (afterok; cancelled if one failed), and
 # waits for both. <out>, new or empty and on a file system every node sees,
 # receives shard-<k>/ (each shard's census), logs/ (each job's output) and
@@ -23,9 +23,9 @@ set -euo pipefail
 
 # Inside a job, sbatch runs a copy of this script with these arguments.
 case "${1-}" in
---shard-job) # <verity> <list> <shards> <out> <jobs>
+--shard-job) # <verity> <list> <shards> <out> <jobs> [--behavior]
   k=${SLURM_ARRAY_TASK_ID:?not a Slurm array task}
-  exec "$2" census "$3" --shard "$k/$4" --jobs "$6" --out "$5/shard-$k"
+  exec "$2" census "$3" --shard "$k/$4" --jobs "$6" --out "$5/shard-$k" ${7:+"$7"}
   ;;
 --merge-job) # <verity> <shards> <out>
   dirs=()
@@ -39,8 +39,9 @@ usage() {
   echo "census.sh: $1" >&2
   exit 2
 }
-[ $# -eq 3 ] || usage "expected 3 arguments, got $# (usage: deploy/slurm/census.sh <list.toml> <shards> <out>)"
-list=$1 shards=$2 out=$3 jobs=${VERITY_CENSUS_JOBS:-1}
+[ $# -eq 3 ] || { [ $# -eq 4 ] && [ "$4" = --behavior ]; } ||
+  usage "expected 3 arguments and an optional --behavior, got $# (usage: deploy/slurm/census.sh <list.toml> <shards> <out> [--behavior])"
+list=$1 shards=$2 out=$3 behavior=${4-} jobs=${VERITY_CENSUS_JOBS:-1}
 [[ -f $list && -r $list ]] || usage "list $(printf %q "$list"): not a readable file"
 [[ $shards =~ ^[1-9][0-9]{0,4}$|^100000$ ]] ||
   usage "shards $(printf %q "$shards"): expected a whole number from 1 to 100000"
@@ -61,7 +62,7 @@ verity=$(cd -- "$(dirname -- "$0")/../.." && pwd)/verity
 mkdir -p -- "$out/logs"
 
 array=$(sbatch --parsable --job-name=verity-census --array="1-$shards" \
-  --output="$out/logs/shard-%a.log" -- "$0" --shard-job "$verity" "$list" "$shards" "$out" "$jobs") ||
+  --output="$out/logs/shard-%a.log" -- "$0" --shard-job "$verity" "$list" "$shards" "$out" "$jobs" ${behavior:+"$behavior"}) ||
   { rmdir -- "$out/logs"; echo "census.sh: sbatch refused the shard array (its error is above)" >&2; exit 1; }
 array=${array%%;*}
 # shellcheck disable=SC2317 # called by the traps below

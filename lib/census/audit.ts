@@ -22,12 +22,15 @@ import { prettyJson } from "../evidence/canonical.ts";
 import { runReality } from "../reality/runner.ts";
 import { scratchStateLauncher } from "../reality/target.ts";
 import type { CensusEntry, CensusList } from "./list.ts";
+import type { ArtifactType } from "./output.ts";
+import { auditBehavior } from "./behavior.ts";
 import {
   type PreparedServer,
   readPreparedServer,
   serverDir,
 } from "./prepare.ts";
 import {
+  type CensusBehavior,
   type CensusFailure,
   censusReality,
   type CensusServer,
@@ -41,7 +44,7 @@ import {
 /** One audited server: its entry and the artifacts to write (text by relative path). */
 export interface AuditedServer {
   server: CensusServer;
-  artifacts: { file: string; type: "manifest" | "reality"; text: string }[];
+  artifacts: { file: string; type: ArtifactType; text: string }[];
 }
 
 /** The definition a census server runs from (nothing is read from disk). */
@@ -190,6 +193,7 @@ export async function auditServer(
       type: "manifest",
       text: listed,
     });
+    let failure: CensusFailure | null = null;
     try {
       const report = await runReality(
         scratchStateLauncher(launcher, join(work, "reality"), timeoutMs),
@@ -215,19 +219,74 @@ export async function auditServer(
       });
       server.reality = censusReality(file, report.summary);
       server.outcome = "audited";
-      return done(null);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
-      server.outcome = "partial";
-      return done({
+      failure = {
         stage: "reality",
         kind: "reality_failed",
         message: message(e),
-      });
+      };
     }
+    if (options.settings.behavior) {
+      server.behavior = await behaviorOf(
+        entry,
+        def,
+        launcher,
+        join(work, "behavior"),
+        server,
+        artifacts,
+      );
+    }
+    return done(failure);
   } finally {
     await launcher.close();
     await scratch.release();
+  }
+}
+
+/**
+ * The battery on a listed server: its verdicts onto `server.tools`, its
+ * artifacts onto `artifacts`; a failure to learn or run is the result's
+ * `failure`, never the census's end.
+ */
+async function behaviorOf(
+  entry: CensusEntry,
+  def: LaunchableDefinition,
+  launcher: DefinitionLauncher,
+  work: string,
+  server: CensusServer,
+  artifacts: AuditedServer["artifacts"],
+): Promise<CensusBehavior> {
+  try {
+    const r = await auditBehavior(
+      entry.slug,
+      def,
+      launcher,
+      work,
+      entry.timeoutS,
+    );
+    for (const t of server.tools) t.verdicts = r.verdicts.get(t.name) ?? [];
+    artifacts.push(...r.artifacts);
+    return r.behavior;
+  } catch (e) {
+    // A fault of verity's own is this battery's result too (named so), not
+    // the loss of the server's listing.
+    const m = message(e);
+    return {
+      failure: {
+        kind: !(e instanceof InputError)
+          ? "internal_error"
+          : /timed out|timeout|no answer in/i.test(m)
+          ? "timed_out"
+          : "failed",
+        message: m,
+      },
+      report: null,
+      target: null,
+      stateFiles: 0,
+      seeding: null,
+      claims: null,
+    };
   }
 }
 

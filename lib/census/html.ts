@@ -96,6 +96,53 @@ function stacked(doc: CensusDocument): string {
   }" xmlns="http://www.w3.org/2000/svg">${rows}${legend}</svg></figure>`;
 }
 
+/** What the batteries found, violations first (`--behavior` only). */
+function behaviorSection(doc: CensusDocument): string {
+  const b = doc.summary.behavior;
+  if (b === undefined) return "";
+  const c = b.claims;
+  const lied = doc.servers.flatMap((s) =>
+    s.tools.flatMap((t) =>
+      (t.verdicts ?? []).filter((v) => v.outcome === "VIOLATION").map((v) =>
+        `<tr><td>${esc(s.id)}</td><td>${esc(t.name)}${
+          v.variant === null ? "" : `[${esc(v.variant)}]`
+        }</td><td>${v.test}</td><td><code>${
+          esc(v.evidence.slice(0, 19))
+        }…</code></td><td>${esc(s.behavior?.report ?? "")}</td></tr>`
+      )
+    )
+  );
+  const failed = b.failed.timed_out + b.failed.failed + b.failed.internal_error;
+  return `<h2>Behavior: what lied</h2>
+<p>Every listed server was learned by use (no definition) and given the battery of <code>verity run --audit</code>. ${b.servers} batteries, ${failed} did not finish (${b.failed.timed_out} timed out, ${b.failed.failed} failed, ${b.failed.internal_error} verity errors). ${c.falsifiable} falsifiable claims: ${c.tested} tested, <b>${c.violated} violated</b>, ${c.held} held, ${c.untested} untested; violation rate ${
+    c.violationRate === null ? "not measured" : pct(c.violated, c.tested)
+  } (violated / tested); ${b.serversViolating} servers with a VIOLATION.</p>
+${
+    lied.length === 0
+      ? "<p>No VIOLATION.</p>"
+      : `<table><tr><th>server</th><th>tool</th><th>test</th><th>evidence</th><th>report</th></tr>
+${lied.join("\n")}
+</table>`
+  }
+`;
+}
+
+function batteryCell(s: CensusServer): string {
+  const b = s.behavior;
+  if (b === undefined) return "";
+  if (b.claims === null) {
+    return `<td>${
+      b.failure
+        ? `${b.failure.kind}<br><small title="${esc(b.failure.message)}">${
+          esc(b.failure.message.slice(0, 140))
+        }</small>`
+        : "–"
+    }</td>`;
+  }
+  const c = b.claims;
+  return `<td>${c.falsifiable} claims: ${c.held} held, ${c.violated} violated, ${c.untested} untested</td>`;
+}
+
 function serverRow(s: CensusServer): string {
   const r = s.reality;
   const reality = r === null
@@ -113,7 +160,7 @@ function serverRow(s: CensusServer): string {
     s.malformed.length === 0 ? "0" : esc(
       s.malformed.map((m) => `${m.tool}.${m.hint}: ${m.kind}`).join(", "),
     )
-  }</td><td>${reality}</td></tr>`;
+  }</td><td>${reality}</td>${batteryCell(s)}</tr>`;
 }
 
 /**
@@ -153,7 +200,7 @@ small{color:#555}code{background:#f3f3f3;padding:0 .2rem}
       ? ", write tools included"
       : ", read-only tools only"
   }</p>
-<h2>Summary</h2>
+${behaviorSection(doc)}<h2>Summary</h2>
 <table>
 <tr><th>servers</th><td>${s.servers}</td></tr>
 <tr><th>listed (tools read)</th><td>${listed} (${
@@ -167,7 +214,9 @@ small{color:#555}code{background:#f3f3f3;padding:0 .2rem}
 <tr><th>servers declaring a hint on every tool</th><td>${s.serversDeclaringEveryTool}</td></tr>
 <tr><th>servers with a malformed hint</th><td>${s.serversMalformed}</td></tr>${
     s.claims === undefined ? "" : `
-<tr><th>falsifiable claims</th><td>${s.claims.falsifiable}: ${s.claims.tested} tested (the census runs no battery), violation rate ${
+<tr><th>falsifiable claims</th><td>${s.claims.falsifiable}: ${s.claims.tested} tested${
+      s.behavior === undefined ? " (the census runs no battery)" : ""
+    }, violation rate ${
       s.claims.violationRate === null
         ? "not measured"
         : pct(s.claims.violated, s.claims.tested)
@@ -204,7 +253,9 @@ ${
   }
 </table>
 <h2>Servers</h2>
-<table><tr><th>server</th><th>outcome</th><th>tools</th><th>declaring</th><th>all four</th><th>malformed</th><th>reality (checked/total)</th></tr>
+<table><tr><th>server</th><th>outcome</th><th>tools</th><th>declaring</th><th>all four</th><th>malformed</th><th>reality (checked/total)</th>${
+    s.behavior === undefined ? "" : "<th>battery</th>"
+  }</tr>
 ${doc.servers.map(serverRow).join("\n")}
 </table>
 <p><small>Per-server manifests and reality reports are beside this page under <code>servers/</code>, chained in <code>ledger.json</code>; <code>census.json</code> holds every number here.</small></p>

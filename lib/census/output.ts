@@ -7,6 +7,8 @@
  * <out>/ledger.json              a hash chain over every per-server artifact, in census order
  * <out>/servers/<slug>/manifest.json   recipe-3 manifest
  * <out>/servers/<slug>/reality.json    reality report
+ * <out>/servers/<slug>/report.json     the battery's report (--behavior)
+ * <out>/servers/<slug>/target.toml     the target it learned by use (--behavior)
  * ```
  *
  * Requires `--allow-read` and `--allow-write`.
@@ -21,14 +23,23 @@ import { appendBlocks, type Entry } from "../evidence/ledger.ts";
 import type { CensusDocument } from "./result.ts";
 import { renderCensusHtml } from "./html.ts";
 
+/** A census artifact's ledger type. */
+export type ArtifactType = "manifest" | "reality" | "report" | "target";
+
 /** The artifact files of a document's servers, in census order, with their ledger types. */
 export function artifactsOf(
   doc: Pick<CensusDocument, "servers">,
-): { file: string; type: "manifest" | "reality" }[] {
-  const out: { file: string; type: "manifest" | "reality" }[] = [];
+): { file: string; type: ArtifactType }[] {
+  const out: { file: string; type: ArtifactType }[] = [];
   for (const s of doc.servers) {
     if (s.manifest) out.push({ file: s.manifest.file, type: "manifest" });
     if (s.reality) out.push({ file: s.reality.file, type: "reality" });
+    if (s.behavior?.report) {
+      out.push({ file: s.behavior.report, type: "report" });
+    }
+    if (s.behavior?.target) {
+      out.push({ file: s.behavior.target, type: "target" });
+    }
   }
   return out;
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import { isClaim } from "../report/claims.ts";
-import { TEST_NAMES } from "../definition/types.ts";
+import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import {
   HINT_NAMES,
   type HintName,
@@ -54,10 +54,51 @@ export interface CensusFailure {
   message: string;
 }
 
-/** One tool's four hints as read from the raw bytes. */
+/** One tool's four hints as read from the raw bytes, and (`--behavior`) its verdicts. */
 export interface CensusTool {
   name: string;
   hints: Record<HintName, { state: HintState; detail: string | null }>;
+  /** The battery's verdicts on it (absent without `--behavior` or when the battery did not run). */
+  verdicts?: CensusVerdict[];
+}
+
+/** One verdict of the battery, with the digest of its evidence in the server's report. */
+export interface CensusVerdict {
+  variant: string | null;
+  test: TestName;
+  /** `PASS`, `VIOLATION`, `INCONCLUSIVE:<reason>`, `NOT_APPLICABLE:<reason>`. */
+  outcome: string;
+  /** `sha256:` of the canonical JSON of the verdict's `evidence` in report.json. */
+  evidence: string;
+}
+
+/** The claims headline of one server's battery (its report's `summary.claims`, counted). */
+export interface CensusClaims {
+  falsifiable: number;
+  tested: number;
+  held: number;
+  violated: number;
+  untested: number;
+  /** violated / tested, or null when nothing was tested (mcp-groundtruth's denominator). */
+  violationRate: number | null;
+}
+
+/** What `--behavior` did with one listed server: the zero-config battery. */
+export interface CensusBehavior {
+  /** Why the battery did not run to its end (learning or the battery failed), else null. */
+  failure: {
+    kind: "timed_out" | "failed" | "internal_error";
+    message: string;
+  } | null;
+  /** The battery's report (`verity.report`, seed inline), relative to the census directory. */
+  report: string | null;
+  /** The target learned by use, relative to the census directory. */
+  target: string | null;
+  /** State files the learned seed holds. */
+  stateFiles: number;
+  /** Seeding calls by outcome (`kept`, `read_only`, `errored`, `lossy`, `no_change`). */
+  seeding: Record<string, number> | null;
+  claims: (CensusClaims & { unobservedWrites?: string }) | null;
 }
 
 /** One malformed hint. */
@@ -110,6 +151,8 @@ export interface CensusServer {
   hints: HintCounts;
   malformed: CensusMalformed[];
   reality: CensusReality | null;
+  /** The battery (`--behavior` only; absent otherwise). */
+  behavior?: CensusBehavior;
   /** Seconds this server took (a timing field). */
   timing: { seconds: number };
 }
@@ -144,15 +187,31 @@ export interface CensusSummary {
    * `destructiveHint: false`, `idempotentHint: true`, `openWorldHint:
    * false`, one per test a declaration makes falsifiable), how many were
    * tested and violated, and mcp-groundtruth's violation rate (violated /
-   * tested). The census lists and reality-checks; it runs no battery, so
-   * none is tested and the rate is null. Absent in documents written
-   * before 2026-12-02.
+   * tested). Without `--behavior` the census runs no battery, so none is
+   * tested and the rate is null; with it, tested and violated are the
+   * batteries' (a tool's variants each count). Absent in documents
+   * written before 2026-12-02.
    */
   claims?: {
     falsifiable: number;
     tested: number;
     violated: number;
     violationRate: number | null;
+  };
+  /** The batteries (`--behavior` only): servers run, failed, their claims and verdicts summed. */
+  behavior?: {
+    /** Listed servers the battery was tried on. */
+    servers: number;
+    /** Of them, the ones whose battery did not run to its end, by kind. */
+    failed: { timed_out: number; failed: number; internal_error: number };
+    /** Servers with at least one VIOLATION. */
+    serversViolating: number;
+    claims: CensusClaims;
+    /** Verdicts by kind. */
+    verdicts: Record<
+      "PASS" | "VIOLATION" | "INCONCLUSIVE" | "NOT_APPLICABLE",
+      number
+    >;
   };
 }
 
@@ -187,6 +246,8 @@ export interface CensusSettings {
   recipe: "3";
   seed: number;
   includeDestructive: boolean;
+  /** Every listed server got the zero-config battery (absent: it did not). */
+  behavior?: true;
 }
 
 /** Zero counts for each hint state. */
@@ -325,7 +386,10 @@ export function censusReality(
  * console.assert(summarize([]).servers === 0);
  * ```
  */
-export function summarize(servers: readonly CensusServer[]): CensusSummary {
+export function summarize(
+  servers: readonly CensusServer[],
+  behavior = false,
+): CensusSummary {
   const failures = Object.fromEntries(
     FAILURE_KINDS.map((k) => [k, 0]),
   ) as Record<CensusFailureKind, number>;
@@ -362,6 +426,7 @@ export function summarize(servers: readonly CensusServer[]): CensusSummary {
   }
   const malformedKinds: Record<string, number> = {};
   for (const k of Object.keys(kinds).sort()) malformedKinds[k] = kinds[k]!;
+  const battery = behavior ? summarizeBehavior(servers) : null;
   return {
     servers: servers.length,
     outcomes,
@@ -383,10 +448,71 @@ export function summarize(servers: readonly CensusServer[]): CensusSummary {
           ),
         0,
       ),
-      tested: 0,
-      violated: 0,
-      violationRate: null,
+      tested: battery?.claims.tested ?? 0,
+      violated: battery?.claims.violated ?? 0,
+      violationRate: battery?.claims.violationRate ?? null,
     },
+    ...(battery === null ? {} : { behavior: battery }),
+  };
+}
+
+function summarizeBehavior(
+  servers: readonly CensusServer[],
+): NonNullable<CensusSummary["behavior"]> {
+  const claims: CensusClaims = {
+    falsifiable: 0,
+    tested: 0,
+    held: 0,
+    violated: 0,
+    untested: 0,
+    violationRate: null,
+  };
+  const verdicts = {
+    PASS: 0,
+    VIOLATION: 0,
+    INCONCLUSIVE: 0,
+    NOT_APPLICABLE: 0,
+  };
+  const failed = { timed_out: 0, failed: 0, internal_error: 0 };
+  let tried = 0;
+  let violating = 0;
+  for (const s of servers) {
+    if (s.behavior === undefined) continue;
+    tried++;
+    if (s.behavior.failure) failed[s.behavior.failure.kind]++;
+    const c = s.behavior.claims;
+    if (c) {
+      for (
+        const k of [
+          "falsifiable",
+          "tested",
+          "held",
+          "violated",
+          "untested",
+        ] as const
+      ) {
+        claims[k] += c[k];
+      }
+    }
+    let violation = false;
+    for (const t of s.tools) {
+      for (const v of t.verdicts ?? []) {
+        const kind = v.outcome.split(":")[0] as keyof typeof verdicts;
+        if (kind in verdicts) verdicts[kind]++;
+        if (kind === "VIOLATION") violation = true;
+      }
+    }
+    if (violation) violating++;
+  }
+  claims.violationRate = claims.tested === 0
+    ? null
+    : claims.violated / claims.tested;
+  return {
+    servers: tried,
+    failed,
+    serversViolating: violating,
+    claims,
+    verdicts,
   };
 }
 
@@ -415,7 +541,7 @@ export function buildDocument(input: DocumentInput): CensusDocument {
     settings: input.settings,
     shard: input.shard,
     servers,
-    summary: summarize(servers),
+    summary: summarize(servers, input.settings.behavior === true),
     run: input.run,
   };
 }

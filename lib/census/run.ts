@@ -79,6 +79,14 @@ export async function runCensus(
                 s.reality.grade ? " " + s.reality.grade : ""
               } (${s.reality.checked}/${s.reality.total})`
               : ""
+          }${
+            s.behavior === undefined
+              ? ""
+              : s.behavior.claims
+              ? `, battery ${s.behavior.claims.held} held, ${s.behavior.claims.violated} violated, ${s.behavior.claims.untested} untested`
+              : `, battery ${s.behavior.failure?.kind ?? "not run"}: ${
+                s.behavior.failure?.message.slice(0, 160) ?? ""
+              }`
           }`
       } in ${s.timing.seconds} s`,
     );

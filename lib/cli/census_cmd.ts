@@ -58,6 +58,19 @@ function printSummary(doc: CensusDocument, out: string): void {
   console.log(
     `  hints: ${s.serversDeclaring} servers declare some; ${s.hints.toolsDeclaring}/${s.hints.tools} tools; ${s.serversMalformed} servers with malformed hints`,
   );
+  const b = s.behavior;
+  if (b !== undefined) {
+    const c = b.claims;
+    const failed = b.failed.timed_out + b.failed.failed +
+      b.failed.internal_error;
+    console.log(
+      `  behavior: ${b.servers} batteries (${failed} did not finish); ${c.falsifiable} claims: ${c.held} held, ${c.violated} violated, ${c.untested} untested; violation rate ${
+        c.violationRate === null
+          ? "n/a (nothing tested)"
+          : c.violationRate.toFixed(3)
+      }; ${b.serversViolating} servers with a VIOLATION`,
+    );
+  }
   console.log(`  written: ${out}/census.json, census.html, ledger.json`);
   console.log(`  ledger head: ${doc.run.ledgerHead}`);
 }
@@ -115,6 +128,7 @@ export async function main(argv: string[]): Promise<number> {
     seed: { type: "string" },
     prepare: { type: "boolean" },
     "read-only": { type: "boolean" },
+    behavior: { type: "boolean" },
   });
   const list = await loadList(oneList(p, "verity census <list.toml>"));
   const shard: ShardSpec = typeof p.values.shard === "string"
@@ -147,6 +161,7 @@ export async function main(argv: string[]): Promise<number> {
       recipe: "3",
       seed,
       includeDestructive: p.values["read-only"] !== true,
+      ...(p.values.behavior === true ? { behavior: true as const } : {}),
     },
     say,
   });

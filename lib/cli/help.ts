@@ -401,6 +401,11 @@ Options:
                        (default: every tool; each one not declared read-only
                        on a fresh server and fresh scratch state, sandboxed
                        and offline)
+  --behavior           also give every listed server the battery of
+                       verity run --audit (learned by use, no definition):
+                       per tool verdicts with evidence digests, per server
+                       the claims headline, servers/<id>/report.json and
+                       target.toml; 1-5 minutes a server instead of seconds
   -h, --help           show this help
 
 Exit codes: 0 the census was written (whatever the servers did); 2 invalid

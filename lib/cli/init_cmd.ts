@@ -374,7 +374,7 @@ async function learn(
         lock: { ...entry.lock, file: join(targetDir, LOCK_FILE) },
       });
     }
-    console.log(terminalText(renderLearned(l)));
+    console.log(terminalText(renderLearned({ ...l, target: file })));
     console.log(
       `wrote ${
         relative(Deno.cwd(), file) || file

@@ -34,21 +34,13 @@ import { definitionGitState } from "../prepare/definition_git.ts";
 import { targetProvenance } from "../prepare/provenance.ts";
 import { cleanScratch, recoverRuns, WRITER_MARKER } from "./_recover.ts";
 import { markOwner } from "../common/owner.ts";
+import { runId } from "../common/run_id.ts";
 import { reportOutputs, writeReportOutputs } from "./_formats.ts";
 import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
 import { type Learned, learnTarget } from "../init/learn.ts";
-import { renderLearned } from "../init/learn_plan.ts";
-
-/** A run id: timestamp, definition name and a random suffix, unique across concurrent runs. */
-function runId(name: string, now: Date): string {
-  const iso = now.toISOString().replace(/[-:]/g, "").replace(".", "");
-  return `${iso}-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}-${
-    crypto.randomUUID().slice(0, 8)
-  }`;
-}
 
 /** Run `verity run`. */
 export async function main(argv: string[]): Promise<number> {
@@ -298,6 +290,7 @@ export async function main(argv: string[]): Promise<number> {
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),
     options: { runs, jobs, concurrentAttempts: attempts, tools: selectors },
+    learned,
   });
   const verdicts = report.verdicts;
   const dir = join(runsDir, id);
@@ -359,7 +352,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     out.releaseLock();
   } else {
-    if (learned !== null) console.log(terminalText(renderLearned(learned)));
     console.log(terminalText(renderText(report)));
     console.log(`\nreport: ${reportPath}`);
     if (ledger) {

@@ -89,6 +89,12 @@ export interface Learned {
   prepared: PreparedRun | null;
 }
 
+/**
+ * What learning did, as the report carries it (`learned` in report.json):
+ * the seeding calls, the battery's argument sets and the state files.
+ */
+export type LearnedRecord = Pick<Learned, "steps" | "calls" | "files">;
+
 /** Options of {@linkcode learnTarget}. */
 export interface LearnOptions {
   /** Where the target directory is written (created; must not exist). */
@@ -105,6 +111,23 @@ export interface LearnOptions {
   offline?: boolean;
   /** Progress lines. @default {none} */
   say?: (line: string) => void;
+  /**
+   * A command already resolved (a census entry's, run from its prepared
+   * cache): taken as is, with what it may read and run. @default {resolved from `given`}
+   */
+  resolved?: {
+    command: string[];
+    prepared: PreparedRun | null;
+    read: string[];
+    allow: { sys: string[]; run: string[] };
+    timeoutS: number;
+    /** The lockfile the command's `--lock={target}/deno.lock` names, else null. */
+    lock: string | null;
+  };
+  /** The command name in messages. @default {"verity run"} */
+  commandName?: string;
+  /** No session starts after this `performance.now()` (a census's budget). @default {none} */
+  deadline?: number;
 }
 
 /** The scratch home the server sees: XDG directories inside it, and a working directory. */
@@ -294,6 +317,9 @@ interface TargetSpec {
   source: Pick<SourcePin, "package" | "version" | "integrity"> | null;
   env: Record<string, string>;
   read: string[];
+  allow: { sys: string[]; run: string[] };
+  /** Seconds to start and per call, else the defaults. */
+  timeoutS: number | null;
   files: Found[];
   calls: LearnedCall[];
 }
@@ -326,10 +352,13 @@ async function writeTarget(
     }
   }
   // The working directory, and every directory the command line names
-  // inside the state (`{state}/files`: a directory to serve).
+  // inside the state (`{state}/files`: a directory to serve). A name with
+  // an extension (`{state}/census.db`) is a file the server makes: only
+  // its parent is made.
   const named = spec.command.flatMap((a) => {
     const m = /^\{state\}\/([^{}]+)$/.exec(a);
-    return m && !m[1]!.split("/").includes("..") ? [m[1]!] : [];
+    if (!m || m[1]!.split("/").includes("..")) return [];
+    return /\.[A-Za-z0-9]+$/.test(m[1]!) ? [dirname(m[1]!)] : [m[1]!];
   });
   for (const d of ["work", ...named]) {
     await Deno.mkdir(join(tree, d), { recursive: true });
@@ -354,6 +383,12 @@ async function writeTarget(
       env: { ...HOME_ENV, ...spec.env },
       cwd: "{state}/work",
       ...(spec.read.length > 0 ? { read: spec.read } : {}),
+      ...(spec.allow.sys.length + spec.allow.run.length > 0
+        ? { allow: spec.allow }
+        : {}),
+      ...(spec.timeoutS === null
+        ? {}
+        : { timeouts: { start: spec.timeoutS, call: spec.timeoutS } }),
     },
     ...(spec.source === null ? {} : { source: spec.source }),
     state: {
@@ -403,7 +438,11 @@ async function session(
   evidence: string,
   call: { name: string; arguments: Record<string, unknown> } | null,
   def: Definition,
+  deadline?: number,
 ): Promise<{ contracts: Contract[]; result: unknown; error: string | null }> {
+  if (deadline !== undefined && performance.now() > deadline) {
+    throw new ServerError(`learning timed out: its budget is spent`);
+  }
   await Deno.mkdir(evidence, { recursive: true });
   const started = await launcher.start(
     { state: stateDir, evidence },
@@ -468,10 +507,18 @@ export async function learnTarget(
   options: LearnOptions,
 ): Promise<Learned> {
   const say = options.say ?? (() => {});
-  const resolved = await resolveCommand(given, {
-    commandName: "verity run",
-    offline: options.offline === true,
-  });
+  const commandName = options.commandName ?? "verity run";
+  const pre = options.resolved;
+  const resolved = pre
+    ? {
+      command: pre.command,
+      prepared: pre.prepared ?? undefined,
+      readPaths: pre.read,
+    }
+    : await resolveCommand(given, {
+      commandName,
+      offline: options.offline === true,
+    });
   const deno = resolveDeno();
   const exists = async (p: string) =>
     await Deno.stat(p).then(() => true, () => false);
@@ -501,7 +548,7 @@ export async function learnTarget(
   const read = [
     ...new Set([
       ...resolved.readPaths,
-      ...(prepared === null ? [Deno.cwd()] : []),
+      ...(prepared === null && pre === undefined ? [Deno.cwd()] : []),
     ]),
   ];
   const spec: TargetSpec = {
@@ -514,22 +561,24 @@ export async function learnTarget(
     },
     env: options.env ?? {},
     read,
+    allow: pre?.allow ?? { sys: [], run: [] },
+    timeoutS: pre?.timeoutS ?? null,
     files: [],
     calls: [],
   };
   await Deno.mkdir(options.dir, { recursive: true });
-  if (prepared !== null) {
-    await Deno.copyFile(
-      prepared.entry.lock.file,
-      join(options.dir, LOCK_FILE),
-    );
+  // The lock the command names (`--lock=`): the pin's, or the resolved
+  // command's own (a census entry's, beside its prepared record).
+  const lockFrom = pre ? pre.lock : prepared?.entry.lock.file ?? null;
+  if (lockFrom !== null && lock !== -1) {
+    await Deno.copyFile(lockFrom, join(options.dir, LOCK_FILE));
   }
   await writeTarget(options.dir, spec, null);
   let def = await loadDefinition(options.dir);
   const first = await openLauncher(def, {
     noSandbox: options.noSandbox === true,
     audit: true,
-    commandName: "verity run",
+    commandName,
     ...(prepared === null ? {} : { prepared }),
   });
   const launcherFor = (d: Definition) =>
@@ -549,6 +598,7 @@ export async function learnTarget(
     join(listDir, "evidence"),
     null,
     def,
+    options.deadline,
   );
   say(`listed ${contracts.length} tool(s); seeding by use`);
   const pool = new ValuePool();
@@ -574,10 +624,17 @@ export async function learnTarget(
     const before = join(dir, "before");
     await launcher.reset(before);
     const state = join(dir, "state");
-    const r = await session(launcher, state, join(dir, "evidence"), {
-      name,
-      arguments: args,
-    }, def);
+    const r = await session(
+      launcher,
+      state,
+      join(dir, "evidence"),
+      {
+        name,
+        arguments: args,
+      },
+      def,
+      options.deadline,
+    );
     if (r.error !== null) {
       return {
         ...r,

@@ -18,6 +18,7 @@
 import { isPlainObject } from "../common/is_plain_object.ts";
 import type { LearnedAim } from "../definition/types.ts";
 import { validateSchema } from "../reality/schema_validate.ts";
+import { showControls } from "../common/show_controls.ts";
 
 /** One value seen, and where. */
 export interface SeenValue {
@@ -350,7 +351,8 @@ export function learnedName(command: readonly string[]): string {
 
 /** What {@linkcode renderLearned} shows: the seeding steps and every argument's origin. */
 export interface LearnedView {
-  dir: string;
+  /** The learned target's `target.toml`. */
+  target: string;
   files: readonly { path: string; kind: string }[];
   steps: readonly {
     tool: string;
@@ -390,12 +392,29 @@ export function originLines(origins: readonly ArgumentOrigin[]): string[] {
 /**
  * The text lines of what an audit with no definition learned: state files
  * and kinds, each seeding call and what became of it, and every argument
- * of the battery with where it came from (terminal controls are escaped by
- * the caller).
+ * of the battery with where it came from. Every line is one line: the
+ * server's control characters in it are written as visible escapes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const text = renderLearned({
+ *   target: "t/target.toml",
+ *   files: [],
+ *   steps: [],
+ *   calls: [{
+ *     tool: "rm\u001b[2K",
+ *     variant: null,
+ *     origins: [{ path: "id", value: 1, from: "derived from the answer of ls" }],
+ *     learned: "names_seed_record",
+ *   }],
+ * });
+ * assert.match(text, /rm\\u\{1b\}\[2K\n {6}id = 1 {2}derived from the answer of ls/);
+ * ```
  */
 export function renderLearned(l: LearnedView): string {
   const lines = [
-    `learned target: ${l.dir}/target.toml (no definition; seeding by use)`,
+    `learned target: ${l.target} (no definition; seeding by use)`,
     `  state files: ${
       l.files.length === 0
         ? "none (every seeding call errored, changed nothing or lost records): the seed is empty, so no destructive claim can fail here (NOTHING_TO_CHANGE)"
@@ -418,7 +437,7 @@ export function renderLearned(l: LearnedView): string {
     );
     lines.push(...originLines(c.origins));
   }
-  return lines.join("\n") + "\n";
+  return lines.map(showControls).join("\n") + "\n";
 }
 
 /**

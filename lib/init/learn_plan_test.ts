@@ -113,7 +113,7 @@ Deno.test("names and the text of what was learned", () => {
   assert.equal(learnedName(["python3", "srv/app.py"]), "app");
   assert.equal(learnedName(["npx", "-y", "@x/y@1.2.3", "/d"]), "y");
   const text = renderLearned({
-    dir: "/r/t",
+    target: "/r/t/target.toml",
     files: [{ path: "db.sqlite", kind: "sqlite" }],
     steps: [{
       tool: "rm",
@@ -133,7 +133,7 @@ Deno.test("names and the text of what was learned", () => {
   assert.match(text, /id = 1 {2}derived from the seed/);
   assert.doesNotMatch(text, /no argument names a record/);
   const empty = renderLearned({
-    dir: "/r/t",
+    target: "/r/t/target.toml",
     files: [],
     steps: [],
     calls: [],
@@ -143,7 +143,7 @@ Deno.test("names and the text of what was learned", () => {
     /the seed is empty, so no destructive claim can fail here \(NOTHING_TO_CHANGE\)/,
   );
   const blind = renderLearned({
-    dir: "/r/t",
+    target: "/r/t/target.toml",
     files: [{ path: "db.sqlite", kind: "sqlite" }],
     steps: [],
     calls: [{
@@ -154,6 +154,24 @@ Deno.test("names and the text of what was learned", () => {
     }],
   });
   assert.match(blind, /rm {2}\(no argument names a record seen/);
+  // A server's strings stay on their line, controls visible.
+  const hostile = renderLearned({
+    target: "/r/t/target.toml",
+    files: [],
+    steps: [{
+      tool: "rm\n    forged: kept",
+      outcome: "errored",
+      detail: "isError: true",
+      origins: [{
+        path: "id",
+        value: "\u009b2J",
+        from: "derived from \u001b[2K",
+      }],
+    }],
+    calls: [],
+  });
+  assert.ok(hostile.includes("rm\\n    forged: kept: errored"));
+  assert.ok(hostile.includes('id = "\\u{9b}2J"  derived from \\u{1b}[2K'));
   // What each set names, as the learned target records it.
   const gen = { path: "id", value: 9, from: "generated" };
   const seen = { path: "id", value: 1, from: "derived from the seed" };

@@ -19,6 +19,7 @@ import {
 } from "./report.ts";
 import { deriveStateEffects } from "./effects.ts";
 import { reportClaims } from "./claims.ts";
+import type { LearnedRecord } from "../init/learn.ts";
 
 /** Expectations of a definition as a flat list (fixtures only; targets have none). */
 export function expectationsOf(
@@ -63,6 +64,8 @@ export interface RunReportInput {
     concurrentAttempts: number;
     tools: string[];
   };
+  /** What learning did (an audit with no definition); null or absent: a definition. */
+  learned?: LearnedRecord | null;
 }
 
 /**
@@ -144,6 +147,10 @@ export function buildRunReport(
     setupFailure: serverFailure(history.definition, history.tools),
     stateEffects: deriveStateEffects(history, history.snapshots),
   };
+  if (input.learned) {
+    const { steps, calls, files } = input.learned;
+    report.learned = { steps, calls, files };
+  }
   report.summary = { claims: reportClaims(report) };
   return report;
 }

@@ -33,6 +33,7 @@ import {
   stateSection,
 } from "./_html_sections.ts";
 import { expectationsByKey, verdictKey } from "./expectations.ts";
+import { renderLearned } from "../init/learn_plan.ts";
 
 /** Most finding cards on a page; the grid and the details hold the rest. */
 const CARDS = 50;
@@ -166,7 +167,13 @@ ${runBanners(report)}${claimsSection(report)}${
     findingsSection(report)
   }<h2>Tools × tests</h2>
 ${verdictMatrix(report, mismatched)}
-<h2>Provenance</h2>
+${
+    report.learned
+      ? `<h2 id="learned">What learning did</h2>\n<pre>${
+        h(renderLearned({ ...report.learned, target: p.definition.file }))
+      }</pre>\n`
+      : ""
+  }<h2>Provenance</h2>
 ${provenanceSection(report)}
 <h2>State: reset, coverage, control</h2>
 ${stateSection(report)}

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { renderHtml } from "./html.ts";
-import { EVIL_TOOL, syntheticReport } from "../../tests/_synthetic_report.ts";
+import {
+  EVIL_TOOL,
+  syntheticLearned,
+  syntheticReport,
+} from "../../tests/_synthetic_report.ts";
 import type { Report } from "./report.ts";
 import { toolLabel } from "./_markup.ts";
 
@@ -357,4 +361,24 @@ Deno.test("markdown: the headline and one escaped row per finding, for a job sum
   const clean = syntheticReport({ audit: true });
   clean.verdicts = [];
   assert.match(renderMarkdown(clean), /No violation and no untested claim\./);
+});
+
+Deno.test("html: what learning did: every argument value with its origin, escaped; none for a definition written by hand", () => {
+  const report = syntheticReport({ audit: true });
+  assert.ok(!renderHtml(report).includes("What learning did"));
+  report.learned = syntheticLearned();
+  const page = renderHtml(report);
+  assert.equal(count(page, /<script/i), 0);
+  assert.ok(!page.includes("\u001b") && !page.includes("\u009b"));
+  assert.match(page, /<h2 id="learned">What learning did<\/h2>\n<pre>/);
+  const evil = "evil&lt;&amp;&quot;&#39;&gt;";
+  const value =
+    "&quot;&lt;script&gt;alert(3)&lt;/script&gt;\\u001b[2J\\u{9b}&quot;";
+  // the seeding call and the battery's set, each with the origin
+  assert.ok(page.includes(`${evil}: kept: added 1 record(s)`));
+  assert.equal(
+    count(page, `id = ${value}  derived from the answer of ${evil}`),
+    2,
+  );
+  assert.ok(page.includes("state files: notes.json (json)"));
 });

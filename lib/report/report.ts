@@ -19,6 +19,7 @@ import type { ExpectationCheck, ExpectedVerdict } from "./expectations.ts";
 import type { StateEffects } from "./effects.ts";
 import type { Claims } from "./claims.ts";
 import type { DefinitionGit, TargetProvenance } from "../prepare/provenance.ts";
+import type { LearnedRecord } from "../init/learn.ts";
 
 export type { DefinitionGit, TargetProvenance };
 
@@ -155,6 +156,14 @@ export interface Report {
    * Absent in reports written before 2026-12-02.
    */
   summary?: { claims: Claims };
+  /**
+   * What learning did, for a target learned with no definition: each
+   * seeding call (its outcome, and where every argument value came from),
+   * the battery's argument sets with their origins, and the state files.
+   * Absent for definitions written by hand and in reports before
+   * 2026-12-02.
+   */
+  learned?: LearnedRecord;
 }
 
 /**

@@ -32,6 +32,7 @@ import {
 import { toolLabel } from "./_markup.ts";
 import { claimsLine, NOT_EXERCISED, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
+import { terminalJson } from "../common/show_controls.ts";
 import {
   controlEffectText,
   definitionGitText,
@@ -418,6 +419,10 @@ export function renderSarif(
   for (const v of report.verdicts) {
     if (v.kind !== "VIOLATION" && v.kind !== "INCONCLUSIVE") continue;
     const e = expectationOf.get(verdictKey(v));
+    // A learned target's: where each argument value of the call came from.
+    const learned = report.learned?.calls.find((c) =>
+      c.tool === v.tool && c.variant === v.variant
+    );
     const rule = v.kind === "VIOLATION" ? v.test : "untested";
     results.push({
       ruleId: rule,
@@ -446,6 +451,10 @@ export function renderSarif(
           : e.matched
           ? "matched"
           : "mismatched",
+        ...(learned === undefined ? {} : {
+          learned: learned.learned,
+          argumentOrigins: learned.origins,
+        }),
       },
     });
   }
@@ -629,5 +638,6 @@ export function renderSarif(
       },
     }],
   };
-  return JSON.stringify(log, null, 2) + "\n";
+  // DEL and C1 controls (a server's strings) as escapes too: the same JSON.
+  return terminalJson(JSON.stringify(log, null, 2)) + "\n";
 }

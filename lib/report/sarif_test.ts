@@ -11,6 +11,8 @@ import {
 } from "./sarif.ts";
 import {
   EVIL_TOOL,
+  EVIL_VALUE,
+  syntheticLearned,
   syntheticReport,
   syntheticReportWithProvenance,
 } from "../../tests/_synthetic_report.ts";
@@ -416,4 +418,32 @@ Deno.test("sarif: provenance is valid SARIF: versionControlProvenance for the de
     renderSarif(syntheticReport(), { root: "/repo" }),
   );
   assert.equal(old.runs[0].versionControlProvenance, undefined);
+});
+
+Deno.test("sarif: a learned target's results carry where each argument came from, its controls as JSON escapes", () => {
+  const plain = JSON.parse(renderSarif(syntheticReport({ audit: true })));
+  assert.ok(
+    plain.runs[0].results.every((r: Any) =>
+      !("argumentOrigins" in r.properties)
+    ),
+  );
+  const report = syntheticReport({ audit: true });
+  report.learned = syntheticLearned();
+  const text = renderSarif(report);
+  assert.ok(!text.includes("\u001b") && !text.includes("\u009b"));
+  assert.ok(text.includes("\\u009b"));
+  const log = assertValidSarif(text);
+  const byTool = (tool: string) =>
+    log.runs[0].results.filter((r: Any) => r.properties.tool === tool);
+  const [violation] = byTool(EVIL_TOOL);
+  assert.deepEqual(violation.properties.argumentOrigins, [{
+    path: "id",
+    value: EVIL_VALUE,
+    from: `derived from the answer of ${EVIL_TOOL}`,
+  }]);
+  assert.equal(violation.properties.learned, "names_seed_record");
+  // A tool with no learned set has none.
+  assert.ok(
+    byTool("writer").every((r: Any) => !("argumentOrigins" in r.properties)),
+  );
 });

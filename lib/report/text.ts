@@ -23,6 +23,7 @@ import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
 import { claimsLine, reportClaims } from "./claims.ts";
 import { exclusionText } from "../state/exclude.ts";
 import { showControls } from "../common/show_controls.ts";
+import { renderLearned } from "../init/learn_plan.ts";
 
 /** Most errored sessions that changed state listed one per line in the text summary. */
 const ERRORED_LINES = 10;
@@ -79,10 +80,12 @@ function attemptsLine(
     : "UNSEEN (this backend records no attempts: a refused write, read or lookup leaves no trace; read_only is judged on state only)";
 }
 
-/** Render the seed-style text summary. */
+/** Render the seed-style text summary (a learned target's: what learning did first). */
 export function renderText(r: Report): string {
   const d = r.observations.definition;
-  const lines: string[] = [];
+  const lines: string[] = r.learned
+    ? [renderLearned({ ...r.learned, target: r.provenance.definition.file })]
+    : [];
   const setup = r.setupFailure ?? null;
   if (setup !== null) {
     lines.push(

@@ -77,6 +77,7 @@ import {
 } from "../history/call_outcome.ts";
 import { overlapFromTimeline } from "../verdicts/overlap.ts";
 import { deriveStateEffects } from "./effects.ts";
+import { type ArgumentOrigin, learnedAim } from "../init/learn_plan.ts";
 import { type ClaimsInput, reportClaims } from "./claims.ts";
 import {
   PACKED_SCHEMA,
@@ -84,6 +85,22 @@ import {
   type StreamedStates,
   unpackReport,
 } from "./pack.ts";
+
+/** Every value inside `v` by the path an origin names it with (`a.b[0]`). */
+function valuesByPath(v: unknown): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  const visit = (x: unknown, path: string) => {
+    out.set(path, [...(out.get(path) ?? []), x]);
+    if (Array.isArray(x)) x.forEach((y, i) => visit(y, `${path}[${i}]`));
+    else if (isObject(x)) {
+      for (const [k, y] of Object.entries(x)) {
+        visit(y, path === "" ? k : `${path}.${k}`);
+      }
+    }
+  };
+  visit(v, "");
+  return out;
+}
 
 /** One difference found by {@linkcode verifyReport}. */
 export interface ReportProblem {
@@ -116,6 +133,7 @@ export const OPTIONAL_REPORT_KEYS: readonly string[] = [
   "stateEffects",
   "summary",
   "changesets",
+  "learned",
 ];
 
 /**
@@ -127,6 +145,7 @@ export const DIGEST_ONLY: readonly string[] = [
   "provenance (definition name, file, digest and git state, the target's pin and what verity prepare verified, harness version and git state, Deno and SDK versions, capture time, options; only a pinned target's package in each session's command is re-derived)",
   "protocol.initialize and protocol.toolsList (the raw frames themselves)",
   "sessions[] commands, environment, stderr, exit, problems, wall and server times, sandbox records, raw call responses, how the state was observed (stateMethod)",
+  "learned: where each argument value was seen (origins[].from), the seeding calls' outcomes and details, the state files; each origin's value is checked against its arguments, each set's arguments and what it names against its observations",
   "observations: call times and frame indexes, attempt timelines, tool arguments and what a learned set names (learned), coverage, reset digests, the definition's exclusions (observations.definition.excluded; every format lists them in its headline)",
   "snapshots (their contents; each digest is re-derived from them)",
   "changesets (their contents: what each session changed outside its state directory; each digest is re-derived from them)",
@@ -238,6 +257,7 @@ class Verifier {
       this.#target();
       this.#stateEffects();
       this.#summary();
+      this.#learned();
     } catch (e) {
       this.bad("report", `cannot re-derive: ${(e as Error).message}`);
     }
@@ -810,6 +830,86 @@ class Verifier {
       s.claims,
       reportClaims(this.r as unknown as ClaimsInput),
     );
+  }
+
+  /**
+   * What learning did, against the argument sets it names: every learned
+   * set the battery ran has its entry, with the same arguments and the
+   * same `learned` fact, which follows from its origins (`learnedAim`);
+   * every origin's value is the one at its path in its arguments.
+   */
+  #learned(): void {
+    if (!Object.hasOwn(this.r, "learned")) return; // not learned, or before 2026-12-02
+    const l = this.r.learned;
+    if (
+      !isObject(l) || Object.keys(l).sort().join() !== "calls,files,steps" ||
+      !Array.isArray(l.steps) || !Array.isArray(l.calls) ||
+      !Array.isArray(l.files)
+    ) {
+      this.bad(
+        "learned",
+        "expected exactly { steps: [], calls: [], files: [] }",
+      );
+      return;
+    }
+    const originsOf = (
+      where: string,
+      set: unknown,
+    ): ArgumentOrigin[] | null => {
+      if (
+        !isObject(set) || !isObject(set.arguments) ||
+        !Array.isArray(set.origins) ||
+        !set.origins.every((o) =>
+          isObject(o) && typeof o.path === "string" &&
+          typeof o.from === "string"
+        )
+      ) {
+        this.bad(
+          where,
+          "expected { arguments: {}, origins: [{ path, value, from }] }",
+        );
+        return null;
+      }
+      const at = valuesByPath(set.arguments);
+      const origins = set.origins as ArgumentOrigin[];
+      origins.forEach((o, i) => {
+        if (!(at.get(o.path) ?? []).some((v) => same(v, o.value))) {
+          this.bad(
+            `${where}.origins[${i}].value`,
+            `report says ${short(o.value)}, the arguments hold ${
+              short(at.get(o.path)?.[0])
+            } at ${short(o.path)}`,
+          );
+        }
+      });
+      return origins;
+    };
+    l.steps.forEach((s, i) => originsOf(`learned.steps[${i}]`, s));
+    const tools = (this.r.observations as { tools: ToolObservations[] }).tools;
+    for (const t of tools) {
+      if (t.learned === undefined) continue;
+      const i = l.calls.findIndex((c) =>
+        isObject(c) && c.tool === t.tool && c.variant === t.variant
+      );
+      const c = l.calls[i] as Record<string, unknown> | undefined;
+      const where = `learned.calls[${i}]`;
+      if (c === undefined) {
+        this.bad(
+          "learned.calls",
+          `no entry for ${short(t.tool)} ${short(t.variant)}`,
+        );
+        continue;
+      }
+      const origins = originsOf(where, c);
+      if (origins === null) continue;
+      this.expect(`${where}.arguments`, c.arguments, t.arguments);
+      this.expect(`${where}.learned`, c.learned, t.learned);
+      this.expect(
+        `${where}.learned`,
+        c.learned,
+        learnedAim(origins, l.files.length === 0),
+      );
+    }
   }
 
   /** The state effects, re-derived whole from observations and snapshots. */
