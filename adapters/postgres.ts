@@ -38,19 +38,9 @@ import {
 } from "../lib/state/keys.ts";
 import type { StateRecord } from "../lib/state/types.ts";
 import { pgConverter, quoteIdent } from "./pg_values.ts";
-import { CopyTextRows } from "./pg_copy.ts";
 
 /** Runs one query and returns its rows as text values (null for NULL). */
 export type PgQuery = (sql: string) => Promise<(string | null)[][]>;
-
-/**
- * Runs one `COPY … TO STDOUT` (text format) and hands its output to
- * `onData` in the pieces it arrives in; resolves when the command is done.
- */
-export type PgCopy = (
-  sql: string,
-  onData: (chunk: Uint8Array) => void,
-) => Promise<void>;
 
 /** One table's or sequence's records. */
 export interface PostgresTable {
@@ -83,11 +73,6 @@ export interface ReadPostgresOptions {
   keys?: Readonly<Record<string, readonly string[]>>;
   /** Label used in problem messages. @default "database" */
   label?: string;
-  /**
-   * Read table rows through `COPY (SELECT …) TO STDOUT` instead of a query:
-   * the same text values, streamed without a row array. @default none
-   */
-  copy?: PgCopy;
 }
 
 /** The catalog region's name within a schema: `public.@catalog`. */
@@ -348,7 +333,6 @@ export async function readPostgres(
       tables.push(
         await readTable(
           query,
-          options.copy ?? null,
           { name, qualified },
           columns.get(rel.oid) ?? [],
           keysOf.get(rel.oid) ?? [],
@@ -388,7 +372,6 @@ export async function readPostgres(
 
 async function readTable(
   query: PgQuery,
-  copy: PgCopy | null,
   table: { name: string; qualified: string },
   columns: Column[],
   pk: string[],
@@ -438,41 +421,18 @@ async function readTable(
   const records: StateRecord[] = [];
   let sorted = true;
   let prev: unknown[] | null = null;
-  const names = columns.map((c) => c.name);
-  const n = names.length;
-  // One key column (the common case): no key array per row.
-  const one = at.length === 1 ? names[at[0]!]! : null;
-  let prevOne: unknown = undefined;
-  const add = (row: (string | null)[]) => {
+  for (const row of await query(sql)) {
     const value: Record<string, unknown> = {};
-    for (let i = 0; i < n; i++) {
+    columns.forEach((c, i) => {
       const t = row[i];
-      value[names[i]!] = t === null || t === undefined
-        ? null
-        : converters[i]!(t);
-    }
-    if (one !== null) {
-      const v = value[one];
-      if (sorted && records.length > 0 && compareOne(prevOne, v) > 0) {
-        sorted = false;
-      }
-      prevOne = v;
-      records.push({ key: keyOf1(v), value });
-      return;
-    }
-    const parts = at.map((i) => value[names[i]!]);
+      value[c.name] = t === null || t === undefined ? null : converters[i]!(t);
+    });
+    const parts = at.map((i) => value[columns[i]!.name]);
     if (sorted && prev !== null && compareValues(prev, parts) > 0) {
       sorted = false;
     }
     prev = parts;
     records.push({ key: makeKey(parts), value });
-  };
-  if (copy) {
-    const rows = new CopyTextRows(columns.length, add);
-    await copy(`COPY (${sql}) TO STDOUT`, (chunk) => rows.push(chunk));
-    rows.end();
-  } else {
-    for (const row of await query(sql)) add(row);
   }
   return {
     name,
@@ -482,19 +442,4 @@ async function readTable(
     keyedBy,
     records: sorted ? dedupeSorted(records) : sortRecords(records),
   };
-}
-
-/** `makeKey([v])`, with the common integer and string keys written directly. */
-function keyOf1(v: unknown): string {
-  if (typeof v === "number" && Number.isFinite(v)) return `[${v}]`;
-  if (typeof v === "string") return `[${JSON.stringify(v)}]`;
-  return makeKey([v]);
-}
-
-/** `compareValues` on two key values, with a fast path for numbers. */
-function compareOne(x: unknown, y: unknown): number {
-  if (typeof x === "number" && typeof y === "number") {
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  return compareValues(x, y);
 }

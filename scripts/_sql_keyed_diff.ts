@@ -17,12 +17,20 @@ import { DatabaseSync } from "node:sqlite";
 import { compareKeys, sortRecords, valuesEqual } from "../lib/state/keys.ts";
 import type { RecordFieldChange } from "../lib/state/delta.ts";
 import type { StateRecord } from "../lib/state/types.ts";
-import {
-  encodeValue,
-  queryRows,
-  quoteIdent,
-  sqlString,
-} from "../adapters/sqlite/sql.ts";
+import { queryRows, quoteIdent, sqlString } from "../adapters/sqlite/sql.ts";
+
+/** A value from SQL as a snapshot holds it (see `valueAt` of format.ts). */
+function encodeValue(v: unknown): unknown {
+  if (v === null || typeof v === "string") return v;
+  if (typeof v === "number") {
+    return Number.isFinite(v) ? v : { $real: String(v) };
+  }
+  if (typeof v === "bigint") {
+    return Number.isSafeInteger(Number(v)) ? Number(v) : { $int: v.toString() };
+  }
+  if (v instanceof Uint8Array) return { $bytes: v.toBase64() };
+  return v;
+}
 
 /** What one table's SQL diff found. */
 export interface SqlTableDiff {

@@ -8,10 +8,8 @@
  *    key, integer, text, jsonb) is seeded; database A and database B are
  *    created from it, and B gets 5 rows changed, 5 inserted and 5 deleted
  *    in each table. Each round times, interleaved:
- *      - verity: observe A, observe B (read-only transaction, rows through
- *        `COPY … TO STDOUT`, typed values), normalize, computeDelta;
- *      - with `--before`, the same through the query reader verity used
- *        before COPY (node-postgres rows);
+ *      - verity: observe A, observe B (read-only transaction, one query
+ *        per table, typed values), normalize, computeDelta;
  *      - pg_dump --data-only of A and of B (to /dev/null).
  *    The delta must find exactly the planted changes.
  * 2. Per-session overhead on a fixture-sized template (the pg-liar-readonly
@@ -20,7 +18,7 @@
  *
  * Prints medians side by side and the ratios.
  *
- * Run: deno run --allow-all scripts/bench_postgres.ts [--rounds N] [--rows N] [--sessions N] [--before]
+ * Run: deno run --allow-all scripts/bench_postgres.ts [--rounds N] [--rows N] [--sessions N]
  *
  * @module
  */
@@ -38,7 +36,6 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "5" },
     rows: { type: "string", default: "1000000" },
     sessions: { type: "string", default: "20" },
-    before: { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -113,41 +110,22 @@ try {
      DELETE FROM events WHERE id IN (101, 201, 301, 401, 501);`,
   );
 
-  const snap = async (
-    db: string,
-    reader: "copy" | "rows" = "copy",
-  ): Promise<Snapshot> => {
-    const obs = await cluster.observe(db, big, { reader });
+  const snap = async (db: string): Promise<Snapshot> => {
+    const obs = await cluster.observe(db, big);
     return normalize(
       { regions: postgresRegions(big, obs), problems: obs.problems },
       { adapters: [big] },
     );
   };
   const verityMs: number[] = [];
-  const beforeMs: number[] = [];
   const dumpMs: number[] = [];
   let found = "";
-  let foundBefore = "";
   for (let r = 0; r < rounds; r++) {
     t = performance.now();
     const d = computeDelta(await snap(a.db), await snap(b.db));
     verityMs.push(performance.now() - t);
     const bz = d.business;
     found = `+${bz.added.length} -${bz.removed.length} ~${bz.changed.length}`;
-    if (values.before) {
-      t = performance.now();
-      const old = computeDelta(
-        await snap(a.db, "rows"),
-        await snap(b.db, "rows"),
-      );
-      beforeMs.push(performance.now() - t);
-      const ob = old.business;
-      foundBefore =
-        `+${ob.added.length} -${ob.removed.length} ~${ob.changed.length}`;
-      if (JSON.stringify(old) !== JSON.stringify(d)) {
-        throw new Error("the query reader's delta differs from COPY's");
-      }
-    }
     t = performance.now();
     await pgDump(a.db);
     await pgDump(b.db);
@@ -155,9 +133,6 @@ try {
   }
   if (found !== "+10 -10 ~10") {
     throw new Error(`the delta found ${found}, expected +10 -10 ~10`);
-  }
-  if (values.before && foundBefore !== found) {
-    throw new Error(`the query reader found ${foundBefore}, COPY ${found}`);
   }
   const rss = Math.round(Deno.memoryUsage().rss / 2 ** 20);
   console.log(
@@ -179,24 +154,8 @@ try {
       (median(verityMs) / median(dumpMs)).toFixed(2)
     }x wall`,
   );
-  if (values.before) {
-    console.log(
-      `  median verity before (query reader):  ${
-        Math.round(median(beforeMs))
-      } ms`,
-    );
-    console.log(
-      `  ratio before/pg_dump:                 ${
-        (median(beforeMs) / median(dumpMs)).toFixed(2)
-      }x wall (COPY reader ${
-        (median(beforeMs) / median(verityMs)).toFixed(2)
-      }x faster)`,
-    );
-  }
   console.log(
-    `  verity process RSS after the rounds:  ${rss} MiB${
-      values.before ? " (both readers ran)" : ""
-    }`,
+    `  verity process RSS after the rounds:  ${rss} MiB`,
   );
 
   for (

@@ -21,7 +21,9 @@ import { type CensusDocument, summarize } from "../lib/census/result.ts";
 import { renderCensusHtml } from "../lib/census/html.ts";
 import { artifactsOf } from "../lib/census/output.ts";
 import { parseCensusList } from "../lib/census/list.ts";
-import { sha256Hex } from "../lib/evidence/canonical.ts";
+import { canonicalJson, sha256Hex } from "../lib/evidence/canonical.ts";
+import { reportClaims } from "../lib/report/claims.ts";
+import type { Verdict } from "../lib/verdicts/types.ts";
 import { verifyLedgerText } from "../lib/evidence/ledger.ts";
 import { readEvidenceText } from "../lib/evidence/files.ts";
 
@@ -118,6 +120,46 @@ for (const dir of censuses) {
         `sha256:${sha256Hex(artifact)}`,
         `${wanted[i]!.file} does not match its ledger block`,
       );
+    }
+
+    // A behavioral census: every server's verdicts and claims headline are
+    // its report's, re-derived here (verdict by verdict, by the digest of
+    // its evidence; the claims by reportClaims), not taken on trust.
+    if (doc.settings.behavior === true) {
+      for (const s of doc.servers) {
+        const b = s.behavior;
+        if (b === undefined || b.report === null) continue;
+        const report = JSON.parse(await readPlainOrGz(join(dir, b.report)));
+        const derived = reportClaims(report);
+        assert.deepEqual(b.claims, {
+          falsifiable: derived.falsifiable,
+          tested: derived.tested,
+          held: derived.held,
+          violated: derived.violated,
+          untested: derived.untested.length,
+          violationRate: derived.violationRate,
+          ...(derived.unobservedWrites === undefined
+            ? {}
+            : { unobservedWrites: derived.unobservedWrites }),
+        }, s.id);
+        const got = s.tools.flatMap((t) =>
+          (t.verdicts ?? []).map((v) => ({ tool: t.name, ...v }))
+        );
+        assert.deepEqual(
+          got,
+          (report.verdicts as Verdict[]).map((v) => ({
+            tool: v.tool,
+            variant: v.variant,
+            test: v.test,
+            outcome: v.outcome,
+            evidence: `sha256:${sha256Hex(canonicalJson(v.evidence))}`,
+          })).sort((a, b) =>
+            s.tools.findIndex((t) => t.name === a.tool) -
+            s.tools.findIndex((t) => t.name === b.tool)
+          ),
+          s.id,
+        );
+      }
     }
 
     // Each shard that produced it, with its own head.

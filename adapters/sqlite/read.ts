@@ -2,10 +2,13 @@
  * The sqlite adapter's snapshot: a database image (plus its `-wal`)
  * turned into typed, sorted records, one region per table, read by the
  * page reader (`stream.ts`), so the observed file is never
- * opened by SQLite (which would checkpoint the WAL). A table the pages do
- * not decode (generated columns, a short record whose missing column has a
- * default, NULL primary keys, a UTF-16 database, ...) is read by SQLite on
- * a copy of the image in memory.
+ * opened by SQLite (which would checkpoint the WAL). A sound database the
+ * page reader cannot read whole (generated columns, a short record whose
+ * missing column has a default, NULL primary keys, a UTF-16 database, ...)
+ * is not observed: {@linkcode PageWalkError} says why. No real state has
+ * needed more (every seed of the fixtures and published targets, and every
+ * write their audits send, reads by pages). A damaged one (SQLite cannot
+ * read it either) is a problem.
  *
  * Rows are keyed by their primary key columns, else by rowid, in BINARY
  * order (`compareKeys`). Values keep their SQLite type: integers and reals
@@ -20,14 +23,13 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
-import { dedupeSorted, makeKey, sortRecords } from "../../lib/state/keys.ts";
+import { makeKey, sortRecords } from "../../lib/state/keys.ts";
 import type { StateRecord } from "../../lib/state/types.ts";
 import { readSchema, readSqliteMeta } from "./btree.ts";
 import { imagePageSource, type PageSource } from "./format.ts";
 import { PageWalkError } from "./page_walk_error.ts";
-import { isObserved, planSchema, planTable, type TablePlan } from "./plan.ts";
-import { encodeValue, imageDatabase, queryRows, quoteIdent } from "./sql.ts";
+import { planSchema, type TablePlan } from "./plan.ts";
+import { damage } from "./sql.ts";
 import { type PageCache, streamTables } from "./stream.ts";
 import { mergeWal } from "./wal.ts";
 
@@ -59,11 +61,6 @@ export interface ReadSqliteOptions {
    */
   records?: boolean;
   /**
-   * False: every table read by SQLite, none by pages (the reference the
-   * page reader is tested against). @default true
-   */
-  pages?: boolean;
-  /**
    * Decoded leaves shared with the other snapshots read with this cache
    * (their records are shared: never modify them). @default null
    */
@@ -72,7 +69,9 @@ export interface ReadSqliteOptions {
 
 /**
  * Read every table of a database image (with its WAL merged) into sorted
- * records. Never throws for a bad image: problems are reported instead.
+ * records. An image that is no database (a bad header, or damage SQLite
+ * finds too) is a problem; a sound database the page reader cannot read
+ * throws {@linkcode PageWalkError} naming `label` and why.
  *
  * @example
  * ```ts
@@ -108,25 +107,32 @@ export function readSqlite(
     bytes = mergeWal(image, new Uint8Array()).image;
   }
   if (bytes.length === 0) return { tables: [], problems };
-  const before = problems.length;
-  const records = options.records !== false;
-  const sql = new LazyDatabase(bytes);
+  let src: PageSource;
+  try {
+    src = imagePageSource(bytes);
+  } catch (e) {
+    if (!(e instanceof PageWalkError)) throw e;
+    problems.push(`${label}: not a readable SQLite database: ${e.message}`);
+    return { tables: [], problems };
+  }
   let read: SqliteTable[];
   try {
-    read = (options.pages === false
-      ? null
-      : fromPages(bytes, records, sql, options.cache ?? null)) ??
-      fromSql(sql, label, problems, records);
+    read = fromPages(src, options.records !== false, options.cache ?? null);
+  } catch (e) {
+    if (!(e instanceof PageWalkError)) throw e;
+    // A damaged database is a state of its own; a sound one the pages do
+    // not read is not observed.
+    const wrong = damage(bytes);
+    if (wrong === null) {
+      throw new PageWalkError(`${label}: not read: ${e.message}`);
+    }
+    problems.push(`${label}: not a readable SQLite database: ${wrong}`);
+    return { tables: [], problems };
   } finally {
-    sql.close();
     options.cache?.nextGeneration();
   }
-  // A file SQLite cannot read at all has no state of its own to read.
-  if (read.length === 0 && problems.length > before) {
-    return { tables: read, problems };
-  }
   try {
-    read.push(...metaTables(imagePageSource(bytes), records));
+    read.push(...metaTables(src, options.records !== false));
   } catch (e) {
     problems.push(
       `${label}: SQLite's own state (header, schema objects, internal tables) unreadable: ${
@@ -138,102 +144,20 @@ export function readSqlite(
   return { tables: read, problems };
 }
 
-/** The image opened by SQLite when first needed. */
-class LazyDatabase {
-  #image: Uint8Array;
-  #db: DatabaseSync | null = null;
-  constructor(image: Uint8Array) {
-    this.#image = image;
-  }
-  get db(): DatabaseSync {
-    return this.#db ??= imageDatabase(this.#image);
-  }
-  close(): void {
-    this.#db?.close();
-  }
-}
-
-/**
- * Every table read by the page reader (a table it declines read by SQL);
- * null when the schema or the trees cannot be read so.
- */
+/** Every table read by the page reader (throws PageWalkError for one it cannot read). */
 function fromPages(
-  bytes: Uint8Array,
+  src: PageSource,
   records: boolean,
-  sql: LazyDatabase,
   cache: PageCache | null,
-): SqliteTable[] | null {
-  try {
-    const src = imagePageSource(bytes);
-    const schema = readSchema(src);
-    const planned = planSchema(schema, false);
-    if (!records) return planned.map((t) => table(t.plan, []));
-    const paged = planned.filter((t) => t.needsSql === undefined);
-    const streams = new Map(
-      streamTables({ src, schema, tables: paged }, cache).map((
-        s,
-      ) => [s.name, s]),
-    );
-    return planned.map((t) => {
-      const s = streams.get(t.name);
-      if (s !== undefined) {
-        try {
-          return table(t.plan, s.records());
-        } catch (e) {
-          if (!(e instanceof PageWalkError)) throw e;
-        }
-      }
-      return table(t.plan, readRows(sql.db, t.plan));
-    });
-  } catch (e) {
-    if (e instanceof PageWalkError) return null;
-    throw e;
-  }
-}
-
-/** Every table read by SQLite; problems when the image is no readable database. */
-function fromSql(
-  sql: LazyDatabase,
-  label: string,
-  problems: string[],
-  records: boolean,
 ): SqliteTable[] {
-  let db: DatabaseSync;
-  try {
-    db = sql.db;
-  } catch (e) {
-    problems.push(`${label}: cannot open: ${(e as Error).message}`);
-    return [];
-  }
-  let list: unknown[][];
-  try {
-    list = queryRows(
-      db,
-      "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type = 'table' ORDER BY name",
-    );
-  } catch (e) {
-    problems.push(
-      `${label}: not a readable SQLite database: ${(e as Error).message}`,
-    );
-    return [];
-  }
-  const tables: SqliteTable[] = [];
-  for (const [type, name, rootpage, text] of list) {
-    const row = {
-      type: String(type),
-      name: String(name),
-      rootpage: Number(rootpage ?? 0),
-      sql: typeof text === "string" ? text : "",
-    };
-    if (!isObserved(row)) continue;
-    try {
-      const plan = planTable(db, row.name, row.sql);
-      tables.push(table(plan, records ? readRows(db, plan) : []));
-    } catch (e) {
-      problems.push(`${label}: table ${row.name}: ${(e as Error).message}`);
-    }
-  }
-  return tables;
+  const schema = readSchema(src);
+  const planned = planSchema(schema, false);
+  if (!records) return planned.map((t) => table(t.plan, []));
+  const unread = planned.find((t) => t.needsSql !== undefined);
+  if (unread !== undefined) throw new PageWalkError(unread.needsSql!);
+  return streamTables({ src, schema, tables: planned }, cache).map((s, i) =>
+    table(planned[i]!.plan, s.records())
+  );
 }
 
 function table(plan: TablePlan, records: StateRecord[]): SqliteTable {
@@ -243,28 +167,6 @@ function table(plan: TablePlan, records: StateRecord[]): SqliteTable {
     identity: plan.identity,
     records,
   };
-}
-
-/** A table's records read by SQL, in key order (duplicate keys numbered). */
-function readRows(db: DatabaseSync, plan: TablePlan): StateRecord[] {
-  const n = plan.columns.length;
-  const keyIdx = plan.keyIdx;
-  const records: StateRecord[] = [];
-  for (
-    const row of queryRows(
-      db,
-      `SELECT ${plan.select} FROM ${
-        quoteIdent(plan.name)
-      } ORDER BY ${plan.order}`,
-    )
-  ) {
-    for (let i = 0; i < row.length; i++) row[i] = encodeValue(row[i]);
-    // Encoded values ({$bytes}, {$int}, {$real}) have one key, so plain JSON is canonical.
-    const key = "[" + keyIdx.map((i) => JSON.stringify(row[i])).join(",") +
-      "]";
-    records.push({ key, value: plan.make(row.slice(0, n)) });
-  }
-  return plan.rowidName !== null ? records : dedupeSorted(records);
 }
 
 /**
@@ -287,15 +189,10 @@ export function metaTables(src: PageSource, records = true): SqliteTable[] {
 /**
  * Tables and their columns from a database's `sqlite_schema` read page by
  * page (from an image in memory or a file), planned on an empty database
- * (the database is never copied into SQLite); null when the schema cannot
- * be read so. Internal and virtual tables are left out (as
- * {@linkcode readSqlite} leaves them).
+ * (the database is never copied into SQLite); throws PageWalkError when
+ * the schema cannot be read so. Internal and virtual tables are left out
+ * (as {@linkcode readSqlite} leaves them).
  */
-export function columnsFromPages(src: PageSource): SqliteTable[] | null {
-  try {
-    return planSchema(readSchema(src), false).map((t) => table(t.plan, []));
-  } catch (e) {
-    if (e instanceof PageWalkError) return null;
-    throw e;
-  }
+export function columnsFromPages(src: PageSource): SqliteTable[] {
+  return planSchema(readSchema(src), false).map((t) => table(t.plan, []));
 }

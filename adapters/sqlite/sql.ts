@@ -1,10 +1,11 @@
 /**
  * SQLite itself (Deno's built-in `node:sqlite`), for what the page reader
  * leaves to SQL: planning tables (`pragma_table_info` of a schema replayed
- * into an empty database) and reading tables the pages do not decode.
- * Every database opened here is read-only to SQL (`query_only`), refuses
- * `ATTACH` and `load_extension` (the schema of an observed database is
- * hostile input), and trusts no function in its schema.
+ * into an empty database) and telling a damaged database from one the page
+ * reader does not read. Every database opened here is read-only to SQL
+ * (`query_only`), refuses `ATTACH` and `load_extension` (the schema of an
+ * observed database is hostile input), and trusts no function in its
+ * schema.
  *
  * @module
  */
@@ -71,20 +72,23 @@ export function emptyDatabase(): DatabaseSync {
 }
 
 /**
- * A database image (rollback-journal header, bytes 18-19 = 1; a WAL
- * merged first) opened in memory, read-only. Throws SQLite's error when
- * the image is no database.
+ * What SQLite finds wrong with a database image (rollback-journal header,
+ * bytes 18-19 = 1; a WAL merged first), opened in memory, read-only: its
+ * error, or `PRAGMA quick_check`'s first complaint; null when SQLite reads
+ * it whole.
  */
-export function imageDatabase(image: Uint8Array): DatabaseSync {
+export function damage(image: Uint8Array): string | null {
   const db = new DatabaseSync(":memory:");
   try {
     // Before the guard: deserializing asks the authorizer for a DETACH.
     db.deserialize(image);
     guard(db).exec("PRAGMA query_only = ON");
-    return db;
+    const first = queryRows(db, "PRAGMA quick_check")[0]?.[0];
+    return first === "ok" ? null : String(first);
   } catch (e) {
+    return (e as Error).message;
+  } finally {
     db.close();
-    throw e;
   }
 }
 
@@ -106,19 +110,6 @@ export function queryRows(db: DatabaseSync, sql: string): unknown[][] {
     if ((e as { code?: string }).code !== "ERR_OUT_OF_RANGE") throw e;
     return run(true);
   }
-}
-
-/** A value from SQL as a snapshot holds it (see `valueAt` of format.ts). */
-export function encodeValue(v: unknown): unknown {
-  if (v === null || typeof v === "string") return v;
-  if (typeof v === "number") {
-    return Number.isFinite(v) ? v : { $real: String(v) };
-  }
-  if (typeof v === "bigint") {
-    return Number.isSafeInteger(Number(v)) ? Number(v) : { $int: v.toString() };
-  }
-  if (v instanceof Uint8Array) return { $bytes: v.toBase64() };
-  return v;
 }
 
 /** An SQL identifier. */

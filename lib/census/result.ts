@@ -206,6 +206,7 @@ export interface CensusSummary {
     failed: { timed_out: number; failed: number; internal_error: number };
     /** Servers with at least one VIOLATION. */
     serversViolating: number;
+    /** The batteries' claims summed; a battery that did not finish adds its listing's claims, all untested. */
     claims: CensusClaims;
     /** Verdicts by kind. */
     verdicts: Record<
@@ -438,22 +439,21 @@ export function summarize(
     malformedKinds,
     grades,
     claims: {
-      falsifiable: servers.reduce(
-        (n, s) =>
-          n +
-          s.tools.reduce(
-            (m, t) =>
-              m + TEST_NAMES.filter((test) => isClaim(test, t.hints)).length,
-            0,
-          ),
-        0,
-      ),
+      falsifiable: servers.reduce((n, s) => n + listedClaims(s), 0),
       tested: battery?.claims.tested ?? 0,
       violated: battery?.claims.violated ?? 0,
       violationRate: battery?.claims.violationRate ?? null,
     },
     ...(battery === null ? {} : { behavior: battery }),
   };
+}
+
+/** The falsifiable claims a server's listing makes (one per tool and test). */
+function listedClaims(s: CensusServer): number {
+  return s.tools.reduce(
+    (m, t) => m + TEST_NAMES.filter((test) => isClaim(test, t.hints)).length,
+    0,
+  );
 }
 
 function summarizeBehavior(
@@ -493,6 +493,12 @@ function summarizeBehavior(
       ) {
         claims[k] += c[k];
       }
+    } else {
+      // A battery that did not finish tested none of the claims its
+      // listing makes: each is counted, untested.
+      const made = listedClaims(s);
+      claims.falsifiable += made;
+      claims.untested += made;
     }
     let violation = false;
     for (const t of s.tools) {

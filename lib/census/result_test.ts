@@ -176,3 +176,84 @@ Deno.test("summarize: outcomes, failures, grades, malformed kinds sorted; order 
   assert.equal(s.serversMalformed, 1);
   assert.deepEqual(summarize([...servers].reverse()), s);
 });
+
+Deno.test("summarize with behavior: batteries summed; a battery that did not finish counts its listing's claims, untested", () => {
+  // readOnlyHint: true makes one claim (read_only); the others supersede.
+  const ro = [tool("get", [T, A, A, A])];
+  const lying = [{
+    ...tool("put", [F, F, A, A]),
+    verdicts: [{
+      variant: null,
+      test: "destructive" as const,
+      outcome: "VIOLATION",
+      evidence: `sha256:${"0".repeat(64)}`,
+    }],
+  }];
+  const server = (
+    id: string,
+    tools: CensusTool[],
+    b: NonNullable<CensusServer["behavior"]>,
+  ) =>
+    ({
+      id,
+      package: null,
+      version: null,
+      bin: null,
+      backend: "deno",
+      integrity: null,
+      outcome: "audited",
+      failure: null,
+      server: null,
+      manifest: null,
+      tools,
+      hints: countHints(tools),
+      malformed: [],
+      reality: null,
+      behavior: b,
+      timing: { seconds: 1 },
+    }) as CensusServer;
+  const claims = (held: number, violated: number, untested: number) => ({
+    falsifiable: held + violated + untested,
+    tested: held + violated,
+    held,
+    violated,
+    untested,
+    violationRate: held + violated === 0 ? null : violated / (held + violated),
+  });
+  const ran = {
+    failure: null,
+    report: "r",
+    target: "t",
+    stateFiles: 1,
+    seeding: { kept: 1 },
+  };
+  const servers = [
+    server("lied", lying, { ...ran, claims: claims(0, 1, 0) }),
+    server("slow", ro, {
+      failure: { kind: "timed_out", message: "the battery timed out" },
+      report: null,
+      target: null,
+      stateFiles: 0,
+      seeding: null,
+      claims: null,
+    }),
+  ];
+  const s = summarize(servers, true);
+  assert.deepEqual(s.behavior, {
+    servers: 2,
+    failed: { timed_out: 1, failed: 0, internal_error: 0 },
+    serversViolating: 1,
+    claims: claims(0, 1, 1),
+    verdicts: { PASS: 0, VIOLATION: 1, INCONCLUSIVE: 0, NOT_APPLICABLE: 0 },
+  });
+  assert.deepEqual(s.claims, {
+    falsifiable: 2,
+    tested: 1,
+    violated: 1,
+    violationRate: 1,
+  });
+  // Without --behavior nothing is tested and no behavior summary exists.
+  const plain = summarize(servers);
+  assert.equal(plain.behavior, undefined);
+  assert.equal(plain.claims!.tested, 0);
+});

@@ -141,15 +141,6 @@ export function ledgerText(lines: readonly string[]): string {
     : `${HEADER_LINE}\n${lines.join(",\n")}\n]}\n`;
 }
 
-/** The file line of an existing block (its record re-serialized canonically). */
-export function blockLine(b: Block): string {
-  return `{"index":${b.index},"prev_hash":${
-    canonicalJson(b.prev_hash)
-  },"type":${canonicalJson(b.type)},"record":${
-    canonicalJson(b.record)
-  },"hash":${canonicalJson(b.hash)}}`;
-}
-
 /** Printable ASCII but the backslash: no escape, surrogate or control character. */
 const PLAIN = /^[\x20-\x5b\x5d-\x7e]*$/;
 

@@ -24,7 +24,6 @@ import {
 } from "../common/owner.ts";
 import {
   type Block,
-  blockLine,
   chainBlocks,
   ChainCheck,
   EMPTY_LINE,
@@ -327,41 +326,6 @@ export async function withLedgerLock<T>(
   }
 }
 
-/**
- * The blocks of a ledger that is not in verity's own layout, once its own
- * chain verifies, and its head. Throws {@linkcode EvidenceError} for
- * another tool's ledger or a chain that does not verify.
- */
-async function blocksToRewrite(
-  path: string,
-): Promise<{ blocks: Block[]; head: string }> {
-  const text = await readWholeLedger(path);
-  let doc: unknown;
-  try {
-    // The strict reader: a duplicated key anywhere is refused, never read
-    // as its last copy.
-    doc = parseEvidenceJson(text, { numbers: "python" });
-  } catch (e) {
-    throw new EvidenceError(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
-  const d = isPlainObject(doc) ? doc : {};
-  if (d.ledger !== LEDGER_NAME) {
-    throw new EvidenceError(
-      `${path}: not a verity ledger (ledger field ${
-        JSON.stringify(d.ledger) ?? "missing"
-      }); verity appends only to its own ledgers`,
-    );
-  }
-  if (d.version !== LEDGER_VERSION) {
-    throw new EvidenceError(
-      `${path}: unsupported verity ledger version ${JSON.stringify(d.version)}`,
-    );
-  }
-  const v = verifyLedger(doc, null);
-  refuseBroken(path, v);
-  return { blocks: d.blocks as Block[], head: v.head! };
-}
-
 /** Throws {@linkcode EvidenceError} when a ledger's own chain does not verify. */
 function refuseBroken(path: string, v: LedgerVerification): void {
   if (v.problems.length > 0 || v.head === null) {
@@ -376,7 +340,8 @@ function refuseBroken(path: string, v: LedgerVerification): void {
 /**
  * Append several blocks to a verity ledger in one atomic write, creating the
  * ledger when it is missing. Refuses (with {@linkcode EvidenceError}) a file
- * that is not a verity ledger, or whose own chain does not verify.
+ * that is not a verity ledger in verity's own layout, or whose own chain
+ * does not verify.
  * Returns the first new index, how many were added, and the new head.
  * A bad entry (empty type, no record, a record with no canonical form)
  * throws `TypeError` and leaves the ledger as it was.
@@ -388,30 +353,24 @@ export async function appendBlocks(
   return await withLedgerLock(ledgerPath, async () => {
     let head = GENESIS;
     let start = 0;
-    // verity's own layout: the file kept as it is but its closing "\n]}\n";
-    // another: its blocks made again.
+    // The file kept as it is but its closing "\n]}\n".
     let kept: Uint8Array | null = null;
-    let again: string[] = [];
     if (await exists(ledgerPath, { followSymlinks: false })) {
       const w = walkLedgerFile(ledgerPath, null);
-      if (w !== null) {
-        refuseBroken(ledgerPath, w);
-        [head, start] = [w.head!, w.blocks];
-        if (start > 0) kept = (await Deno.readFile(ledgerPath)).slice(0, -4);
-      } else {
-        const old = await blocksToRewrite(ledgerPath);
-        [head, start, again] = [
-          old.head,
-          old.blocks.length,
-          old.blocks.map(blockLine),
-        ];
+      if (w === null) {
+        throw new EvidenceError(
+          `${ledgerPath}: not a verity ledger in verity's own layout (a header line, one canonical block per line); verity appends only to its own ledgers`,
+        );
       }
+      refuseBroken(ledgerPath, w);
+      [head, start] = [w.head!, w.blocks];
+      if (start > 0) kept = (await Deno.readFile(ledgerPath)).slice(0, -4);
     }
     const added = chainBlocks(head, start, [...entries]);
     await writeChunksAtomic(
       ledgerPath,
       kept === null
-        ? [ledgerText([...again, ...added.lines])]
+        ? [ledgerText(added.lines)]
         : [kept, added.lines.map((l) => `,\n${l}`).join("") + "\n]}\n"],
     );
     return { first: start, count: added.lines.length, head: added.head };

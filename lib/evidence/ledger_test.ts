@@ -81,24 +81,37 @@ Deno.test("appending refuses a ledger whose own chain does not verify, and leave
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("appending refuses what is not a verity ledger: another tool's ledger, bad JSON", async () => {
+Deno.test("appending refuses what is not a verity ledger in its own layout: another tool's ledger, bad JSON, a pretty-printed verity ledger", async () => {
   const dir = await tmp();
   const foreign = `${dir}/mev.json`;
   const text =
     '{"ledger":"mcp-evidence-validator","version":"0.3","blocks":[]}';
   await Deno.writeTextFile(foreign, text);
+  const refused = (name: string) => (e: Error) =>
+    e instanceof InputError &&
+    e.message ===
+      `${dir}/${name}: not a verity ledger in verity's own layout (a header line, one canonical block per line); verity appends only to its own ledgers`;
   await assert.rejects(
     () => appendBlock(foreign, "report", {}),
-    /not a verity ledger/,
+    refused("mev.json"),
   );
   assert.equal(await Deno.readTextFile(foreign), text);
   const broken = `${dir}/broken.json`;
   await Deno.writeTextFile(broken, '{"ledger":');
   await assert.rejects(
     () => appendBlock(broken, "report", {}),
-    (e: Error) =>
-      e instanceof InputError && /broken\.json: not valid JSON/.test(e.message),
+    refused("broken.json"),
   );
+  // A verity ledger pretty-printed (its chain intact) is not appended to.
+  const own = `${dir}/own.json`;
+  await appendBlock(own, "report", { n: 1 });
+  const pretty = JSON.stringify(await readLedgerFile(own), null, 2);
+  await Deno.writeTextFile(own, pretty);
+  await assert.rejects(
+    () => appendBlock(own, "report", {}),
+    refused("own.json"),
+  );
+  assert.equal(await Deno.readTextFile(own), pretty);
   await assert.rejects(() => appendBlock(`${dir}/x.json`, "", {}), TypeError);
   await assert.rejects(
     () => appendBlock(`${dir}/y.json`, "report", { when: new Date() }),
@@ -109,7 +122,7 @@ Deno.test("appending refuses what is not a verity ledger: another tool's ledger,
     [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
       !n.endsWith(".lock")
     ).sort(),
-    ["broken.json", "mev.json"],
+    ["broken.json", "mev.json", "own.json"],
   );
   await Deno.remove(dir, { recursive: true });
 });
@@ -339,7 +352,6 @@ Deno.test("a file past V8's string limit that is not verity's layout is refused 
     const call of [
       () => verifyLedgerFile(path, GENESIS),
       () => readLedgerFile(path),
-      () => appendBlock(path, "report", { n: 1 }),
     ]
   ) {
     await assert.rejects(
@@ -349,6 +361,12 @@ Deno.test("a file past V8's string limit that is not verity's layout is refused 
         /read whole, up to 536870888 bytes/.test(e.message),
     );
   }
+  await assert.rejects(
+    () => appendBlock(path, "report", { n: 1 }),
+    (e: Error) =>
+      e instanceof InputError &&
+      /not a verity ledger in verity's own layout/.test(e.message),
+  );
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -39,6 +39,7 @@ import { DEFAULT_CHANGESET_BUDGET } from "../state_io/changeset.ts";
 import { computeDelta } from "../state/delta.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
+import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { isSqliteImage } from "../../adapters/sqlite/format.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { showControls } from "../common/show_controls.ts";
@@ -194,8 +195,15 @@ async function typed(
       (s) => s.isFile ? Deno.readFile(`${abs}-wal`) : null,
       () => null,
     );
-    const tables = readSqlite(bytes, { wal, records: false, label: rel })
-      .tables.map((t) => t.name).filter((t) => !t.startsWith("sqlite_"));
+    let tables: string[];
+    try {
+      tables = readSqlite(bytes, { wal, records: false, label: rel })
+        .tables.map((t) => t.name).filter((t) => !t.startsWith("sqlite_"));
+    } catch (e) {
+      // Not read by pages: a file like any other.
+      if (e instanceof PageWalkError) return { kind: "fs", adapter: null };
+      throw e;
+    }
     return {
       kind: "sqlite",
       adapter: { ...base, kind: "sqlite", business: tables },

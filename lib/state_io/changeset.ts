@@ -23,7 +23,11 @@ import type { AdapterDef } from "../definition/types.ts";
 import type { OverlayLayout } from "../sandbox/types.ts";
 import type { Changeset, FileView, PathChange } from "../state/changeset.ts";
 import { readJsonState } from "../../adapters/json.ts";
-import { readSqlite } from "../../adapters/sqlite/read.ts";
+import {
+  readSqlite,
+  type SqliteObservation,
+} from "../../adapters/sqlite/read.ts";
+import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { isSqliteImage } from "../../adapters/sqlite/format.ts";
 
 /** Limits on reading one changeset. */
@@ -272,8 +276,16 @@ export function readChangeset(
   ) => {
     let regions: FileView["regions"] = undefined;
     let format: FileView["format"] = undefined;
-    if (isSqliteImage(bytes)) {
-      const obs = readSqlite(bytes, { wal, label: path, cache: null });
+    let obs: SqliteObservation | null = null;
+    try {
+      obs = isSqliteImage(bytes)
+        ? readSqlite(bytes, { wal, label: path, cache: null })
+        : null;
+    } catch (e) {
+      // A database the page reader cannot read is compared by its bytes.
+      if (!(e instanceof PageWalkError)) throw e;
+    }
+    if (obs !== null) {
       problems.push(...obs.problems);
       format = "sqlite";
       regions = obs.tables.map((t) => ({
@@ -281,7 +293,7 @@ export function readChangeset(
         records: t.records,
         columns: t.columns,
       }));
-    } else {
+    } else if (!isSqliteImage(bytes)) {
       let text: string | null = null;
       try {
         text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

@@ -40,69 +40,10 @@ interface PgClient {
   query(
     q: { text: string; rowMode: "array" },
   ): Promise<{ rows: (string | null)[][] }>;
-  query(q: CopyOut): CopyOut;
   end(): Promise<void>;
   on(event: "error", f: (e: Error) => void): void;
 }
 
-/** What `pg`'s connection offers a submitted query: the simple Query message. */
-interface PgWire {
-  query(text: string): void;
-  sendCopyFail(message: string): void;
-}
-
-/**
- * One `COPY … TO STDOUT` as a query object `pg.Client#query` accepts (it
- * calls `submit`, then one handler per backend message): `pg` parses the
- * protocol and hands each CopyData message's bytes to `handleCopyData`,
- * which passes them on; the promise settles at ReadyForQuery, or on the
- * first error. An error thrown by `onData` stops passing data on and is the
- * promise's error once the command is over.
- */
-class CopyOut {
-  readonly done: Promise<void>;
-  #resolve!: () => void;
-  #reject!: (e: Error) => void;
-  #failed: Error | null = null;
-  constructor(
-    readonly text: string,
-    readonly onData: (chunk: Uint8Array) => void,
-  ) {
-    this.done = new Promise((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
-  }
-  submit(connection: PgWire): void {
-    connection.query(this.text);
-  }
-  handleCopyData(msg: { chunk: Uint8Array }): void {
-    if (this.#failed) return;
-    try {
-      this.onData(msg.chunk);
-    } catch (e) {
-      this.#failed = e instanceof Error ? e : new Error(String(e));
-    }
-  }
-  handleCopyInResponse(connection: PgWire): void {
-    this.#failed ??= new Error("COPY FROM where COPY TO was sent");
-    connection.sendCopyFail("verity only reads");
-  }
-  handleRowDescription(): void {
-    this.#failed ??= new Error("rows where COPY output was expected");
-  }
-  handleDataRow(): void {}
-  handleCommandComplete(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleError(e: Error): void {
-    this.#reject(e);
-  }
-  handleReadyForQuery(): void {
-    if (this.#failed) this.#reject(this.#failed);
-    else this.#resolve();
-  }
-}
 type PgClientCtor = new (config: Record<string, unknown>) => PgClient;
 const Client = (pg as unknown as { Client: PgClientCtor }).Client;
 
@@ -617,15 +558,9 @@ export class PostgresCluster {
 
   /**
    * Observe a database as `verity_observer` in one read-only, repeatable-read
-   * transaction under the canonical session settings. Table rows travel as
-   * `COPY … TO STDOUT` text (`reader: "copy"`, the default) or as query rows
-   * (`"rows"`, the reader before COPY; the values are the same).
+   * transaction under the canonical session settings.
    */
-  async observe(
-    db: string,
-    a: AdapterDef,
-    options: { reader?: "copy" | "rows" } = {},
-  ): Promise<PostgresObservation> {
+  async observe(db: string, a: AdapterDef): Promise<PostgresObservation> {
     const c = this.#connect(OBSERVER, db);
     await c.connect();
     try {
@@ -638,12 +573,9 @@ export class PostgresCluster {
       await q(
         `SET ROLE NONE; ${settings}; SET default_transaction_read_only = on; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`,
       );
-      const copy = (sql: string, onData: (chunk: Uint8Array) => void) =>
-        c.query(new CopyOut(sql, onData)).done;
       const obs = await readPostgres(q, {
         keys: a.key,
         label: normalizeLabel(a.label),
-        ...(options.reader === "rows" ? {} : { copy }),
       });
       await q("COMMIT");
       return obs;

@@ -16,7 +16,7 @@ import { normalizeLabel } from "../common/paths.ts";
 import { seedPath } from "../definition/seeds.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
 import { getPath } from "../state/json_path.ts";
-import { sqliteSeedImage, writeSqliteSeed } from "./reset.ts";
+import { writeSqliteSeed } from "./reset.ts";
 import { openSide } from "./state_delta.ts";
 import {
   columnsFromPages,
@@ -41,17 +41,14 @@ export async function seededSnapshot(def: Definition): Promise<Snapshot> {
       // Seeded and checked in a real database when a run starts (postgres_cluster.ts).
       results.push({ kind: "postgres", label });
     } else if (a.kind === "sqlite") {
-      const observed = a.seed === null
-        ? null
-        : await seedColumns(def, i, label);
       results.push({
         kind: "sqlite",
         label,
-        db: a.seed === null || observed !== null
-          ? null
-          : await sqliteSeedImage(def, a, i),
+        db: null,
         wal: null,
-        ...(observed !== null ? { observed } : {}),
+        ...(a.seed === null
+          ? {}
+          : { observed: await seedColumns(def, i, label) }),
       });
     } else if (a.kind === "json") {
       results.push({
@@ -85,40 +82,41 @@ export async function seededSnapshot(def: Definition): Promise<Snapshot> {
 /**
  * The tables and columns of adapter `index`'s sqlite seed, read from its
  * pages in a file built for the purpose (`writeSqliteSeed`), so that the
- * database is never held in memory whatever its size; null when its pages
- * cannot be read so (the caller then reads the image). Throws what
+ * database is never held in memory whatever its size. Throws what
  * building the seed throws (a {@linkcode DefinitionError} for a failing
- * script).
+ * script), and a {@linkcode DefinitionError} naming the seed when its
+ * pages cannot be read.
  */
 export async function seedColumns(
   def: Definition,
   index: number,
   label: string,
-): Promise<SqliteObservation | null> {
+): Promise<SqliteObservation> {
   const a = def.adapters[index]!;
   const dir = await Deno.makeTempDir({ prefix: "verity-seed-schema-" });
   try {
     await writeSqliteSeed(def, a, index, `${dir}/${label}`);
     const problems: string[] = [];
-    let side: Awaited<ReturnType<typeof openSide>>;
-    try {
-      side = await openSide(dir, label, problems);
-    } catch (e) {
-      if (e instanceof PageWalkError) return null;
-      throw e;
-    }
+    const side = await openSide(dir, label, problems);
     if (side === null) return { tables: [], problems };
     try {
-      const tables = columnsFromPages(side.pages);
-      return tables === null ? null : {
-        tables: [...tables, ...metaTables(side.pages, false)].sort((x, y) =>
-          x.name < y.name ? -1 : x.name > y.name ? 1 : 0
-        ),
+      return {
+        tables: [
+          ...columnsFromPages(side.pages),
+          ...metaTables(side.pages, false),
+        ].sort((x, y) => x.name < y.name ? -1 : x.name > y.name ? 1 : 0),
         problems,
       };
     } finally {
       side.pages.close();
     }
+  } catch (e) {
+    if (!(e instanceof PageWalkError)) throw e;
+    throw new DefinitionError(
+      def.file,
+      `adapters[${index}].seed`,
+      `the seeded database cannot be read by verity's page reader: ${e.message}`,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

@@ -6,6 +6,7 @@
  * directions.
  */
 import assert from "node:assert/strict";
+import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { DatabaseSync } from "node:sqlite";
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { adapterDef, bareDefinition } from "../../tests/_definition.ts";
@@ -303,30 +304,40 @@ Deno.test("stateDelta: a one-row change decodes only the changed pages", async (
   }
 });
 
-Deno.test("stateDelta: tables it cannot read fall back to snapshots with the reason, same delta", async () => {
-  const cases: [string, string, RegExp][] = [
+Deno.test("stateDelta: tables the page diff declines fall back to snapshots with the reason, same delta; a database the page reader cannot read is not observed", async () => {
+  const cases: [string, string, RegExp, "snapshots" | "refused"][] = [
     [
       "CREATE TABLE t (x TEXT, y INTEGER GENERATED ALWAYS AS (length(x)) VIRTUAL); INSERT INTO t (x) VALUES ('a'), ('bb');",
       "UPDATE t SET x = 'ccc' WHERE x = 'a';",
-      /t has generated columns/,
+      /^state\.db: not read: table t has generated columns$/,
+      "refused",
     ],
     [
       "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER); INSERT INTO t VALUES (NULL, 1), (NULL, 2), ('a', 3);",
       "UPDATE t SET n = 4 WHERE n = 1;",
-      /a NULL primary key/,
+      /^state\.db: not read: .*a NULL primary key/,
+      "refused",
     ],
     [
       "CREATE TABLE t (n INTEGER, x TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'); ALTER TABLE t ADD COLUMN z TEXT DEFAULT 'zz';",
       "UPDATE t SET n = 3 WHERE n = 1;",
-      /short record with default/,
+      /^state\.db: not read: .*short record with default/,
+      "refused",
     ],
     [
       "CREATE TABLE t (rowid TEXT, _rowid_ TEXT, oid TEXT, \"INTEGER\" INTEGER PRIMARY KEY); INSERT INTO t VALUES ('a', 'b', 'c', 1);",
       "UPDATE t SET oid = 'd';",
-      /no rowid name/,
+      /^state\.db: not read: table t has no rowid name/,
+      "refused",
+    ],
+    [
+      "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER); INSERT INTO t VALUES ('a', 1), ('b', 2);",
+      "DROP TABLE t; CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID; INSERT INTO t VALUES ('a', 1), ('b', 3);",
+      /WITHOUT ROWID on one side only/,
+      "snapshots",
     ],
   ];
-  for (const [schema, edit, why] of cases) {
+  for (const [schema, edit, why, expect] of cases) {
     const work = await Deno.makeTempDir({ prefix: "verity-delta-" });
     try {
       await Deno.mkdir(`${work}/a`);
@@ -337,6 +348,17 @@ Deno.test("stateDelta: tables it cannot read fall back to snapshots with the rea
         db.close();
       }
       const d = def(work, { business: ["t"], mask: [] });
+      if (expect === "refused") {
+        const refused = (e: Error) =>
+          e instanceof PageWalkError && why.test(e.message);
+        await assert.rejects(
+          () => stateDelta(d, `${work}/a`, `${work}/b`),
+          refused,
+          schema,
+        );
+        await assert.rejects(() => takeSnapshot(d, `${work}/b`), refused);
+        continue;
+      }
       const fast = await stateDelta(d, `${work}/a`, `${work}/b`);
       assert.equal(fast.methods[0]?.method, "snapshots", schema);
       assert.match(fast.methods[0]?.why ?? "", why);
