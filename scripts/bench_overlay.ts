@@ -11,9 +11,9 @@
  * pair's ratio (the two sessions of a pair run back to back, so it is the
  * figure drift moves least). Then where each arm's time goes, phase by
  * phase (medians): the launch prepared (with the overlay, its directories
- * made), spawn to the tool listing (with the overlay, its `mount(2)` just
- * before the spawn, in verity's own mount namespace), the call, close to
- * exit (with the overlay, its `umount2(2)`), the snapshot, the changeset
+ * made), spawn to the tool listing (the launch line: with the overlay,
+ * `unshare` and `mount` before bubblewrap), the call, close to exit (with
+ * the overlay, its mount namespace torn down), the snapshot, the changeset
  * read. Target: at most 1.10x for the tool that writes nothing (the
  * instrument's own cost).
  *

@@ -102,7 +102,16 @@ Deno.test("census.sh and single-node.sh: bad arguments are one line, exit 2, bef
     await Deno.mkdir(full);
     await Deno.writeTextFile(join(full, "x"), "");
     const cases: [string, string[], RegExp][] = [
-      [SCRIPT, [LOCAL_LIST, "4"], /expected 3 arguments, got 2 \(usage: /],
+      [
+        SCRIPT,
+        [LOCAL_LIST, "4"],
+        /expected 3 arguments and an optional --behavior, got 2 \(usage: /,
+      ],
+      [
+        SCRIPT,
+        [LOCAL_LIST, "4", "o", "--behaviour"],
+        /expected 3 arguments and an optional --behavior, got 4 \(usage: /,
+      ],
       [
         SCRIPT,
         [join(tmp, "none.toml"), "4", "o"],

@@ -7,7 +7,7 @@
  */
 import { SandboxError } from "./errors.ts";
 import { isWithin } from "../common/paths.ts";
-import type { OverlayMount, PortRelaySpec } from "../wire/spawn_spec.ts";
+import type { PortRelaySpec } from "../wire/spawn_spec.ts";
 import type {
   AccessKind,
   Launch,
@@ -103,6 +103,10 @@ export interface HostFacts {
 
 /** What an overlay launch needs to know beyond the request. */
 export interface OverlayFacts {
+  /** Absolute path of `unshare` (util-linux): the overlay's mount namespace. */
+  unshare: string;
+  /** Absolute path of `mount` (util-linux). */
+  mount: string;
   /** The session's scratch directory for this process (absolute, empty). */
   dir: string;
   /**
@@ -167,7 +171,7 @@ export const OVERLAY_OPTIONS =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * const l = overlayLayout({ dir: "/e/overlays/once-1", mounts: [] }, ["/tmp"]);
+ * const l = overlayLayout({ unshare: "/usr/bin/unshare", mount: "/usr/bin/mount", dir: "/e/overlays/once-1", mounts: [] }, ["/tmp"]);
  * assert.deepEqual(l.layers.map((x) => [x.at, x.upper, x.lower]), [
  *   ["/", "/e/overlays/once-1/upper", "/"],
  *   ["/tmp", "/e/overlays/once-1/hidden-1", null],
@@ -570,12 +574,7 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     ? bubblewrapArgv(req, host, inner, env, cwd)
     : null;
   return {
-    spawn: {
-      command: wrapped?.argv ?? inner,
-      env,
-      cwd,
-      ...(wrapped?.mount ? { overlay: wrapped.mount } : {}),
-    },
+    spawn: { command: wrapped?.argv ?? inner, env, cwd },
     backend: "deno",
     auditLog,
     seesNetwork: true,
@@ -656,12 +655,7 @@ function bubblewrapArgv(
   inner: string[],
   env: Record<string, string>,
   cwd: string,
-): {
-  argv: string[];
-  portRelay?: PortRelaySpec;
-  overlay?: OverlayLayout;
-  mount?: OverlayMount;
-} {
+): { argv: string[]; portRelay?: PortRelaySpec; overlay?: OverlayLayout } {
   if (host.bwrap === null) {
     throw new SandboxError(
       allowOf(req).run.length && req.backend === "deno"
@@ -904,31 +898,25 @@ function bubblewrapArgv(
     ),
   };
   return {
-    argv: line,
+    argv: overlayLine(ov!, host.shell, overlay, line),
     ...relay,
     overlay,
-    mount: overlayMount(overlay.layers[0]!.upper, overlay.work, overlay.merged),
   };
 }
 
 /**
- * The mount of an overlay of `/` (its upper and work directories, its
- * mount point): the spawner mounts it (`SpawnSpec.overlay`) in verity's
- * own mount namespace just before the server starts. bubblewrap 0.8 has
- * no overlay option. Pure.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.match(overlayMount("/o/upper", "/o/work", "/o/root").options, /^lowerdir=\/,upperdir=\/o\/upper,workdir=\/o\/work,/);
- * ```
+ * `line` run in a mount namespace of its own where the overlay of `/` is
+ * mounted first (`unshare --mount`, then `mount -t overlay`, then `exec`:
+ * no extra process remains). bubblewrap 0.8 has no overlay option.
  */
-export function overlayMount(
-  upper: string,
-  work: string,
-  merged: string,
-): OverlayMount {
-  for (const p of [upper, work, merged]) {
+function overlayLine(
+  ov: OverlayFacts,
+  shell: string,
+  l: OverlayLayout,
+  line: readonly string[],
+): string[] {
+  const upper = l.layers[0]!.upper;
+  for (const p of [upper, l.work, l.merged]) {
     if (/[,:\\]/.test(p)) {
       throw new SandboxError(
         `overlay directory ${
@@ -937,10 +925,31 @@ export function overlayMount(
       );
     }
   }
-  return {
-    target: merged,
-    options: `lowerdir=/,upperdir=${upper},workdir=${work},${OVERLAY_OPTIONS}`,
-  };
+  const mount =
+    `"$0" -t overlay -o "lowerdir=/,upperdir=$1,workdir=$2,${OVERLAY_OPTIONS}" verity-overlay "$3" && shift 3 && `;
+  // A line that is itself `sh -c <script> <$0> ...` (the seccomp filter's
+  // opener) runs in the same shell: its arguments follow ours, one place on.
+  const inner = line[0] === shell && line[1] === "-c" ? line[2]! : null;
+  const script = inner === null
+    ? `${mount}exec "$@"`
+    : mount + inner.replace(/"\$(\d)"/g, (_, d) => `"$${Number(d) + 1}"`)
+      .replace(/\bshift( \d)?/, (_, n) => `shift ${Number(n ?? 1) + 1}`)
+      .replace(/^(?!.*\bshift\b)(.*)exec "\$@"$/, '$1shift && exec "$@"');
+  return [
+    ov.unshare,
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    shell,
+    "-c",
+    script,
+    ov.mount,
+    upper,
+    l.work,
+    l.merged,
+    ...(inner === null ? line : line.slice(3)),
+  ];
 }
 
 /**
@@ -979,7 +988,7 @@ function gatePath(req: LaunchRequest): string {
 function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
   const env = serverEnv(req, host);
   const cwd = cwdOf(req);
-  const { argv, portRelay, overlay, mount } = bubblewrapArgv(
+  const { argv, portRelay, overlay } = bubblewrapArgv(
     req,
     host,
     passThroughDeno(req.command, host.program, host),
@@ -988,13 +997,7 @@ function buildBubblewrap(req: LaunchRequest, host: HostFacts): Launch {
   );
   const allow = allowOf(req);
   return {
-    spawn: {
-      command: argv,
-      env,
-      cwd,
-      ...(portRelay ? { portRelay } : {}),
-      ...(mount ? { overlay: mount } : {}),
-    },
+    spawn: { command: argv, env, cwd, ...(portRelay ? { portRelay } : {}) },
     backend: "bubblewrap",
     auditLog: null,
     seesNetwork: false,

@@ -20,7 +20,7 @@ import {
   buildLaunch,
   type HostFacts,
   isDenoProgram,
-  overlayMount,
+  OVERLAY_OPTIONS,
   splitDenoRun,
   SYSTEM_DIRS,
 } from "./build_launch.ts";
@@ -31,7 +31,6 @@ import type { Launch, LaunchRequest, OverlayLayout } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 import { hiddenAncestors, resolveProgram } from "./shims.ts";
 import { sandboxCause } from "./cause.ts";
-import { mountOverlay, unmountOverlay } from "../wire/overlay_mount.ts";
 
 export { SandboxError } from "./errors.ts";
 export { readAuditLog } from "./audit_log.ts";
@@ -457,12 +456,11 @@ let overlayWhyNot: string | null | undefined;
 
 let mounts: string[] | null = null;
 
-/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded; not verity's overlays), read once. */
+/** The host's mount points (`/proc/self/mountinfo`, field 5, octal escapes decoded), read once. */
 function hostMounts(): string[] {
   if (mounts !== null) return mounts;
   try {
     return mounts = Deno.readTextFileSync("/proc/self/mountinfo").split("\n")
-      .filter((l) => !l.includes(" - overlay verity-overlay "))
       .map((l) => l.split(" ")[4] ?? "").filter((m) => m.startsWith("/"))
       .map((m) =>
         m.replace(
@@ -478,8 +476,8 @@ function hostMounts(): string[] {
 /**
  * Whether an overlay of `/` can be mounted here, as verity runs now: Linux,
  * root (in a user namespace the kernel refuses `/` as a lower layer: its
- * submounts are locked, "failed to clone lowerpath"), overlayfs. One mount
- * in verity's own mount namespace, once per process (under a millisecond).
+ * submounts are locked, "failed to clone lowerpath"), util-linux, overlayfs.
+ * One mount in a throw-away namespace, once per process (a few ms).
  */
 function overlayUnavailable(): string | null {
   if (overlayWhyNot !== undefined) return overlayWhyNot;
@@ -488,34 +486,48 @@ function overlayUnavailable(): string | null {
   overlayWhyNot =
     "verity is not root: an overlay of / cannot be mounted in a user namespace (its submounts are locked)";
   if (Deno.uid() !== 0) return overlayWhyNot;
+  const tools = overlayTools();
+  overlayWhyNot = "util-linux's unshare or mount is missing";
+  if (tools === null) return overlayWhyNot;
   const dir = Deno.makeTempDirSync({ prefix: "verity-overlay-probe-" });
   try {
     for (const d of ["upper", "work", "root"]) Deno.mkdirSync(`${dir}/${d}`);
-    const m = overlayMount(`${dir}/upper`, `${dir}/work`, `${dir}/root`);
-    overlayWhyNot = mountOverlay(m);
-    unmountOverlay(m.target);
+    const out = new Deno.Command(tools.unshare, {
+      args: [
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        `"$0" -t overlay -o "lowerdir=/,upperdir=$1/upper,workdir=$1/work,${OVERLAY_OPTIONS}" verity-overlay "$1/root"`,
+        tools.mount,
+        dir,
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      clearEnv: true,
+    }).outputSync();
+    overlayWhyNot = out.code === 0
+      ? null
+      : `mount -t overlay fails here: ${
+        new TextDecoder().decode(out.stderr).trim().split("\n").pop() ||
+        `exit ${out.code}`
+      }`;
   } catch (e) {
     overlayWhyNot = `overlay probe failed: ${(e as Error).message}`;
   } finally {
-    removeOverlayDirs(dir, `${dir}/root`);
+    Deno.removeSync(dir, { recursive: true });
   }
   return overlayWhyNot;
 }
 
-/**
- * Remove an overlay's directories (`dir`, absent is fine), its mount point
- * `merged` first (unmounted): a mount still there fails that (EBUSY)
- * instead of the removal walking the whole root file system through it.
- */
-function removeOverlayDirs(dir: string, merged: string): void {
-  unmountOverlay(merged);
-  for (const [p, recursive] of [[merged, false], [dir, true]] as const) {
-    try {
-      Deno.removeSync(p, { recursive });
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-    }
-  }
+function overlayTools(): { unshare: string; mount: string } | null {
+  const dirs = "/usr/bin:/bin:/usr/sbin:/sbin";
+  const unshare = findOnPath("unshare", dirs);
+  const mount = findOnPath("mount", dirs);
+  return unshare && mount ? { unshare, mount } : null;
 }
 
 /**
@@ -525,7 +537,12 @@ function removeOverlayDirs(dir: string, merged: string): void {
  * the host.
  */
 function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
-  removeOverlayDirs(l.work.slice(0, l.work.lastIndexOf("/")), l.merged);
+  const root = l.work.slice(0, l.work.lastIndexOf("/"));
+  try {
+    Deno.removeSync(root, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
   for (const d of [l.work, l.merged, ...l.layers.map((x) => x.upper)]) {
     Deno.mkdirSync(d, { recursive: true });
   }
@@ -553,17 +570,11 @@ function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
       }
       const mode = (st.mode ?? 0o755) & 0o7777;
+      Deno.chmodSync(`${upper}${at}`, mode);
       // A directory others cannot enter stays as it is (the server could
       // not read it before either).
       const mine = at === owned && (mode & 0o005) === 0o005;
-      const [u, g] = mine ? [uid, gid] : [st.uid, st.gid];
-      // Only what mkdir did not give already: on a busy disk each change
-      // waits on the journal, a look does not.
-      const now = Deno.lstatSync(`${upper}${at}`);
-      if (((now.mode ?? 0) & 0o7777) !== mode) {
-        Deno.chmodSync(`${upper}${at}`, mode);
-      }
-      if (now.uid !== u || now.gid !== g) Deno.chownSync(`${upper}${at}`, u, g);
+      Deno.chownSync(`${upper}${at}`, mine ? uid : st.uid, mine ? gid : st.gid);
     }
   }
 }
@@ -746,8 +757,10 @@ export function prepareLaunch(req: LaunchRequest): Launch {
     : !wantsBwrap
     ? "bubblewrap does not work here"
     : overlayUnavailable();
-  if (overlayWhy === null && dropTo !== null && /^[\w.-]+$/.test(req.label)) {
+  const tools = overlayWhy === null ? overlayTools() : null;
+  if (tools !== null && dropTo !== null && /^[\w.-]+$/.test(req.label)) {
     host.overlay = {
+      ...tools,
       dir: `${evidenceDir}/overlays/${req.label}`,
       mounts: hostMounts(),
     };
@@ -872,8 +885,6 @@ async function probe(): Promise<BackendProbe> {
       backend: "bubblewrap" as const,
       evidenceDir: `${dir}/evidence`,
       label: "probe",
-      // Bubblewrap alone (the overlay has a probe of its own).
-      overlay: false,
     };
     // 1. A program runs in the sandbox.
     const ok = await runProbe(

@@ -17,7 +17,6 @@ import { noProcessFilter } from "./_seccomp.ts";
 import type { LaunchRequest } from "./types.ts";
 import { openSession } from "../wire/session.ts";
 import { InputError } from "../errors.ts";
-import { mountOverlay, unmountOverlay } from "../wire/overlay_mount.ts";
 
 const FIXTURE =
   new URL("../../fixtures/honest-closedworld", import.meta.url).pathname;
@@ -175,14 +174,13 @@ print(" ".join(out), flush=True)
       request(dirs, { backend: "bubblewrap", command: [python, "-c", script] }),
     );
     const [program, ...args] = launch.spawn.command;
-    const out = await mounted(launch, () =>
-      new Deno.Command(program!, {
-        args,
-        env: launch.spawn.env,
-        clearEnv: true,
-        stdout: "piped",
-        stderr: "piped",
-      }).output());
+    const out = await new Deno.Command(program!, {
+      args,
+      env: launch.spawn.env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
     const text = new TextDecoder().decode(out.stdout).trim();
     // Under an overlay (verity as root) / is writable only where the
     // server's uid may write, and into the overlay: /etc is EACCES, not EROFS.
@@ -202,33 +200,18 @@ print(" ".join(out), flush=True)
   }
 });
 
-/** `run` with the launch's overlay mounted (as `ServerProcess` does), then unmounted. */
-async function mounted<T>(
-  launch: ReturnType<typeof prepareLaunch>,
-  run: () => Promise<T>,
-): Promise<T> {
-  const o = launch.spawn.overlay;
-  if (o !== undefined) assert.equal(mountOverlay(o), null);
-  try {
-    return await run();
-  } finally {
-    if (o !== undefined) unmountOverlay(o.target);
-  }
-}
-
 async function runLaunched(
   launch: ReturnType<typeof prepareLaunch>,
 ): Promise<{ stdout: string; stderr: string }> {
   const [program, ...args] = launch.spawn.command;
-  const out = await mounted(launch, () =>
-    new Deno.Command(program!, {
-      args,
-      env: launch.spawn.env,
-      ...(launch.spawn.cwd ? { cwd: launch.spawn.cwd } : {}),
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output());
+  const out = await new Deno.Command(program!, {
+    args,
+    env: launch.spawn.env,
+    ...(launch.spawn.cwd ? { cwd: launch.spawn.cwd } : {}),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   const d = new TextDecoder();
   return { stdout: d.decode(out.stdout).trim(), stderr: d.decode(out.stderr) };
 }

@@ -4,14 +4,12 @@
  * with verity (`contain.ts`), its output kept (bounded), shut down with
  * SIGTERM then SIGKILL, and the whole group swept.
  *
- * This is an edge module: it spawns processes. Requires `--allow-run`, and
- * `--allow-ffi` for a server with an overlay (`SpawnSpec.overlay`).
+ * This is an edge module: it spawns processes. Requires `--allow-run`.
  *
  * @module
  */
 import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 import { containCommand } from "./contain.ts";
-import { mountOverlay, unmountOverlay } from "./overlay_mount.ts";
 import { signalGroup, stopGroup, trackGroup } from "./process_group.ts";
 import { concatBytes } from "./frames.ts";
 
@@ -47,13 +45,8 @@ export class ServerProcess {
    */
   static start(spec: SpawnSpec, stdio = false): ServerProcess {
     const p = new ServerProcess();
-    const overlay = spec.overlay?.target;
     try {
       if (spec.command.length === 0) throw new TypeError("empty command");
-      if (spec.overlay !== undefined) {
-        const why = mountOverlay(spec.overlay);
-        if (why !== null) throw new Error(`its overlay: ${why}`);
-      }
       const [program, ...args] = spec.contain === false
         ? spec.command
         : containCommand(spec.command);
@@ -68,15 +61,11 @@ export class ServerProcess {
         detached: true,
       }).spawn();
       p.#child = child;
-      p.#status = child.status.then((s) => {
-        if (overlay !== undefined) unmountOverlay(overlay);
-        return p.#done = s;
-      });
+      p.#status = child.status.then((s) => p.#done = s);
       trackGroup(p, p.#status);
       if (!stdio) p.#drain(child.stdout);
       p.#drain(child.stderr);
     } catch (e) {
-      if (overlay !== undefined) unmountOverlay(overlay);
       p.spawnError = `cannot start ${JSON.stringify(spec.command[0] ?? "")}: ${
         e instanceof Error ? e.message : String(e)
       }`;

@@ -14,14 +14,6 @@ export interface PortRelaySpec {
   connect: { port: number; socket: string }[];
 }
 
-/** An overlay mounted for one server process (`SpawnSpec.overlay`). */
-export interface OverlayMount {
-  /** Its mount point. */
-  target: string;
-  /** Its mount options (`lowerdir=/,upperdir=...,workdir=...,...`). */
-  options: string;
-}
-
 /** How to start a server process. */
 export interface SpawnSpec {
   /** argv; the first element is the program. */
@@ -44,13 +36,6 @@ export interface SpawnSpec {
    * @default {unset: no relay}
    */
   portRelay?: PortRelaySpec;
-  /**
-   * An overlay the server's sandbox binds: mounted just before the spawn,
-   * in verity's own mount namespace (see `overlay_mount.ts`), and detached
-   * once the process has exited.
-   * @default {unset: none}
-   */
-  overlay?: OverlayMount;
   /**
    * The sandbox's part in a failure at start, from the server's stderr
    * (`lib/sandbox/cause.ts`): `openSession` adds it to the reason.
