@@ -8,9 +8,10 @@
  *    as patches, frames once by digest, no indentation), uncompressed and
  *    gzip'd; both must re-derive the same verdicts (verifyReport finds no
  *    problem in either).
- * 2. A store that does not fit: a SQLite fixture whose seed holds `--rows`
- *    rows (default 1,000,000; a comma list, e.g. `1000000,10000000`, runs
- *    each size) and whose one tool renames one row, run by `verity run` of
+ * 2. A large store: a SQLite fixture whose seed holds `--rows` rows
+ *    (default 1,000,000, 27 MB; a comma list runs each size; a seed
+ *    over 128 MiB, about 5M rows, is refused) and whose one tool renames
+ *    one row, run by `verity run` of
  *    each checkout given with `--main` (default this one), under
  *    /usr/bin/time: the report's size and schema, the process's peak RSS
  *    and wall time, side by side, and each later checkout's ratios to the

@@ -344,8 +344,7 @@ Deno.test("every saved report re-derives, and an edited verdict is refused", asy
   }
   // Its sessions insert rows into a rowid table: the page reader keeps the
   // added rows' values, and the state is kept as a patch against the seed
-  // (held without its records: its digest streamed from its pages), no
-  // snapshot taken (the report verifies: above).
+  // (applied to the seed's snapshot), no snapshot taken (the report verifies: above).
   assert.ok(
     sessions.some((s) =>
       s.stateMethod?.method === "patched" &&

@@ -98,6 +98,38 @@ Deno.test("seed limit: a 1.5 GB (sparse) seed is one exit-2 line naming the seed
   );
 });
 
+Deno.test("seed limit: a SQLite image seed over 128 MiB (sparse) is one exit-2 line naming the seed, its size and the limit", async () => {
+  const dir = await fixtureCopy((t) =>
+    t.replace('seed = "seed.sql"', 'seed = "seed.db"')
+  );
+  await Deno.writeFile(
+    `${dir}/seed.db`,
+    new TextEncoder().encode("SQLite format 3\0"),
+  );
+  await Deno.truncate(`${dir}/seed.db`, 200_000_000);
+  await refusedBeforeRunning(
+    dir,
+    "adapters[0].seed",
+    /seed .*seed\.db is 200000000 bytes, over the limit of 134217728 bytes \(128 MiB\) for a SQLite database image/,
+  );
+});
+
+Deno.test("seed limit: a SQL seed that builds a database over 128 MiB is one exit-2 line naming the seed, the size and the limit", async () => {
+  const dir = await fixtureCopy((t) => t);
+  await Deno.writeTextFile(
+    `${dir}/seed.sql`,
+    "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);\n" +
+      "CREATE TABLE pad (b BLOB);\n" +
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 130)\n" +
+      "INSERT INTO pad SELECT zeroblob(1048576) FROM n;\n",
+  );
+  await refusedBeforeRunning(
+    dir,
+    "adapters[0].seed",
+    /SQL seed seed\.sql builds a database of \d+ bytes, over the limit of 134217728 bytes \(128 MiB\) for a SQLite database/,
+  );
+});
+
 Deno.test('cwd = "/etc" is a definition error naming fixture.cwd', async () => {
   await refusedBeforeRunning(
     await fixtureCopy((t) => t.replace(HEAD, `${HEAD}\ncwd = "/etc"`)),

@@ -1,9 +1,9 @@
 /**
- * `verity run` with the seed held without its records (lib/state/patched.ts):
- * a session that cannot be kept as a patch (here: it creates a table) falls
- * back to a whole snapshot, saying why; the run then takes the seed whole
- * once and makes every state it holds whole, later sessions' patches are
- * applied to it, and the report still re-derives (`report verify
+ * `verity run` keeping sessions as patches against the seed
+ * (lib/state/patched.ts): a session that cannot be kept as a patch (here: it
+ * creates a table) falls back to a whole snapshot, saying why; a session that
+ * renames a row is kept as a patch applied to the seed's snapshot; the report
+ * stores the seed by reference and still re-derives (`report verify
  * --definition`).
  */
 import assert from "node:assert/strict";
@@ -115,11 +115,8 @@ arguments = { id = 1, name = "hex bolt" }
       ),
       JSON.stringify(methods),
     );
-    // A rename is kept as a patch against the seed (held whole from the
-    // first whole snapshot on, when the patch is applied to it: a state
-    // kept against the seed is never compared with a whole snapshot, or
-    // the verdicts would throw). Three methods only: seed, patched,
-    // snapshot.
+    // A rename is kept as a patch against the seed. Three methods only:
+    // seed, patched, snapshot.
     assert.ok(
       methods.some((m) => m!.method === "patched"),
       JSON.stringify(methods),

@@ -1,7 +1,7 @@
 /**
  * The sqlite adapter's snapshot: a database image (plus its `-wal`)
  * turned into typed, sorted records, one region per table, read by the
- * page reader (the streams of `stream.ts`), so the observed file is never
+ * page reader (`stream.ts`), so the observed file is never
  * opened by SQLite (which would checkpoint the WAL). A sound database the
  * page reader cannot read whole (generated columns, a short record whose
  * missing column has a default, NULL primary keys, a UTF-16 database, ...)
@@ -155,8 +155,8 @@ function fromPages(
   if (!records) return planned.map((t) => table(t.plan, []));
   const unread = planned.find((t) => t.needsSql !== undefined);
   if (unread !== undefined) throw new PageWalkError(unread.needsSql!);
-  return streamTables({ src, schema, tables: planned }, new Map(), cache).map(
-    (s, i) => table(planned[i]!.plan, s.all?.() ?? [...s.records()]),
+  return streamTables({ src, schema, tables: planned }, cache).map((s, i) =>
+    table(planned[i]!.plan, s.records())
   );
 }
 

@@ -1,34 +1,27 @@
 /**
- * One database's tables as streams of records in key order, read page by
- * page (never the whole image, never all rows at once): what a snapshot of
- * the database holds, table by table, masks applied, for hashing a seed
- * without building its snapshot. Pure over a {@linkcode PageSource}.
+ * One database's tables as records in key order, read page by page (the
+ * page reader behind the sqlite snapshot, `read.ts`). Pure over a
+ * {@linkcode PageSource}.
  *
  * - A plain rowid table (an `INTEGER PRIMARY KEY` alias, or no primary
- *   key) is streamed leaf by leaf in rowid order, which is its key order
- *   (`[rowid]`).
+ *   key) is read leaf by leaf in rowid order, which is its key order
+ *   (`[rowid]`); leaves seen before come from a {@linkcode PageCache}.
  * - A `WITHOUT ROWID` table whose key columns are all BINARY and ascending
- *   is streamed in the order of its index b-tree (leaves and interior
- *   cells), which is SQLite's BINARY order of the key values, the order
- *   `compareKeys` defines; each record is checked to be above the previous
- *   one as it is read.
- * - A rowid table identified by another primary key whose primary-key index
- *   lists the key columns BINARY ascending (`TEXT PRIMARY KEY`, composite
- *   keys) is streamed in that index's order, each row looked up by rowid.
- * - Any other table (`INTEGER PRIMARY KEY DESC`, a primary key with a
- *   NOCASE, RTRIM or DESC column, rowid or `WITHOUT ROWID`) is
- *   stored in an order that is not the snapshot's: its records are read
- *   (page by page) and sorted by key, that table alone held in memory.
+ *   is read in the order of its index b-tree, which is SQLite's BINARY
+ *   order of the key values, the order `compareKeys` defines; each record
+ *   is checked to be above the previous one as it is read.
+ * - Any other table (a rowid table identified by another primary key,
+ *   `INTEGER PRIMARY KEY DESC`, a key with a NOCASE, RTRIM or DESC column)
+ *   is stored in an order that is not the snapshot's: its records are read
+ *   and sorted by key.
  *
  * Anything the page reader does not handle throws
- * {@linkcode PageWalkError} (the caller then reads the database whole, as a
- * snapshot does).
+ * {@linkcode PageWalkError} (the caller then reads the table by SQL).
  *
  * @module
  */
 import { compareValues } from "../../lib/state/keys.ts";
 import type { StateRecord } from "../../lib/state/types.ts";
-import type { MaskRule } from "../../lib/definition/types.ts";
 import {
   type DiffSide,
   LeafCursor,
@@ -36,127 +29,65 @@ import {
   walkTrees,
 } from "./btree.ts";
 import {
-  assemble,
   type Geometry,
   geometry,
-  hdrOf,
-  localSize,
   type PageSource,
   RecordHeader,
-  u16,
-  u32,
-  valueAt,
-  VarintReader,
 } from "./format.ts";
 import { KeyCursor, KeyWriter } from "./keyed.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 import { type PlannedTable, RowDecoder } from "./plan.ts";
 
-/** How a table's records are streamed. */
-export type StreamOrder =
-  /** Plain rowid table: leaves in rowid order. */
-  | "rowid"
-  /**
-   * Rowid table identified by another primary key whose index lists the
-   * key BINARY ascending: that index in order, each row looked up by rowid.
-   */
-  | "pk-index"
-  /** `WITHOUT ROWID`, every key column BINARY ascending: index order. */
-  | "index"
-  /** Stored in another order: read whole, sorted by key (the table alone in memory). */
-  | "sorted";
-
-/** One table of a database, ready to be streamed. */
+/** One table of a database, ready to be read. */
 export interface StreamTable {
   name: string;
-  columns: string[];
-  order: StreamOrder;
-  /** Why `sorted`; undefined otherwise. */
-  why?: string;
-  /** The table's records in key order (masked). May be called more than once. */
-  records(): Iterable<StateRecord>;
-  /** All of them at once (a rowid table: faster, from the cache when given). */
-  all?(): StateRecord[];
+  /** The table's records in key order (throws PageWalkError for what the pages do not decode). */
+  records(): StateRecord[];
 }
 
 /**
  * The observed tables of one database (`side` from `readSchema` and
- * `planSchema`), in the snapshot reader's order, each streamable. The
- * trees are walked now (throws PageWalkError on a malformed tree).
+ * `planSchema`), in the snapshot reader's order. The trees are walked now
+ * (throws PageWalkError on a malformed tree).
  */
 export function streamTables(
   side: DiffSide,
-  masks: ReadonlyMap<string, readonly MaskRule[]>,
   cache: PageCache | null = null,
 ): StreamTable[] {
   const g = geometry(side.src);
   const { index } = walkTrees(side);
   return side.tables.map((t): StreamTable => {
     const leaves = index.leaves.get(t.name)!;
-    const m = masks.get(t.name);
-    const base = { name: t.name, columns: t.plan.columns };
-    if (t.key !== null) {
-      if (t.key.binaryAsc) {
-        return {
-          ...base,
-          order: "index",
-          records: () => indexRecords(side, g, leaves, t, m),
-        };
+    const records = (): StateRecord[] => {
+      if (t.key !== null) {
+        const it = indexRecords(side, g, leaves, t);
+        return t.key.binaryAsc ? [...it] : sortRecords(it);
       }
-      return {
-        ...base,
-        order: "sorted",
-        why: "WITHOUT ROWID key with a NOCASE, RTRIM or DESC column",
-        records: () => sortRecords(indexRecords(side, g, leaves, t, m)),
-      };
-    }
-    const ix = t.keyCols !== null && t.pkIndex
-      ? side.schema.find((r) => r.type === "index" && r.name === t.pkIndex)
-      : undefined;
-    if (ix !== undefined && ix.rootpage > 0) {
-      return {
-        ...base,
-        order: "pk-index",
-        records: () => pkIndexRecords(side.src, g, leaves, ix.rootpage, t, m),
-      };
-    }
-    if (t.keyCols !== null) {
-      return {
-        ...base,
-        order: "sorted",
-        why: "rowid table identified by another primary key",
-        records: () => sortRecords(keyedRowidRecords(side, g, leaves, t, m)),
-      };
-    }
-    return {
-      ...base,
-      order: "rowid",
-      records: () => rowidRecords(side, g, leaves, t, m),
-      all: () => {
-        const out: StateRecord[] = [];
-        rowidLeaves(side.src, g, leaves, t, m, cache, out);
-        return out;
-      },
+      if (t.keyCols !== null) {
+        return sortRecords(keyedRowidRecords(side, g, leaves, t));
+      }
+      const out: StateRecord[] = [];
+      rowidLeaves(side.src, g, leaves, t, cache, out);
+      return out;
     };
+    return { name: t.name, records };
   });
 }
 
 /**
  * The records of a plain rowid table's leaves `leaves`, in rowid order
- * (each above `after`), appended to `out`; leaves seen before taken from
- * `cache` (none with masks). Returns the last rowid.
+ * appended to `out`; leaves seen before taken from `cache`.
  */
 function rowidLeaves(
   src: PageSource,
   g: Geometry,
   leaves: number[],
   t: PlannedTable,
-  masks: readonly MaskRule[] | undefined,
   cache: PageCache | null,
   out: StateRecord[],
-  after = -Infinity,
-): number {
-  const d = new RowDecoder(t.plan, masks);
+): void {
+  let after = -Infinity;
+  const d = new RowDecoder(t.plan, undefined);
   const decode = (pgnos: number[]) => {
     const c = new LeafCursor(src, g, pgnos, () => false, after);
     while (c.next()) {
@@ -169,9 +100,9 @@ function rowidLeaves(
       after = c.rowid;
     }
   };
-  if (cache === null || masks !== undefined) {
+  if (cache === null) {
     decode(leaves);
-    return after;
+    return;
   }
   const sig = t.plan.sql;
   for (const pgno of leaves) {
@@ -191,23 +122,6 @@ function rowidLeaves(
     }
     for (const r of records) out.push(r);
     after = Number(records[records.length - 1]!.key.slice(1, -1));
-  }
-  return after;
-}
-
-/** {@linkcode rowidLeaves} a leaf at a time (memory: one leaf's records). */
-function* rowidRecords(
-  side: DiffSide,
-  g: Geometry,
-  leaves: number[],
-  t: PlannedTable,
-  masks: readonly MaskRule[] | undefined,
-): Generator<StateRecord> {
-  let after = -Infinity;
-  for (const pgno of leaves) {
-    const part: StateRecord[] = [];
-    after = rowidLeaves(side.src, g, [pgno], t, masks, null, part, after);
-    yield* part;
   }
 }
 
@@ -277,10 +191,9 @@ function* indexRecords(
   g: Geometry,
   units: number[],
   t: PlannedTable,
-  masks: readonly MaskRule[] | undefined,
 ): Generator<StateRecord> {
   const c = new KeyCursor(side.src, g, units, () => false, { t });
-  const d = new RowDecoder(t.plan, masks, t.key!.colField);
+  const d = new RowDecoder(t.plan, undefined, t.key!.colField);
   while (c.next()) {
     const key = c.keyString();
     yield { key, value: d.decode(c.payload(), 0) };
@@ -292,14 +205,13 @@ function* keyedRowidRecords(
   g: Geometry,
   leaves: number[],
   t: PlannedTable,
-  masks: readonly MaskRule[] | undefined,
 ): Generator<StateRecord> {
   const plan = t.plan;
   const h = new RecordHeader(plan.columns.length);
   const { types, offs } = h;
   const keys = new KeyWriter();
   const c = new LeafCursor(side.src, g, leaves, () => false);
-  const d = new RowDecoder(plan, masks);
+  const d = new RowDecoder(plan, undefined);
   while (c.next()) {
     const p = c.payload();
     const count = h.parse(p, 0, p.length);
@@ -313,174 +225,6 @@ function* keyedRowidRecords(
     const key = keys.write(p, types, offs, plan.keyIdx.length, plan.keyIdx);
     yield { key, value: d.decode(p, c.rowid) };
   }
-}
-
-/**
- * The records of a rowid table identified by another primary key, in key
- * order: its primary-key index (key columns BINARY ascending, then the
- * rowid) walked in order, each key checked to be above the previous one
- * (`compareValues`, the snapshot's order), each row looked up by rowid in
- * the table's b-tree and checked to hold that key; the index must list as
- * many rows as the table holds (so every row comes exactly once).
- */
-function* pkIndexRecords(
-  src: PageSource,
-  g: Geometry,
-  leaves: number[],
-  ixRoot: number,
-  t: PlannedTable,
-  masks: readonly MaskRule[] | undefined,
-): Generator<StateRecord> {
-  const plan = t.plan;
-  const nKey = plan.keyIdx.length;
-  // Rows in the table: the cell counts of its leaves.
-  let rows = 0;
-  for (const pgno of leaves) {
-    const page = src.page(pgno);
-    if (page[hdrOf(pgno)] !== 0x0d) {
-      throw new PageWalkError(`page ${pgno} is not a table leaf`);
-    }
-    rows += u16(page, hdrOf(pgno) + 3);
-  }
-  const ih = new RecordHeader(nKey + 1);
-  const { types: it, offs: io } = ih;
-  const rh = new RecordHeader(plan.columns.length);
-  const { types: rt, offs: ro } = rh;
-  const v = new VarintReader();
-  const keys = new KeyWriter();
-  const d = new RowDecoder(plan, masks);
-  let prev: unknown[] | null = null;
-  let seen = 0;
-  const emit = (buf: Uint8Array, at: number, size: number): StateRecord => {
-    const count = ih.parse(buf, at, size);
-    const rt0 = it[nKey]!;
-    if (
-      count !== nKey + 1 || !((rt0 >= 1 && rt0 <= 6) || rt0 === 8 || rt0 === 9)
-    ) {
-      throw new PageWalkError("unexpected index record");
-    }
-    for (let i = 0; i < nKey; i++) {
-      if (it[i] === 0) {
-        throw new PageWalkError(`table ${plan.name}: a NULL primary key`);
-      }
-    }
-    const key = keys.write(buf, it, io, nKey, null);
-    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-    const vals: unknown[] = new Array(nKey);
-    for (let i = 0; i < nKey; i++) vals[i] = valueAt(buf, view, it[i]!, io[i]!);
-    if (prev !== null && compareValues(prev, vals) >= 0) {
-      throw new PageWalkError(`table ${plan.name}: index keys not in order`);
-    }
-    prev = vals;
-    const rowid = valueAt(buf, view, rt0, io[nKey]!);
-    if (typeof rowid !== "number") {
-      throw new PageWalkError("rowid beyond 2^53");
-    }
-    const p = rowPayload(src, g, t.rootpage, rowid, v);
-    if (rh.parse(p, 0, p.length) < 0) {
-      throw new PageWalkError("record needs SQL");
-    }
-    if (keys.write(p, rt, ro, nKey, plan.keyIdx) !== key) {
-      throw new PageWalkError(
-        `table ${plan.name}: a row does not hold its index key`,
-      );
-    }
-    seen++;
-    return { key, value: d.decode(p, rowid) };
-  };
-  // In order: a leaf's cells; an interior page's children with its cells
-  // between them. Pages are copied (reading others may reuse their memory).
-  function* visit(pgno: number, depth: number): Generator<StateRecord> {
-    if (depth > 64 || pgno < 1 || pgno > src.pageCount) {
-      throw new PageWalkError(`bad page ${pgno}`);
-    }
-    const page = src.page(pgno).slice();
-    const h = hdrOf(pgno);
-    const type = page[h];
-    const cells = u16(page, h + 3);
-    if (type !== 0x0a && type !== 0x02) {
-      throw new PageWalkError(`page ${pgno} is not an index page`);
-    }
-    const leaf = type === 0x0a;
-    for (let c = 0; c < cells; c++) {
-      let p = u16(page, h + (leaf ? 8 : 12) + 2 * c);
-      if (!leaf) {
-        yield* visit(u32(page, p), depth + 1);
-        p += 4;
-      }
-      const size = v.read(page, p);
-      p = v.end;
-      const local = localSize(g, size, g.maxLocalIndex);
-      if (p + local > page.length) {
-        throw new PageWalkError("cell past the page end");
-      }
-      if (local < size) {
-        yield emit(assemble(src, g, page, p, size, local), 0, size);
-      } else yield emit(page, p, size);
-    }
-    if (!leaf) yield* visit(u32(page, h + 8), depth + 1);
-  }
-  yield* visit(ixRoot, 0);
-  if (seen !== rows) {
-    throw new PageWalkError(
-      `table ${plan.name}: its index lists ${seen} rows, the table ${rows}`,
-    );
-  }
-}
-
-/** The payload of the row `rowid` of the table b-tree at `root` (a copy when it overflows). */
-function rowPayload(
-  src: PageSource,
-  g: Geometry,
-  root: number,
-  rowid: number,
-  v: VarintReader,
-): Uint8Array {
-  let pgno = root;
-  for (let depth = 0; depth <= 64; depth++) {
-    const page = src.page(pgno);
-    const h = hdrOf(pgno);
-    const type = page[h];
-    const cells = u16(page, h + 3);
-    if (type === 0x05) {
-      // The first cell whose key is at least the rowid leads to it.
-      let lo = 0, hi = cells;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        const at = u16(page, h + 12 + 2 * mid) + 4;
-        if (v.read(page, at) < rowid) lo = mid + 1;
-        else hi = mid;
-      }
-      pgno = lo < cells
-        ? u32(page, u16(page, h + 12 + 2 * lo))
-        : u32(page, h + 8);
-      continue;
-    }
-    if (type !== 0x0d) {
-      throw new PageWalkError(`page ${pgno} is not a table page`);
-    }
-    let lo = 0, hi = cells - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      let p = u16(page, h + 8 + 2 * mid);
-      const size = v.read(page, p);
-      const r = v.read(page, v.end);
-      p = v.end;
-      if (r === rowid) {
-        const local = localSize(g, size);
-        if (p + local > page.length) {
-          throw new PageWalkError("cell past the page end");
-        }
-        return local < size
-          ? assemble(src, g, page, p, size, local)
-          : page.subarray(p, p + size);
-      }
-      if (r < rowid) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    throw new PageWalkError(`rowid ${rowid} not in the table`);
-  }
-  throw new PageWalkError("table b-tree too deep");
 }
 
 /** Records sorted by key (compareKeys order); two records with one key throw. */

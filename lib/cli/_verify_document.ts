@@ -23,11 +23,11 @@ import {
 } from "../reality/report.ts";
 import { REPORT_SCHEMAS } from "../report/report.ts";
 import { verifyReport } from "../report/verify.ts";
-import { seedReferenceOf, type StreamedStates } from "../report/pack.ts";
+import { seedReferenceOf } from "../report/pack.ts";
 import { loadDefinition } from "../definition/load.ts";
-import { streamRebuiltSeed } from "../state_io/seed_ref.ts";
-import type { SnapshotPatch } from "../state/patched.ts";
-import { isPlainObject } from "../common/is_plain_object.ts";
+import { rebuiltSeed } from "../state_io/seed_ref.ts";
+import { snapshotDigest } from "../state/delta.ts";
+import type { Snapshot } from "../state/types.ts";
 import { exists } from "../common/exists.ts";
 
 /** Which kind of document a file holds. */
@@ -128,10 +128,10 @@ function rederive(
   kind: DocumentKind,
   value: unknown,
   path: string,
-  streamed: StreamedStates | null,
+  seed: Snapshot | null,
 ): string[] {
   if (kind === "report") {
-    return verifyReport(value, { streamed }).map((p) =>
+    return verifyReport(value, { seed }).map((p) =>
       `MISMATCH ${p.where}: ${p.message}`
     );
   }
@@ -187,10 +187,8 @@ export async function verifyDocument(
   }
   // verity.report/3: the seed state is rebuilt from the definition and
   // must hash to the digest the report names; without the definition
-  // nothing that reads the state can be checked, so verify refuses. The
-  // rebuilt seed is streamed from its pages, never held whole: its digest
-  // and every stored patch's digest in one pass (streamSeed).
-  let streamed: StreamedStates | null = null;
+  // nothing that reads the state can be checked, so verify refuses.
+  let seed: Snapshot | null = null;
   const seedLines: string[] = [];
   let seedFailed = false;
   const ref = kind === "report"
@@ -212,31 +210,22 @@ export async function verifyDocument(
         `MISMATCH snapshots.${ref.digest}: the seed is kept by reference to definition ${ref.ref.definition}, but ${dir} has digest ${def.digest}: nothing that reads the state was checked`,
       );
     } else {
-      const patches = new Map<string, SnapshotPatch>();
-      const stored = (value as Record<string, unknown>).snapshots;
-      for (
-        const [d, s] of Object.entries(isPlainObject(stored) ? stored : {})
-      ) {
-        if (
-          isPlainObject(s) && s.base === ref.digest &&
-          Array.isArray(s.regions) && Array.isArray(s.problems)
-        ) patches.set(d, s as unknown as SnapshotPatch);
-      }
-      const rebuilt = await streamRebuiltSeed(def, patches);
-      if (rebuilt.header.digest !== ref.digest) {
+      const rebuilt = await rebuiltSeed(def);
+      const digest = snapshotDigest(rebuilt);
+      if (digest !== ref.digest) {
         seedFailed = true;
         seedLines.push(
-          `MISMATCH snapshots.${ref.digest}: the seed state rebuilt from ${dir} hashes to ${rebuilt.header.digest}: nothing that reads the state was checked`,
+          `MISMATCH snapshots.${ref.digest}: the seed state rebuilt from ${dir} hashes to ${digest}: nothing that reads the state was checked`,
         );
       } else {
-        streamed = { header: rebuilt.header, states: rebuilt.states };
+        seed = rebuilt;
         seedLines.push(
-          `seed: rebuilt from ${dir} (definition ${def.digest}) and streamed from its pages; it hashes to ${ref.digest}, as the report says`,
+          `seed: rebuilt from ${dir} (definition ${def.digest}); it hashes to ${ref.digest}, as the report says`,
         );
       }
     }
   }
-  const lines = seedFailed ? seedLines : rederive(kind, value, path, streamed);
+  const lines = seedFailed ? seedLines : rederive(kind, value, path, seed);
   const rederived = lines.length === 0;
   let block: DocumentVerification["block"] = null;
   if (options.ledger !== null && head !== null) {

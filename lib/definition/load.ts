@@ -26,8 +26,13 @@ import type { Definition } from "./types.ts";
  */
 export const MAX_TEXT_SEED_BYTES = 256 * 1024 * 1024;
 
-/** The largest SQLite database image a seed may be (copied, then snapshotted): 2 GiB. */
-export const MAX_IMAGE_SEED_BYTES = 2 * 1024 * 1024 * 1024;
+/**
+ * The largest SQLite database a seed may be, as an image or as the database
+ * a SQL script builds: 128 MiB. The seed's snapshot is held in memory for
+ * the whole run (every session is compared with it), its records decoded:
+ * several times the file's bytes.
+ */
+export const MAX_IMAGE_SEED_BYTES = 128 * 1024 * 1024;
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -137,9 +142,11 @@ async function checkSeedSize(
   keyPath: string,
   p: string,
   size: number,
+  /** A sqlite adapter's seed (an image has the lower limit). */
+  sqlite: boolean,
 ): Promise<void> {
-  if (size <= MAX_TEXT_SEED_BYTES) return;
-  const image = await isSqliteImage(p);
+  const image = sqlite && size > MAX_IMAGE_SEED_BYTES &&
+    await isSqliteImage(p);
   const limit = image ? MAX_IMAGE_SEED_BYTES : MAX_TEXT_SEED_BYTES;
   if (size <= limit) return;
   throw new DefinitionError(
@@ -303,7 +310,7 @@ async function definitionDigest(
       for (const e of await walkSeed(p)) {
         if (e.kind === "file") {
           const size = (await Deno.stat(`${p}/${e.rel}`)).size;
-          await checkSeedSize(def, keyPath, `${p}/${e.rel}`, size);
+          await checkSeedSize(def, keyPath, `${p}/${e.rel}`, size, false);
           frame(`file:${e.rel}`, await Deno.readFile(`${p}/${e.rel}`));
         } else if (e.kind === "symlink") {
           frame(`symlink:${e.rel}`, await Deno.readLink(`${p}/${e.rel}`));
@@ -317,7 +324,7 @@ async function definitionDigest(
           `a ${a.kind} seed must be a file: ${p}`,
         );
       }
-      await checkSeedSize(def, keyPath, p, info.size);
+      await checkSeedSize(def, keyPath, p, info.size, a.kind === "sqlite");
       await hashFile(h, `seed:${i}:file`, p, info.size);
     }
   }

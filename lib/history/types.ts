@@ -11,7 +11,7 @@ import type { DeclarationChange } from "../contracts/listing_changes.ts";
 import type { Exclusion } from "../state/exclude.ts";
 import type { HintName, HintState } from "../contracts/contracts.ts";
 import type { Coverage } from "../state/coverage.ts";
-import type { StateView } from "../state/patched.ts";
+import type { Snapshot } from "../state/types.ts";
 import type { Changeset } from "../state/changeset.ts";
 import type { SandboxEvidence } from "../sandbox/audit_log.ts";
 import type { PrivilegeUse } from "../sandbox/privilege.ts";
@@ -235,9 +235,8 @@ export interface SessionRecord {
    * How the state the session left was observed: `seed`, compared page by
    * page with the seed it started from and found equal to it (no snapshot
    * taken: its digest is the seed's); `patched`, compared with the seed and
-   * kept as a patch against it (the rows that differ; its digest streamed
-   * over the seed merged with the patch; a seed held whole keeps the state
-   * whole), why: the state differs; `snapshot`, snapshotted whole, and
+   * kept as a patch against it (the rows that differ, applied to the seed;
+   * a report stores the patch), why: the state differs; `snapshot`, snapshotted whole, and
    * why. Reports written before 2026-12-02 say `delta` for `seed` and may
    * say `rebuilt` (a patch applied to a seed held whole): both are read.
    * Absent in reports written before it, and when no state was observed (a
@@ -256,7 +255,7 @@ export const MAX_HTTP_EXCHANGES = 200;
 export interface RunHistory {
   definition: DefinitionObservations;
   tools: ToolObservations[];
-  snapshots: Record<string, StateView>;
+  snapshots: Record<string, Snapshot>;
   /** What sessions changed outside their state directories, by digest (absent: none recorded). */
   changesets?: Record<string, Changeset>;
   sessions: SessionRecord[];

@@ -13,8 +13,8 @@ import type {
   DefinitionObservations,
   ToolObservations,
 } from "../history/types.ts";
-import type { Delta } from "../state/delta.ts";
-import { deltaBetween, type StateView } from "../state/patched.ts";
+import { computeDelta, type Delta } from "../state/delta.ts";
+import type { Snapshot } from "../state/types.ts";
 import { canonicalStateJson } from "../state/keys.ts";
 import { sha256Hex } from "../evidence/canonical.ts";
 import { summarizeDelta } from "../verdicts/engine.ts";
@@ -91,7 +91,7 @@ export function deriveStateEffects(
     definition: DefinitionObservations;
     tools: readonly ToolObservations[];
   },
-  snapshots: Readonly<Record<string, StateView>>,
+  snapshots: Readonly<Record<string, Snapshot>>,
 ): StateEffects {
   const deltas = new Map<string, Delta>();
   const delta = (a: string, b: string): Delta => {
@@ -105,7 +105,7 @@ export function deriveStateEffects(
           `snapshot ${!sa ? a : b} is missing from the evidence`,
         );
       }
-      d = deltaBetween(sa, sb);
+      d = computeDelta(sa, sb);
       deltas.set(key, d);
     }
     return d;

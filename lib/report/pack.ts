@@ -29,15 +29,8 @@ import { createHash } from "node:crypto";
 import type { Snapshot } from "../state/types.ts";
 import {
   applyPatch,
-  isPatchedState,
-  isSeedHeader,
-  isWholeSnapshot,
-  patchedOf,
-  type PatchedState,
-  type SeedHeader,
+  diffSnapshot,
   type SnapshotPatch,
-  type StateView,
-  storedPatch,
 } from "../state/patched.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 
@@ -85,20 +78,11 @@ export function seedReferenceOf(
 }
 
 export type { RegionPatch, SnapshotPatch } from "../state/patched.ts";
-export { applyPatch } from "../state/patched.ts";
+export { applyPatch, diffSnapshot } from "../state/patched.ts";
 
 /** `sha256:<hex>` of a text (how frames are keyed). */
 export function frameDigest(text: string): string {
   return "sha256:" + createHash("sha256").update(text).digest("hex");
-}
-
-/** The patch that turns `base` into `snap`. Pure. */
-export function diffSnapshot(
-  baseDigest: string,
-  base: Snapshot,
-  snap: Snapshot,
-): SnapshotPatch {
-  return storedPatch(patchedOf(baseDigest, base, snap));
 }
 
 /** A session's stored form: `callResponses` as frame digests. */
@@ -123,34 +107,19 @@ export interface PackOptions {
 export function packReport(report: object, options: PackOptions = {}): Packed {
   const r = report as Record<string, unknown>;
   const obs = r.observations as { definition?: { seedDigest?: unknown } };
-  const snaps = r.snapshots as Record<string, StateView>;
+  const snaps = r.snapshots as Record<string, Snapshot>;
   const seed = obs?.definition?.seedDigest;
   const snapshots: Record<string, unknown> = {};
-  const held = typeof seed === "string" && Object.hasOwn(snaps, seed)
+  const base = typeof seed === "string" && Object.hasOwn(snaps, seed)
     ? snaps[seed]!
     : null;
-  const base = held !== null && isWholeSnapshot(held) ? held : null;
-  const byRef = held !== null && options.seedRef ? options.seedRef : null;
+  const byRef = base !== null && options.seedRef ? options.seedRef : null;
   for (const [d, s] of Object.entries(snaps)) {
     if (d === seed && byRef !== null) snapshots[d] = { seedRef: byRef };
-    else if (isSeedHeader(s)) {
-      throw new RangeError(
-        `snapshot ${d}: the seed is held without its records; it can only be stored by reference`,
-      );
-    } else if (isPatchedState(s)) {
-      // A state kept against the seed is stored as its patch.
-      if (s.base !== seed) {
-        throw new RangeError(`snapshot ${d}: kept against another seed`);
-      }
-      snapshots[d] = storedPatch(s);
-    } else if (held !== null && base === null) {
-      throw new RangeError(
-        `snapshot ${d}: a whole snapshot beside a seed held without its records`,
-      );
-    } else {
+    else {
       snapshots[d] = base === null || d === seed
         ? s
-        : diffSnapshot(seed as string, base, s as Snapshot);
+        : diffSnapshot(seed as string, base, s);
     }
   }
   const frames: Record<string, string> = {};
@@ -189,16 +158,6 @@ export interface UnpackProblem {
   message: string;
 }
 
-/** The seed's states streamed rather than rebuilt whole (see {@linkcode UnpackOptions}). */
-export interface StreamedStates {
-  header: SeedHeader;
-  /** Per stored patch's digest: its state and digest, or why it cannot be applied. */
-  states: ReadonlyMap<
-    string,
-    { state: PatchedState | null; digest: string | null; error: string | null }
-  >;
-}
-
 /** Options of {@linkcode unpackReport}. */
 export interface UnpackOptions {
   /**
@@ -208,15 +167,6 @@ export interface UnpackOptions {
    * `snapshots` is `"skip"`.
    */
   seed?: Snapshot | null;
-  /**
-   * `verity.report/3` without the seed's records: the seed's header and,
-   * per stored patch (by the digest it is stored under), the patched state
-   * and the digest it hashes to, streamed from the seed the definition
-   * rebuilds (`streamSeed`). The seed then comes back as its header and
-   * each patch as a {@linkcode PatchedState} (the verdicts compare them
-   * through `deltaBetween`); `seed` is not needed.
-   */
-  streamed?: StreamedStates | null;
   /**
    * `"skip"`: leave `snapshots` as stored (for showing a report: the
    * renderers do not read them).
@@ -296,8 +246,7 @@ export function unpackReport(
       bad("snapshots", `a ${SEEDREF_SCHEMA} report without a seed reference`);
     } else if (refs.length === 1) {
       const [d, r] = refs[0]! as [string, SeedReference];
-      if (options.streamed) src[d] = options.streamed.header;
-      else if (options.seed) src[d] = options.seed;
+      if (options.seed) src[d] = options.seed;
       else {
         bad(
           `snapshots.${d}`,
@@ -322,16 +271,6 @@ export function unpackReport(
         bad(`snapshots.${d}`, "patch base is not a stored whole snapshot");
       } else if (!Array.isArray(s.regions) || !Array.isArray(s.problems)) {
         bad(`snapshots.${d}`, "patch regions or problems not a list");
-      } else if (
-        options.streamed && (b as unknown) === options.streamed.header
-      ) {
-        const st = options.streamed.states.get(d);
-        if (st === undefined) bad(`snapshots.${d}`, "patch not streamed");
-        else if (st.state === null) {
-          bad(`snapshots.${d}`, `cannot apply patch: ${st.error}`);
-        } else out[d] = st.state;
-      } else if (isSeedHeader(b as unknown as StateView)) {
-        bad(`snapshots.${d}`, "patch base is the seed's header: not streamed");
       } else {
         try {
           out[d] = applyPatch(

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StateView } from "../state/patched.ts";
+import type { Snapshot } from "../state/types.ts";
 import type { Changeset } from "../state/changeset.ts";
 import { judgeTool, serverFailure } from "../verdicts/engine.ts";
 import type {
@@ -122,7 +122,7 @@ export interface Report {
     tools: ToolObservations[];
   };
   /** Normalized snapshots by digest: the state evidence. */
-  snapshots: Record<string, StateView>;
+  snapshots: Record<string, Snapshot>;
   /**
    * What sessions changed outside their state directories (the overlay),
    * by digest. Absent in reports before it, and when none was read.
@@ -173,7 +173,7 @@ export interface Report {
 export function deriveVerdicts(
   definition: DefinitionObservations,
   tools: readonly ToolObservations[],
-  snapshots: Readonly<Record<string, StateView>>,
+  snapshots: Readonly<Record<string, Snapshot>>,
   tests: readonly TestName[] = TEST_NAMES,
   rules?: number,
   changesets: Readonly<Record<string, Changeset>> = {},

@@ -79,12 +79,7 @@ import { overlapFromTimeline } from "../verdicts/overlap.ts";
 import { deriveStateEffects } from "./effects.ts";
 import { type ArgumentOrigin, learnedAim } from "../init/learn_plan.ts";
 import { type ClaimsInput, reportClaims } from "./claims.ts";
-import {
-  PACKED_SCHEMA,
-  SEEDREF_SCHEMA,
-  type StreamedStates,
-  unpackReport,
-} from "./pack.ts";
+import { PACKED_SCHEMA, SEEDREF_SCHEMA, unpackReport } from "./pack.ts";
 
 /** Every value inside `v` by the path an origin names it with (`a.b[0]`). */
 function valuesByPath(v: unknown): Map<string, unknown[]> {
@@ -189,18 +184,7 @@ class Verifier {
   /** The history's shape version (provenance.history; absent: 1). */
   #history = 1;
 
-  /**
-   * States built by the verifier's caller from the seed streamed (the
-   * seed's header, patched states) and the digests they hash to; any other
-   * snapshot is hashed from its content.
-   */
-  #streamed: WeakMap<object, string>;
-
-  constructor(
-    readonly r: Record<string, unknown>,
-    streamed: WeakMap<object, string> = new WeakMap(),
-  ) {
-    this.#streamed = streamed;
+  constructor(readonly r: Record<string, unknown>) {
     const p = r.provenance;
     this.#engine = isObject(p) && typeof p.engine === "number" ? p.engine : 0;
     this.#history = isObject(p) && typeof p.history === "number"
@@ -330,19 +314,17 @@ class Verifier {
 
   #snapshots(): void {
     for (const [digest, snap] of Object.entries(this.r.snapshots as object)) {
-      const known = isObject(snap) ? this.#streamed.get(snap) : undefined;
       if (
-        known === undefined && isObject(snap) &&
+        isObject(snap) &&
         (Object.hasOwn(snap, "digest") || Object.hasOwn(snap, "base"))
       ) {
-        // Only a state the verifier built may stand for the seed's records.
         this.bad(
           `snapshots.${digest}`,
           "a stored snapshot with a digest or base is not a whole snapshot",
         );
         continue;
       }
-      const again = known ?? snapshotDigest(snap as Snapshot);
+      const again = snapshotDigest(snap as Snapshot);
       if (again !== digest) {
         this.bad(`snapshots.${digest}`, `content hashes to ${again}`);
       }
@@ -1041,7 +1023,7 @@ class Verifier {
  */
 export function verifyReport(
   report: unknown,
-  options: { seed?: Snapshot | null; streamed?: StreamedStates | null } = {},
+  options: { seed?: Snapshot | null } = {},
 ): ReportProblem[] {
   if (!isObject(report)) {
     return [{ where: "schema", message: "not a verity report" }];
@@ -1052,22 +1034,10 @@ export function verifyReport(
     // rebuilt snapshot's digest is re-derived from its content). /3: the
     // seed is the snapshot rebuilt from the definition (options.seed),
     // its digest re-derived like the others'.
-    // With `streamed`, the seed is its header and each patch a patched
-    // state, their digests the ones streamed from the seed's pages.
     const { report: unpacked, problems } = unpackReport(report, {
       seed: options.seed ?? null,
-      streamed: options.streamed ?? null,
     });
-    const known = new WeakMap<object, string>();
-    if (options.streamed) {
-      known.set(options.streamed.header, options.streamed.header.digest);
-      for (const st of options.streamed.states.values()) {
-        if (st.state !== null && st.digest !== null) {
-          known.set(st.state, st.digest);
-        }
-      }
-    }
-    return [...problems, ...new Verifier(unpacked, known).run()];
+    return [...problems, ...new Verifier(unpacked).run()];
   }
   if (report.schema !== "verity.report/1") {
     return [{

@@ -13,7 +13,6 @@ import { deriveVerdicts } from "../report/report.ts";
 import type { Coverage } from "../state/coverage.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { compareKeys } from "../state/keys.ts";
-import type { StateView } from "../state/patched.ts";
 import type { Region, Snapshot } from "../state/types.ts";
 import type { Observation, StateObserver } from "../state_io/observer.ts";
 import type { Launch } from "../sandbox/types.ts";
@@ -204,7 +203,7 @@ function coverageOf(sees: readonly string[]): Coverage {
  */
 class FakeObserver implements StateObserver {
   readonly coverage: Coverage;
-  readonly states = new Map<string, StateView>();
+  readonly states = new Map<string, Snapshot>();
   readonly world = new Map<string, Store>();
   readonly released: string[] = [];
   seedDir: string | null = null;

@@ -1,39 +1,13 @@
 /**
- * States kept without the seed's records. Pure.
- *
- * A run compares every session with one seed state. Holding the seed's
- * snapshot (every record of every table) makes memory follow the store, so
- * a state may instead be kept as:
- *
- * - a {@linkcode SeedHeader}: the seed itself, without records (its digest,
- *   problems, and each region's adapter, kind, name, category, columns and
- *   record count);
- * - a {@linkcode PatchedState}: the seed plus a patch: per region of the
- *   state, the records it has that the seed lacks or holds with another
- *   value (`put`), the seed's keys it no longer has (`drop`), and in memory
- *   the seed's own records at those keys (`was`); per seed region the state
- *   no longer has, every seed record of it (`gone`);
- * - or a whole {@linkcode Snapshot}, as before.
- *
- * {@linkcode deltaBetween} compares any two of them and equals
- * `computeDelta` of the two materialized snapshots (patched_test.ts proves
- * it over random snapshots and edits): two states kept against the same
- * seed differ only at the union of their patches' keys, where the side
- * that did not touch a key holds the seed's record (the other side's
- * `was`). A whole snapshot is compared only with a whole snapshot: a
- * patched state and a whole one would need the seed's records.
+ * States stored as a patch against the seed (a report's stored form, and
+ * how `verity run` keeps a session's state it compared with the seed page
+ * by page): per region of the state, the records it has that the seed lacks
+ * or holds with another value (`put`), and the keys of the seed's records it
+ * no longer has (`drop`). Pure.
  *
  * @module
  */
-import {
-  assembleDelta,
-  computeDelta,
-  type Delta,
-  diffFields,
-  emptyRegionDiff,
-  type RegionDiff,
-  structureChange,
-} from "./delta.ts";
+import type { Delta } from "./delta.ts";
 import { canonicalStateJson, compareKeys, mergeByKey } from "./keys.ts";
 import { isPlainObject as isObject } from "../common/is_plain_object.ts";
 import {
@@ -66,79 +40,6 @@ export interface SnapshotPatch {
   regions: RegionPatch[];
 }
 
-/** A region of the seed without its records. */
-export interface SeedRegionHeader extends Omit<Region, "records"> {
-  /** How many records the seed's region holds. */
-  count: number;
-}
-
-/** The seed state without records: what is known of it without holding them. */
-export interface SeedHeader {
-  /** `snapshotDigest` of the seed's normalized snapshot. */
-  digest: string;
-  problems: string[];
-  /** In the snapshot's region order. */
-  regions: SeedRegionHeader[];
-}
-
-/** A region of a patched state: its patch and the seed's records it replaces. */
-export interface PatchedRegion extends RegionPatch {
-  /**
-   * The seed's records at the keys of `put` it holds (what tells a changed
-   * record from an added one, and its values before) and at the keys of
-   * `drop` (optional: a removal names keys only), in key order; empty for
-   * a region the seed lacks.
-   */
-  was: StateRecord[];
-}
-
-/** A seed region a patched state no longer has (a table dropped). */
-export interface GoneRegion extends Omit<Region, "records"> {
-  /** Every record of the seed's region, in key order. */
-  was: StateRecord[];
-}
-
-/** A state kept as the seed plus a patch (see the module doc). */
-export interface PatchedState {
-  /** The seed's digest. */
-  base: string;
-  problems: string[];
-  /** Every region of the state, in its order. */
-  regions: PatchedRegion[];
-  /** Seed regions the state lacks, in the seed's order. */
-  gone: GoneRegion[];
-}
-
-/** A state as the verdicts read it: whole, the seed's header, or patched. */
-export type StateView = Snapshot | SeedHeader | PatchedState;
-
-/** Whether a state view is the seed's header. */
-export function isSeedHeader(v: StateView): v is SeedHeader {
-  return Object.hasOwn(v, "digest");
-}
-
-/** Whether a state view is a patched state. */
-export function isPatchedState(v: StateView): v is PatchedState {
-  return Object.hasOwn(v, "base") && Object.hasOwn(v, "gone");
-}
-
-/** Whether a state view is a whole snapshot. */
-export function isWholeSnapshot(v: StateView): v is Snapshot {
-  return !isSeedHeader(v) && !Object.hasOwn(v, "base");
-}
-
-/** The header of a whole seed snapshot. */
-export function headerOf(digest: string, seed: Snapshot): SeedHeader {
-  return {
-    digest,
-    problems: seed.problems,
-    regions: seed.regions.map(({ records, ...rest }) => ({
-      ...rest,
-      count: records.length,
-    })),
-  };
-}
-
 /** Whether two records hold equal values (canonically). */
 export function sameValue(a: StateRecord, b: StateRecord): boolean {
   return a.value === b.value ||
@@ -146,33 +47,24 @@ export function sameValue(a: StateRecord, b: StateRecord): boolean {
 }
 
 /**
- * The patched state of `snap` against the seed `base` (both whole and
- * normalized): what a report stores (`put`, `drop`) and the seed's records
- * at those keys.
+ * The patch that turns `base` into `snap` (both whole and normalized):
+ * what a report stores of `snap`.
  */
-export function patchedOf(
+export function diffSnapshot(
   baseDigest: string,
   base: Snapshot,
   snap: Snapshot,
-): PatchedState {
+): SnapshotPatch {
   const byKey = new Map<string, Region>();
   for (const r of base.regions) byKey.set(regionKey(r), r);
-  const kept = new Set<string>();
-  const regions: PatchedRegion[] = snap.regions.map((r) => {
-    kept.add(regionKey(r));
+  const regions: RegionPatch[] = snap.regions.map((r) => {
     const put: StateRecord[] = [];
     const drop: string[] = [];
-    const was: StateRecord[] = [];
     mergeByKey(byKey.get(regionKey(r))?.records ?? [], r.records, {
       both: (x, y) => {
-        if (sameValue(x, y)) return;
-        put.push(y);
-        was.push(x);
+        if (!sameValue(x, y)) put.push(y);
       },
-      left: (x) => {
-        drop.push(x.key);
-        was.push(x);
-      },
+      left: (x) => drop.push(x.key),
       right: (y) => put.push(y),
     });
     return {
@@ -183,12 +75,9 @@ export function patchedOf(
       ...(r.columns !== undefined ? { columns: r.columns } : {}),
       put,
       drop,
-      was,
     };
   });
-  const gone: GoneRegion[] = base.regions.filter((r) => !kept.has(regionKey(r)))
-    .map(({ records, ...rest }) => ({ ...rest, was: records }));
-  return { base: baseDigest, problems: snap.problems, regions, gone };
+  return { base: baseDigest, problems: snap.problems, regions };
 }
 
 /**
@@ -258,123 +147,6 @@ export function applyPatch(base: Snapshot, patch: SnapshotPatch): Snapshot {
   return { regions, problems: patch.problems };
 }
 
-/** What a report stores of a patched state: its patch, without the seed's records. */
-export function storedPatch(p: PatchedState): SnapshotPatch {
-  return {
-    base: p.base,
-    problems: p.problems,
-    regions: p.regions.map(({ was: _was, ...rest }) => rest),
-  };
-}
-
-/** The seed's header as a patched state that changes nothing. */
-function unchanged(h: SeedHeader): PatchedState {
-  return {
-    base: h.digest,
-    problems: h.problems,
-    regions: h.regions.map(({ count: _count, ...rest }) => ({
-      ...rest,
-      put: [],
-      drop: [],
-      was: [],
-    })),
-    gone: [],
-  };
-}
-
-/**
- * What changed from state `a` to state `b`: equal to `computeDelta` of the
- * two materialized snapshots. Throws `RangeError` for a whole snapshot
- * against a state kept against the seed, or two states kept against
- * different seeds.
- *
- * @example
- * ```ts ignore
- * const d = deltaBetween(seedHeader, patchedSession);
- * if (d.business.lossy) console.log("pre-existing business state lost");
- * ```
- */
-export function deltaBetween(a: StateView, b: StateView): Delta {
-  const wa = isWholeSnapshot(a);
-  const wb = isWholeSnapshot(b);
-  if (wa && wb) return computeDelta(a, b);
-  if (wa || wb) {
-    throw new RangeError(
-      "a whole snapshot cannot be compared with a state kept against the seed",
-    );
-  }
-  const pa = asPatched(a);
-  const pb = asPatched(b);
-  if (pa.base !== pb.base) {
-    throw new RangeError(
-      `states kept against different seeds (${pa.base}, ${pb.base})`,
-    );
-  }
-  return assembleDelta(patchedDiffs(pa, pb));
-}
-
-function asPatched(v: SeedHeader | PatchedState): PatchedState {
-  return isSeedHeader(v) ? unchanged(v) : v;
-}
-
-interface Side {
-  region?: PatchedRegion;
-  gone?: GoneRegion;
-}
-
-function sides(p: PatchedState): Map<string, Side> {
-  const m = new Map<string, Side>();
-  for (const r of p.regions) m.set(regionId(r), { region: r });
-  for (const g of p.gone) m.set(regionId(g), { gone: g });
-  return m;
-}
-
-function patchedDiffs(a: PatchedState, b: PatchedState): RegionDiff[] {
-  const sa = sides(a);
-  const sb = sides(b);
-  const parts: RegionDiff[] = [];
-  for (const id of new Set([...sa.keys(), ...sb.keys()])) {
-    const x = sa.get(id) ?? {};
-    const y = sb.get(id) ?? {};
-    const ar = x.region;
-    const br = y.region;
-    if (ar === undefined && br === undefined) continue;
-    const part = emptyRegionDiff(id, (br ?? ar)!.category);
-    if (ar !== undefined && br !== undefined) bothPresent(id, ar, br, part);
-    else if (ar !== undefined) {
-      // b lacks the region: b dropped a seed region, or a created it.
-      for (const k of keysOf(y.gone?.was ?? [], ar)) {
-        part.removed.push({ region: id, key: k });
-      }
-    } else {
-      for (const k of keysOf(x.gone?.was ?? [], br!)) {
-        part.added.push({ region: id, key: k });
-      }
-    }
-    part.structure = structureChange(
-      id,
-      ar?.columns ?? null,
-      br?.columns ?? null,
-    );
-    parts.push(part);
-  }
-  return parts;
-}
-
-/** Every key of a region: the seed's records merged with its patch, in key order. */
-function keysOf(seed: readonly StateRecord[], p: RegionPatch): string[] {
-  const drops = new Set(p.drop);
-  const out: string[] = [];
-  mergeByKey(seed, p.put, {
-    both: (_, rec) => out.push(rec.key),
-    left: (x) => {
-      if (!drops.has(x.key)) out.push(x.key);
-    },
-    right: (rec) => out.push(rec.key),
-  });
-  return out;
-}
-
 /** Records of sorted lists merged in key order, each key once. */
 function union<T extends { key: string }>(...lists: (readonly T[])[]): T[] {
   return lists.reduce<T[]>((acc, list) => {
@@ -385,66 +157,9 @@ function union<T extends { key: string }>(...lists: (readonly T[])[]): T[] {
   }, []);
 }
 
-function byKey(records: readonly StateRecord[]): Map<string, StateRecord> {
-  const m = new Map<string, StateRecord>();
-  for (const r of records) m.set(r.key, r);
-  return m;
-}
-
-/** A seed record known to exist whose value is not needed. */
-const SEED_ROW: StateRecord = { key: "", value: {} };
-
-/** A region both states have: they differ only at the keys their patches touch. */
-function bothPresent(
-  id: string,
-  a: PatchedRegion,
-  b: PatchedRegion,
-  into: RegionDiff,
-): void {
-  const aPut = byKey(a.put);
-  const bPut = byKey(b.put);
-  const aDrop = new Set(a.drop);
-  const bDrop = new Set(b.drop);
-  const seed = byKey(a.was);
-  for (const r of b.was) seed.set(r.key, r);
-  const keys = union(
-    a.put,
-    a.drop.map((key) => ({ key })),
-    b.put,
-    b.drop.map((key) => ({ key })),
-  ).map((r) => r.key);
-  // The side that did not touch a key holds the seed's record there: its
-  // value is in the other side's `was` when that side put the key; when
-  // it dropped the key only its presence matters (a removal names keys).
-  const held = (k: string) =>
-    seed.get(k) ?? (aDrop.has(k) || bDrop.has(k) ? SEED_ROW : undefined);
-  for (const k of keys) {
-    const x = aPut.get(k) ?? (aDrop.has(k) ? undefined : held(k));
-    const y = bPut.get(k) ?? (bDrop.has(k) ? undefined : held(k));
-    if (x === undefined) {
-      if (y !== undefined) into.added.push({ region: id, key: k });
-      continue;
-    }
-    if (y === undefined) {
-      into.removed.push({ region: id, key: k });
-      continue;
-    }
-    if (x.value === y.value) continue;
-    const fields = diffFields(x.value, y.value);
-    if (fields.length > 0) {
-      into.changed.push({
-        region: id,
-        key: k,
-        fields,
-        lossy: fields.some((f) => f.lossy),
-      });
-    }
-  }
-}
-
 /**
- * The stored patch of a state from the seed's header and the delta to it
- * that a page-by-page comparison found, given the full rows of every
+ * The stored patch of a state from the seed (`seed`, whose digest is
+ * `seedDigest`) and the delta to it that a page-by-page comparison found, given the full rows of every
  * record it added or changed (`rows`, by region id and key); or why it
  * cannot be built (then the state is snapshotted whole): a table created,
  * dropped or reshaped, a region the seed lacks, a record whose row was not
@@ -452,11 +167,12 @@ function bothPresent(
  *
  * @example
  * ```ts ignore
- * const patch = patchFromDelta(header, r.delta, r.addedValues, r.problems.after);
+ * const patch = patchFromDelta(digest, seed, r.delta, r.addedValues, r.problems.after);
  * ```
  */
 export function patchFromDelta(
-  header: SeedHeader,
+  seedDigest: string,
+  seed: Snapshot,
   delta: Delta,
   rows: ReadonlyMap<string, ReadonlyMap<string, Record<string, unknown>>>,
   problems: string[],
@@ -464,11 +180,11 @@ export function patchFromDelta(
   // A region without columns (json, fs) created empty or dropped shows in
   // no delta: only tables (created, dropped, reshaped: a structure
   // change) say whether they exist.
-  const untabled = header.regions.find((r) => r.columns === undefined);
+  const untabled = seed.regions.find((r) => r.columns === undefined);
   if (untabled !== undefined) {
     return { why: `region ${regionId(untabled)} is not a table` };
   }
-  const ids = new Map(header.regions.map((r) => [regionId(r), r]));
+  const ids = new Set(seed.regions.map(regionId));
   const put = new Map<
     string,
     { added: StateRecord[]; changed: StateRecord[] }
@@ -509,9 +225,9 @@ export function patchFromDelta(
     }
   }
   return {
-    base: header.digest,
+    base: seedDigest,
     problems,
-    regions: header.regions.map(({ count: _count, ...r }) => {
+    regions: seed.regions.map(({ records: _records, ...r }) => {
       const id = regionId(r);
       const p = put.get(id);
       return {

@@ -130,8 +130,7 @@ export async function checkStateBudget(
  * The budget of a session that starts from the state in `seedDir` (as a
  * reset laid it): the seed's own bytes and entries plus the default
  * allowance, so the limit is on what a server adds, not on the store the
- * definition seeds (a 1.4 GiB seed is auditable; a server that writes
- * 1 GiB more than it is not). Reads metadata only.
+ * definition seeds. Reads metadata only.
  *
  * @example
  * ```ts ignore

@@ -21,20 +21,12 @@ import {
 import {
   applyPatch,
   changedRows,
-  headerOf,
-  isPatchedState,
-  isSeedHeader,
-  isWholeSnapshot,
   patchFromDelta,
-  type SeedHeader,
   type SnapshotPatch,
-  type StateView,
-  storedPatch,
 } from "../state/patched.ts";
 import { seedBudget, type StateBudget } from "./budget.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
 import { seedNotReproducible } from "./seed_ref.ts";
-import { streamSeed } from "./seed_stream.ts";
 import { SnapshotReader, takeSnapshot } from "./snapshot.ts";
 import { stateDelta, type StateDeltaResult } from "./state_delta.ts";
 
@@ -106,7 +98,7 @@ export interface StateObserver {
   /** Which declared state locations this observer sees (a verdict that needs an unseen one cannot pass). */
   readonly coverage: Coverage;
   /** Every state observed, by digest: whole snapshots, or a seed header and patches against it. */
-  readonly states: ReadonlyMap<string, StateView>;
+  readonly states: ReadonlyMap<string, Snapshot>;
   /**
    * Given two directories just reset, verify that they hold the same state
    * and keep the first as the seed sessions are compared with.
@@ -136,28 +128,26 @@ export interface DeclaredObserverOptions {
  * The observer of a definition's declared adapters. Sessions are compared
  * with the seed page by page (`stateDelta`): a state proven equal to the
  * seed takes the seed's digest (`seed`); another is kept as a patch against
- * it (`patched`, its digest streamed over the seed merged with the patch);
- * any state that cannot be (or when there is no seed to compare with) is
- * snapshotted whole, normalized, stored by digest (`snapshot`), with why.
- * When every reset rebuilds the seed exactly and every adapter is sqlite,
- * the seed is held as a header without its records (`streamSeed`).
+ * it (`patched`: the patch applied to the seed's snapshot, which the report
+ * stores as that patch); any state that cannot be (or when there is no seed
+ * to compare with) is snapshotted whole, normalized, stored by digest
+ * (`snapshot`), with why. Every state is held whole: the seed is at most
+ * 128 MiB (`MAX_IMAGE_SEED_BYTES`).
  */
 export class DeclaredStateObserver implements StateObserver {
   readonly coverage: Coverage;
   #def: Definition;
   #postgres: () => PostgresCluster | null;
   #reader: SnapshotReader;
-  /** Whole snapshots, or the seed's header and states kept as patches against it. */
-  #states = new Map<string, StateView>();
+  /** Whole snapshots by digest. */
+  #states = new Map<string, Snapshot>();
   /** The seed's size plus the default allowance, once the first reset laid the seed. */
   #budget: StateBudget = {};
   /** The seed every session is compared with (the first reset's directory), when every reset rebuilds it exactly. */
   #seed: { dir: string; digest: string } | null = null;
   #seedWhy = "no seed to compare with";
-  /** Digests of states kept as patches, by the JSON of the delta and rows (each hashed once). */
-  #patched = new Map<string, Promise<string | { why: string }>>();
-  /** The seed's whole snapshot, once a state that cannot be a patch needed it. */
-  #materialized: Promise<Snapshot> | null = null;
+  /** Digests of states kept as patches, by the JSON of the delta and rows (each applied once). */
+  #patched = new Map<string, string | { why: string }>();
 
   /** Observe `def`'s adapters in state directories under `workDir`. */
   constructor(
@@ -171,32 +161,26 @@ export class DeclaredStateObserver implements StateObserver {
     this.#reader = new SnapshotReader(Deno.realPathSync(workDir));
   }
 
-  get states(): ReadonlyMap<string, StateView> {
+  get states(): ReadonlyMap<string, Snapshot> {
     return this.#states;
   }
 
   /**
    * When every adapter is sqlite the second reset is compared with the
-   * first page by page; if they are equal and the seed is rebuilt exactly
-   * by every reset, the first is held without its records (its header and
-   * digest streamed from its pages). Otherwise both are snapshotted.
+   * first page by page (only the first is snapshotted when they are
+   * equal); otherwise both are snapshotted. The first is the seed sessions
+   * are compared with when every reset rebuilds it exactly.
    */
   async seed(first: string, second: string): Promise<SeedObservation> {
     // Sessions may add to the seed, not hold it all within the budget.
     this.#budget = await seedBudget(first);
-    let reproducible: Promise<string | null> | null = null;
-    const whyNot = () => reproducible ??= seedNotReproducible(this.#def);
-    let digests: string[];
-    if (await this.#sameState(first, second)) {
-      const d = await whyNot() === null
-        ? await this.#streamedSeed(first)
-        : await this.#snapshot(first);
-      digests = [d, d];
-    } else {
-      digests = [await this.#snapshot(first), await this.#snapshot(second)];
-    }
+    const digests = await this.#sameState(first, second)
+      ? Array(2).fill(await this.#snapshot(first))
+      : [await this.#snapshot(first), await this.#snapshot(second)];
     const verified = digests[0] === digests[1];
-    const why = verified ? await whyNot() : "the reset is not verified";
+    const why = verified
+      ? await seedNotReproducible(this.#def)
+      : "the reset is not verified";
     if (why === null) this.#seed = { dir: first, digest: digests[0]! };
     else this.#seedWhy = `no seed to compare with: ${why}`;
     const problem = verified ? null : "two resets produced different state";
@@ -220,26 +204,13 @@ export class DeclaredStateObserver implements StateObserver {
           return { digest: seed.digest, method: "seed", why: null };
         }
         why = "the state differs from the seed";
-        const held = this.#states.get(seed.digest)!;
-        // A seed held whole keeps every state whole (applied from its
-        // patch); a seed held without its records keeps the patches.
-        if (isWholeSnapshot(held)) this.#materialized ??= Promise.resolve(held);
-        const header = isSeedHeader(held)
-          ? held
-          : headerOf(seed.digest, held as Snapshot);
-        const kept = await this.#asPatch(seed.dir, header, r);
+        const kept = this.#asPatch(seed.digest, r);
         if (typeof kept === "string") {
           return { digest: kept, method: "patched", why };
         }
         why += `; not kept as a patch: ${kept.why}`;
       } catch (e) {
         why = `comparing with the seed failed: ${(e as Error).message}`;
-      }
-      // A whole snapshot is compared with whole snapshots only: the seed
-      // held without its records is taken whole now (memory follows the
-      // store from here on: the fallback).
-      if (isSeedHeader(this.#states.get(seed.digest)!)) {
-        await this.#materializeSeed(seed);
       }
     }
     return { digest: await this.#snapshot(stateDir), method: "snapshot", why };
@@ -250,17 +221,16 @@ export class DeclaredStateObserver implements StateObserver {
     return Promise.resolve();
   }
 
-  #take(stateDir: string): Promise<Snapshot> {
-    return takeSnapshot(this.#def, stateDir, {
-      reader: this.#reader,
-      budget: this.#budget,
-      postgres: this.#postgres(),
-    }).then((s) => normalize(s, this.#def));
-  }
-
   /** Snapshot `stateDir` whole and store it by digest. */
   async #snapshot(stateDir: string): Promise<string> {
-    const snap = await this.#take(stateDir);
+    const snap = normalize(
+      await takeSnapshot(this.#def, stateDir, {
+        reader: this.#reader,
+        budget: this.#budget,
+        postgres: this.#postgres(),
+      }),
+      this.#def,
+    );
     const digest = snapshotDigest(snap);
     if (!this.#states.has(digest)) {
       // The first snapshot is the seed's (verify-reset); later distinct ones
@@ -268,7 +238,7 @@ export class DeclaredStateObserver implements StateObserver {
       const first = this.#states.values().next();
       this.#states.set(
         digest,
-        first.done ? snap : shareRecords(first.value as Snapshot, snap),
+        first.done ? snap : shareRecords(first.value, snap),
       );
     }
     return digest;
@@ -277,26 +247,26 @@ export class DeclaredStateObserver implements StateObserver {
   /**
    * The digest of a session's state kept as a patch against the seed
    * (`patchFromDelta`: every adapter compared by pages, the seed's problems
-   * on both sides), streamed over the seed merged with the patch (a patch
-   * seen before is not hashed again); or why it cannot be.
+   * on both sides), the patch applied to the seed's snapshot (a patch seen
+   * before is not applied again); or why it cannot be.
    */
-  async #asPatch(
-    seedDir: string,
-    header: SeedHeader,
+  #asPatch(
+    seedDigest: string,
     r: StateDeltaResult,
-  ): Promise<string | { why: string }> {
+  ): string | { why: string } {
     const other = r.methods.find((m) => m.method !== "pages");
     if (other !== undefined) {
       return { why: `${other.label} was compared by ${other.method}` };
     }
+    const seed = this.#states.get(seedDigest)!;
     const same = (a: readonly string[]) =>
-      a.length === header.problems.length &&
-      a.every((p, i) => p === header.problems[i]);
+      a.length === seed.problems.length &&
+      a.every((p, i) => p === seed.problems[i]);
     if (!same(r.problems.before) || !same(r.problems.after)) {
       return { why: "its problems differ from the seed's" };
     }
     // The state is a function of the seed, the delta and the rows it puts:
-    // the same ones seen before name the state already hashed.
+    // the same ones seen before name the state already kept.
     const key = JSON.stringify([
       r.delta,
       [...r.addedValues].map(([id, m]) => [id, [...m]]),
@@ -304,134 +274,24 @@ export class DeclaredStateObserver implements StateObserver {
     ]);
     let known = this.#patched.get(key);
     if (known === undefined) {
-      known = this.#patchOf(seedDir, header, r).then((patch) =>
-        "why" in patch ? patch : this.#hashPatch(seedDir, header, patch)
-      );
+      const patch = patchOf(seedDigest, seed, r);
+      known = "why" in patch ? patch : this.#keep(seed, patch);
       this.#patched.set(key, known);
     }
-    return await known;
+    return known;
   }
 
-  /**
-   * The stored patch of a session's state: the full rows of its added and
-   * changed records the page engine kept; where it could not keep them (a
-   * row it cannot decode), the seed's rows at the changed keys are read by
-   * one streaming pass (`streamSeed`'s `was`) and the fields applied.
-   */
-  async #patchOf(
-    seedDir: string,
-    header: SeedHeader,
-    r: StateDeltaResult,
-  ): Promise<SnapshotPatch | { why: string }> {
-    let rows: ReadonlyMap<
-      string,
-      ReadonlyMap<string, Record<string, unknown>>
-    > = r.rows === null ? r.addedValues : new Map(
-      [...r.rows].map(([id, x]) => [
-        id,
-        new Map(x.put.map((rec) => [rec.key, rec.value])),
-      ]),
-    );
-    const changed = CATEGORIES.flatMap((c) => r.delta[c].changed);
-    const missing = changed.filter((x) => !rows.get(x.region)?.has(x.key));
-    if (missing.length > 0) {
-      const keys = new Map<string, StateRecord[]>();
-      for (const x of missing) {
-        let l = keys.get(x.region);
-        if (l === undefined) keys.set(x.region, l = []);
-        l.push({ key: x.key, value: {} });
-      }
-      const probe: SnapshotPatch = {
-        base: header.digest,
-        problems: header.problems,
-        regions: header.regions.map(({ count: _count, ...g }) => ({
-          ...g,
-          put: keys.get(regionId(g)) ?? [],
-          drop: [],
-        })),
-      };
-      const s = await streamSeed(this.#def, seedDir, {
-        reader: this.#reader,
-        budget: this.#budget,
-        patches: [probe],
-      });
-      if (s.patchErrors[0]) {
-        return { why: `reading the seed's changed rows: ${s.patchErrors[0]}` };
-      }
-      const was = new Map<string, Map<string, StateRecord>>();
-      probe.regions.forEach((g, i) => {
-        was.set(
-          regionId(g),
-          new Map((s.was[0]?.[i] ?? []).map((x) => [x.key, x])),
-        );
-      });
-      const full = changedRows(r.delta, was);
-      if ("why" in full) return full;
-      const merged = new Map(full);
-      for (const [id, m] of r.addedValues) {
-        merged.set(id, new Map([...(merged.get(id) ?? []), ...m]));
-      }
-      rows = merged;
+  /** The seed with `patch` applied, stored by its digest. */
+  #keep(seed: Snapshot, patch: SnapshotPatch): string | { why: string } {
+    let state: Snapshot;
+    try {
+      state = applyPatch(seed, patch);
+    } catch (e) {
+      return { why: `the patch does not apply: ${(e as Error).message}` };
     }
-    return patchFromDelta(header, r.delta, rows, header.problems);
-  }
-
-  /** Stream the seed merged with one patch: the state's digest, kept as a patched state. */
-  async #hashPatch(
-    seedDir: string,
-    header: SeedHeader,
-    patch: SnapshotPatch,
-  ): Promise<string | { why: string }> {
-    const s = await streamSeed(this.#def, seedDir, {
-      reader: this.#reader,
-      budget: this.#budget,
-      patches: [patch],
-    });
-    if (s.header.digest !== header.digest) {
-      return { why: "the seed streamed again hashes to another digest" };
-    }
-    const digest = s.digests[0];
-    const state = s.patched[0];
-    if (digest === null || digest === undefined || !state) {
-      return { why: `the patch does not apply: ${s.patchErrors[0]}` };
-    }
-    if (!this.#states.has(digest)) {
-      // The seed made whole meanwhile: keep this state whole too.
-      const whole = this.#materialized === null
-        ? null
-        : await this.#materialized;
-      if (!this.#states.has(digest)) {
-        this.#states.set(
-          digest,
-          whole === null ? state : applyPatch(whole, storedPatch(state)),
-        );
-      }
-    }
+    const digest = snapshotDigest(state);
+    if (!this.#states.has(digest)) this.#states.set(digest, state);
     return digest;
-  }
-
-  /**
-   * Take the seed's whole snapshot (once) and make every held state whole:
-   * a whole snapshot is compared only with whole snapshots.
-   */
-  async #materializeSeed(seed: { dir: string; digest: string }): Promise<void> {
-    this.#materialized ??= (async () => {
-      const snap = await this.#take(seed.dir);
-      const digest = snapshotDigest(snap);
-      if (digest !== seed.digest) {
-        throw new Error(
-          `the seed's snapshot hashes to ${digest}, its streamed digest is ${seed.digest}`,
-        );
-      }
-      for (const [d, v] of this.#states) {
-        if (isSeedHeader(v)) this.#states.set(d, snap);
-        else if (isPatchedState(v)) {
-          this.#states.set(d, applyPatch(snap, storedPatch(v)));
-        }
-      }
-      return snap;
-    })();
-    await this.#materialized;
   }
 
   /** Whether a second reset left exactly the first one's state, proven page by page (every adapter sqlite). */
@@ -447,24 +307,47 @@ export class DeclaredStateObserver implements StateObserver {
       return false;
     }
   }
+}
 
-  /**
-   * The seed's digest streamed from its pages, its header held in place of
-   * its snapshot; or, when the stream read a part whole anyway (a table
-   * stored in another order, an adapter the page reader declines), the
-   * seed's whole snapshot.
-   */
-  async #streamedSeed(stateDir: string): Promise<string> {
-    const s = await streamSeed(this.#def, stateDir, {
-      reader: this.#reader,
-      budget: this.#budget,
-    }).catch(() => null);
-    if (s === null || s.methods.some((m) => m.method !== "pages")) {
-      return await this.#snapshot(stateDir);
+/**
+ * The stored patch of a session's state: the full rows of its added and
+ * changed records the page engine kept; where it could not keep them (a
+ * row it cannot decode), the seed's rows at the changed keys with the
+ * changed fields applied.
+ */
+function patchOf(
+  seedDigest: string,
+  seed: Snapshot,
+  r: StateDeltaResult,
+): SnapshotPatch | { why: string } {
+  let rows: ReadonlyMap<
+    string,
+    ReadonlyMap<string, Record<string, unknown>>
+  > = r.rows === null ? r.addedValues : new Map(
+    [...r.rows].map(([id, x]) => [
+      id,
+      new Map(x.put.map((rec) => [rec.key, rec.value])),
+    ]),
+  );
+  const changed = CATEGORIES.flatMap((c) => r.delta[c].changed);
+  const missing = new Set(
+    changed.filter((x) => !rows.get(x.region)?.has(x.key)).map((x) => x.region),
+  );
+  if (missing.size > 0) {
+    const was = new Map<string, Map<string, StateRecord>>();
+    for (const g of seed.regions) {
+      const id = regionId(g);
+      if (missing.has(id)) {
+        was.set(id, new Map(g.records.map((x) => [x.key, x])));
+      }
     }
-    if (!this.#states.has(s.header.digest)) {
-      this.#states.set(s.header.digest, s.header);
+    const full = changedRows(r.delta, was);
+    if ("why" in full) return full;
+    const merged = new Map(full);
+    for (const [id, m] of r.addedValues) {
+      merged.set(id, new Map([...(merged.get(id) ?? []), ...m]));
     }
-    return s.header.digest;
+    rows = merged;
   }
+  return patchFromDelta(seedDigest, seed, r.delta, rows, seed.problems);
 }

@@ -15,7 +15,7 @@
 import type { Launch, OverlayLayout } from "../sandbox/types.ts";
 import { type Changeset, changesetDigest } from "../state/changeset.ts";
 import type { Coverage } from "../state/coverage.ts";
-import type { StateView } from "../state/patched.ts";
+import type { Snapshot } from "../state/types.ts";
 import { type ChangesetBudget, readChangeset } from "./changeset.ts";
 import type {
   Observation,
@@ -54,7 +54,7 @@ export class OverlayObserver implements StateObserver {
     return this.#inner.coverage;
   }
 
-  get states(): ReadonlyMap<string, StateView> {
+  get states(): ReadonlyMap<string, Snapshot> {
     return this.#inner.states;
   }
 

@@ -20,6 +20,7 @@
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath, walkSeed } from "../definition/seeds.ts";
+import { MAX_IMAGE_SEED_BYTES } from "../definition/load.ts";
 import {
   DefinitionError,
   EnvironmentError,
@@ -130,6 +131,14 @@ export async function writeSqliteSeed(
         def.file,
         `adapters[${index}].seed`,
         `SQL seed ${a.seed} failed: ${(e as Error).message}`,
+      );
+    }
+    const size = (await Deno.stat(built)).size;
+    if (size > MAX_IMAGE_SEED_BYTES) {
+      throw new DefinitionError(
+        def.file,
+        `adapters[${index}].seed`,
+        `SQL seed ${a.seed} builds a database of ${size} bytes, over the limit of ${MAX_IMAGE_SEED_BYTES} bytes (128 MiB) for a SQLite database`,
       );
     }
     if (!NONDETERMINISTIC_SQL.test(sql)) {

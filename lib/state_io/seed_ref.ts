@@ -12,12 +12,9 @@ import { seedBudget } from "./budget.ts";
 import type { Definition } from "../definition/types.ts";
 import { seedPath } from "../definition/seeds.ts";
 import { isSqliteImage, nondeterministicSql, resetState } from "./reset.ts";
-import type {
-  PatchedState,
-  SeedHeader,
-  SnapshotPatch,
-} from "../state/patched.ts";
-import { type SeedStreamMethod, streamSeed } from "./seed_stream.ts";
+import { normalize } from "../state/normalize.ts";
+import type { Snapshot } from "../state/types.ts";
+import { takeSnapshot } from "./snapshot.ts";
 
 /**
  * Why `def`'s seed cannot be kept by reference, or null when it can: no
@@ -45,45 +42,27 @@ export async function seedNotReproducible(
 
 /**
  * The seed of `def` rebuilt (reset into a new temporary directory) and
- * streamed, never held whole (`streamSeed`): its header and digest, and
- * for each of `patches` (by the digest it is stored under) the patched
- * state, its digest, or why it cannot be applied; the directory is
- * removed; `RangeError` when the seed is not reproducible. What `verity report verify` checks a `verity.report/3` report
- * with. Requires `--allow-read` and `--allow-write`.
+ * snapshotted, normalized; the directory is removed; `RangeError` when the
+ * seed is not reproducible. What `verity report verify` checks a
+ * `verity.report/3` report with. Requires `--allow-read` and
+ * `--allow-write`.
  *
  * @example
  * ```ts ignore
- * const { header, states } = await streamRebuiltSeed(def, new Map([[d, patch]]));
+ * const seed = await rebuiltSeed(def);
  * ```
  */
-export async function streamRebuiltSeed(
-  def: Definition,
-  patches: ReadonlyMap<string, SnapshotPatch>,
-): Promise<{
-  header: SeedHeader;
-  states: Map<
-    string,
-    { state: PatchedState | null; digest: string | null; error: string | null }
-  >;
-  methods: SeedStreamMethod[];
-}> {
+export async function rebuiltSeed(def: Definition): Promise<Snapshot> {
   const why = await seedNotReproducible(def);
   if (why !== null) throw new RangeError(`seed not rebuildable: ${why}`);
   const work = await Deno.makeTempDir({ prefix: "verity-seed-" });
   try {
     const dir = `${work}/state`;
     await resetState(def, dir);
-    const ids = [...patches.keys()];
-    const r = await streamSeed(def, dir, {
-      patches: ids.map((d) => patches.get(d)!),
+    const snap = await takeSnapshot(def, dir, {
       budget: await seedBudget(dir),
     });
-    const states = new Map(ids.map((d, i) => [d, {
-      state: r.patched[i]!,
-      digest: r.digests[i]!,
-      error: r.patchErrors[i]!,
-    }]));
-    return { header: r.header, states, methods: r.methods };
+    return normalize(snap, def);
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }

@@ -59,7 +59,7 @@ export interface SnapshotOptions {
 }
 
 /** What the worker must read for a definition. */
-export function workerItems(def: Pick<Definition, "adapters">): WorkerItem[] {
+function workerItems(def: Pick<Definition, "adapters">): WorkerItem[] {
   return def.adapters.map((a): WorkerItem => {
     const label = normalizeLabel(a.label);
     if (a.kind === "fs") {
@@ -239,7 +239,7 @@ export function readOnlyWorkerOptions(stateDir: string): WorkerOptions {
  * problems with `dir` taken off their paths. Throws when the read fails,
  * naming the directory as `shown`.
  */
-export async function readStateItems(
+async function readStateItems(
   dir: string,
   items: WorkerItem[],
   options: Pick<SnapshotOptions, "reader" | "timeoutMs">,

@@ -117,7 +117,7 @@ const CHUNKS_KEPT = 128;
 const SINGLES_KEPT = 4096;
 
 /** The pages of a database file (and its WAL) read through a read-only handle. */
-export class FilePages implements PageSource {
+class FilePages implements PageSource {
   readonly pageCount: number;
   readonly filePages: number;
   #fd: number;
@@ -451,7 +451,7 @@ function sideOf(src: FilePages | null): DiffSide | null {
 }
 
 /** A snapshot of one database's own state only (`metaTables`), masked. */
-export function metaSnapshot(
+function metaSnapshot(
   a: AdapterDef,
   label: string,
   src: FilePages | null,
@@ -468,7 +468,7 @@ export function metaSnapshot(
 }
 
 /** Masks of one adapter by table name. */
-export function masksOf(a: AdapterDef): Map<string, MaskRule[]> {
+function masksOf(a: AdapterDef): Map<string, MaskRule[]> {
   const masks = new Map<string, MaskRule[]>();
   for (const m of a.mask) {
     masks.set(m.region, [...(masks.get(m.region) ?? []), m]);

@@ -16,12 +16,44 @@ import { stateDelta } from "./state_delta.ts";
 import type { KeyedFaults } from "../../adapters/sqlite/keyed.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import { createPrng } from "../reality/prng.ts";
-import {
-  applyPatch,
-  headerOf,
-  patchedOf,
-  patchFromDelta,
-} from "../state/patched.ts";
+import { applyPatch, patchFromDelta } from "../state/patched.ts";
+import { canonicalStateJson, mergeByKey } from "../state/keys.ts";
+import { regionKey, type Snapshot, type StateRecord } from "../state/types.ts";
+
+/**
+ * Per region with a difference, the records `b` has that `a` lacks or holds
+ * with another value (`put`) and `a`'s records at those keys and at the
+ * keys `b` no longer has (`was`), computed from the two snapshots.
+ */
+function fullRowsOf(
+  a: Snapshot,
+  b: Snapshot,
+): Map<string, { put: StateRecord[]; was: StateRecord[] }> {
+  const out = new Map<string, { put: StateRecord[]; was: StateRecord[] }>();
+  const ids = new Map([...a.regions, ...b.regions].map((r) => [
+    regionKey(r),
+    `${r.adapter}:${r.name}`,
+  ]));
+  for (const [k, id] of ids) {
+    const put: StateRecord[] = [];
+    const was: StateRecord[] = [];
+    const of = (s: Snapshot) =>
+      s.regions.find((r) => regionKey(r) === k)?.records ?? [];
+    mergeByKey(of(a), of(b), {
+      both: (x, y) => {
+        if (canonicalStateJson(x.value) === canonicalStateJson(y.value)) {
+          return;
+        }
+        put.push(y);
+        was.push(x);
+      },
+      left: (x) => void was.push(x),
+      right: (y) => void put.push(y),
+    });
+    if (put.length + was.length > 0) out.set(id, { put, was });
+  }
+  return out;
+}
 
 /** Sessions `expectSame` rebuilt from the before side and the delta (as `verity run` does). */
 const rebuilt = { count: 0, refused: 0 };
@@ -156,21 +188,10 @@ async function expectSame(
     why,
   );
   // The full rows the pages kept are the after side as a patch against the
-  // before side: the records patchedOf finds from the two snapshots.
+  // before side: the records the two snapshots differ by.
   if (fast.rows === null) fullRows.unknown++;
   else {
-    const p = patchedOf(snapshotDigest(sa), sa, sb);
-    const want = new Map<string, { put: unknown[]; was: unknown[] }>();
-    for (const r of p.regions) {
-      if (r.put.length + r.was.length > 0) {
-        want.set(`${r.adapter}:${r.name}`, { put: r.put, was: r.was });
-      }
-    }
-    for (const g of p.gone) {
-      if (g.was.length > 0) {
-        want.set(`${g.adapter}:${g.name}`, { put: [], was: g.was });
-      }
-    }
+    const want = fullRowsOf(sa, sb);
     const got = new Map(
       [...fast.rows].filter(([, r]) => r.put.length + r.was.length > 0),
     );
@@ -191,7 +212,8 @@ async function expectSame(
       ]),
     );
     const patch = patchFromDelta(
-      headerOf(snapshotDigest(sa), sa),
+      snapshotDigest(sa),
+      sa,
       fast.delta,
       rows,
       sa.problems,

@@ -11,14 +11,18 @@ import {
   type Exclusion,
   filterCategory,
 } from "../state/exclude.ts";
-import type { CategoryDelta, Delta } from "../state/delta.ts";
+import {
+  type CategoryDelta,
+  computeDelta,
+  type Delta,
+} from "../state/delta.ts";
 import {
   changedPaths,
   type Changeset,
   changesetDelta,
   mergeDelta,
 } from "../state/changeset.ts";
-import { deltaBetween, type StateView } from "../state/patched.ts";
+import type { Snapshot } from "../state/types.ts";
 import type { Reason } from "./types.ts";
 import type {
   DefinitionObservations,
@@ -26,12 +30,8 @@ import type {
   ToolObservations,
 } from "../history/types.ts";
 
-/**
- * Normalized states by digest: the state evidence every comparison reads
- * (whole snapshots, or the seed's header and states kept against it:
- * `lib/state/patched.ts`).
- */
-export type SnapshotStore = Readonly<Record<string, StateView>>;
+/** Normalized snapshots by digest: the state evidence every comparison reads. */
+export type SnapshotStore = Readonly<Record<string, Snapshot>>;
 
 export type Behaviour = "holds" | "fails" | "unknown";
 export type Cat = "business" | "append_only" | "unclassified";
@@ -157,7 +157,7 @@ export class Comparator {
           } is missing from the evidence`,
         );
       }
-      d = excludeFromDelta(deltaBetween(sa, sb), this.#excluded);
+      d = excludeFromDelta(computeDelta(sa, sb), this.#excluded);
       const ca = this.changeset(a);
       const cb = this.changeset(b);
       if (ca !== null || cb !== null) {
