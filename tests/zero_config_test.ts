@@ -181,3 +181,34 @@ Deno.test("run --audit -- <command>: every argument's origin is in report.json, 
     await Deno.remove(runs, { recursive: true });
   }
 });
+
+Deno.test("init --learn: a state path with an extension on the command line is a file the server makes, not a directory made for it", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "verity-learn-paths-" });
+  try {
+    const server = join(ROOT, "fixtures/zero-home/server.ts");
+    const r = await runVerity(
+      [
+        "init",
+        "t",
+        "--learn",
+        "--",
+        "deno",
+        "run",
+        server,
+        "{state}/data/notes.db",
+        "{state}/served",
+      ],
+      { cwd },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const tree = join(cwd, "t/seed/tree");
+    // A SQLite server given {state}/notes.db must be able to create it:
+    // a directory there is SQLITE_CANTOPEN (found by the behavioral census).
+    assert.ok((await Deno.stat(join(tree, "data"))).isDirectory);
+    await assert.rejects(() => Deno.stat(join(tree, "data/notes.db")));
+    // A name with no extension is a directory to serve, made.
+    assert.ok((await Deno.stat(join(tree, "served"))).isDirectory);
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
