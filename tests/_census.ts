@@ -9,6 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { type CensusDocument, withoutTiming } from "../lib/census/result.ts";
 
 /** The local fixture list every sharding suite runs. */
@@ -68,4 +70,22 @@ export async function assertSameCensus(
     );
   }
   assert.deepEqual(await ledgerBlocks(merged), await ledgerBlocks(whole));
+}
+
+/** census.json's validator, from docs/schema/census.schema.json. */
+export async function schemaValidator(): Promise<
+  (doc: unknown) => string | null
+> {
+  const schema = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../docs/schema/census.schema.json", import.meta.url),
+    ),
+  );
+  // deno-lint-ignore no-explicit-any
+  const ajv = new (Ajv2020 as any)({ allErrors: true, strict: true });
+  // deno-lint-ignore no-explicit-any
+  (addFormats as any)(ajv);
+  const validate = ajv.compile(schema);
+  return (doc) =>
+    validate(doc) ? null : JSON.stringify(validate.errors.slice(0, 3));
 }

@@ -7,11 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import { summarize } from "../lib/census/result.ts";
 import { canonicalJson, sha256Hex } from "../lib/evidence/canonical.ts";
-import { ledgerBlocks, readDoc } from "./_census.ts";
+import { ledgerBlocks, readDoc, schemaValidator } from "./_census.ts";
 import { runVerity } from "./_verity.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -39,15 +37,8 @@ Deno.test("census --behavior: local servers learned by use, their verdicts the f
     const doc = await readDoc(out);
     assert.equal(doc.settings.behavior, true);
 
-    const schema = JSON.parse(
-      await Deno.readTextFile(join(ROOT, "docs/schema/census.schema.json")),
-    );
-    // deno-lint-ignore no-explicit-any
-    const ajv = new (Ajv2020 as any)({ allErrors: true, strict: true });
-    // deno-lint-ignore no-explicit-any
-    (addFormats as any)(ajv);
-    const validate = ajv.compile(schema);
-    assert.ok(validate(doc), JSON.stringify(validate.errors?.slice(0, 3)));
+    const invalid = (await schemaValidator())(doc);
+    assert.equal(invalid, null, invalid ?? "");
 
     const blocks = await ledgerBlocks(out);
     for (const s of doc.servers) {

@@ -7,8 +7,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import { shardOf } from "../lib/census/shard.ts";
 import {
   assertSameCensus,
@@ -16,6 +14,7 @@ import {
   ledgerBlocks,
   LOCAL_LIST as LIST,
   readDoc,
+  schemaValidator,
 } from "./_census.ts";
 import { runVerity } from "./_verity.ts";
 
@@ -23,22 +22,6 @@ const DATA = new URL("./data/census/", import.meta.url).pathname;
 
 async function verity(args: string[]) {
   return await runVerity(args);
-}
-
-/** census.json's validator, from docs/schema/census.schema.json. */
-async function schemaValidator(): Promise<(doc: unknown) => string | null> {
-  const schema = JSON.parse(
-    await Deno.readTextFile(
-      new URL("../docs/schema/census.schema.json", import.meta.url),
-    ),
-  );
-  // deno-lint-ignore no-explicit-any
-  const ajv = new (Ajv2020 as any)({ allErrors: true, strict: true });
-  // deno-lint-ignore no-explicit-any
-  (addFormats as any)(ajv);
-  const validate = ajv.compile(schema);
-  return (doc) =>
-    validate(doc) ? null : JSON.stringify(validate.errors.slice(0, 3));
 }
 
 const IDS = [

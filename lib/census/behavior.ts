@@ -32,7 +32,11 @@ import { targetProvenance } from "../prepare/provenance.ts";
 import { canonicalJson, sha256Hex } from "../evidence/canonical.ts";
 import type { Report } from "../report/report.ts";
 import { reportClaims } from "../report/claims.ts";
-import type { CensusBehavior, CensusVerdict } from "./result.ts";
+import {
+  type CensusBehavior,
+  censusClaims,
+  type CensusVerdict,
+} from "./result.ts";
 
 /** Runs per session kind, as `verity run` (the minimum the battery accepts). */
 const RUNS = 3;
@@ -193,17 +197,7 @@ export async function auditBehavior(
       target: `${dir}/target.toml`,
       stateFiles: learned.files.length,
       seeding,
-      claims: {
-        falsifiable: c.falsifiable,
-        tested: c.tested,
-        held: c.held,
-        violated: c.violated,
-        untested: c.untested.length,
-        violationRate: c.violationRate,
-        ...(c.unobservedWrites === undefined
-          ? {}
-          : { unobservedWrites: c.unobservedWrites }),
-      },
+      claims: censusClaims(c),
     },
     verdicts,
     artifacts: [

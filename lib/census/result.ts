@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { isClaim } from "../report/claims.ts";
+import { type Claims, isClaim } from "../report/claims.ts";
 import { TEST_NAMES, type TestName } from "../definition/types.ts";
 import {
   HINT_NAMES,
@@ -81,6 +81,23 @@ export interface CensusClaims {
   untested: number;
   /** violated / tested, or null when nothing was tested (mcp-groundtruth's denominator). */
   violationRate: number | null;
+}
+
+/** A report's claims headline as the census keeps it: the untested counted, not listed. */
+export function censusClaims(
+  c: Claims,
+): CensusClaims & { unobservedWrites?: string } {
+  return {
+    falsifiable: c.falsifiable,
+    tested: c.tested,
+    held: c.held,
+    violated: c.violated,
+    untested: c.untested.length,
+    violationRate: c.violationRate,
+    ...(c.unobservedWrites === undefined
+      ? {}
+      : { unobservedWrites: c.unobservedWrites }),
+  };
 }
 
 /** What `--behavior` did with one listed server: the zero-config battery. */

@@ -21,6 +21,25 @@ function tool(name: string, states: [string, string | null][]): CensusTool {
   };
 }
 
+const base = (id: string, over: Partial<CensusServer>): CensusServer => ({
+  id,
+  package: null,
+  version: null,
+  bin: null,
+  backend: "deno",
+  integrity: null,
+  outcome: "audited",
+  failure: null,
+  server: null,
+  manifest: null,
+  tools: [],
+  hints: countHints([]),
+  malformed: [],
+  reality: null,
+  timing: { seconds: 1 },
+  ...over,
+});
+
 const A: [string, null] = ["ABSENT", null];
 const T: [string, null] = ["TRUE", null];
 const F: [string, null] = ["FALSE", null];
@@ -113,24 +132,6 @@ Deno.test("classifyFailure: timeouts, credentials, configuration, crashes, listi
 });
 
 Deno.test("summarize: outcomes, failures, grades, malformed kinds sorted; order does not matter", () => {
-  const base = (id: string, over: Partial<CensusServer>): CensusServer => ({
-    id,
-    package: null,
-    version: null,
-    bin: null,
-    backend: "deno",
-    integrity: null,
-    outcome: "audited",
-    failure: null,
-    server: null,
-    manifest: null,
-    tools: [],
-    hints: countHints([]),
-    malformed: [],
-    reality: null,
-    timing: { seconds: 1 },
-    ...over,
-  });
   const reality = (score: number | null, grade: "A" | null) => ({
     file: "r",
     score,
@@ -192,26 +193,8 @@ Deno.test("summarize with behavior: batteries summed; a battery that did not fin
   const server = (
     id: string,
     tools: CensusTool[],
-    b: NonNullable<CensusServer["behavior"]>,
-  ) =>
-    ({
-      id,
-      package: null,
-      version: null,
-      bin: null,
-      backend: "deno",
-      integrity: null,
-      outcome: "audited",
-      failure: null,
-      server: null,
-      manifest: null,
-      tools,
-      hints: countHints(tools),
-      malformed: [],
-      reality: null,
-      behavior: b,
-      timing: { seconds: 1 },
-    }) as CensusServer;
+    behavior: NonNullable<CensusServer["behavior"]>,
+  ) => base(id, { tools, hints: countHints(tools), behavior });
   const claims = (held: number, violated: number, untested: number) => ({
     falsifiable: held + violated + untested,
     tested: held + violated,
