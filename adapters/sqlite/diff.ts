@@ -255,11 +255,6 @@ export function diffSqlitePair(
       regions.push(part);
       continue;
     }
-    // Added rows' values (masked, as a snapshot holds them), so a session
-    // can be rebuilt from its seed; the delta names them by key only. A row
-    // this reader cannot decode leaves them unknown (no fallback for it).
-    let addedValues: Map<string, Record<string, unknown>> | undefined =
-      planA === undefined ? undefined : new Map();
     const rows = new RowKeeper(options.keepRows === true);
     const removeRow = () =>
       rows.row(
@@ -268,20 +263,13 @@ export function diffSqlitePair(
         "[" + cb.rowid + "]",
         () => rowValue(cb.payload(), cb.rowid, planB!, masks),
       );
-    const addRow = () => {
-      const key = "[" + ca.rowid + "]";
-      // Decoded once for both the kept rows and addedValues.
-      let value: Record<string, unknown> | undefined;
-      const decoded = () =>
-        value ??= rowValue(ca.payload(), ca.rowid, planA!, masks);
-      rows.row(part, "put", key, decoded);
-      if (addedValues === undefined) return;
-      try {
-        addedValues.set(key, decoded());
-      } catch {
-        addedValues = undefined;
-      }
-    };
+    const addRow = () =>
+      rows.row(
+        part,
+        "put",
+        "[" + ca.rowid + "]",
+        () => rowValue(ca.payload(), ca.rowid, planA!, masks),
+      );
     let hb = cb.next();
     let ha = ca.next();
     while (hb && ha) {
@@ -349,7 +337,6 @@ export function diffSqlitePair(
     for (; hb; hb = cb.next()) removeRow();
     for (; ha; ha = ca.next()) addRow();
     rows.done(part, false);
-    if (addedValues !== undefined) part.addedValues = addedValues;
     stats.leavesRead += cb.leavesRead + ca.leavesRead;
     regions.push(part);
   }

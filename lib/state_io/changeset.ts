@@ -279,7 +279,7 @@ export function readChangeset(
     let obs: SqliteObservation | null = null;
     try {
       obs = isSqliteImage(bytes)
-        ? readSqlite(bytes, { wal, label: path, cache: null })
+        ? readSqlite(bytes, { wal, label: path })
         : null;
     } catch (e) {
       // A database the page reader cannot read is compared by its bytes.

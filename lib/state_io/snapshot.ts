@@ -15,7 +15,6 @@ import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
-import type { PageCache } from "../../adapters/sqlite/stream.ts";
 import { checkStateBudget, type StateBudget } from "./budget.ts";
 import { runCluster } from "./reset.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
@@ -49,13 +48,6 @@ export interface SnapshotOptions {
    * @default {null}
    */
   postgres?: PostgresCluster | null;
-  /**
-   * Decoded SQLite leaves to share with other snapshots taken with the
-   * same cache (a pair compared whole: the unchanged leaves are decoded
-   * once); null decodes every leaf.
-   * @default {null}
-   */
-  cache?: PageCache | null;
 }
 
 /** What the worker must read for a definition. */
@@ -79,8 +71,6 @@ export function assembleSnapshot(
   problems: readonly string[] = [],
   /** False: sqlite tables with their columns and no records. */
   sqliteRecords = true,
-  /** Decoded SQLite leaves shared with other snapshots (`SnapshotOptions.cache`). */
-  cache: PageCache | null = null,
 ): Snapshot {
   const regions: Region[] = [];
   const allProblems = [...problems];
@@ -99,7 +89,6 @@ export function assembleSnapshot(
         wal: r.wal,
         label: adapter,
         records: sqliteRecords,
-        cache,
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {
@@ -175,13 +164,7 @@ export async function takeSnapshot(
   // Metadata first: a state directory over its budget is never read.
   await checkStateBudget(dir, options.budget ?? {});
   const read = await readStateItems(dir, workerItems(def), options, stateDir);
-  const snap = assembleSnapshot(
-    def,
-    read.results,
-    read.problems,
-    true,
-    options.cache ?? null,
-  );
+  const snap = assembleSnapshot(def, read.results, read.problems);
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
     const cluster = runCluster(options, "takeSnapshot");
