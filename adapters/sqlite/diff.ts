@@ -75,11 +75,6 @@ export interface SqliteDiffOptions {
    */
   changed: Uint8Array | null;
   /**
-   * The before side's trees, walked earlier (the same bytes: a seed
-   * compared with many sessions); walked now when absent.
-   */
-  beforeIndex?: TreeIndex | null;
-  /**
    * Keep the full rows of every change (`RegionDiff.rows`: the after
    * side's added and changed rows, the before side's changed and removed
    * ones). @default false
@@ -99,12 +94,7 @@ export function diffSqlitePair(
   before: DiffSide | null,
   after: DiffSide | null,
   options: SqliteDiffOptions,
-): {
-  regions: RegionDiff[];
-  stats: SqliteDiffStats;
-  /** The before side's trees, for `beforeIndex` of a later comparison. */
-  beforeIndex: TreeIndex | null;
-} {
+): { regions: RegionDiff[]; stats: SqliteDiffStats } {
   const stats: SqliteDiffStats = {
     leavesSkipped: 0,
     leavesRead: 0,
@@ -122,12 +112,9 @@ export function diffSqlitePair(
   // the before side (pages with equal bytes have equal kinds and children).
   let wb: TreeIndex | null = null;
   if (before) {
-    if (options.beforeIndex) wb = options.beforeIndex;
-    else {
-      const r = walkTrees(before);
-      wb = r.index;
-      stats.treePagesRead += r.pagesRead;
-    }
+    const r = walkTrees(before);
+    wb = r.index;
+    stats.treePagesRead += r.pagesRead;
   }
   let wa: TreeIndex | null = null;
   if (after) {
@@ -340,7 +327,7 @@ export function diffSqlitePair(
     stats.leavesRead += cb.leavesRead + ca.leavesRead;
     regions.push(part);
   }
-  return { regions, stats, beforeIndex: wb };
+  return { regions, stats };
 }
 
 const emptySource: PageSource = {

@@ -159,17 +159,13 @@ export class DeclaredStateObserver implements StateObserver {
   }
 
   /**
-   * When every adapter is sqlite the second reset is compared with the
-   * first page by page (only the first is snapshotted when they are
-   * equal); otherwise both are snapshotted. The first is the seed sessions
-   * are compared with when every reset rebuilds it exactly.
+   * Both resets are snapshotted; the first is the seed sessions are
+   * compared with when every reset rebuilds it exactly.
    */
   async seed(first: string, second: string): Promise<SeedObservation> {
     // Sessions may add to the seed, not hold it all within the budget.
     this.#budget = await seedBudget(first);
-    const digests = await this.#sameState(first, second)
-      ? Array(2).fill(await this.#snapshot(first))
-      : [await this.#snapshot(first), await this.#snapshot(second)];
+    const digests = [await this.#snapshot(first), await this.#snapshot(second)];
     const verified = digests[0] === digests[1];
     const why = verified
       ? await seedNotReproducible(this.#def)
@@ -285,19 +281,5 @@ export class DeclaredStateObserver implements StateObserver {
     const digest = snapshotDigest(state);
     if (!this.#states.has(digest)) this.#states.set(digest, state);
     return digest;
-  }
-
-  /** Whether a second reset left exactly the first one's state, proven page by page (every adapter sqlite). */
-  async #sameState(firstDir: string, stateDir: string): Promise<boolean> {
-    if (!this.#def.adapters.every((a) => a.kind === "sqlite")) return false;
-    try {
-      const r = await stateDelta(this.#def, firstDir, stateDir, {
-        reader: this.#reader,
-        budget: this.#budget,
-      });
-      return r.sameAsBefore;
-    } catch {
-      return false;
-    }
   }
 }

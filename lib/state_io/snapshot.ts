@@ -69,8 +69,6 @@ export function assembleSnapshot(
   def: Pick<Definition, "adapters">,
   results: readonly WorkerResult[],
   problems: readonly string[] = [],
-  /** False: sqlite tables with their columns and no records. */
-  sqliteRecords = true,
 ): Snapshot {
   const regions: Region[] = [];
   const allProblems = [...problems];
@@ -88,7 +86,6 @@ export function assembleSnapshot(
       const obs = r.observed ?? readSqlite(r.db ?? new Uint8Array(), {
         wal: r.wal,
         label: adapter,
-        records: sqliteRecords,
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {

@@ -19,11 +19,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
-import {
-  type DiffSide,
-  readSchema,
-  type TreeIndex,
-} from "../../adapters/sqlite/btree.ts";
+import { type DiffSide, readSchema } from "../../adapters/sqlite/btree.ts";
 import type { SqliteDiffStats } from "../../adapters/sqlite/compare.ts";
 import { diffSqlitePair } from "../../adapters/sqlite/diff.ts";
 import {
@@ -230,38 +226,12 @@ async function regularInside(
   return "ok";
 }
 
-/**
- * What identifies a file's bytes without reading them: device, inode,
- * size, modification and change times. The change time cannot be set by a
- * process; null while it is under a second old (a write within the same
- * clock tick would not show).
- */
-function statIdentity(s: Deno.FileInfo): string | null {
-  if (s.ctime === null || s.mtime === null) return null;
-  if (Date.now() - s.ctime.getTime() < 1000) return null;
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`;
-}
-
-/** {@linkcode statIdentity} of a database file (and of its WAL). */
-async function identityOf(
-  path: string,
-  wal: boolean,
-): Promise<string | null> {
-  const parts: string[] = [];
-  for (const p of wal ? [path, `${path}-wal`] : [path]) {
-    const id = statIdentity(await Deno.stat(p));
-    if (id === null) return null;
-    parts.push(id);
-  }
-  return parts.join("/");
-}
-
 /** Open one side's database (with its WAL) read-only, or null when it has none. */
-export async function openSide(
+async function openSide(
   stateDir: string,
   label: string,
   problems: string[],
-): Promise<{ pages: FilePages; identity: string | null } | null> {
+): Promise<FilePages | null> {
   const abs = label === "." ? stateDir : `${stateDir}/${label}`;
   const dbState = await regularInside(stateDir, abs);
   const walState = await regularInside(stateDir, `${abs}-wal`);
@@ -292,8 +262,7 @@ export async function openSide(
     if (ix.dbPages === 0 && size % pageSize !== 0) {
       throw new PageWalkError("unexpected image size");
     }
-    const pages = new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
-    return { pages, identity: await identityOf(abs, walState === "ok") };
+    return new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
   } catch (e) {
     closeSync(fd);
     throw e;
@@ -352,15 +321,6 @@ function changedPages(a: FilePages, b: FilePages): Uint8Array {
   return out;
 }
 
-/**
- * Databases compared before, as the before side (a seed compared with
- * every session): their schema, plans and trees, by file identity.
- */
-const seedCache = new Map<
-  string,
-  { schema: DiffSide["schema"]; tables: DiffSide["tables"]; index: TreeIndex }
->();
-
 function sideOf(src: FilePages | null): DiffSide | null {
   if (src === null) return null;
   const schema = readSchema(src);
@@ -407,26 +367,14 @@ async function sqliteByPages(
   let sb: FilePages | null = null;
   let sa: FilePages | null = null;
   try {
-    const ob = await openSide(beforeDir, label, pb);
-    sb = ob?.pages ?? null;
-    sa = (await openSide(afterDir, label, pa))?.pages ?? null;
-    const cacheKey = ob?.identity
-      ? `${beforeDir}/${label}\0${ob.identity}`
-      : null;
-    const known = cacheKey === null ? undefined : seedCache.get(cacheKey);
-    const before: DiffSide | null = sb === null
-      ? null
-      : known
-      ? { src: sb, schema: known.schema, tables: known.tables }
-      : sideOf(sb);
-    const after = sideOf(sa);
+    sb = await openSide(beforeDir, label, pb);
+    sa = await openSide(afterDir, label, pa);
     const changed = sb && sa ? changedPages(sb, sa) : null;
-    const r = diffSqlitePair(before, after, {
+    const r = diffSqlitePair(sideOf(sb), sideOf(sa), {
       label,
       categoryOf: (t) => categoryOf(a, t),
       masks: masksOf(a),
       changed,
-      beforeIndex: known?.index ?? null,
       keepRows: options.rows === true,
       faults: options.faults ?? {},
     });
@@ -435,14 +383,6 @@ async function sqliteByPages(
     r.regions.push(
       ...regionDiffs(metaSnapshot(a, label, sb), metaSnapshot(a, label, sa)),
     );
-    if (cacheKey !== null && !known && before && r.beforeIndex) {
-      if (seedCache.size >= 8) seedCache.delete(seedCache.keys().next().value!);
-      seedCache.set(cacheKey, {
-        schema: before.schema,
-        tables: before.tables,
-        index: r.beforeIndex,
-      });
-    }
     problems.before.push(...pb);
     problems.after.push(...pa);
     let pagesChanged = 0;
