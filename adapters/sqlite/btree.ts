@@ -263,16 +263,19 @@ export class LeafCursor {
   /** Cells read (rows of the leaves read). */
   cellsRead = 0;
 
+  /** `after`: every rowid must be above it (the last one of leaves read before). */
   constructor(
     src: PageSource,
     g: Geometry,
     leaves: number[],
     skip: (pgno: number) => boolean,
+    after = -Infinity,
   ) {
     this.#src = src;
     this.#g = g;
     this.#leaves = leaves;
     this.#skip = skip;
+    this.#last = after;
   }
 
   /** Leaves listed (read or skipped). */

@@ -30,7 +30,7 @@ import { imagePageSource, type PageSource } from "./format.ts";
 import { PageWalkError } from "./page_walk_error.ts";
 import { planSchema, type TablePlan } from "./plan.ts";
 import { damage } from "./sql.ts";
-import { streamTables } from "./stream.ts";
+import { type PageCache, streamTables } from "./stream.ts";
 import { mergeWal } from "./wal.ts";
 
 /** One table's records. */
@@ -60,6 +60,11 @@ export interface ReadSqliteOptions {
    * definition against its seed needs, at any size). @default true
    */
   records?: boolean;
+  /**
+   * Decoded leaves shared with the other snapshots read with this cache
+   * (their records are shared: never modify them). @default null
+   */
+  cache?: PageCache | null;
 }
 
 /**
@@ -112,7 +117,7 @@ export function readSqlite(
   }
   let read: SqliteTable[];
   try {
-    read = fromPages(src, options.records !== false);
+    read = fromPages(src, options.records !== false, options.cache ?? null);
   } catch (e) {
     if (!(e instanceof PageWalkError)) throw e;
     // A damaged database is a state of its own; a sound one the pages do
@@ -138,13 +143,17 @@ export function readSqlite(
 }
 
 /** Every table read by the page reader (throws PageWalkError for one it cannot read). */
-function fromPages(src: PageSource, records: boolean): SqliteTable[] {
+function fromPages(
+  src: PageSource,
+  records: boolean,
+  cache: PageCache | null,
+): SqliteTable[] {
   const schema = readSchema(src);
   const planned = planSchema(schema, false);
   if (!records) return planned.map((t) => table(t.plan, []));
   const unread = planned.find((t) => t.needsSql !== undefined);
   if (unread !== undefined) throw new PageWalkError(unread.needsSql!);
-  return streamTables({ src, schema, tables: planned }).map((s, i) =>
+  return streamTables({ src, schema, tables: planned }, cache).map((s, i) =>
     table(planned[i]!.plan, s.records())
   );
 }

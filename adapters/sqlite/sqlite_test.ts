@@ -5,7 +5,7 @@ import { imagePageSource, type PageSource } from "./format.ts";
 import { planSchema } from "./plan.ts";
 import { readSqlite } from "./read.ts";
 import { PageWalkError } from "./page_walk_error.ts";
-import { streamTables } from "./stream.ts";
+import { PageCache, streamTables } from "./stream.ts";
 import { compareKeys } from "../../lib/state/keys.ts";
 import { sortByKey } from "./compare.ts";
 
@@ -275,6 +275,32 @@ Deno.test("sqlite: the page-level reader gives exactly what SQL gives", () => {
     (v[2]?.value.t as string).length,
     9001,
     "overflowing text is read whole",
+  );
+});
+
+Deno.test("sqlite: leaves seen before are shared between snapshots; a changed one is not", () => {
+  const cache = new PageCache();
+  const a = buildSqliteImage(
+    `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
+    WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 5000) INSERT INTO t SELECT n, 'v' || n FROM c;`,
+  );
+  const first = table(readSqlite(a, { cache }), "t").records;
+  const again = table(readSqlite(a, { cache }), "t").records;
+  assert.ok(first.every((r, i) => r === again[i]), "every record shared");
+  // Change one row in a copy: only its leaf is decoded again.
+  const db = new DatabaseSync(":memory:");
+  db.deserialize(a);
+  db.exec("UPDATE t SET v = 'changed' WHERE id = 2500");
+  const b = db.serialize();
+  db.close();
+  const changed = table(readSqlite(b, { cache }), "t").records;
+  assert.deepEqual(changed, table(readSqlite(b), "t").records);
+  assert.equal(changed[2499]?.value.v, "changed");
+  assert.equal(first[2499]?.value.v, "v2500", "shared records never change");
+  assert.ok(changed[0] === first[0], "an unchanged leaf is shared");
+  assert.ok(
+    changed.filter((r, i) => r !== first[i]).length < 500,
+    "only the changed leaf's rows are new",
   );
 });
 

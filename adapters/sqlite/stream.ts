@@ -5,7 +5,7 @@
  *
  * - A plain rowid table (an `INTEGER PRIMARY KEY` alias, or no primary
  *   key) is read leaf by leaf in rowid order, which is its key order
- *   (`[rowid]`).
+ *   (`[rowid]`); leaves seen before come from a {@linkcode PageCache}.
  * - A `WITHOUT ROWID` table whose key columns are all BINARY and ascending
  *   is read in the order of its index b-tree, which is SQLite's BINARY
  *   order of the key values, the order `compareKeys` defines; each record
@@ -22,7 +22,12 @@
  */
 import { compareValues } from "../../lib/state/keys.ts";
 import type { StateRecord } from "../../lib/state/types.ts";
-import { type DiffSide, LeafCursor, walkTrees } from "./btree.ts";
+import {
+  type DiffSide,
+  LeafCursor,
+  leafOverflows,
+  walkTrees,
+} from "./btree.ts";
 import {
   type Geometry,
   geometry,
@@ -45,7 +50,10 @@ export interface StreamTable {
  * `planSchema`), in the snapshot reader's order. The trees are walked now
  * (throws PageWalkError on a malformed tree).
  */
-export function streamTables(side: DiffSide): StreamTable[] {
+export function streamTables(
+  side: DiffSide,
+  cache: PageCache | null = null,
+): StreamTable[] {
   const g = geometry(side.src);
   const { index } = walkTrees(side);
   return side.tables.map((t): StreamTable => {
@@ -58,31 +66,103 @@ export function streamTables(side: DiffSide): StreamTable[] {
       if (t.keyCols !== null) {
         return sortRecords(keyedRowidRecords(side, g, leaves, t));
       }
-      return rowidRecords(side.src, g, leaves, t);
+      const out: StateRecord[] = [];
+      rowidLeaves(side.src, g, leaves, t, cache, out);
+      return out;
     };
     return { name: t.name, records };
   });
 }
 
-/** The records of a plain rowid table's leaves `leaves`, in rowid order. */
-function rowidRecords(
+/**
+ * The records of a plain rowid table's leaves `leaves`, in rowid order
+ * appended to `out`; leaves seen before taken from `cache`.
+ */
+function rowidLeaves(
   src: PageSource,
   g: Geometry,
   leaves: number[],
   t: PlannedTable,
-): StateRecord[] {
-  const out: StateRecord[] = [];
+  cache: PageCache | null,
+  out: StateRecord[],
+): void {
+  let after = -Infinity;
   const d = new RowDecoder(t.plan, undefined);
-  const c = new LeafCursor(src, g, leaves, () => false);
-  while (c.next()) {
-    out.push({
-      key: "[" + c.rowid + "]",
-      value: c.local === c.size
-        ? d.decodeAt(c.page, c.at, c.size, c.rowid, c.pageLoads)
-        : d.decode(c.payload(), c.rowid),
-    });
+  const decode = (pgnos: number[]) => {
+    const c = new LeafCursor(src, g, pgnos, () => false, after);
+    while (c.next()) {
+      out.push({
+        key: "[" + c.rowid + "]",
+        value: c.local === c.size
+          ? d.decodeAt(c.page, c.at, c.size, c.rowid, c.pageLoads)
+          : d.decode(c.payload(), c.rowid),
+      });
+      after = c.rowid;
+    }
+  };
+  if (cache === null) {
+    decode(leaves);
+    return;
   }
-  return out;
+  const sig = t.plan.sql;
+  for (const pgno of leaves) {
+    const records = cache.get(sig, src.page(pgno));
+    if (records === undefined) {
+      const from = out.length;
+      decode([pgno]);
+      // A leaf with a cell on overflow pages is more than its bytes.
+      if (!leafOverflows(src.page(pgno), pgno, g)) {
+        cache.set(sig, src.page(pgno), out.slice(from));
+      }
+      continue;
+    }
+    if (records.length === 0) continue;
+    if (Number(records[0]!.key.slice(1, -1)) <= after) {
+      throw new PageWalkError("rowids not in order or beyond 2^53");
+    }
+    for (const r of records) out.push(r);
+    after = Number(records[records.length - 1]!.key.slice(1, -1));
+  }
+}
+
+/**
+ * Decoded leaves of rowid tables shared by the snapshots read with one
+ * cache (a pair compared whole): a leaf with the same bytes, of a table
+ * with the same CREATE statement, has the same records (shared, never
+ * modified: snapshots are immutable values).
+ */
+export class PageCache {
+  #entries = new Map<string, { page: Int32Array; records: StateRecord[] }>();
+  /** A leaf's records, when its bytes were seen under this signature. */
+  get(sig: string, page: Uint8Array): StateRecord[] | undefined {
+    const w = words(page);
+    const e = this.#entries.get(sig + "\0" + pageHash(w));
+    if (e === undefined || e.page.length !== w.length) return undefined;
+    for (let i = 0; i < w.length; i++) if (e.page[i] !== w[i]) return undefined;
+    return e.records;
+  }
+  set(sig: string, page: Uint8Array, records: StateRecord[]): void {
+    const w = words(page);
+    this.#entries.set(sig + "\0" + pageHash(w), { page: w.slice(), records });
+  }
+}
+
+/** A page's bytes as 32-bit words (pages are at least 512 bytes, a power of two). */
+function words(page: Uint8Array): Int32Array {
+  return page.byteOffset % 4 === 0
+    ? new Int32Array(page.buffer, page.byteOffset, page.length >> 2)
+    : new Int32Array(page.slice().buffer);
+}
+
+function pageHash(page: Int32Array): number {
+  let h1 = 0x811c9dc5 | 0;
+  let h2 = 0x27d4eb2f | 0;
+  for (let i = 0; i < page.length; i++) {
+    const w = page[i]!;
+    h1 = Math.imul(h1 ^ w, 0x01000193);
+    h2 = Math.imul(h2 + w, 0x5bd1e995) ^ (h2 >>> 13);
+  }
+  return (h1 >>> 0) * 0x200000 + (h2 >>> 11);
 }
 
 function* indexRecords(

@@ -280,7 +280,7 @@ export function readChangeset(
     let obs: SqliteObservation | null = null;
     try {
       obs = isSqliteImage(bytes)
-        ? readSqlite(bytes, { wal, label: path })
+        ? readSqlite(bytes, { wal, label: path, cache: null })
         : null;
     } catch (e) {
       // A database the page reader cannot read is compared by its bytes.

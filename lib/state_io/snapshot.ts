@@ -15,6 +15,7 @@ import { normalizeLabel } from "../common/paths.ts";
 import { fsExclusions, fsRegions } from "../../adapters/fs.ts";
 import { readJsonState } from "../../adapters/json.ts";
 import { readSqlite } from "../../adapters/sqlite/read.ts";
+import type { PageCache } from "../../adapters/sqlite/stream.ts";
 import { checkStateBudget, type StateBudget } from "./budget.ts";
 import { runCluster } from "./reset.ts";
 import type { PostgresCluster } from "./postgres_cluster.ts";
@@ -48,6 +49,13 @@ export interface SnapshotOptions {
    * @default {null}
    */
   postgres?: PostgresCluster | null;
+  /**
+   * Decoded SQLite leaves to share with other snapshots taken with the
+   * same cache (a pair compared whole: the unchanged leaves are decoded
+   * once); null decodes every leaf.
+   * @default {null}
+   */
+  cache?: PageCache | null;
 }
 
 /** What the worker must read for a definition. */
@@ -69,6 +77,8 @@ export function assembleSnapshot(
   def: Pick<Definition, "adapters">,
   results: readonly WorkerResult[],
   problems: readonly string[] = [],
+  /** Decoded SQLite leaves shared with other snapshots (`SnapshotOptions.cache`). */
+  cache: PageCache | null = null,
 ): Snapshot {
   const regions: Region[] = [];
   const allProblems = [...problems];
@@ -86,6 +96,7 @@ export function assembleSnapshot(
       const obs = r.observed ?? readSqlite(r.db ?? new Uint8Array(), {
         wal: r.wal,
         label: adapter,
+        cache,
       });
       allProblems.push(...obs.problems);
       for (const t of obs.tables) {
@@ -161,7 +172,12 @@ export async function takeSnapshot(
   // Metadata first: a state directory over its budget is never read.
   await checkStateBudget(dir, options.budget ?? {});
   const read = await readStateItems(dir, workerItems(def), options, stateDir);
-  const snap = assembleSnapshot(def, read.results, read.problems);
+  const snap = assembleSnapshot(
+    def,
+    read.results,
+    read.problems,
+    options.cache ?? null,
+  );
   for (const a of def.adapters) {
     if (a.kind !== "postgres") continue;
     const cluster = runCluster(options, "takeSnapshot");

@@ -30,6 +30,7 @@ import type { KeyedFaults } from "../../adapters/sqlite/keyed.ts";
 import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { planSchema } from "../../adapters/sqlite/plan.ts";
 import { metaTables } from "../../adapters/sqlite/read.ts";
+import { PageCache } from "../../adapters/sqlite/stream.ts";
 import { walIndex } from "../../adapters/sqlite/wal.ts";
 import {
   assembleDelta,
@@ -587,8 +588,10 @@ export async function stateDelta(
   }
   if (bySnapshot.length > 0) {
     const sub: Definition = { ...def, adapters: bySnapshot };
-    const sb = normalize(await takeSnapshot(sub, bd, options), sub);
-    const sa = normalize(await takeSnapshot(sub, ad, options), sub);
+    // The pair shares its unchanged SQLite leaves, decoded once.
+    const pair = { ...options, cache: new PageCache() };
+    const sb = normalize(await takeSnapshot(sub, bd, pair), sub);
+    const sa = normalize(await takeSnapshot(sub, ad, pair), sub);
     parts.push(...regionDiffs(sb, sa));
     if (snapshotDigest(sb) !== snapshotDigest(sa)) same.value = false;
     // A sqlite adapter read by pages reports its problems itself.
