@@ -95,16 +95,6 @@ function modeString(mode: number | null): string {
 }
 
 /**
- * Content digests of files already hashed, by what identifies their bytes
- * (path, device, inode, size, modification and change time): a file whose
- * identity is unchanged is not read again.
- */
-export interface FsDigestCache {
-  get(path: string, info: Deno.FileInfo): string | undefined;
-  set(path: string, info: Deno.FileInfo, sha256: string): void;
-}
-
-/**
  * Walk `label` inside `stateDir` without following links. Requires
  * `--allow-read` on the state directory only. A missing label yields no
  * entries; unreadable paths are reported as problems.
@@ -113,7 +103,6 @@ export async function walkFs(
   stateDir: string,
   label: string,
   exclude: readonly string[],
-  digests: FsDigestCache | null = null,
 ): Promise<{ entries: FsEntry[]; problems: string[] }> {
   const entries: FsEntry[] = [];
   const problems: string[] = [];
@@ -145,18 +134,12 @@ export async function walkFs(
       });
     } else if (info.isFile) {
       try {
-        const known = digests?.get(abs(rel), info);
-        const { size, sha256 } = known !== undefined
-          ? { size: info.size, sha256: known }
-          : info.size > STREAM_HASH_BYTES
+        const { size, sha256 } = info.size > STREAM_HASH_BYTES
           ? await streamHash(abs(rel))
           : await (async () => {
             const bytes = await Deno.readFile(abs(rel));
             return { size: bytes.length, sha256: await sha256Hex(bytes) };
           })();
-        if (known === undefined && size === info.size) {
-          digests?.set(abs(rel), info, sha256);
-        }
         entries.push({
           path: rel,
           kind: "file",

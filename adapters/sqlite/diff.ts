@@ -75,11 +75,6 @@ export interface SqliteDiffOptions {
    */
   changed: Uint8Array | null;
   /**
-   * The before side's trees, walked earlier (the same bytes: a seed
-   * compared with many sessions); walked now when absent.
-   */
-  beforeIndex?: TreeIndex | null;
-  /**
    * Keep the full rows of every change (`RegionDiff.rows`: the after
    * side's added and changed rows, the before side's changed and removed
    * ones). @default false
@@ -99,12 +94,7 @@ export function diffSqlitePair(
   before: DiffSide | null,
   after: DiffSide | null,
   options: SqliteDiffOptions,
-): {
-  regions: RegionDiff[];
-  stats: SqliteDiffStats;
-  /** The before side's trees, for `beforeIndex` of a later comparison. */
-  beforeIndex: TreeIndex | null;
-} {
+): { regions: RegionDiff[]; stats: SqliteDiffStats } {
   const stats: SqliteDiffStats = {
     leavesSkipped: 0,
     leavesRead: 0,
@@ -122,12 +112,9 @@ export function diffSqlitePair(
   // the before side (pages with equal bytes have equal kinds and children).
   let wb: TreeIndex | null = null;
   if (before) {
-    if (options.beforeIndex) wb = options.beforeIndex;
-    else {
-      const r = walkTrees(before);
-      wb = r.index;
-      stats.treePagesRead += r.pagesRead;
-    }
+    const r = walkTrees(before);
+    wb = r.index;
+    stats.treePagesRead += r.pagesRead;
   }
   let wa: TreeIndex | null = null;
   if (after) {
@@ -255,11 +242,6 @@ export function diffSqlitePair(
       regions.push(part);
       continue;
     }
-    // Added rows' values (masked, as a snapshot holds them), so a session
-    // can be rebuilt from its seed; the delta names them by key only. A row
-    // this reader cannot decode leaves them unknown (no fallback for it).
-    let addedValues: Map<string, Record<string, unknown>> | undefined =
-      planA === undefined ? undefined : new Map();
     const rows = new RowKeeper(options.keepRows === true);
     const removeRow = () =>
       rows.row(
@@ -268,20 +250,13 @@ export function diffSqlitePair(
         "[" + cb.rowid + "]",
         () => rowValue(cb.payload(), cb.rowid, planB!, masks),
       );
-    const addRow = () => {
-      const key = "[" + ca.rowid + "]";
-      // Decoded once for both the kept rows and addedValues.
-      let value: Record<string, unknown> | undefined;
-      const decoded = () =>
-        value ??= rowValue(ca.payload(), ca.rowid, planA!, masks);
-      rows.row(part, "put", key, decoded);
-      if (addedValues === undefined) return;
-      try {
-        addedValues.set(key, decoded());
-      } catch {
-        addedValues = undefined;
-      }
-    };
+    const addRow = () =>
+      rows.row(
+        part,
+        "put",
+        "[" + ca.rowid + "]",
+        () => rowValue(ca.payload(), ca.rowid, planA!, masks),
+      );
     let hb = cb.next();
     let ha = ca.next();
     while (hb && ha) {
@@ -349,11 +324,10 @@ export function diffSqlitePair(
     for (; hb; hb = cb.next()) removeRow();
     for (; ha; ha = ca.next()) addRow();
     rows.done(part, false);
-    if (addedValues !== undefined) part.addedValues = addedValues;
     stats.leavesRead += cb.leavesRead + ca.leavesRead;
     regions.push(part);
   }
-  return { regions, stats, beforeIndex: wb };
+  return { regions, stats };
 }
 
 const emptySource: PageSource = {

@@ -128,8 +128,6 @@ export function readSqlite(
     }
     problems.push(`${label}: not a readable SQLite database: ${wrong}`);
     return { tables: [], problems };
-  } finally {
-    options.cache?.nextGeneration();
   }
   try {
     read.push(...metaTables(src, options.records !== false));

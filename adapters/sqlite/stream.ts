@@ -126,45 +126,24 @@ function rowidLeaves(
 }
 
 /**
- * Decoded leaves of rowid tables kept between snapshots: a leaf with the
- * same bytes, of a table with the same CREATE statement, has the same
- * records (shared, never modified: snapshots are immutable values). Kept
- * for the `keep` snapshots after the one that last saw them.
+ * Decoded leaves of rowid tables shared by the snapshots read with one
+ * cache (a pair compared whole): a leaf with the same bytes, of a table
+ * with the same CREATE statement, has the same records (shared, never
+ * modified: snapshots are immutable values).
  */
 export class PageCache {
-  #entries = new Map<
-    string,
-    { page: Int32Array; records: StateRecord[]; seen: number }
-  >();
-  #generation = 0;
-  /** Snapshots a leaf is kept without being seen. @default 2 */
-  readonly keep: number;
-  constructor(keep = 2) {
-    this.keep = keep;
-  }
+  #entries = new Map<string, { page: Int32Array; records: StateRecord[] }>();
   /** A leaf's records, when its bytes were seen under this signature. */
   get(sig: string, page: Uint8Array): StateRecord[] | undefined {
     const w = words(page);
     const e = this.#entries.get(sig + "\0" + pageHash(w));
     if (e === undefined || e.page.length !== w.length) return undefined;
     for (let i = 0; i < w.length; i++) if (e.page[i] !== w[i]) return undefined;
-    e.seen = this.#generation;
     return e.records;
   }
   set(sig: string, page: Uint8Array, records: StateRecord[]): void {
     const w = words(page);
-    this.#entries.set(sig + "\0" + pageHash(w), {
-      page: w.slice(),
-      records,
-      seen: this.#generation,
-    });
-  }
-  /** The end of a snapshot: forget leaves not seen in the last `keep`. */
-  nextGeneration(): void {
-    this.#generation++;
-    for (const [k, e] of this.#entries) {
-      if (e.seen < this.#generation - this.keep) this.#entries.delete(k);
-    }
+    this.#entries.set(sig + "\0" + pageHash(w), { page: w.slice(), records });
   }
 }
 

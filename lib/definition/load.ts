@@ -137,16 +137,16 @@ function checkAllowedPrograms(def: Definition): void {
 }
 
 /** Refuse a seed file over its limit, naming it and the limit (exit 2, before anything is read). */
-async function checkSeedSize(
+function checkSeedSize(
   def: Definition,
   keyPath: string,
   p: string,
   size: number,
   /** A sqlite adapter's seed (an image has the lower limit). */
   sqlite: boolean,
-): Promise<void> {
+): void {
   const image = sqlite && size > MAX_IMAGE_SEED_BYTES &&
-    await isSqliteImage(p);
+    isSqliteImageFile(p);
   const limit = image ? MAX_IMAGE_SEED_BYTES : MAX_TEXT_SEED_BYTES;
   if (size <= limit) return;
   throw new DefinitionError(
@@ -160,15 +160,12 @@ async function checkSeedSize(
   );
 }
 
-async function isSqliteImage(p: string): Promise<boolean> {
-  const f = await Deno.open(p);
-  try {
-    const head = new Uint8Array(16);
-    const n = await f.read(head);
-    return n === 16 && new TextDecoder().decode(head) === SQLITE_MAGIC;
-  } finally {
-    f.close();
-  }
+/** Whether the file at `p` starts with SQLite's database header. */
+export function isSqliteImageFile(p: string): boolean {
+  using f = Deno.openSync(p);
+  const head = new Uint8Array(16);
+  return f.readSync(head) === 16 &&
+    new TextDecoder().decode(head) === SQLITE_MAGIC;
 }
 
 /** Hash a file in chunks (a SQLite image seed may be large). */
@@ -310,7 +307,7 @@ async function definitionDigest(
       for (const e of await walkSeed(p)) {
         if (e.kind === "file") {
           const size = (await Deno.stat(`${p}/${e.rel}`)).size;
-          await checkSeedSize(def, keyPath, `${p}/${e.rel}`, size, false);
+          checkSeedSize(def, keyPath, `${p}/${e.rel}`, size, false);
           frame(`file:${e.rel}`, await Deno.readFile(`${p}/${e.rel}`));
         } else if (e.kind === "symlink") {
           frame(`symlink:${e.rel}`, await Deno.readLink(`${p}/${e.rel}`));
@@ -324,7 +321,7 @@ async function definitionDigest(
           `a ${a.kind} seed must be a file: ${p}`,
         );
       }
-      await checkSeedSize(def, keyPath, p, info.size, a.kind === "sqlite");
+      checkSeedSize(def, keyPath, p, info.size, a.kind === "sqlite");
       await hashFile(h, `seed:${i}:file`, p, info.size);
     }
   }

@@ -161,11 +161,6 @@ export interface RegionDiff {
   changed: RecordChange[];
   structure: StructureChange | null;
   /**
-   * The values of added records, by key, when the reader kept them (rows
-   * of plain rowid tables found by pages); never part of a delta.
-   */
-  addedValues?: Map<string, Record<string, unknown>>;
-  /**
    * The full records where the reader kept them (a snapshot merge always
    * does; the page reader when asked): what turns the before side into the
    * after side without either snapshot. Never part of a delta.

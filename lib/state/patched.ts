@@ -167,7 +167,7 @@ function union<T extends { key: string }>(...lists: (readonly T[])[]): T[] {
  *
  * @example
  * ```ts ignore
- * const patch = patchFromDelta(digest, seed, r.delta, r.addedValues, r.problems.after);
+ * const patch = patchFromDelta(digest, seed, r.delta, rows, r.problems.after);
  * ```
  */
 export function patchFromDelta(
@@ -249,51 +249,4 @@ function inKeyOrder(xs: StateRecord[]): StateRecord[] {
     }
   }
   return xs;
-}
-
-/** A value a flat row's field change can stand in for (no nesting below it). */
-function flatValue(v: unknown): boolean {
-  if (v === null || typeof v !== "object") return true;
-  if (Array.isArray(v)) return false;
-  const o = v as Record<string, unknown>;
-  return typeof o.$bytes === "string" || typeof o.$int === "string" ||
-    typeof o.$real === "string";
-}
-
-/**
- * The full rows of the records a delta changed, from the seed's rows at
- * those keys (`was`, by region id and key) and the delta's field changes
- * (flat rows only: every field's before must match the seed's value); or
- * why they cannot be rebuilt.
- */
-export function changedRows(
-  delta: Delta,
-  was: ReadonlyMap<string, ReadonlyMap<string, StateRecord>>,
-): Map<string, Map<string, Record<string, unknown>>> | { why: string } {
-  const out = new Map<string, Map<string, Record<string, unknown>>>();
-  for (const c of ["business", "append_only", "unclassified"] as const) {
-    for (const ch of delta[c].changed) {
-      const rec = was.get(ch.region)?.get(ch.key);
-      if (rec === undefined) {
-        return { why: `record ${ch.key} of ${ch.region} is not in the seed` };
-      }
-      const value: Record<string, unknown> = { ...rec.value };
-      for (const f of ch.fields) {
-        const before = value[f.field];
-        if (
-          !Object.hasOwn(rec.value, f.field) || before === undefined ||
-          f.before === undefined || f.after === undefined ||
-          !flatValue(before) || !flatValue(f.after) ||
-          canonicalStateJson(before) !== canonicalStateJson(f.before)
-        ) {
-          return { why: `field ${f.field} of ${ch.region} ${ch.key}` };
-        }
-        value[f.field] = f.after;
-      }
-      let m = out.get(ch.region);
-      if (m === undefined) out.set(ch.region, m = new Map());
-      m.set(ch.key, value);
-    }
-  }
-  return out;
 }

@@ -29,6 +29,7 @@ import {
 } from "../../adapters/sqlite/read.ts";
 import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { isSqliteImage } from "../../adapters/sqlite/format.ts";
+import { isSqliteImageFile } from "../definition/load.ts";
 
 /** Limits on reading one changeset. */
 export interface ChangesetBudget {
@@ -415,14 +416,7 @@ function databaseAt(seen: Map<string, Seen>, sidecar: string): string | null {
 function isDatabase(where: string): boolean {
   if (lstatOrNull(where)?.isFile !== true) return false;
   try {
-    const f = Deno.openSync(where);
-    try {
-      const head = new Uint8Array(16);
-      const n = f.readSync(head) ?? 0;
-      return isSqliteImage(head.subarray(0, n));
-    } finally {
-      f.close();
-    }
+    return isSqliteImageFile(where);
   } catch {
     return false;
   }

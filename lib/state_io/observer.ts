@@ -11,16 +11,9 @@ import type { Definition } from "../definition/types.ts";
 import { type Coverage, coverage as coverageOf } from "../state/coverage.ts";
 import { snapshotDigest } from "../state/delta.ts";
 import { normalize } from "../state/normalize.ts";
-import { shareRecords } from "../state/share.ts";
-import {
-  CATEGORIES,
-  regionId,
-  type Snapshot,
-  type StateRecord,
-} from "../state/types.ts";
+import type { Snapshot } from "../state/types.ts";
 import {
   applyPatch,
-  changedRows,
   patchFromDelta,
   type SnapshotPatch,
 } from "../state/patched.ts";
@@ -166,17 +159,13 @@ export class DeclaredStateObserver implements StateObserver {
   }
 
   /**
-   * When every adapter is sqlite the second reset is compared with the
-   * first page by page (only the first is snapshotted when they are
-   * equal); otherwise both are snapshotted. The first is the seed sessions
-   * are compared with when every reset rebuilds it exactly.
+   * Both resets are snapshotted; the first is the seed sessions are
+   * compared with when every reset rebuilds it exactly.
    */
   async seed(first: string, second: string): Promise<SeedObservation> {
     // Sessions may add to the seed, not hold it all within the budget.
     this.#budget = await seedBudget(first);
-    const digests = await this.#sameState(first, second)
-      ? Array(2).fill(await this.#snapshot(first))
-      : [await this.#snapshot(first), await this.#snapshot(second)];
+    const digests = [await this.#snapshot(first), await this.#snapshot(second)];
     const verified = digests[0] === digests[1];
     const why = verified
       ? await seedNotReproducible(this.#def)
@@ -232,23 +221,16 @@ export class DeclaredStateObserver implements StateObserver {
       this.#def,
     );
     const digest = snapshotDigest(snap);
-    if (!this.#states.has(digest)) {
-      // The first snapshot is the seed's (verify-reset); later distinct ones
-      // share its unchanged records instead of holding copies.
-      const first = this.#states.values().next();
-      this.#states.set(
-        digest,
-        first.done ? snap : shareRecords(first.value, snap),
-      );
-    }
+    if (!this.#states.has(digest)) this.#states.set(digest, snap);
     return digest;
   }
 
   /**
    * The digest of a session's state kept as a patch against the seed
-   * (`patchFromDelta`: every adapter compared by pages, the seed's problems
-   * on both sides), the patch applied to the seed's snapshot (a patch seen
-   * before is not applied again); or why it cannot be.
+   * (`patchFromDelta` of the full rows the page engine kept: every adapter
+   * compared by pages, the seed's problems on both sides), the patch
+   * applied to the seed's snapshot (a patch seen before is not applied
+   * again); or why it cannot be.
    */
   #asPatch(
     seedDigest: string,
@@ -266,15 +248,22 @@ export class DeclaredStateObserver implements StateObserver {
       return { why: "its problems differ from the seed's" };
     }
     // The state is a function of the seed, the delta and the rows it puts:
-    // the same ones seen before name the state already kept.
-    const key = JSON.stringify([
-      r.delta,
-      [...r.addedValues].map(([id, m]) => [id, [...m]]),
-      r.rows === null ? null : [...r.rows].map(([id, x]) => [id, x.put]),
-    ]);
+    // the same ones seen before name the state already kept. Rows not kept
+    // (a row the page reader cannot decode) leave a record without its row.
+    const put = [...r.rows ?? []].map(([id, x]) => [id, x.put] as const);
+    const key = JSON.stringify([r.delta, put]);
     let known = this.#patched.get(key);
     if (known === undefined) {
-      const patch = patchOf(seedDigest, seed, r);
+      const rows = new Map(
+        put.map(([id, xs]) => [id, new Map(xs.map((x) => [x.key, x.value]))]),
+      );
+      const patch = patchFromDelta(
+        seedDigest,
+        seed,
+        r.delta,
+        rows,
+        seed.problems,
+      );
       known = "why" in patch ? patch : this.#keep(seed, patch);
       this.#patched.set(key, known);
     }
@@ -293,61 +282,4 @@ export class DeclaredStateObserver implements StateObserver {
     if (!this.#states.has(digest)) this.#states.set(digest, state);
     return digest;
   }
-
-  /** Whether a second reset left exactly the first one's state, proven page by page (every adapter sqlite). */
-  async #sameState(firstDir: string, stateDir: string): Promise<boolean> {
-    if (!this.#def.adapters.every((a) => a.kind === "sqlite")) return false;
-    try {
-      const r = await stateDelta(this.#def, firstDir, stateDir, {
-        reader: this.#reader,
-        budget: this.#budget,
-      });
-      return r.sameAsBefore;
-    } catch {
-      return false;
-    }
-  }
-}
-
-/**
- * The stored patch of a session's state: the full rows of its added and
- * changed records the page engine kept; where it could not keep them (a
- * row it cannot decode), the seed's rows at the changed keys with the
- * changed fields applied.
- */
-function patchOf(
-  seedDigest: string,
-  seed: Snapshot,
-  r: StateDeltaResult,
-): SnapshotPatch | { why: string } {
-  let rows: ReadonlyMap<
-    string,
-    ReadonlyMap<string, Record<string, unknown>>
-  > = r.rows === null ? r.addedValues : new Map(
-    [...r.rows].map(([id, x]) => [
-      id,
-      new Map(x.put.map((rec) => [rec.key, rec.value])),
-    ]),
-  );
-  const changed = CATEGORIES.flatMap((c) => r.delta[c].changed);
-  const missing = new Set(
-    changed.filter((x) => !rows.get(x.region)?.has(x.key)).map((x) => x.region),
-  );
-  if (missing.size > 0) {
-    const was = new Map<string, Map<string, StateRecord>>();
-    for (const g of seed.regions) {
-      const id = regionId(g);
-      if (missing.has(id)) {
-        was.set(id, new Map(g.records.map((x) => [x.key, x])));
-      }
-    }
-    const full = changedRows(r.delta, was);
-    if ("why" in full) return full;
-    const merged = new Map(full);
-    for (const [id, m] of r.addedValues) {
-      merged.set(id, new Map([...(merged.get(id) ?? []), ...m]));
-    }
-    rows = merged;
-  }
-  return patchFromDelta(seedDigest, seed, r.delta, rows, seed.problems);
 }

@@ -20,7 +20,7 @@
 import type { AdapterDef, Definition } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
 import { seedPath, walkSeed } from "../definition/seeds.ts";
-import { MAX_IMAGE_SEED_BYTES } from "../definition/load.ts";
+import { isSqliteImageFile, MAX_IMAGE_SEED_BYTES } from "../definition/load.ts";
 import {
   DefinitionError,
   EnvironmentError,
@@ -81,7 +81,7 @@ export async function writeSqliteSeed(
   const p = seedPath(def, a.seed!);
   const folder = dest.slice(0, dest.lastIndexOf("/"));
   await Deno.mkdir(folder, { recursive: true });
-  if (await isSqliteImageFile(p)) {
+  if (isSqliteImageFile(p)) {
     await copyAtomic(p, dest);
     return "image";
   }
@@ -183,19 +183,6 @@ function buildSqliteSeed(sql: string, path: string): void {
   } finally {
     db.close();
   }
-}
-
-/** Whether the file at `path` starts with the SQLite database header. */
-async function isSqliteImageFile(path: string): Promise<boolean> {
-  using f = await Deno.open(path, { read: true });
-  const head = new Uint8Array(16);
-  let n = 0;
-  while (n < 16) {
-    const r = await f.read(head.subarray(n));
-    if (r === null) break;
-    n += r;
-  }
-  return isSqliteImage(head.subarray(0, n));
 }
 
 /** SHA-256 of a file, read 1 MiB at a time. */

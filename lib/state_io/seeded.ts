@@ -16,8 +16,8 @@ import { normalizeLabel } from "../common/paths.ts";
 import { seedPath } from "../definition/seeds.ts";
 import { fsExclusions, walkFs } from "../../adapters/fs.ts";
 import { getPath } from "../state/json_path.ts";
-import { writeSqliteSeed } from "./reset.ts";
-import { openSide } from "./state_delta.ts";
+import { sqliteSeedImage } from "./reset.ts";
+import { imagePageSource } from "../../adapters/sqlite/format.ts";
 import {
   columnsFromPages,
   metaTables,
@@ -46,9 +46,7 @@ export async function seededSnapshot(def: Definition): Promise<Snapshot> {
         label,
         db: null,
         wal: null,
-        ...(a.seed === null
-          ? {}
-          : { observed: await seedColumns(def, i, label) }),
+        ...(a.seed === null ? {} : { observed: await seedColumns(def, i) }),
       });
     } else if (a.kind === "json") {
       results.push({
@@ -76,13 +74,12 @@ export async function seededSnapshot(def: Definition): Promise<Snapshot> {
       results.push({ kind: "fs", label, entries });
     }
   }
-  return assembleSnapshot(def, results, [], false);
+  return assembleSnapshot(def, results);
 }
 
 /**
- * The tables and columns of adapter `index`'s sqlite seed, read from its
- * pages in a file built for the purpose (`writeSqliteSeed`), so that the
- * database is never held in memory whatever its size. Throws what
+ * The tables and columns of adapter `index`'s sqlite seed, read from the
+ * pages of the database it builds (`sqliteSeedImage`). Throws what
  * building the seed throws (a {@linkcode DefinitionError} for a failing
  * script), and a {@linkcode DefinitionError} naming the seed when its
  * pages cannot be read.
@@ -90,26 +87,13 @@ export async function seededSnapshot(def: Definition): Promise<Snapshot> {
 export async function seedColumns(
   def: Definition,
   index: number,
-  label: string,
 ): Promise<SqliteObservation> {
-  const a = def.adapters[index]!;
-  const dir = await Deno.makeTempDir({ prefix: "verity-seed-schema-" });
+  const image = await sqliteSeedImage(def, def.adapters[index]!, index);
   try {
-    await writeSqliteSeed(def, a, index, `${dir}/${label}`);
-    const problems: string[] = [];
-    const side = await openSide(dir, label, problems);
-    if (side === null) return { tables: [], problems };
-    try {
-      return {
-        tables: [
-          ...columnsFromPages(side.pages),
-          ...metaTables(side.pages, false),
-        ].sort((x, y) => x.name < y.name ? -1 : x.name > y.name ? 1 : 0),
-        problems,
-      };
-    } finally {
-      side.pages.close();
-    }
+    const src = imagePageSource(image);
+    const tables = [...columnsFromPages(src), ...metaTables(src, false)];
+    tables.sort((x, y) => x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
+    return { tables, problems: [] };
   } catch (e) {
     if (!(e instanceof PageWalkError)) throw e;
     throw new DefinitionError(
@@ -117,8 +101,6 @@ export async function seedColumns(
       `adapters[${index}].seed`,
       `the seeded database cannot be read by verity's page reader: ${e.message}`,
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
 

@@ -77,8 +77,6 @@ export function assembleSnapshot(
   def: Pick<Definition, "adapters">,
   results: readonly WorkerResult[],
   problems: readonly string[] = [],
-  /** False: sqlite tables with their columns and no records. */
-  sqliteRecords = true,
   /** Decoded SQLite leaves shared with other snapshots (`SnapshotOptions.cache`). */
   cache: PageCache | null = null,
 ): Snapshot {
@@ -98,7 +96,6 @@ export function assembleSnapshot(
       const obs = r.observed ?? readSqlite(r.db ?? new Uint8Array(), {
         wal: r.wal,
         label: adapter,
-        records: sqliteRecords,
         cache,
       });
       allProblems.push(...obs.problems);
@@ -179,7 +176,6 @@ export async function takeSnapshot(
     def,
     read.results,
     read.problems,
-    true,
     options.cache ?? null,
   );
   for (const a of def.adapters) {

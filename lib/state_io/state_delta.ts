@@ -18,12 +18,8 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { AdapterDef, Definition, MaskRule } from "../definition/types.ts";
 import { normalizeLabel } from "../common/paths.ts";
-import { type FsDigestCache, fsExclusions, walkFs } from "../../adapters/fs.ts";
-import {
-  type DiffSide,
-  readSchema,
-  type TreeIndex,
-} from "../../adapters/sqlite/btree.ts";
+import { fsExclusions, walkFs } from "../../adapters/fs.ts";
+import { type DiffSide, readSchema } from "../../adapters/sqlite/btree.ts";
 import type { SqliteDiffStats } from "../../adapters/sqlite/compare.ts";
 import { diffSqlitePair } from "../../adapters/sqlite/diff.ts";
 import {
@@ -65,8 +61,6 @@ export interface AdapterMethod {
   /** Why snapshots were used for a sqlite adapter. */
   why?: string;
   stats?: SqliteDiffStats & { pagesChanged: number; pages: number };
-  /** fs: files whose digest was known (not read again). */
-  filesReused?: number;
 }
 
 /** What {@linkcode stateDelta} returns. */
@@ -84,12 +78,6 @@ export interface StateDeltaResult {
    * snapshot parts with the same snapshot digest; and the same problems.
    */
   sameAsBefore: boolean;
-  /**
-   * The values of added records by region id and key, where the page
-   * reader kept them (plain rowid tables): with the delta, what rebuilds
-   * the after side from the before side (`applyDelta`).
-   */
-  addedValues: Map<string, Map<string, Record<string, unknown>>>;
   /**
    * With `options.rows`: per region id that changed, the full records of
    * its changes (the after side's added and changed records, the before
@@ -121,8 +109,6 @@ class FilePages implements PageSource {
   readonly pageCount: number;
   readonly filePages: number;
   #fd: number;
-  /** The whole file, when the caller holds it in memory (a seed's image). */
-  #image: Uint8Array | null = null;
   #chunks = new Map<number, Uint8Array>();
   #singles = new Map<number, Uint8Array>();
   #last = -1;
@@ -149,12 +135,6 @@ class FilePages implements PageSource {
     const w = this.walFrames.get(pgno);
     if (w !== undefined) return this.wal.subarray(w, w + this.pageSize);
     if (pgno > this.filePages) return this.#zero;
-    if (this.#image !== null) {
-      return this.#image.subarray(
-        (pgno - 1) * this.pageSize,
-        pgno * this.pageSize,
-      );
-    }
     // Reading on in page order (leaves skipped in between count too).
     const sequential = pgno > this.#last && pgno - this.#last <= CHUNK_PAGES;
     this.#last = pgno;
@@ -206,28 +186,8 @@ class FilePages implements PageSource {
     return chunk.subarray(o, o + this.pageSize);
   }
 
-  /**
-   * Read from now on from `image`, the file's bytes held in memory (read
-   * earlier under the same file identity); false when its size is not the
-   * file's.
-   */
-  useImage(image: Uint8Array): boolean {
-    if (image.length !== this.filePages * this.pageSize) return false;
-    this.#image = image;
-    return true;
-  }
-
-  /**
-   * Raw file pages [first, first+n): read into `into` (for bulk
-   * comparison), or a view of the image in memory.
-   */
+  /** Raw file pages [first, first+n), read into `into` (for bulk comparison). */
   readRaw(first: number, n: number, into: Uint8Array): Uint8Array {
-    if (this.#image !== null) {
-      return this.#image.subarray(
-        (first - 1) * this.pageSize,
-        (first - 1 + n) * this.pageSize,
-      );
-    }
     const view = into.subarray(0, n * this.pageSize);
     readFully(this.#fd, view, (first - 1) * this.pageSize);
     return view;
@@ -267,38 +227,12 @@ async function regularInside(
   return "ok";
 }
 
-/**
- * What identifies a file's bytes without reading them: device, inode,
- * size, modification and change times. The change time cannot be set by a
- * process; null while it is under a second old (a write within the same
- * clock tick would not show).
- */
-function statIdentity(s: Deno.FileInfo): string | null {
-  if (s.ctime === null || s.mtime === null) return null;
-  if (Date.now() - s.ctime.getTime() < 1000) return null;
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtime.getTime()}:${s.ctime.getTime()}`;
-}
-
-/** {@linkcode statIdentity} of a database file (and of its WAL). */
-async function identityOf(
-  path: string,
-  wal: boolean,
-): Promise<string | null> {
-  const parts: string[] = [];
-  for (const p of wal ? [path, `${path}-wal`] : [path]) {
-    const id = statIdentity(await Deno.stat(p));
-    if (id === null) return null;
-    parts.push(id);
-  }
-  return parts.join("/");
-}
-
 /** Open one side's database (with its WAL) read-only, or null when it has none. */
-export async function openSide(
+async function openSide(
   stateDir: string,
   label: string,
   problems: string[],
-): Promise<{ pages: FilePages; identity: string | null } | null> {
+): Promise<FilePages | null> {
   const abs = label === "." ? stateDir : `${stateDir}/${label}`;
   const dbState = await regularInside(stateDir, abs);
   const walState = await regularInside(stateDir, `${abs}-wal`);
@@ -329,8 +263,7 @@ export async function openSide(
     if (ix.dbPages === 0 && size % pageSize !== 0) {
       throw new PageWalkError("unexpected image size");
     }
-    const pages = new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
-    return { pages, identity: await identityOf(abs, walState === "ok") };
+    return new FilePages(fd, size, pageSize, wal, ix.frames, ix.dbPages);
   } catch (e) {
     closeSync(fd);
     throw e;
@@ -343,14 +276,9 @@ let compareBuffers: [Buffer, Buffer] | null = null;
 
 /**
  * Which pages differ between two databases (1 = differs), comparing the
- * files in large chunks and the WAL pages one by one. With `capture` (as
- * long as `a`'s file), `a`'s file is read into it on the way.
+ * files in large chunks and the WAL pages one by one.
  */
-function changedPages(
-  a: FilePages,
-  b: FilePages,
-  capture: Uint8Array | null = null,
-): Uint8Array {
+function changedPages(a: FilePages, b: FilePages): Uint8Array {
   const n = Math.max(a.pageCount, b.pageCount);
   const common = Math.min(a.pageCount, b.pageCount);
   const out = new Uint8Array(n + 1);
@@ -366,11 +294,7 @@ function changedPages(
   const [ba, bb] = compareBuffers;
   for (let first = 1; first <= raw; first += per) {
     const k = Math.min(per, raw - first + 1);
-    const x = a.readRaw(
-      first,
-      k,
-      capture === null ? ba : capture.subarray((first - 1) * ps),
-    );
+    const x = a.readRaw(first, k, ba);
     const y = b.readRaw(first, k, bb);
     const bx = Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     const by = Buffer.from(y.buffer, y.byteOffset, y.byteLength);
@@ -398,56 +322,10 @@ function changedPages(
   return out;
 }
 
-/**
- * Databases compared before, as the before side (a seed compared with
- * every session): their schema, plans and trees, by file identity.
- */
-const seedCache = new Map<
-  string,
-  { schema: DiffSide["schema"]; tables: DiffSide["tables"]; index: TreeIndex }
->();
-
-/**
- * The bytes of seeds compared before (the before side's file, without its
- * WAL), by the same identity as {@linkcode seedCache}: a session then
- * reads only its own file. Only files of at most `SEED_IMAGE_BYTES`, and
- * that many bytes in all (least recently used dropped), so memory stays
- * bounded whatever the database's size.
- */
-const seedImages = new Map<string, Uint8Array>();
-const SEED_IMAGE_BYTES = 128 << 20;
-
-function keepSeedImage(key: string, image: Uint8Array): void {
-  let total = image.length;
-  for (const v of seedImages.values()) total += v.length;
-  for (const [k, v] of seedImages) {
-    if (total <= SEED_IMAGE_BYTES) break;
-    seedImages.delete(k);
-    total -= v.length;
-  }
-  if (total <= SEED_IMAGE_BYTES) seedImages.set(key, image);
-}
-
-/** Schemas already planned, by their tables' CREATE statements. */
-const planCache = new Map<string, DiffSide["tables"]>();
-
 function sideOf(src: FilePages | null): DiffSide | null {
   if (src === null) return null;
   const schema = readSchema(src);
-  const key = JSON.stringify([
-    schema.filter((r) => r.type === "table").map((r) => [
-      r.name,
-      r.rootpage,
-      r.sql,
-    ]),
-  ]);
-  let tables = planCache.get(key);
-  if (tables === undefined) {
-    tables = planSchema(schema);
-    if (planCache.size > 64) planCache.clear();
-    planCache.set(key, tables);
-  }
-  return { src, schema, tables };
+  return { src, schema, tables: planSchema(schema) };
 }
 
 /** A snapshot of one database's own state only (`metaTables`), masked. */
@@ -490,40 +368,14 @@ async function sqliteByPages(
   let sb: FilePages | null = null;
   let sa: FilePages | null = null;
   try {
-    const ob = await openSide(beforeDir, label, pb);
-    sb = ob?.pages ?? null;
-    sa = (await openSide(afterDir, label, pa))?.pages ?? null;
-    const cacheKey = ob?.identity
-      ? `${beforeDir}/${label}\0${ob.identity}`
-      : null;
-    const known = cacheKey === null ? undefined : seedCache.get(cacheKey);
-    const before: DiffSide | null = sb === null
-      ? null
-      : known
-      ? { src: sb, schema: known.schema, tables: known.tables }
-      : sideOf(sb);
-    const after = sideOf(sa);
-    // The seed's bytes from memory when held; else held from now on when
-    // its identity is stable and it is small enough (read on the way).
-    const image = cacheKey === null ? undefined : seedImages.get(cacheKey);
-    if (image !== undefined) {
-      seedImages.delete(cacheKey!);
-      if (sb!.useImage(image)) seedImages.set(cacheKey!, image);
-    }
-    const capture = cacheKey !== null && image === undefined && sb !== null &&
-        sa !== null && sb.pageSize === sa.pageSize &&
-        sb.filePages * sb.pageSize <= SEED_IMAGE_BYTES &&
-        sb.filePages <= Math.min(sb.pageCount, sa.pageCount, sa.filePages)
-      ? new Uint8Array(sb.filePages * sb.pageSize)
-      : null;
-    const changed = sb && sa ? changedPages(sb, sa, capture) : null;
-    if (capture !== null) keepSeedImage(cacheKey!, capture);
-    const r = diffSqlitePair(before, after, {
+    sb = await openSide(beforeDir, label, pb);
+    sa = await openSide(afterDir, label, pa);
+    const changed = sb && sa ? changedPages(sb, sa) : null;
+    const r = diffSqlitePair(sideOf(sb), sideOf(sa), {
       label,
       categoryOf: (t) => categoryOf(a, t),
       masks: masksOf(a),
       changed,
-      beforeIndex: known?.index ?? null,
       keepRows: options.rows === true,
       faults: options.faults ?? {},
     });
@@ -532,14 +384,6 @@ async function sqliteByPages(
     r.regions.push(
       ...regionDiffs(metaSnapshot(a, label, sb), metaSnapshot(a, label, sa)),
     );
-    if (cacheKey !== null && !known && before && r.beforeIndex) {
-      if (seedCache.size >= 8) seedCache.delete(seedCache.keys().next().value!);
-      seedCache.set(cacheKey, {
-        schema: before.schema,
-        tables: before.tables,
-        index: r.beforeIndex,
-      });
-    }
     problems.before.push(...pb);
     problems.after.push(...pa);
     let pagesChanged = 0;
@@ -565,37 +409,9 @@ async function sqliteByPages(
 }
 
 /**
- * Digests of files hashed in earlier comparisons, by file identity (path,
- * device, inode, size, modification and change time; files changed less
- * than a second ago are not kept): a seed's files are hashed once.
- */
-class DigestCache implements FsDigestCache {
-  #m = new Map<string, string>();
-  hits = 0;
-  #key(path: string, info: Deno.FileInfo): string | null {
-    const id = statIdentity(info);
-    return id === null ? null : `${path}\0${id}`;
-  }
-  get(path: string, info: Deno.FileInfo): string | undefined {
-    const k = this.#key(path, info);
-    const v = k === null ? undefined : this.#m.get(k);
-    if (v !== undefined) this.hits++;
-    return v;
-  }
-  set(path: string, info: Deno.FileInfo, sha256: string): void {
-    const k = this.#key(path, info);
-    if (k === null) return;
-    if (this.#m.size >= 100_000) this.#m.clear();
-    this.#m.set(k, sha256);
-  }
-}
-const fileDigests = new DigestCache();
-
-/**
  * The part of an fs adapter: both trees walked (without following links)
- * as the snapshot worker walks them, with file digests reused by identity.
- * Returns how many files were not read again. Throws PageWalkError (the
- * snapshot worker is used) when the adapter's root leads outside.
+ * as the snapshot worker walks them. Throws PageWalkError (the snapshot
+ * worker is used) when the adapter's root leads outside.
  */
 async function fsByDigest(
   def: Definition,
@@ -605,11 +421,10 @@ async function fsByDigest(
   problems: { before: string[]; after: string[] },
   parts: RegionDiff[],
   same: { value: boolean },
-): Promise<number> {
+): Promise<void> {
   const label = normalizeLabel(a.label);
   const sub: Definition = { ...def, adapters: [a] };
   const exclude = fsExclusions(def.adapters, a);
-  const hits0 = fileDigests.hits;
   const observe = async (dir: string): Promise<Snapshot> => {
     if (label !== ".") {
       try {
@@ -624,7 +439,7 @@ async function fsByDigest(
         }
       }
     }
-    const r = await walkFs(dir, label, exclude, fileDigests);
+    const r = await walkFs(dir, label, exclude);
     return normalize(
       assembleSnapshot(
         sub,
@@ -640,16 +455,11 @@ async function fsByDigest(
   problems.after.push(...after.problems);
   parts.push(...regionDiffs(before, after));
   if (snapshotDigest(before) !== snapshotDigest(after)) same.value = false;
-  return fileDigests.hits - hits0;
 }
 
-/** json files read as the before side, by file identity: their digest and normalized snapshot. */
-const jsonCache = new Map<string, { digest: string; snap: Snapshot }>();
-
 /**
- * The part of a json adapter: the before side parsed once per file
- * identity; an after file with the same SHA-256 is the same state and is
- * not parsed. Throws PageWalkError (snapshots are used) for anything the
+ * The part of a json adapter: an after file with the same SHA-256 as the
+ * before file is the same state and is not parsed. Throws PageWalkError (snapshots are used) for anything the
  * snapshot worker reports as a problem (a link out, not a regular file).
  */
 async function jsonByDigest(
@@ -675,22 +485,8 @@ async function jsonByDigest(
       assembleSnapshot(sub, [{ kind: "json", label, bytes }]),
       sub,
     );
-  const babs = label === "." ? beforeDir : `${beforeDir}/${label}`;
-  const identity = (await regularInside(beforeDir, babs)) === "ok"
-    ? await identityOf(babs, false)
-    : null;
-  const key = identity === null
-    ? null
-    : `${babs}\0${identity}\0${JSON.stringify(a)}`;
-  let before = key === null ? undefined : jsonCache.get(key);
-  if (before === undefined) {
-    const b = await read(beforeDir);
-    before = { digest: b.digest, snap: observe(b.bytes) };
-    if (key !== null) {
-      if (jsonCache.size >= 8) jsonCache.delete(jsonCache.keys().next().value!);
-      jsonCache.set(key, before);
-    }
-  }
+  const b = await read(beforeDir);
+  const before = { digest: b.digest, snap: observe(b.bytes) };
   const x = await read(afterDir);
   problems.before.push(...before.snap.problems);
   if (x.digest === before.digest) {
@@ -744,12 +540,8 @@ export async function stateDelta(
   for (const a of def.adapters) {
     if (a.kind === "fs") {
       try {
-        const reused = await fsByDigest(def, a, bd, ad, problems, parts, same);
-        methods.push({
-          label: normalizeLabel(a.label),
-          method: "digest",
-          filesReused: reused,
-        });
+        await fsByDigest(def, a, bd, ad, problems, parts, same);
+        methods.push({ label: normalizeLabel(a.label), method: "digest" });
       } catch (e) {
         declined(a, e);
       }
@@ -812,12 +604,6 @@ export async function stateDelta(
   }
   const sameProblems = problems.before.length === problems.after.length &&
     problems.before.every((p, i) => p === problems.after[i]);
-  const addedValues = new Map<string, Map<string, Record<string, unknown>>>();
-  for (const p of parts) {
-    if (p.addedValues !== undefined && p.addedValues.size > 0) {
-      addedValues.set(p.region, p.addedValues);
-    }
-  }
   let rows: Map<string, RegionRows> | null = options.rows ? new Map() : null;
   for (const p of parts) {
     if (rows === null) break;
@@ -833,6 +619,5 @@ export async function stateDelta(
     problems,
     methods,
     sameAsBefore: same.value && sameProblems,
-    addedValues,
   };
 }

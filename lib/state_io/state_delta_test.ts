@@ -798,10 +798,7 @@ Deno.test("stateDelta: json and fs by digest equal the full snapshots' delta", a
     await Deno.mkdir(`${work}/seed/files`, { recursive: true });
     await Deno.writeTextFile(`${work}/seed/memory.jsonl`, lines(200, 0));
     await Deno.writeTextFile(`${work}/seed/files/a.txt`, "a");
-    // Older than a second: the seed's parse is kept between comparisons.
-    await new Promise((r) => setTimeout(r, 1100));
     let unparsed = 0;
-    let reused = 0;
     let same = 0;
     for (let trial = 0; trial < 8; trial++) {
       const dir = `${work}/s${trial}`;
@@ -828,15 +825,12 @@ Deno.test("stateDelta: json and fs by digest equal the full snapshots' delta", a
           `trial ${trial} (${k})`,
         );
         if (fast.sameAsBefore) same++;
-        reused += fast.methods[1]?.filesReused ?? 0;
         assert.deepEqual(fast.delta, full, `trial ${trial} (${k})`);
         if (k === 0 && full.empty && x === `${work}/seed`) unparsed++;
       }
     }
     assert.ok(unparsed >= 1, "some session left the document as seeded");
     assert.ok(same >= 1, "some session left the whole state as seeded");
-    // The seed's files were hashed once, then known by identity.
-    assert.ok(reused >= 8, `${reused} files not read again`);
   } finally {
     await Deno.remove(work, { recursive: true });
   }
