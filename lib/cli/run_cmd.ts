@@ -246,9 +246,6 @@ export async function main(argv: string[]): Promise<number> {
   const scratch = cleanScratch().catch(() => 0);
   let battery;
   try {
-    // The first launch's one-time work (bubblewrap probe, the server's
-    // module graph) runs while the battery starts (verify-reset).
-    launcher.warm();
     // Writes outside the declared state: each launch's overlay, read after
     // its session beside the declared adapters' state.
     const observer = new OverlayObserver(
