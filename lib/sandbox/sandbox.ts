@@ -510,11 +510,17 @@ function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
       }
       const mode = (st.mode ?? 0o755) & 0o7777;
-      Deno.chmodSync(`${upper}${at}`, mode);
       // A directory others cannot enter stays as it is (the server could
       // not read it before either).
       const mine = at === owned && (mode & 0o005) === 0o005;
-      Deno.chownSync(`${upper}${at}`, mine ? uid : st.uid, mine ? gid : st.gid);
+      const [u, g] = mine ? [uid, gid] : [st.uid, st.gid];
+      // Only what mkdir did not give already: on a busy disk each change
+      // waits on the journal, a look does not.
+      const now = Deno.lstatSync(`${upper}${at}`);
+      if (((now.mode ?? 0) & 0o7777) !== mode) {
+        Deno.chmodSync(`${upper}${at}`, mode);
+      }
+      if (now.uid !== u || now.gid !== g) Deno.chownSync(`${upper}${at}`, u, g);
     }
   }
 }
