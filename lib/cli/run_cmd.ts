@@ -12,7 +12,7 @@ import {
   parseCount,
   parseEnvPairs,
 } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { EvidenceError, UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { checkListed } from "../definition/listed.ts";
 import { checkSeededState } from "../state_io/seeded.ts";
@@ -316,7 +316,16 @@ export async function main(argv: string[]): Promise<number> {
   // Until the ledger holds it, the report is marked as ours: a crash in
   // between is finished by the next run (or verity ledger recover).
   await markOwner(dir, WRITER_MARKER);
-  const text = reportText(packed);
+  let text: string;
+  try {
+    text = reportText(packed);
+  } catch (e) {
+    // Past V8's string limit: no verity reader could open it either.
+    if (!(e instanceof RangeError)) throw e;
+    throw new EvidenceError(
+      `verity run: the report would pass V8's string limit (536870888 characters), so no verity reader could open it: not written`,
+    );
+  }
   const written = await writeChunksAtomic(reportPath, [text], {
     overwrite: false,
   });
