@@ -29,7 +29,7 @@
 import { parseArgs } from "./_args.ts";
 import { join, resolve } from "node:path";
 import { readEvidenceText } from "../lib/evidence/files.ts";
-import { packReport, reportChunks } from "../lib/report/pack.ts";
+import { packReport, reportText } from "../lib/report/pack.ts";
 import { verifyReport } from "../lib/report/verify.ts";
 import { fixtureRoot } from "./_bench_shared.ts";
 
@@ -81,7 +81,7 @@ async function published() {
     }
     const v1 = JSON.parse(text);
     const packed = packReport(v1);
-    const v2text = [...reportChunks(packed)].join("");
+    const v2text = reportText(packed);
     const v1bytes = new TextEncoder().encode(text);
     const v2bytes = new TextEncoder().encode(v2text);
     const p1 = verifyReport(v1).length;

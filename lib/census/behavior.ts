@@ -27,7 +27,7 @@ import { checkListed } from "../definition/listed.ts";
 import { DeclaredStateObserver } from "../state_io/observer.ts";
 import { OverlayObserver } from "../state_io/overlay_observer.ts";
 import { buildRunReport } from "../report/build.ts";
-import { packReport, reportChunks } from "../report/pack.ts";
+import { packReport, reportText } from "../report/pack.ts";
 import { targetProvenance } from "../prepare/provenance.ts";
 import { canonicalJson, sha256Hex } from "../evidence/canonical.ts";
 import type { Report } from "../report/report.ts";
@@ -166,8 +166,7 @@ export async function auditBehavior(
       tools: [],
     },
   });
-  const reportText = [...reportChunks(packReport(report, { seedRef: null }))]
-    .join("");
+  const reportJson = reportText(packReport(report, { seedRef: null }));
   const targetText = await Deno.readTextFile(join(learned.dir, "target.toml"));
   const seeding = {
     kept: 0,
@@ -201,7 +200,7 @@ export async function auditBehavior(
     },
     verdicts,
     artifacts: [
-      { file: `${dir}/report.json`, type: "report", text: reportText },
+      { file: `${dir}/report.json`, type: "report", text: reportJson },
       { file: `${dir}/target.toml`, type: "target", text: targetText },
     ],
   };

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseCommandLine } from "./args.ts";
 import { UsageError } from "../errors.ts";
 import { type Report, REPORT_SCHEMAS } from "../report/report.ts";
-import { openReport, reportChunks } from "../report/pack.ts";
+import { openReport, reportText } from "../report/pack.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import {
   documentOptions,
@@ -83,12 +83,9 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   if (format === "json") {
-    // The stored form as it is, streamed: never one giant string.
+    // The stored form as it is.
     const out = Deno.stdout.writable.getWriter();
-    const enc = new TextEncoder();
-    for (const chunk of reportChunks(stored)) {
-      await out.write(enc.encode(chunk));
-    }
+    await out.write(new TextEncoder().encode(reportText(stored)));
     out.releaseLock();
     return 0;
   }

@@ -12,7 +12,7 @@ import {
   parseCount,
   parseEnvPairs,
 } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { EvidenceError, UsageError } from "../errors.ts";
 import { loadDefinition } from "../definition/load.ts";
 import { checkListed } from "../definition/listed.ts";
 import { checkSeededState } from "../state_io/seeded.ts";
@@ -27,7 +27,7 @@ import { reportClaims } from "../report/claims.ts";
 import { VERSION } from "../version.ts";
 import { harnessGitState } from "./_io.ts";
 import { writeChunksAtomic } from "../evidence/atomic_write.ts";
-import { packReport, reportChunks } from "../report/pack.ts";
+import { packReport, reportText } from "../report/pack.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import { seedNotReproducible } from "../state_io/seed_ref.ts";
 import { definitionGitState } from "../prepare/definition_git.ts";
@@ -252,9 +252,6 @@ export async function main(argv: string[]): Promise<number> {
   const scratch = cleanScratch().catch(() => 0);
   let battery;
   try {
-    // The first launch's one-time work (bubblewrap probe, the server's
-    // module graph) runs while the battery starts (verify-reset).
-    launcher.warm();
     // Writes outside the declared state: each launch's overlay, read after
     // its session beside the declared adapters' state.
     const observer = new OverlayObserver(
@@ -304,8 +301,7 @@ export async function main(argv: string[]): Promise<number> {
   // Not recursive: an existing run directory is an error, never reused
   // (a learned target made it already, for this run).
   if (learned === null) await Deno.mkdir(dir);
-  // The stored form (seed once, snapshots as patches, frames once),
-  // written in pieces and hashed as it goes: never one giant string.
+  // The stored form (seed once, snapshots as patches, frames once).
   const tWrite = performance.now();
   phases.assemble = tWrite - tAssemble;
   // A seed every reset rebuilds exactly (reset verified, no clock or
@@ -320,7 +316,17 @@ export async function main(argv: string[]): Promise<number> {
   // Until the ledger holds it, the report is marked as ours: a crash in
   // between is finished by the next run (or verity ledger recover).
   await markOwner(dir, WRITER_MARKER);
-  const written = await writeChunksAtomic(reportPath, reportChunks(packed), {
+  let text: string;
+  try {
+    text = reportText(packed);
+  } catch (e) {
+    // Past V8's string limit: no verity reader could open it either.
+    if (!(e instanceof RangeError)) throw e;
+    throw new EvidenceError(
+      `verity run: the report would pass V8's string limit (536870888 characters), so no verity reader could open it: not written`,
+    );
+  }
+  const written = await writeChunksAtomic(reportPath, [text], {
     overwrite: false,
   });
   const ledger = await appendReportToLedger(runsDir, id, written);
@@ -352,10 +358,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (p.values.json) {
     const out = Deno.stdout.writable.getWriter();
-    const enc = new TextEncoder();
-    for (const chunk of reportChunks(packed)) {
-      await out.write(enc.encode(chunk));
-    }
+    await out.write(new TextEncoder().encode(text));
     out.releaseLock();
   } else {
     console.log(terminalText(renderText(report)));

@@ -27,7 +27,6 @@ import {
   resolveDeno,
   resolveNode,
   resolvePython,
-  warmLaunch,
 } from "../sandbox/sandbox.ts";
 import type {
   Launch,
@@ -111,7 +110,6 @@ export interface LauncherOptions {
  */
 export class DefinitionLauncher {
   #postgres: PostgresCluster | null = null;
-  #ahead: Promise<void> = Promise.resolve();
   /**
    * Told of every launch with its session's state directory (the run's
    * observer of writes outside the declared state reads each overlay).
@@ -177,32 +175,8 @@ export class DefinitionLauncher {
     }
   }
 
-  /**
-   * Start, in the background, the one-time work of the first launch
-   * (bubblewrap probe, a confined Deno server's module graph), so that it
-   * overlaps other setup (see `warmLaunch`). The first
-   * {@linkcode DefinitionLauncher.start} waits for it, and
-   * {@linkcode DefinitionLauncher.close} too: nothing it spawns outlives
-   * the launcher.
-   */
-  warm(): void {
-    let req: LaunchRequest;
-    try {
-      // The command and paths do not depend on the session's directories
-      // (when they do, the launch does the work itself).
-      req = this.request({
-        state: `${this.definition.dir}/.verity-warm-state`,
-        evidence: `${this.definition.dir}/.verity-warm-evidence`,
-      }, "server");
-    } catch {
-      return;
-    }
-    this.#ahead = warmLaunch(req);
-  }
-
   /** Stop what {@linkcode DefinitionLauncher.startState} started. */
   async close(): Promise<void> {
-    await this.#ahead;
     const pg = this.#postgres;
     this.#postgres = null;
     await pg?.stop();
@@ -259,7 +233,6 @@ export class DefinitionLauncher {
     label: string,
     startTimeoutMs: number,
   ): Promise<StartedServer> {
-    await this.#ahead;
     if (this.definition.transport !== "http") {
       const launch = this.launch(dirs, label);
       return { launch, target: launch.spawn, url: null };

@@ -108,55 +108,44 @@ export function parseSourcePin(
     }
     return v;
   };
-  const pkg = str("package");
-  if (pkg === null) {
-    throw new DefinitionError(
-      file,
-      "source.package",
+  /** `source.<k>`, present and passing `ok`, else the message for missing or bad. */
+  const need = (
+    k: string,
+    ok: (v: string) => boolean,
+    missing: () => string,
+    bad: (v: string) => string,
+  ): string => {
+    const v = str(k);
+    if (v === null || !ok(v)) {
+      throw new DefinitionError(
+        file,
+        `source.${k}`,
+        v === null ? missing() : bad(v),
+      );
+    }
+    return v;
+  };
+  const pkg = need(
+    "package",
+    isNpmName,
+    () =>
       'missing: verity prepare fetches npm packages (e.g. package = "@modelcontextprotocol/server-memory")',
-    );
-  }
-  if (!isNpmName(pkg)) {
-    throw new DefinitionError(
-      file,
-      "source.package",
-      `not a valid npm package name: ${JSON.stringify(pkg)}`,
-    );
-  }
-  const version = str("version");
-  if (version === null) {
-    throw new DefinitionError(
-      file,
-      "source.version",
-      'missing (an exact version such as "1.2.3")',
-    );
-  }
-  if (!isExactVersion(version)) {
-    throw new DefinitionError(
-      file,
-      "source.version",
-      `must be an exact version, not a range or tag: ${
-        JSON.stringify(version)
-      }`,
-    );
-  }
-  const integrity = str("integrity");
-  if (integrity === null) {
-    throw new DefinitionError(
-      file,
-      "source.integrity",
+    (v) => `not a valid npm package name: ${JSON.stringify(v)}`,
+  );
+  const version = need(
+    "version",
+    isExactVersion,
+    () => 'missing (an exact version such as "1.2.3")',
+    (v) => `must be an exact version, not a range or tag: ${JSON.stringify(v)}`,
+  );
+  const integrity = need(
+    "integrity",
+    isSha512Integrity,
+    () =>
       `missing: the registry's dist.integrity (npm view ${pkg}@${version} dist.integrity)`,
-    );
-  }
-  if (!isSha512Integrity(integrity)) {
-    throw new DefinitionError(
-      file,
-      "source.integrity",
-      `expected "sha512-<base64>" as npm prints it, got ${
-        JSON.stringify(integrity)
-      }`,
-    );
-  }
+    (v) =>
+      `expected "sha512-<base64>" as npm prints it, got ${JSON.stringify(v)}`,
+  );
   const git = str("git");
   const commit = str("commit");
   if (commit !== null) {

@@ -292,95 +292,62 @@ export function unpackReport(
   return { report, problems };
 }
 
-/**
- * The stored report as JSON text in pieces, in key order of the object,
- * so a report of any size is written without one giant string: each
- * session, frame, verdict and snapshot record is its own piece (batched
- * into chunks of about 64 KiB). The concatenation is valid JSON, one line
- * per session, frame, verdict and record. Pure.
- */
-export function* reportChunks(packed: Record<string, unknown>): Generator<
-  string
-> {
-  let buf = "";
-  const flush = function* () {
-    if (buf.length > 0) yield buf;
-    buf = "";
-  };
-  buf += "{";
-  let first = true;
-  for (const [k, v] of Object.entries(packed)) {
-    if (v === undefined) continue;
-    buf += (first ? "\n" : ",\n") + JSON.stringify(k) + ":";
-    first = false;
-    if (k === "snapshots" && isObject(v)) {
-      buf += "{";
-      let n = 0;
-      for (const [d, s] of Object.entries(v)) {
-        buf += (n++ ? ",\n" : "\n") + JSON.stringify(d) + ":";
-        for (const piece of snapshotPieces(s as Record<string, unknown>)) {
-          buf += piece;
-          if (buf.length > 1 << 16) yield* flush();
-        }
-      }
-      buf += "\n}";
-    } else if (Array.isArray(v) || isObject(v)) {
-      const arr = Array.isArray(v);
-      buf += arr ? "[" : "{";
-      let n = 0;
-      for (const [ek, ev] of arr ? v.entries() : Object.entries(v)) {
-        if (ev === undefined && !arr) continue;
-        buf += (n++ ? ",\n" : "\n") + (arr ? "" : JSON.stringify(ek) + ":") +
-          (JSON.stringify(ev) ?? "null");
-        if (buf.length > 1 << 16) yield* flush();
-      }
-      buf += n ? (arr ? "\n]" : "\n}") : (arr ? "]" : "}");
-    } else buf += JSON.stringify(v);
-    if (buf.length > 1 << 16) yield* flush();
-  }
-  buf += "\n}\n";
-  yield* flush();
+const json = (v: unknown) => JSON.stringify(v) ?? "null";
+
+/** `items` one a line inside `open` and `close` (`open + close` when none). */
+function lines(items: string[], open = "[", close = "]"): string {
+  return items.length
+    ? `${open}\n${items.join(",\n")}\n${close}`
+    : open + close;
 }
 
-/** A snapshot or patch as JSON pieces: one per record. */
-function* snapshotPieces(s: Record<string, unknown>): Generator<string> {
-  const regions = s.regions;
-  if (!Array.isArray(regions)) {
-    yield JSON.stringify(s);
-    return;
-  }
-  yield "{";
-  let first = true;
-  for (const [k, v] of Object.entries(s)) {
-    if (v === undefined) continue;
-    yield (first ? "" : ",") + JSON.stringify(k) + ":";
-    first = false;
-    if (k !== "regions") {
-      yield JSON.stringify(v);
-      continue;
-    }
-    yield "[";
-    for (let i = 0; i < regions.length; i++) {
-      const r = regions[i] as Record<string, unknown>;
-      yield (i ? ",\n" : "\n") + "{";
-      let rf = true;
-      for (const [rk, rv] of Object.entries(r)) {
-        if (rv === undefined) continue;
-        yield (rf ? "" : ",") + JSON.stringify(rk) + ":";
-        rf = false;
-        if ((rk === "records" || rk === "put") && Array.isArray(rv)) {
-          yield "[";
-          for (let j = 0; j < rv.length; j++) {
-            yield (j ? ",\n" : "\n") + JSON.stringify(rv[j]);
-          }
-          yield rv.length ? "\n]" : "]";
-        } else yield JSON.stringify(rv);
-      }
-      yield "}";
-    }
-    yield regions.length ? "\n]" : "]";
-  }
-  yield "}";
+/** `"key":value` for each member of `o` that JSON keeps, the value as `f` writes it. */
+function members(
+  o: Record<string, unknown>,
+  f: (k: string, v: unknown) => string = (_, v) => json(v),
+): string[] {
+  return Object.entries(o).filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${JSON.stringify(k)}:${f(k, v)}`);
+}
+
+/** A snapshot or patch as JSON text: one line per region and per record. */
+function snapshotText(s: Record<string, unknown>): string {
+  if (!Array.isArray(s.regions)) return json(s);
+  const region = (r: Record<string, unknown>) =>
+    `{${
+      members(r, (k, v) =>
+        (k === "records" || k === "put") && Array.isArray(v)
+          ? lines(v.map(json))
+          : json(v)).join(",")
+    }}`;
+  return `{${
+    members(s, (k, v) =>
+      k === "regions" ? lines((v as typeof s[]).map(region)) : json(v)).join(
+        ",",
+      )
+  }}`;
+}
+
+/**
+ * The stored report as JSON text, in key order of the object: one line
+ * per top-level key, session, frame, verdict and snapshot record. Pure.
+ */
+export function reportText(packed: Record<string, unknown>): string {
+  const top = (items: string[]) =>
+    `{${items.map((i) => `\n${i}`).join(",")}\n}`;
+  return top(
+    members(
+      packed,
+      (k, v) =>
+        k === "snapshots" && isObject(v)
+          ? top(members(v, (_, x) => snapshotText(x as typeof v)))
+          : Array.isArray(v)
+          ? lines(v.map(json))
+          : isObject(v)
+          ? lines(members(v), "{", "}")
+          : json(v),
+    ),
+  ) + "\n";
 }
 
 /**

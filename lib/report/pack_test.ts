@@ -13,7 +13,7 @@ import {
   frameDigest,
   openReport,
   packReport,
-  reportChunks,
+  reportText,
   seedReferenceOf,
   unpackReport,
 } from "./pack.ts";
@@ -147,10 +147,10 @@ Deno.test("applyPatch refuses unsorted keys and drops the base lacks", () => {
   );
 });
 
-Deno.test("packed report: streamed text parses to the same value, unpacks to the report, verifies", () => {
+Deno.test("packed report: its text parses to the same value, unpacks to the report, verifies", () => {
   const report = testReport();
   const packed = packReport(report);
-  const text = [...reportChunks(packed)].join("");
+  const text = reportText(packed);
   assertEquals(JSON.parse(text), JSON.parse(JSON.stringify(packed)));
   const parsed = JSON.parse(text);
   assertEquals(parsed.schema, "verity.report/2");
@@ -176,7 +176,7 @@ Deno.test("packed report: streamed text parses to the same value, unpacks to the
 
 Deno.test("packed report: an edited frame or a frame nobody names is refused", () => {
   const parsed = JSON.parse(
-    [...reportChunks(packReport(testReport()))].join(""),
+    reportText(packReport(testReport())),
   );
   const d = Object.keys(parsed.frames)[0] as string;
   assert(d !== undefined, "the test report has a frame");
@@ -201,7 +201,7 @@ Deno.test("seed by reference (verity.report/3): no seed records stored; verify n
   const seedSnap = report.snapshots[seedDigest]! as Snapshot;
   const ref = { definition: report.provenance.definition.digest, file: "x" };
   const parsed = JSON.parse(
-    [...reportChunks(packReport(report, { seedRef: ref }))].join(""),
+    reportText(packReport(report, { seedRef: ref })),
   );
   assertEquals(parsed.schema, "verity.report/3");
   assertEquals(parsed.snapshots[seedDigest], { seedRef: ref });

@@ -166,26 +166,6 @@ export interface ModuleGraphFiles {
 
 const moduleFilesCache = new Map<string, ModuleGraphFiles>();
 
-/** `deno info --json` output (null: it failed) fetched ahead by {@linkcode warmLaunch}, by the cache key. */
-const moduleInfoAhead = new Map<string, Uint8Array | null>();
-
-function denoInfoCommand(
-  deno: string,
-  script: string,
-  cwd: string,
-  denoDir: string,
-): Deno.Command {
-  return new Deno.Command(deno, {
-    args: ["info", "--json", "--no-lock", script],
-    cwd,
-    env: { DENO_DIR: denoDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  });
-}
-
 /**
  * The local files a Deno server's static module graph loads (`deno info`,
  * which lists literal `import()`s too), the Deno config file its directory
@@ -212,13 +192,17 @@ function staticModuleFiles(
     script.startsWith("file:");
   if (local && deno !== "") {
     try {
-      let stdout = moduleInfoAhead.get(key);
-      if (stdout === undefined) {
-        const out = denoInfoCommand(deno, script, cwd, denoDir).outputSync();
-        stdout = out.code === 0 ? out.stdout : null;
-      }
-      if (stdout !== null) {
-        const info = JSON.parse(new TextDecoder().decode(stdout)) as {
+      const out = new Deno.Command(deno, {
+        args: ["info", "--json", "--no-lock", script],
+        cwd,
+        env: { DENO_DIR: denoDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).outputSync();
+      if (out.code === 0) {
+        const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
           modules?: { specifier?: string; local?: string }[];
         };
         for (const m of info.modules ?? []) {
@@ -340,30 +324,6 @@ function systemLinks(): Record<string, string> {
 
 let bwrapWorks: boolean | null = null;
 
-function bwrapProbe(bwrap: string, sh: string): Deno.Command {
-  return new Deno.Command(bwrap, {
-    args: [
-      "--unshare-pid",
-      "--unshare-net",
-      "--die-with-parent",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      sh,
-      "-c",
-      "exit 0",
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-    clearEnv: true,
-  });
-}
-
 /**
  * Whether bubblewrap can create its namespaces here (probed once, in about
  * 10 ms): the deno backend then runs Deno inside it with a minimal view.
@@ -376,51 +336,31 @@ function bubblewrapWorksHere(): boolean {
   const sh = findOnPath("sh", "/bin:/usr/bin");
   if (bwrap === null || sh === null) return false;
   try {
-    bwrapWorks = bwrapProbe(bwrap, sh).outputSync().code === 0;
+    bwrapWorks = new Deno.Command(bwrap, {
+      args: [
+        "--unshare-pid",
+        "--unshare-net",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        sh,
+        "-c",
+        "exit 0",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+    }).outputSync().code === 0;
   } catch {
     bwrapWorks = false;
   }
   return bwrapWorks;
-}
-
-/**
- * Do ahead, without blocking, what the first {@linkcode prepareLaunch} of a
- * run would do synchronously once: probe bubblewrap and, for a confined
- * Deno server, read its module graph (`deno info`, tens of milliseconds).
- * The results are the same; a launch prepared before this settles does the
- * work itself. Never throws.
- */
-export async function warmLaunch(req: LaunchRequest): Promise<void> {
-  try {
-    if (req.backend !== "deno" || Deno.build.os !== "linux") return;
-    if (bwrapWorks === null) {
-      const bwrap = findOnPath("bwrap", Deno.env.get("PATH") ?? "");
-      const sh = findOnPath("sh", "/bin:/usr/bin");
-      if (bwrap === null || sh === null) return;
-      const code = (await bwrapProbe(bwrap, sh).output()).code;
-      if (bwrapWorks === null) bwrapWorks = code === 0;
-    }
-    if (!bwrapWorks) return;
-    const deno = resolveDeno();
-    const definitionDir = Deno.realPathSync(req.definitionDir);
-    const cwd = req.cwd === undefined
-      ? definitionDir
-      : Deno.realPathSync(req.cwd);
-    const denoDir = realPathOr(req.denoDir ?? defaultDenoDir());
-    const script = splitDenoRun(req.command).script;
-    const key = `${cwd}\u0000${script}\u0000${denoDir}`;
-    const local = !/^[a-z][a-z0-9+.-]*:/i.test(script) ||
-      script.startsWith("file:");
-    if (!local || moduleFilesCache.has(key) || moduleInfoAhead.has(key)) {
-      return;
-    }
-    const out = await denoInfoCommand(deno, script, cwd, denoDir).output();
-    if (!moduleInfoAhead.has(key)) {
-      moduleInfoAhead.set(key, out.code === 0 ? out.stdout : null);
-    }
-  } catch {
-    // the launch itself finds out (and says why)
-  }
 }
 
 /** The uid and gid a server drops to when verity runs as root ("nobody"). */
