@@ -157,6 +157,14 @@ Deno.test("recovery: scratch directories of dead runs are removed, live ones and
         ["verity-run-live", ownerText(selfOwner())],
         ["verity-run-unmarked", null],
         ["other-dead", ownerText({ pid: await deadPid(), start: 1 })],
+        // Overlay layers, in the tmpfs given as the second root only.
+        [
+          "shm/verity-layers-dead",
+          ownerText({ pid: await deadPid(), start: 1 }),
+        ],
+        ["shm/verity-layers-live", ownerText(selfOwner())],
+        ["shm/verity-run-dead", ownerText({ pid: await deadPid(), start: 1 })],
+        ["verity-layers-dead", ownerText({ pid: await deadPid(), start: 1 })],
       ] as const
     ) {
       Deno.mkdirSync(`${root}/${name}/state`, { recursive: true });
@@ -164,15 +172,21 @@ Deno.test("recovery: scratch directories of dead runs are removed, live ones and
         Deno.writeTextFileSync(`${root}/${name}/.owner`, owner);
       }
     }
-    assert.equal(await cleanScratch(root), 3);
+    assert.equal(await cleanScratch(root, `${root}/shm`), 4);
     assert.deepEqual(
       [...Deno.readDirSync(root)].map((e) => e.name).sort(),
       [
         "other-dead",
+        "shm",
+        "verity-layers-dead",
         "verity-run-live",
         "verity-run-unmarked",
         "verity-seeds-live",
       ],
+    );
+    assert.deepEqual(
+      [...Deno.readDirSync(`${root}/shm`)].map((e) => e.name).sort(),
+      ["verity-layers-live", "verity-run-dead"],
     );
   } finally {
     await Deno.remove(root, { recursive: true });

@@ -212,3 +212,80 @@ Deno.test("init --learn: a state path with an extension on the command line is a
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("a learned target run again as a definition: its report carries the learning run's origins and verifies; edited, they are not carried; a broken learned.json is one line, exit 2", async () => {
+  const runs = await Deno.makeTempDir({ prefix: "verity-zero-again-" });
+  try {
+    const first = await runVerity([
+      "run",
+      "--runs-dir",
+      runs,
+      "--audit",
+      "--",
+      "deno",
+      "run",
+      "tests/data/zero-hostile/server.ts",
+    ], { cwd: ROOT });
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    const firstPath = /^report: (.+)$/m.exec(first.stdout)![1]!;
+    const learned = JSON.parse(await Deno.readTextFile(firstPath)).learned;
+    const target = join(firstPath, "../target");
+    const again = await runVerity(
+      ["run", target, "--audit", "--runs-dir", join(runs, "again")],
+      { cwd: ROOT },
+    );
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    const path = /^report: (.+)$/m.exec(again.stdout)![1]!;
+    assert.deepEqual(
+      JSON.parse(await Deno.readTextFile(path)).learned,
+      learned,
+    );
+    assert.match(
+      again.stdout,
+      /^ {4}drop_note\n {6}id = .* derived from the seed/m,
+    );
+    const ok = await runVerity(["report", "verify", path]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    // An argument set edited since learning: its origins no longer say
+    // where the values came from, so none are carried, and it says so.
+    const toml = join(target, "target.toml");
+    assert.match(await Deno.readTextFile(toml), /^title = /m);
+    await Deno.writeTextFile(
+      toml,
+      (await Deno.readTextFile(toml)).replace(
+        /^title = .*$/m,
+        'title = "Edited by hand"',
+      ),
+    );
+    const edited = await runVerity(
+      ["run", target, "--audit", "--runs-dir", join(runs, "edited")],
+      { cwd: ROOT },
+    );
+    assert.equal(edited.code, 0, edited.stdout + edited.stderr);
+    assert.match(
+      edited.stderr,
+      /^verity: \S+learned\.json does not match the target's learned argument sets \(edited since\?\): argument origins not carried$/m,
+    );
+    const editedPath = /^report: (.+)$/m.exec(edited.stdout)![1]!;
+    assert.ok(
+      !Object.hasOwn(
+        JSON.parse(await Deno.readTextFile(editedPath)),
+        "learned",
+      ),
+    );
+    // Not a learning record: one line naming the file and key, exit 2.
+    const file = join(target, "learned.json");
+    await Deno.writeTextFile(file, JSON.stringify({ ...learned, files: [1] }));
+    const broken = await runVerity(
+      ["run", target, "--audit", "--runs-dir", join(runs, "broken")],
+      { cwd: ROOT },
+    );
+    assert.equal(broken.code, 2, broken.stdout + broken.stderr);
+    assert.equal(
+      broken.stderr.trim(),
+      `${file}: files[0]: expected { path, kind: "sqlite", "json" or "fs" }`,
+    );
+  } finally {
+    await Deno.remove(runs, { recursive: true });
+  }
+});

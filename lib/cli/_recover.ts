@@ -149,25 +149,34 @@ export async function recoverRuns(runsDir: string): Promise<Recovery> {
 
 /**
  * Remove `verity-run-*`, `verity-cmd-*` and `verity-seeds-*` (cached seed
- * databases) scratch directories whose owner (recorded in their `.owner`
- * file) is dead, in `root` (where Deno makes temporary directories).
- * Returns how many were removed.
+ * databases) scratch directories in `root` (where Deno makes temporary
+ * directories), and `verity-layers-*` (overlay layers) in `shm`, whose
+ * owner (recorded in their `.owner` file) is dead. Returns how many were
+ * removed.
  */
 export async function cleanScratch(
   root = Deno.env.get("TMPDIR") || "/tmp",
+  shm = "/dev/shm",
 ): Promise<number> {
   let n = 0;
-  try {
-    for await (const e of Deno.readDir(root)) {
-      if (!e.isDirectory || !/^verity-(run|cmd|seeds)-/.test(e.name)) continue;
-      const dir = join(root, e.name);
-      const owner = await ownerOf(join(dir, SCRATCH_OWNER));
-      if (owner === "absent" || owner === null || ownerAlive(owner)) continue;
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      n++;
+  for (
+    const [parent, kind] of [
+      [root, /^verity-(run|cmd|seeds)-/],
+      [shm, /^verity-layers-/],
+    ] as const
+  ) {
+    try {
+      for await (const e of Deno.readDir(parent)) {
+        if (!e.isDirectory || !kind.test(e.name)) continue;
+        const dir = join(parent, e.name);
+        const owner = await ownerOf(join(dir, SCRATCH_OWNER));
+        if (owner === "absent" || owner === null || ownerAlive(owner)) continue;
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+        n++;
+      }
+    } catch {
+      // unreadable, or not there
     }
-  } catch {
-    // unreadable temporary directory
   }
   return n;
 }

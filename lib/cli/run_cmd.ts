@@ -40,7 +40,8 @@ import { observedOptions, writeObserved } from "./_observed.ts";
 import { Progress } from "./_progress.ts";
 import { selfCpuMs } from "../common/process_cpu.ts";
 import { terminalText } from "../common/show_controls.ts";
-import { type Learned, learnTarget } from "../init/learn.ts";
+import { type Learned, learnTarget, readLearned } from "../init/learn.ts";
+import { showControls } from "../common/show_controls.ts";
 
 /** Run `verity run`. */
 export async function main(argv: string[]): Promise<number> {
@@ -166,6 +167,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   const def = learned?.definition ??
     await loadDefinition(p.positionals[0]!);
+  // A learned target run again: its learning record, as the first run's.
+  const relearned = learned === null ? await readLearned(def) : null;
+  if (relearned?.stale) {
+    console.error(`verity: ${showControls(relearned.stale)}`);
+  }
   marks.definition_load = performance.now();
   await checkSeededState(def);
   marks.definition = performance.now();
@@ -290,7 +296,7 @@ export async function main(argv: string[]): Promise<number> {
     deno: Deno.version.deno,
     capturedAt: started.toISOString(),
     options: { runs, jobs, concurrentAttempts: attempts, tools: selectors },
-    learned,
+    learned: learned ?? relearned?.record ?? null,
   });
   const verdicts = report.verdicts;
   const dir = join(runsDir, id);

@@ -19,14 +19,16 @@
  * @module
  */
 import { dirname, join, relative } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { stringify } from "smol-toml";
-import { ServerError } from "../errors.ts";
-import type {
-  AdapterDef,
-  Definition,
-  LearnedAim,
+import { DefinitionError, ServerError } from "../errors.ts";
+import {
+  type AdapterDef,
+  type Definition,
+  LEARNED_AIMS,
+  type LearnedAim,
 } from "../definition/types.ts";
-import { loadDefinition } from "../definition/load.ts";
+import { loadDefinition, MAX_TEXT_SEED_BYTES } from "../definition/load.ts";
 import { DefinitionLauncher, openLauncher } from "../launcher/launcher.ts";
 import { resolveCommand } from "../launcher/command.ts";
 import { resolveDeno } from "../sandbox/sandbox.ts";
@@ -57,12 +59,20 @@ import {
 } from "./learn_plan.ts";
 
 /** What one seeding call did. */
+const STEP_OUTCOMES = [
+  "kept",
+  "read_only",
+  "errored",
+  "lossy",
+  "no_change",
+] as const;
+
 export interface SeedStep {
   tool: string;
   arguments: Record<string, unknown>;
   origins: ArgumentOrigin[];
   /** `kept` (its additions are in the seed); otherwise why it is not. */
-  outcome: "kept" | "read_only" | "errored" | "lossy" | "no_change";
+  outcome: typeof STEP_OUTCOMES[number];
   detail: string;
 }
 
@@ -751,9 +761,10 @@ export async function learnTarget(
     await launcher.reset(lastState);
   }
   await writeTarget(options.dir, spec, lastState);
+  const files = seedFiles.map((f) => ({ path: f.path, kind: f.kind }));
   await Deno.writeTextFile(
-    join(options.dir, "learned.json"),
-    JSON.stringify({ steps, calls }, null, 2) + "\n",
+    join(options.dir, LEARNED_FILE),
+    JSON.stringify({ steps, calls, files }, null, 2) + "\n",
   );
   def = await loadDefinition(options.dir);
   return {
@@ -761,7 +772,106 @@ export async function learnTarget(
     dir: options.dir,
     steps,
     calls,
-    files: seedFiles.map((f) => ({ path: f.path, kind: f.kind })),
+    files,
     prepared,
   };
+}
+
+/** What learning did, beside a learned target's `target.toml`. */
+export const LEARNED_FILE = "learned.json";
+
+/**
+ * The learning record of a learned target run again as a definition
+ * (`verity run <dir> --audit` after `verity init --learn`): `learned.json`
+ * beside its `target.toml`, so the report names every argument's origin
+ * as the learning run's did. Null when there is none, or when it no longer
+ * describes the target (an argument set edited, added or removed since:
+ * `stale` says so, and the origins are not carried). A file that is not
+ * such a record is a `DefinitionError` naming the key. Requires
+ * `--allow-read`.
+ */
+export async function readLearned(
+  def: Pick<Definition, "dir" | "tools">,
+): Promise<{ record: LearnedRecord | null; stale: string | null }> {
+  const file = join(def.dir, LEARNED_FILE);
+  let text: string;
+  try {
+    if ((await Deno.stat(file)).size > MAX_TEXT_SEED_BYTES) {
+      throw new DefinitionError(file, "", "larger than 256 MiB");
+    }
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { record: null, stale: null };
+    throw e;
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new DefinitionError(file, "", `not JSON: ${(e as Error).message}`);
+  }
+  const bad = (key: string, what: string): never => {
+    throw new DefinitionError(file, key, `expected ${what}`);
+  };
+  const str = (x: unknown) => typeof x === "string";
+  if (!isPlainObject(v)) bad("", "{ steps, calls, files }");
+  const r = v as Record<string, unknown>;
+  for (const k of ["steps", "calls", "files"]) {
+    if (!Array.isArray(r[k])) bad(k, "an array");
+  }
+  const set = (key: string, x: unknown): Record<string, unknown> => {
+    if (
+      !isPlainObject(x) || !str(x.tool) || !isPlainObject(x.arguments) ||
+      !Array.isArray(x.origins) ||
+      !x.origins.every((o) => isPlainObject(o) && str(o.path) && str(o.from))
+    ) bad(key, "{ tool, arguments: {}, origins: [{ path, value, from }] }");
+    return x as Record<string, unknown>;
+  };
+  (r.steps as unknown[]).forEach((x, i) => {
+    const s = set(`steps[${i}]`, x);
+    if (!STEP_OUTCOMES.includes(s.outcome as never) || !str(s.detail)) {
+      bad(
+        `steps[${i}]`,
+        `an outcome of ${STEP_OUTCOMES.join(", ")} and a detail`,
+      );
+    }
+  });
+  const calls = (r.calls as unknown[]).map((x, i) => {
+    const c = set(`calls[${i}]`, x);
+    if (
+      !(c.variant === null || str(c.variant)) ||
+      !LEARNED_AIMS.includes(c.learned as LearnedAim)
+    ) {
+      bad(
+        `calls[${i}]`,
+        `a variant (string or null) and learned: one of ${
+          LEARNED_AIMS.join(", ")
+        }`,
+      );
+    }
+    return c as unknown as LearnedCall;
+  });
+  (r.files as unknown[]).forEach((f, i) => {
+    if (
+      !isPlainObject(f) || !str(f.path) ||
+      !["sqlite", "json", "fs"].includes(f.kind as string)
+    ) bad(`files[${i}]`, '{ path, kind: "sqlite", "json" or "fs" }');
+  });
+  // Every learned set of the target has its record, unchanged, and no more.
+  const learnedSets = def.tools.filter((t) => t.learned !== undefined);
+  const same = learnedSets.length === calls.length &&
+    learnedSets.every((t) =>
+      calls.some((c) =>
+        c.tool === t.name && c.variant === t.variant &&
+        c.learned === t.learned && isDeepStrictEqual(c.arguments, t.arguments)
+      )
+    );
+  if (!same) {
+    return {
+      record: null,
+      stale:
+        `${file} does not match the target's learned argument sets (edited since?): argument origins not carried`,
+    };
+  }
+  return { record: r as unknown as LearnedRecord, stale: null };
 }

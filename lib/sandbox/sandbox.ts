@@ -27,6 +27,7 @@ import {
 import { noProcessFilter, seccompArch } from "./_seccomp.ts";
 import { SandboxError } from "./errors.ts";
 import { isWithin } from "../common/paths.ts";
+import { ownerText, SCRATCH_OWNER, selfOwner } from "../common/owner.ts";
 import type { Launch, LaunchRequest, OverlayLayout } from "./types.ts";
 import { launchEvidence, type SandboxEvidence } from "./audit_log.ts";
 import { hiddenAncestors, resolveProgram } from "./shims.ts";
@@ -451,6 +452,71 @@ function chownTree(dir: string, uid: number, gid: number): void {
   }
 }
 
+/** This process's directory of overlay layers on a tmpfs (null: none here), made once. */
+let layersRoot: string | null | undefined;
+let layersMade = 0;
+
+/**
+ * Where a launch's overlay keeps its layers: on `/dev/shm` where it is a
+ * tmpfs, else in the session's evidence directory. On ext4 every layer
+ * directory made, and the overlay's mount and unmount, wait on the
+ * journal of a busy disk (tens of ms per session under load); on a tmpfs
+ * they take microseconds, and what a server writes outside its state
+ * lives in memory, as bubblewrap's `--tmpfs /tmp` did before the overlay.
+ * A launch's layers are removed once its evidence directory is (checked
+ * at each launch), the rest when this process exits; those of a process
+ * killed outright by the next `verity run` (`cleanScratch`).
+ */
+function overlayDir(evidenceDir: string, label: string): string {
+  layersRoot ??= makeLayersRoot();
+  if (layersRoot === null) return `${evidenceDir}/overlays/${label}`;
+  for (const e of Deno.readDirSync(layersRoot)) {
+    if (!e.isDirectory) continue;
+    const dir = `${layersRoot}/${e.name}`;
+    try {
+      Deno.statSync(Deno.readTextFileSync(`${dir}/${LAYERS_OF}`));
+    } catch {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  }
+  const dir = `${layersRoot}/${++layersMade}`;
+  Deno.mkdirSync(dir);
+  Deno.writeTextFileSync(`${dir}/${LAYERS_OF}`, evidenceDir);
+  return `${dir}/${label}`;
+}
+
+/** The file naming the evidence directory a launch's layers belong to. */
+const LAYERS_OF = ".evidence";
+
+function makeLayersRoot(): string | null {
+  let tmpfs = false;
+  try {
+    tmpfs = Deno.readTextFileSync("/proc/self/mountinfo").split("\n").some(
+      (l) => l.split(" ")[4] === "/dev/shm" && / - tmpfs /.test(l),
+    );
+  } catch {
+    // no mountinfo: no tmpfs known
+  }
+  if (!tmpfs) return null;
+  try {
+    const dir = Deno.makeTempDirSync({
+      dir: "/dev/shm",
+      prefix: "verity-layers-",
+    });
+    Deno.writeTextFileSync(`${dir}/${SCRATCH_OWNER}`, ownerText(selfOwner()));
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already gone
+      }
+    });
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
 /** Why writes outside the state directory cannot be observed here (null: an overlay can be mounted), probed once. */
 let overlayWhyNot: string | null | undefined;
 
@@ -570,11 +636,17 @@ function makeOverlayDirs(l: OverlayLayout, uid: number, gid: number): void {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
       }
       const mode = (st.mode ?? 0o755) & 0o7777;
-      Deno.chmodSync(`${upper}${at}`, mode);
       // A directory others cannot enter stays as it is (the server could
       // not read it before either).
       const mine = at === owned && (mode & 0o005) === 0o005;
-      Deno.chownSync(`${upper}${at}`, mine ? uid : st.uid, mine ? gid : st.gid);
+      const [u, g] = mine ? [uid, gid] : [st.uid, st.gid];
+      // Only what mkdir did not give already: on a busy disk each change
+      // waits on the journal, a look does not.
+      const now = Deno.lstatSync(`${upper}${at}`);
+      if (((now.mode ?? 0) & 0o7777) !== mode) {
+        Deno.chmodSync(`${upper}${at}`, mode);
+      }
+      if (now.uid !== u || now.gid !== g) Deno.chownSync(`${upper}${at}`, u, g);
     }
   }
 }
@@ -761,7 +833,7 @@ export function prepareLaunch(req: LaunchRequest): Launch {
   if (tools !== null && dropTo !== null && /^[\w.-]+$/.test(req.label)) {
     host.overlay = {
       ...tools,
-      dir: `${evidenceDir}/overlays/${req.label}`,
+      dir: overlayDir(evidenceDir, req.label),
       mounts: hostMounts(),
     };
   }

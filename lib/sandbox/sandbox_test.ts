@@ -376,6 +376,25 @@ print(os.path.isfile(${
     const upper = launch.writes.layout.layers[0]!.upper;
     assert.equal(await Deno.readTextFile(`${upper}${code}/cache.txt`), "x");
     assert.deepEqual(launch.writes.layout.owned, [code]);
+    // The layers are on the tmpfs where there is one, and go once the
+    // session's evidence directory has (seen at the next launch).
+    const shm = (await Deno.readTextFile("/proc/self/mountinfo")).split("\n")
+      .some((l) => l.split(" ")[4] === "/dev/shm" && / - tmpfs /.test(l));
+    if (shm) {
+      assert.match(
+        upper,
+        /^\/dev\/shm\/verity-layers-[^/]+\/\d+\/server\/upper$/,
+      );
+      await Deno.remove(dirs.evidence, { recursive: true });
+      const next = prepareLaunch(
+        request({ ...dirs, evidence: `${dirs.root}/evidence-2` }, {
+          backend: "bubblewrap",
+        }),
+      );
+      await assert.rejects(Deno.lstat(upper), Deno.errors.NotFound);
+      assert.ok(next.writes?.observed);
+      assert.ok((await Deno.lstat(next.writes.layout.work)).isDirectory);
+    }
   } finally {
     await Deno.remove(dirs.root, { recursive: true });
   }

@@ -1,18 +1,17 @@
 /**
- * Reset verification: reset twice into fresh directories, snapshot both,
- * normalize, and require identical state. A definition whose reset is not
+ * Reset verification (`verity verify-reset`): reset twice into fresh
+ * directories and let the declared observer compare them, as a run does
+ * before its battery; identical state is required. A definition whose reset is not
  * reproducible cannot be judged (`RESET_UNVERIFIED`).
  *
  * @module
  */
-import { seedBudget } from "./budget.ts";
 import type { Definition } from "../definition/types.ts";
-import { computeDelta, type Delta, snapshotDigest } from "../state/delta.ts";
-import { normalize } from "../state/normalize.ts";
+import { computeDelta, type Delta } from "../state/delta.ts";
 import { resetState } from "./reset.ts";
-import { takeSnapshot } from "./snapshot.ts";
+import { DeclaredStateObserver } from "./observer.ts";
 import type { Snapshot } from "../state/types.ts";
-import { clusterFor, postgresAdapters } from "./postgres_cluster.ts";
+import { clusterFor } from "./postgres_cluster.ts";
 
 /** The evidence of a reset verification. */
 export interface ResetVerification {
@@ -55,36 +54,30 @@ export async function verifyReset(
   const dirs: [string, string] = [`${work}/reset-1`, `${work}/reset-2`];
   // A postgres adapter: a private cluster for these two resets only.
   const postgres = await clusterFor(def, `${work}/postgres`);
+  // The run's own observer, as `verity run` verifies its reset.
+  const observer = new DeclaredStateObserver(def, work, {
+    postgres: () => postgres,
+  });
   try {
-    const snaps: Snapshot[] = [];
-    for (const d of dirs) {
-      await resetState(def, d, { postgres });
-      // A seed of any size is verity's to read: the budget is on what a
-      // server adds to it.
-      const budget = await seedBudget(d);
-      snaps.push(
-        normalize(await takeSnapshot(def, d, { postgres, budget }), def),
-      );
-      for (const a of postgresAdapters(def)) {
-        await postgres?.dropSession(d, a);
-      }
-    }
-    const [a, b] = snaps as [Snapshot, Snapshot];
-    const delta = computeDelta(a, b);
-    const digests: [string, string] = [snapshotDigest(a), snapshotDigest(b)];
-    const problems = [
-      ...a.problems.map((p) => `reset 1: ${p}`),
-      ...b.problems.map((p) => `reset 2: ${p}`),
+    for (const d of dirs) await resetState(def, d, { postgres });
+    const { verified, digests } = await observer.seed(...dirs);
+    const [a, b] = digests.map((d) => observer.states.get(d)!) as [
+      Snapshot,
+      Snapshot,
     ];
     return {
-      verified: delta.empty && digests[0] === digests[1],
-      digests,
-      delta,
-      problems,
+      verified,
+      digests: [digests[0]!, digests[1]!],
+      delta: computeDelta(a, b),
+      problems: [
+        ...a.problems.map((p) => `reset 1: ${p}`),
+        ...b.problems.map((p) => `reset 2: ${p}`),
+      ],
       seeded: a,
       dirs,
     };
   } finally {
+    await observer.close();
     await postgres?.stop();
     if (!options.keep) {
       await Deno.remove(work, { recursive: true }).catch(() => {});
