@@ -284,8 +284,8 @@ export class KeyCursor {
  * reader decodes its values.
  */
 export class KeyWriter {
-  /** Where a key string is assembled (one character per element). */
-  readonly #chars = new Uint16Array(512);
+  /** Where a key string is assembled (one character per element: `fromCharCode` reads a plain array faster than a typed one). */
+  readonly #chars: number[] = [];
 
   /** The key of the record: its first `n` fields, or the fields `fields` lists. */
   write(
@@ -299,8 +299,11 @@ export class KeyWriter {
   }
 }
 
+/** The longest key {@linkcode keyString} assembles from its bytes. */
+const KEY_CHARS = 512;
+
 function keyString(
-  out: Uint16Array,
+  out: number[],
   buf: Uint8Array,
   types: Int32Array,
   offs: Int32Array,
@@ -315,7 +318,7 @@ function keyString(
     const off = offs[f]!;
     if (i > 0) out[m++] = 0x2c;
     if ((t >= 1 && t <= 5) || t === 8 || t === 9) {
-      if (m + 16 > out.length) {
+      if (m + 16 > KEY_CHARS) {
         return keyStringSlow(buf, types, offs, n, fields);
       }
       const v = numberAt(buf, t, off) as number;
@@ -325,7 +328,7 @@ function keyString(
     }
     if (t < 13 || !(t & 1)) return keyStringSlow(buf, types, offs, n, fields);
     const len = (t - 13) / 2;
-    if (m + len + 4 > out.length) {
+    if (m + len + 4 > KEY_CHARS) {
       return keyStringSlow(buf, types, offs, n, fields);
     }
     out[m++] = 0x22;
@@ -339,10 +342,8 @@ function keyString(
     out[m++] = 0x22;
   }
   out[m++] = 0x5d;
-  return String.fromCharCode.apply(
-    null,
-    out.subarray(0, m) as unknown as number[],
-  );
+  out.length = m;
+  return String.fromCharCode.apply(null, out);
 }
 
 /** {@linkcode KeyWriter.write} of any key, value by value. */
@@ -924,11 +925,9 @@ class LastKey {
     let p = 0;
     for (let i = 0; i < k.length; i++) {
       const f = k[i]!;
-      const s = offs[f]!, e = offs[f + 1]!;
-      this.#buf.set(buf.subarray(s, e), p);
       this.#types[i] = types[f]!;
       this.#start[i] = p;
-      p += e - s;
+      for (let j = offs[f]!; j < offs[f + 1]!; j++) this.#buf[p++] = buf[j]!;
       this.#end[i] = p;
     }
     this.#set = true;
