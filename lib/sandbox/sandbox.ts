@@ -416,7 +416,12 @@ function overlayDir(evidenceDir: string, label: string): string {
     try {
       Deno.statSync(Deno.readTextFileSync(`${dir}/${LAYERS_OF}`));
     } catch {
-      Deno.removeSync(dir, { recursive: true });
+      // Its session is over; a removal that fails is tried at the next launch.
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // still busy
+      }
     }
   }
   const dir = `${layersRoot}/${++layersMade}`;
