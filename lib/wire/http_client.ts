@@ -13,7 +13,6 @@
 import type { McpClient } from "./client.ts";
 import {
   answered,
-  concatBytes,
   decodeFrame,
   type Frame,
   noAnswer,
@@ -25,6 +24,7 @@ import {
 import type { Authorizer } from "./oauth.ts";
 import { Redactor } from "./redact.ts";
 import { boundDepth, MAX_VALUE_DEPTH } from "./bound.ts";
+import { readAtMost } from "./lines.ts";
 import type { ServerProcess } from "./server_process.ts";
 import { type SseEvent, SseEventTooLarge, SseParser } from "./sse.ts";
 import type { ExitInfo } from "./spawn_spec.ts";
@@ -119,7 +119,6 @@ const KEEP_BODY = 64 * 1024;
 export class HttpClient implements McpClient {
   readonly frames: Frame[] = [];
   readonly problems: string[] = [];
-  readonly incoming: { frameIndex: number; message: unknown }[] = [];
   /** Every HTTP exchange, in the order they were started. */
   readonly exchanges: HttpExchange[] = [];
   #url: string;
@@ -154,10 +153,6 @@ export class HttpClient implements McpClient {
 
   get failure(): WireFailure | null {
     return this.#failure;
-  }
-
-  get pid(): number | null {
-    return this.#opts.server?.pid ?? null;
   }
 
   /** "streamable" or "legacy" once the first exchange told which. */
@@ -256,35 +251,9 @@ export class HttpClient implements McpClient {
     return false;
   }
 
-  /** Read a whole body up to `limit` bytes; `over` is true when it was longer. */
-  async #readBody(
-    res: Response,
-    limit: number,
-  ): Promise<{ bytes: Uint8Array; seen: number; over: boolean }> {
-    if (!res.body) return { bytes: new Uint8Array(0), seen: 0, over: false };
-    const parts: Uint8Array[] = [];
-    let kept = 0;
-    let seen = 0;
-    const reader = res.body.getReader();
-    try {
-      while (true) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        seen += value.length;
-        if (!this.#take(value.length)) break;
-        if (kept + value.length > limit) {
-          parts.push(value.subarray(0, limit - kept));
-          kept = limit;
-          await reader.cancel().catch(() => {});
-          return { bytes: concatBytes(parts), seen, over: true };
-        }
-        parts.push(value);
-        kept += value.length;
-      }
-    } finally {
-      reader.releaseLock();
-    }
-    return { bytes: concatBytes(parts), seen, over: false };
+  /** A body's first `limit` bytes, counted against the session budget. */
+  #readBody(res: Response, limit: number) {
+    return readAtMost(res.body, limit, (n) => this.#take(n));
   }
 
   /** Keep the first bytes of a non-JSON-RPC body as evidence. */
@@ -355,9 +324,6 @@ export class HttpClient implements McpClient {
     ) as Record<string, unknown>;
     const id = m.id;
     if ("method" in m) {
-      if (this.incoming.length < 256) {
-        this.incoming.push({ frameIndex: index, message: m });
-      }
       if (id !== undefined && id !== null) {
         this.#reply(replyTo(id, m.method));
       }
@@ -566,16 +532,12 @@ export class HttpClient implements McpClient {
       const type = (res.headers.get("content-type") ?? "").toLowerCase();
       if (res.status >= 500) this.#consecutive5xx++;
       else this.#consecutive5xx = 0;
-      if (this.#mode === "legacy") {
-        if (res.status < 200 || res.status >= 300) {
-          const head = await this.#keepBody(res, ex);
-          return {
-            status: res.status,
-            problem: `HTTP ${res.status} from the legacy message endpoint${
-              head ? `: ${head}` : ""
-            }`,
-          };
-        }
+      const ok = res.status >= 200 && res.status < 300;
+      // Legacy answers come on its stream; a 202 or 204 carries none.
+      if (
+        ok && (this.#mode === "legacy" || res.status === 202 ||
+          res.status === 204)
+      ) {
         await this.#keepBody(res, ex);
         ex.end = "complete";
         return { status: res.status, problem: null };
@@ -588,12 +550,7 @@ export class HttpClient implements McpClient {
         });
         return { status: 404, problem: this.#failure!.message };
       }
-      if (res.status === 202 || res.status === 204) {
-        await this.#keepBody(res, ex);
-        ex.end = "complete";
-        return { status: res.status, problem: null };
-      }
-      if (res.status < 200 || res.status >= 300) {
+      if (!ok) {
         const head = await this.#keepBody(res, ex);
         // A JSON-RPC error answer carried by an HTTP error status is still
         // the server's answer: dispatch it as over stdio.
@@ -659,10 +616,12 @@ export class HttpClient implements McpClient {
           undefined,
           () => id !== null && !waiting(),
         );
-        if (how === "failed" || id === null || !waiting()) {
-          return { status: res.status, problem: null };
-        }
-        return await this.#resume(parser, purpose, id, abort);
+        return {
+          status: res.status,
+          problem: how === "failed" || !waiting()
+            ? null
+            : await this.#follow(purpose, parser, abort.signal, waiting, true),
+        };
       }
       const head = await this.#keepBody(res, ex);
       ex.end = "wrong content type";
@@ -728,94 +687,71 @@ export class HttpClient implements McpClient {
     };
   }
 
-  /** Wait the stream's retry, then GET with Last-Event-ID until `id` is answered. */
-  async #resume(
-    parser: SseParser,
+  /**
+   * GET the endpoint as an event stream while `wanted()`, reconnecting with
+   * Last-Event-ID after the stream's `retry` (1 s when it sent none, at most
+   * 10 s) each time it ends, at most {@linkcode MAX_RECONNECTS} times. With
+   * `resume` (a POST's stream ended before its answer) it starts with the
+   * wait; returns a problem, or null.
+   */
+  async #follow(
     purpose: string,
-    id: number,
-    abort: AbortController,
-  ): Promise<{ status: number | null; problem: string | null }> {
-    const max = MAX_RECONNECTS;
-    for (let attempt = 1; attempt <= max; attempt++) {
-      if (!this.#pending.has(id) || abort.signal.aborted) {
-        return { status: null, problem: null };
+    parser: SseParser,
+    signal: AbortSignal,
+    wanted: () => boolean,
+    resume: boolean,
+  ): Promise<string | null> {
+    for (let n = resume ? 1 : 0; n <= MAX_RECONNECTS; n++) {
+      if (n > 0) {
+        if (!wanted() || signal.aborted) return null;
+        if (parser.lastEventId === null) {
+          return resume
+            ? `the SSE stream for ${purpose} ended before the response, without an event id to resume from`
+            : null;
+        }
+        await sleep(Math.min(parser.retry ?? 1000, 10_000), signal);
       }
-      if (parser.lastEventId === null) {
-        return {
-          status: null,
-          problem:
-            `the SSE stream for ${purpose} ended before the response, without an event id to resume from`,
-        };
-      }
-      await sleep(this.#retryMs(parser), abort.signal);
-      if (!this.#pending.has(id) || abort.signal.aborted) {
-        return { status: null, problem: null };
-      }
-      const got = await this.#getSse(`resume ${purpose}`, {
-        "last-event-id": parser.lastEventId,
-      }, abort.signal);
+      if (!wanted() || signal.aborted) return null;
+      const got = await this.#getSse(
+        resume ? `resume ${purpose}` : purpose,
+        parser.lastEventId === null
+          ? {}
+          : { "last-event-id": parser.lastEventId },
+        signal,
+      );
       if ("bad" in got) {
-        return {
-          status: got.status,
-          problem: got.brief
-            ? `resuming ${purpose} failed: ${got.bad}`
-            : got.bad || null,
-        };
+        if (!got.brief) return got.bad || null;
+        if (resume) return `resuming ${purpose} failed: ${got.bad}`;
+        if (got.status !== 405) this.#problem(`GET stream: ${got.brief}`);
+        return null;
       }
       const how = await this.#readSse(
         got.body,
         got.ex,
         parser,
         undefined,
-        () => !this.#pending.has(id),
+        () => !wanted(),
       );
-      if (how === "failed") return { status: 200, problem: null };
+      if (how !== "ended") return null;
     }
-    return {
-      status: null,
-      problem: `the SSE stream for ${purpose} ended ${
-        max + 1
-      } times before the response`,
-    };
+    return resume
+      ? `the SSE stream for ${purpose} ended ${
+        MAX_RECONNECTS + 1
+      } times before the response`
+      : null;
   }
 
-  #retryMs(parser: SseParser): number {
-    // The server's `retry` (1 s when it sent none), at most 10 s.
-    return Math.min(parser.retry ?? 1000, 10_000);
-  }
-
-  /** The standalone GET stream for server messages, reconnecting with Last-Event-ID. */
+  /** The standalone GET stream for server messages. */
   async #getStream(): Promise<void> {
     const abort = new AbortController();
     this.#streams.add(abort);
-    const parser = new SseParser(this.#maxFrame);
-    const max = MAX_RECONNECTS;
-    try {
-      for (let attempt = 0; attempt <= max; attempt++) {
-        if (this.#closing || this.#failure) return;
-        if (attempt > 0) {
-          if (parser.lastEventId === null) return;
-          await sleep(this.#retryMs(parser), abort.signal);
-          if (this.#closing || this.#failure) return;
-        }
-        const got = await this.#getSse(
-          "get-stream",
-          parser.lastEventId !== null
-            ? { "last-event-id": parser.lastEventId }
-            : {},
-          abort.signal,
-        );
-        if ("bad" in got) {
-          if (got.brief && got.status !== 405) {
-            this.#problem(`GET stream: ${got.brief}`);
-          }
-          return;
-        }
-        if (await this.#readSse(got.body, got.ex, parser) !== "ended") return;
-      }
-    } finally {
-      this.#streams.delete(abort);
-    }
+    await this.#follow(
+      "get-stream",
+      new SseParser(this.#maxFrame),
+      abort.signal,
+      () => !this.#closing && !this.#failure,
+      false,
+    ).finally(() => this.#streams.delete(abort));
   }
 
   /** Legacy HTTP+SSE: GET the URL, wait for the `endpoint` event. */

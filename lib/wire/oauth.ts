@@ -31,6 +31,7 @@
 import { createHash } from "node:crypto";
 import { covers, type StoredToken, type TokenStore } from "./token_store.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { readAtMost } from "./lines.ts";
 
 /** A 401 or 403 answer, as the HTTP client saw it. */
 export interface AuthChallenge {
@@ -110,6 +111,7 @@ const MAX_DOCUMENT = 64 * 1024;
 const MAX_SIGN_INS = 3;
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 const enc = new TextEncoder();
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The Bearer challenge of a `WWW-Authenticate` header (first 8 KiB), or
@@ -208,23 +210,10 @@ async function fetchJson(
   } catch (e) {
     throw new Error(`cannot reach ${url}: ${(e as Error).message}`);
   }
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
-  let text: string | null = "";
-  let n = 0;
-  for await (const chunk of res.body ?? []) {
-    n += chunk.length;
-    if (n > MAX_DOCUMENT) {
-      throw new Error(`${url} answered more than ${MAX_DOCUMENT} bytes`);
-    }
-    try {
-      if (text !== null) text += utf8.decode(chunk, { stream: true });
-    } catch {
-      text = null;
-    }
-  }
+  const { bytes, over } = await readAtMost(res.body, MAX_DOCUMENT);
+  if (over) throw new Error(`${url} answered more than ${MAX_DOCUMENT} bytes`);
   try {
-    const json = text === null ? undefined : JSON.parse(text + utf8.decode());
-    return { status: res.status, json };
+    return { status: res.status, json: JSON.parse(utf8.decode(bytes)) };
   } catch {
     return { status: res.status, json: undefined };
   }
