@@ -3,8 +3,7 @@
  * verbatim capture: every HTTP exchange (status, headers with secrets
  * redacted, body bytes or SSE events, stamps) and every JSON-RPC message as
  * a {@linkcode Frame}, so the same contract parser reads the raw
- * `tools/list` bytes as over stdio. Falls back to the legacy HTTP+SSE
- * transport (2024-11-05) when the server only speaks that.
+ * `tools/list` bytes as over stdio.
  *
  * This is an edge module: it makes network requests. Requires `--allow-net`.
  *
@@ -69,7 +68,7 @@ export interface EventRecord {
 
 /** One HTTP request and what came back, verbatim but for secrets. */
 export interface HttpExchange {
-  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "legacy-stream", "delete". */
+  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "delete". */
   purpose: string;
   method: "POST" | "GET" | "DELETE";
   /** The URL, password and query values redacted. */
@@ -130,9 +129,6 @@ export class HttpClient implements McpClient {
   #failure: WireFailure | null = null;
   #sessionId: string | null = null;
   #protocol: string | null = null;
-  #mode: "probe" | "streamable" | "legacy" = "probe";
-  #legacyEndpoint: string | null = null;
-  #legacyReady: Promise<void> | null = null;
   #closing = false;
   #streams = new Set<AbortController>();
   #notifyChain: Promise<void> = Promise.resolve();
@@ -153,11 +149,6 @@ export class HttpClient implements McpClient {
 
   get failure(): WireFailure | null {
     return this.#failure;
-  }
-
-  /** "streamable" or "legacy" once the first exchange told which. */
-  get mode(): string {
-    return this.#mode;
   }
 
   now(): number {
@@ -196,10 +187,8 @@ export class HttpClient implements McpClient {
       this.#redact.add(auth.slice(auth.indexOf(" ") + 1));
       h.authorization = auth;
     }
-    if (this.#mode !== "legacy") {
-      if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
-      if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
-    }
+    if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
+    if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
     return { ...h, ...extra };
   }
 
@@ -274,7 +263,7 @@ export class HttpClient implements McpClient {
     ex.responseHeaders = this.#redact.headers(res.headers);
     ex.tHeaders = this.now();
     const sid = res.headers.get("mcp-session-id");
-    if (sid !== null && this.#mode !== "legacy") {
+    if (sid !== null) {
       if (!/^[\x21-\x7e]+$/.test(sid)) {
         this.#fail({
           reason: "closed",
@@ -363,21 +352,17 @@ export class HttpClient implements McpClient {
     void this.#postMessage(text, index, "reply", null, new AbortController());
   }
 
-  /**
-   * Read an SSE body, dispatching each message event. Returns the stream's
-   * last event id and retry, and why it ended.
-   */
+  /** Read an SSE body until it ends or `stopWhen()`, dispatching each message event. */
   async #readSse(
     body: ReadableStream<Uint8Array>,
     ex: HttpExchange,
     parser: SseParser,
-    onEvent?: (e: SseEvent) => void,
-    stopWhen?: () => boolean,
+    stopWhen: () => boolean,
   ): Promise<"ended" | "stopped" | "failed"> {
     const reader = body.getReader();
     try {
       while (true) {
-        if (stopWhen?.()) {
+        if (stopWhen()) {
           await reader.cancel().catch(() => {});
           ex.end = "cancelled";
           return "stopped";
@@ -422,7 +407,6 @@ export class HttpClient implements McpClient {
             frame: null,
           };
           if (ex.events.length < 100_000) ex.events.push(rec);
-          if (onEvent) onEvent(e);
           if (e.hasData && e.event === "message" && e.data !== "") {
             rec.frame = this.#onMessage(
               decodeFrame(enc.encode(e.data), "in", rec.t),
@@ -482,7 +466,7 @@ export class HttpClient implements McpClient {
     abort: AbortController,
     tries = 0,
   ): Promise<{ status: number | null; problem: string | null }> {
-    const url = this.#mode === "legacy" ? this.#legacyEndpoint! : this.#url;
+    const url = this.#url;
     const headers = this.#headers({
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
@@ -502,8 +486,7 @@ export class HttpClient implements McpClient {
         return { status: res.status, problem: this.#failure?.message ?? null };
       }
       if (res.status === 401 || res.status === 403) {
-        // Refused before the message was handled: sign in and send it again
-        // (never the legacy transport after an auth failure).
+        // Refused before the message was handled: sign in and send it again.
         await this.#keepBody(res, ex);
         const www = res.headers.get("www-authenticate");
         const line = this.#opts.auth && tries < 3
@@ -532,12 +515,7 @@ export class HttpClient implements McpClient {
       const type = (res.headers.get("content-type") ?? "").toLowerCase();
       if (res.status >= 500) this.#consecutive5xx++;
       else this.#consecutive5xx = 0;
-      const ok = res.status >= 200 && res.status < 300;
-      // Legacy answers come on its stream; a 202 or 204 carries none.
-      if (
-        ok && (this.#mode === "legacy" || res.status === 202 ||
-          res.status === 204)
-      ) {
+      if (res.status === 202 || res.status === 204) {
         await this.#keepBody(res, ex);
         ex.end = "complete";
         return { status: res.status, problem: null };
@@ -550,7 +528,7 @@ export class HttpClient implements McpClient {
         });
         return { status: 404, problem: this.#failure!.message };
       }
-      if (!ok) {
+      if (res.status < 200 || res.status >= 300) {
         const head = await this.#keepBody(res, ex);
         // A JSON-RPC error answer carried by an HTTP error status is still
         // the server's answer: dispatch it as over stdio.
@@ -613,7 +591,6 @@ export class HttpClient implements McpClient {
           res.body,
           ex,
           parser,
-          undefined,
           () => id !== null && !waiting(),
         );
         return {
@@ -729,7 +706,6 @@ export class HttpClient implements McpClient {
         got.body,
         got.ex,
         parser,
-        undefined,
         () => !wanted(),
       );
       if (how !== "ended") return null;
@@ -754,47 +730,6 @@ export class HttpClient implements McpClient {
     ).finally(() => this.#streams.delete(abort));
   }
 
-  /** Legacy HTTP+SSE: GET the URL, wait for the `endpoint` event. */
-  #legacyConnect(timeoutMs: number): Promise<void> {
-    if (this.#legacyReady) return this.#legacyReady;
-    this.#legacyReady = new Promise<void>((resolve, reject) => {
-      const abort = new AbortController();
-      this.#streams.add(abort);
-      const timer = setTimeout(() => {
-        reject(new Error(`no endpoint event within ${timeoutMs} ms`));
-      }, timeoutMs);
-      (async () => {
-        const got = await this.#getSse("legacy-stream", {}, abort.signal);
-        if ("bad" in got) throw new Error(got.bad);
-        const parser = new SseParser(this.#maxFrame);
-        await this.#readSse(got.body, got.ex, parser, (e) => {
-          if (e.event !== "endpoint" || this.#legacyEndpoint !== null) return;
-          try {
-            const u = new URL(e.data.trim(), this.#url);
-            if (u.origin !== new URL(this.#url).origin) {
-              throw new Error(`endpoint ${u.origin} is on another origin`);
-            }
-            this.#legacyEndpoint = u.toString();
-            clearTimeout(timer);
-            resolve();
-          } catch (err) {
-            reject(err);
-          }
-        });
-        if (!this.#closing) {
-          this.#fail({
-            reason: "closed",
-            message: "the legacy SSE stream ended",
-          });
-        }
-      })().catch((e) => {
-        clearTimeout(timer);
-        reject(e);
-      }).finally(() => this.#streams.delete(abort));
-    });
-    return this.#legacyReady;
-  }
-
   notify(method: string, params?: unknown): void {
     if (this.#failure || this.#closing) return;
     const { text, index } = this.#outFrame({
@@ -813,7 +748,6 @@ export class HttpClient implements McpClient {
       if (r.problem) this.#problem(`${method}: ${r.problem}`);
       if (
         method === "notifications/initialized" &&
-        this.#mode === "streamable" &&
         (this.#opts.getStream ?? true)
       ) void this.#getStream();
     });
@@ -855,40 +789,10 @@ export class HttpClient implements McpClient {
         };
         resolve({ status: "unknown", failure, ms: this.now() - sentAt });
       };
-      const post = () => {
-        const { text, index } = this.#outFrame(message);
-        return this.#postMessage(text, index, method, id, abort);
-      };
       void (async () => {
         await this.#notifyChain;
-        if (this.#mode === "probe" && method === "initialize") {
-          const r = await post();
-          // A 4xx to the first POST: try the legacy HTTP+SSE transport.
-          if (
-            this.#pending.has(id) && r.status !== null &&
-            r.status >= 400 && r.status < 500
-          ) {
-            this.#mode = "legacy";
-            try {
-              await this.#legacyConnect(timeoutMs);
-            } catch (e) {
-              settle(
-                `${
-                  r.problem ?? `HTTP ${r.status}`
-                }; legacy HTTP+SSE fallback failed: ${errText(e)}`,
-              );
-              return;
-            }
-            const r2 = await post();
-            if (r2.problem) settle(r2.problem);
-            return;
-          }
-          if (this.#mode === "probe") this.#mode = "streamable";
-          if (r.problem) settle(r.problem);
-          return;
-        }
-        if (this.#mode === "legacy") await this.#legacyReady;
-        const r = await post();
+        const { text, index } = this.#outFrame(message);
+        const r = await this.#postMessage(text, index, method, id, abort);
         if (r.problem) settle(r.problem);
         if (r.status !== null && r.status >= 500 && this.#consecutive5xx >= 3) {
           this.#fail({
@@ -928,7 +832,7 @@ export class HttpClient implements McpClient {
     if (this.#exit) return this.#exit;
     this.#closing = true;
     for (const a of this.#streams) a.abort();
-    if (this.#sessionId !== null && this.#mode === "streamable") {
+    if (this.#sessionId !== null) {
       const abort = new AbortController();
       const timer = setTimeout(() => abort.abort(), Math.max(graceMs, 500));
       const headers = this.#headers({});
