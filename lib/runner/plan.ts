@@ -40,13 +40,10 @@ export type PlannedSession =
 
 /** Parse `--tool` selectors (`name` or `name[variant]`) against the definition's tools. */
 export function selectTools(
-  tools: readonly {
-    name: string;
-    variant: string | null;
-    arguments: Record<string, unknown>;
-    probe?: { name: string; arguments: Record<string, unknown> } | null;
-    learned?: LearnedAim;
-  }[],
+  tools: readonly (
+    & Omit<PlannedTool, "index" | "probe">
+    & { probe?: PlannedTool["probe"] }
+  )[],
   selectors: readonly string[],
 ): PlannedTool[] {
   const all = tools.map((t, index) => ({

@@ -22,7 +22,6 @@ import {
   collectEvidence,
   MAX_AUDIT_LOG_BYTES,
   readAuditLogHead,
-  type SandboxEvidence,
 } from "../sandbox/sandbox.ts";
 import {
   type LogSpan,
@@ -47,7 +46,7 @@ import type {
   SessionObservation,
   SessionRecord,
 } from "../history/types.ts";
-import { MAX_HTTP_EXCHANGES, type PermissionCheck } from "../history/types.ts";
+import { MAX_HTTP_EXCHANGES } from "../history/types.ts";
 import { classifyAnswer } from "../history/call_outcome.ts";
 import { requiresTask } from "../contracts/task_support.ts";
 import {
@@ -249,11 +248,6 @@ function toCall(
   };
 }
 
-function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
-  if (ev.network === null) return null;
-  return ev.network.map((value) => ({ permission: "net", value }));
-}
-
 /**
  * Look at the audit log's size every 50 ms; past {@linkcode MAX_AUDIT_LOG_BYTES}
  * call `over` once (it ends the session). Returns the function that stops
@@ -307,9 +301,9 @@ function callPrivileges(
   return sliceLog(bytes, spans).map((t) => privilegeUse(t, launch, stateDir));
 }
 
-function refusedChecks(ev: SandboxEvidence): PermissionCheck[] | null {
-  if (ev.attempts === null) return null;
-  return ev.attempts.map((a) => ({ permission: a.permission, value: a.value }));
+/** `name`, or `name[variant]`. */
+function toolLabel(t: PlannedTool): string {
+  return t.variant === null ? t.name : `${t.name}[${t.variant}]`;
 }
 
 function newRecord(
@@ -322,9 +316,7 @@ function newRecord(
   return {
     id,
     kind,
-    tool: tool
-      ? (tool.variant ? `${tool.name}[${tool.variant}]` : tool.name)
-      : null,
+    tool: tool && toolLabel(tool),
     run,
     backend: ctx.opts.launcher.backend,
     command: [],
@@ -504,8 +496,11 @@ async function runSequentialSession(
     if (spans.length > 0) {
       record.privilege = callPrivileges(launch, spans, log?.bytes ?? null);
     }
-    obs.network = networkChecks(record.sandbox);
-    obs.attempts = refusedChecks(record.sandbox);
+    const { network, attempts } = record.sandbox;
+    obs.network = network?.map((value) => ({ permission: "net", value })) ??
+      null;
+    obs.attempts =
+      attempts?.map(({ permission, value }) => ({ permission, value })) ?? null;
     tp = phase(ctx, "evidence", tp);
     if (obs.setupFailure === null || p.kind !== "control") {
       await observeState(ctx, dirs.state, record, obs);
@@ -713,9 +708,7 @@ async function execute(
         : p.kind === "attempt"
         ? "concurrent"
         : "sequential",
-      tool: t
-        ? (t.variant === null ? t.name : `${t.name}[${t.variant}]`)
-        : null,
+      tool: t ? toolLabel(t) : null,
     });
   };
   const tracked =
@@ -756,21 +749,17 @@ async function execute(
   }
   const started = control.some((c) => c.setupFailure === null);
   if (!started) {
+    ticks.total = ticks.done;
     say(
       `the server never started: ${
         control[0]?.setupFailure ?? "no control session"
       }`,
     );
   }
-  if (!started) ticks.total = ticks.done;
-  const hintsFor = (
-    name: string,
-  ): Record<(typeof HINT_NAMES)[number], DeclaredHint> => {
+  const hintsFor = (name: string) => {
     const c = listing.contracts.find((x) => x.name === name);
     return Object.fromEntries(
-      HINT_NAMES.map((
-        h,
-      ) => [
+      HINT_NAMES.map((h) => [
         h,
         c
           ? c.hints[h].toJSON()

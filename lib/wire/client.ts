@@ -38,10 +38,3 @@ export interface McpClient {
   /** Orderly shutdown of the session (and of a server it started). */
   close(graceMs?: number): Promise<ExitInfo>;
 }
-
-/** True when `x` is a started client rather than something to start. */
-export function isMcpClient(x: unknown): x is McpClient {
-  return typeof x === "object" && x !== null &&
-    typeof (x as { request?: unknown }).request === "function" &&
-    Array.isArray((x as { frames?: unknown }).frames);
-}

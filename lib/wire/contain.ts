@@ -1,23 +1,14 @@
 /**
- * No server process outlives verity, however verity ends.
- *
- * On Linux every server command is started as
- * `setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- <command>`:
- *
- * - `setpriv --pdeathsig KILL` makes the kernel SIGKILL the wrapper when
- *   verity (its parent) dies, even by SIGKILL, where no handler runs;
- * - `unshare --pid --fork --kill-child` starts the server as the first
- *   process (PID 1) of a new PID namespace and SIGKILLs it when the wrapper
- *   dies;
- * - when the first process of a PID namespace dies, the kernel kills every
- *   other process in it: a grandchild that called `setsid()` or
- *   double-forked cannot escape, because it cannot leave the namespace.
- *
- * Not root: `--user --map-current-user` is added (an unprivileged user
- * namespace owns the PID namespace). Where neither works (not Linux, no
- * util-linux, namespaces forbidden) the command runs as given and verity
- * falls back to killing the process group; {@linkcode containment} says
- * which applies.
+ * No server process outlives verity, however verity ends: on Linux every
+ * server command is started as
+ * `setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- <command>`
+ * (plus `--user --map-current-user` when not root), so the kernel kills the
+ * wrapper with verity, the server (the first process of a new PID
+ * namespace) with the wrapper, and every other process of the namespace
+ * with the server (docs/sandbox.md, "containment"). Where that does not
+ * work (not Linux, no util-linux, namespaces forbidden) the command runs as
+ * given and verity falls back to killing the process group;
+ * {@linkcode containment} says which applies.
  *
  * Requires `--allow-run` (one probe per process) and `--allow-read`.
  *

@@ -624,47 +624,6 @@ export class HttpClient implements McpClient {
   }
 
   /**
-   * GET the endpoint as an event stream: its body when it is one; else the
-   * status, content type and first bytes (kept as evidence), or a status
-   * of null and why the request failed.
-   */
-  async #getSse(
-    purpose: string,
-    extra: Record<string, string>,
-    signal: AbortSignal,
-  ): Promise<
-    | { ex: HttpExchange; body: ReadableStream<Uint8Array> }
-    | { status: number | null; bad: string; brief?: string }
-  > {
-    const headers = this.#headers({ accept: "text/event-stream", ...extra });
-    const ex = this.#record(purpose, "GET", this.#url, headers, null);
-    const res = await this.#fetch(this.#url, {
-      method: "GET",
-      headers,
-      signal,
-    }, ex);
-    if (typeof res === "string") return { status: null, bad: res };
-    if (!this.#onResponseHeaders(res, ex)) {
-      await res.body?.cancel().catch(() => {});
-      return { status: res.status, bad: "" };
-    }
-    const type = (res.headers.get("content-type") ?? "").toLowerCase();
-    if (
-      res.status === 200 && type.startsWith("text/event-stream") && res.body
-    ) return { ex, body: res.body };
-    const head = await this.#keepBody(res, ex);
-    if (res.status === 405 && purpose === "get-stream") {
-      ex.end = "server offers no GET stream";
-    }
-    const brief = `HTTP ${res.status} ${JSON.stringify(type)}`;
-    return {
-      status: res.status,
-      brief,
-      bad: brief + (head ? `: ${head}` : ""),
-    };
-  }
-
-  /**
    * GET the endpoint as an event stream while `wanted()`, reconnecting with
    * Last-Event-ID after the stream's `retry` (1 s when it sent none, at most
    * 10 s) each time it ends, at most {@linkcode MAX_RECONNECTS} times. With
@@ -689,25 +648,45 @@ export class HttpClient implements McpClient {
         await sleep(Math.min(parser.retry ?? 1000, 10_000), signal);
       }
       if (!wanted() || signal.aborted) return null;
-      const got = await this.#getSse(
-        resume ? `resume ${purpose}` : purpose,
-        parser.lastEventId === null
+      const headers = this.#headers({
+        accept: "text/event-stream",
+        ...(parser.lastEventId === null
           ? {}
-          : { "last-event-id": parser.lastEventId },
-        signal,
+          : { "last-event-id": parser.lastEventId }),
+      });
+      const ex = this.#record(
+        resume ? `resume ${purpose}` : purpose,
+        "GET",
+        this.#url,
+        headers,
+        null,
       );
-      if ("bad" in got) {
-        if (!got.brief) return got.bad || null;
-        if (resume) return `resuming ${purpose} failed: ${got.bad}`;
-        if (got.status !== 405) this.#problem(`GET stream: ${got.brief}`);
+      const res = await this.#fetch(
+        this.#url,
+        { method: "GET", headers, signal },
+        ex,
+      );
+      if (typeof res === "string") return res;
+      if (!this.#onResponseHeaders(res, ex)) {
+        await res.body?.cancel().catch(() => {});
         return null;
       }
-      const how = await this.#readSse(
-        got.body,
-        got.ex,
-        parser,
-        () => !wanted(),
-      );
+      const type = (res.headers.get("content-type") ?? "").toLowerCase();
+      if (
+        res.status !== 200 || !type.startsWith("text/event-stream") || !res.body
+      ) {
+        const head = await this.#keepBody(res, ex);
+        const brief = `HTTP ${res.status} ${JSON.stringify(type)}`;
+        if (resume) {
+          return `resuming ${purpose} failed: ${brief}${
+            head ? `: ${head}` : ""
+          }`;
+        }
+        if (res.status === 405) ex.end = "server offers no GET stream";
+        else this.#problem(`GET stream: ${brief}`);
+        return null;
+      }
+      const how = await this.#readSse(res.body, ex, parser, () => !wanted());
       if (how !== "ended") return null;
     }
     return resume

@@ -1,21 +1,10 @@
 /**
  * The client side of MCP authorization (2025-11-25; OAuth 2.1). When a
  * remote server answers 401 or 403, the {@linkcode HttpClient} asks its
- * {@linkcode Authorizer} for a token and sends the request once more:
- *
- * 1. the `WWW-Authenticate` Bearer challenge names the protected resource
- *    metadata (RFC 9728), else the well-known URIs are tried (path, then
- *    root); none at all is a 2025-03-26 server, whose own origin is the
- *    authorization server;
- * 2. the authorization server's metadata: RFC 8414, then OpenID discovery,
- *    in the spec's order for issuers with and without a path;
- * 3. a client: pre-registered (`--client-id`), a client ID metadata document
- *    when the server takes them, else dynamic registration (RFC 7591);
- * 4. a token: authorization code with PKCE (S256) and a loopback redirect,
- *    or client credentials; refresh tokens used on a 401; `resource`
- *    (RFC 8707) on every authorization and token request; scopes from the
- *    challenge, else the resource's `scopes_supported`, widened on
- *    `insufficient_scope` (step-up, at most three sign-ins).
+ * {@linkcode Authorizer} for a token and sends the request once more. The
+ * steps (resource and authorization server metadata, the client, the grant,
+ * scopes and step-up, at most three sign-ins) are in docs/http.md,
+ * "Servers behind sign-in: OAuth".
  *
  * Everything the servers send is hostile: documents and token answers are
  * bounded (64 KiB, the request timeout) and validated field by field, come

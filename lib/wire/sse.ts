@@ -54,7 +54,6 @@ const dec = new TextDecoder("utf-8");
 export class SseParser {
   #limit: number;
   #line: number[] = [];
-  #lineBytes = 0;
   #pendingCr = false;
   #data: string[] = [];
   #event = "";
@@ -73,7 +72,7 @@ export class SseParser {
 
   /** Bytes of an event not yet dispatched (a stream cut mid-event). */
   get pendingBytes(): number {
-    return this.#eventBytes + this.#lineBytes;
+    return this.#eventBytes + this.#line.length;
   }
 
   /** Parse a chunk; returns the events it completed. Throws {@linkcode SseEventTooLarge}. */
@@ -90,21 +89,20 @@ export class SseParser {
       }
       if (b === 0x0d || b === 0x0a) {
         if (b === 0x0d) this.#pendingCr = true;
-        this.#eventBytes += this.#lineBytes + 1;
+        this.#eventBytes += this.#line.length + 1;
         const ev = this.#endLine();
         if (ev) out.push(ev);
         continue;
       }
-      this.#lineBytes++;
       if (this.#firstBytes.length < 256) this.#firstBytes.push(b);
-      if (this.#eventBytes + this.#lineBytes > this.#limit) {
+      this.#line.push(b);
+      if (this.#eventBytes + this.#line.length > this.#limit) {
         throw new SseEventTooLarge(
           this.#limit,
-          this.#eventBytes + this.#lineBytes,
+          this.#eventBytes + this.#line.length,
           dec.decode(new Uint8Array(this.#firstBytes)),
         );
       }
-      this.#line.push(b);
     }
     return out;
   }
@@ -112,7 +110,6 @@ export class SseParser {
   #endLine(): SseEvent | null {
     const line = dec.decode(new Uint8Array(this.#line));
     this.#line = [];
-    this.#lineBytes = 0;
     if (line === "") return this.#dispatch();
     if (line.startsWith(":")) return null;
     const colon = line.indexOf(":");

@@ -107,12 +107,6 @@ export class StdioClient {
     }
   }
 
-  /** End the session now: record why, fail pending requests, kill the group. */
-  #abort(f: WireFailure): void {
-    this.#fail(f);
-    this.kill();
-  }
-
   /** Spawn the server in its own process group. Never throws: a spawn failure ends the session. */
   static start(spec: SpawnSpec, opts: StdioClientOptions = {}): StdioClient {
     const c = new StdioClient(opts);
@@ -146,7 +140,7 @@ export class StdioClient {
       const relay = PortRelay.start(
         spec.portRelay,
         child.pid,
-        (message) => c.#abort({ reason: "spawn_failed", message }),
+        (message) => c.abort({ reason: "spawn_failed", message }),
       );
       c.#relay = relay;
       child.status.finally(() => relay.close()).catch(() => {});
@@ -154,7 +148,7 @@ export class StdioClient {
     if (c.#deadlineMs !== null) {
       const ms = c.#deadlineMs;
       c.#deadlineTimer = setTimeout(() =>
-        c.#abort({
+        c.abort({
           reason: "deadline",
           message: `session deadline of ${(ms / 1000).toFixed(1)} s passed`,
         }), ms);
@@ -207,7 +201,7 @@ export class StdioClient {
     if (problem !== null) this.#problem(problem);
     if (this.#answered) return;
     const first = text.length > 120 ? `${text.slice(0, 120)}…` : text;
-    this.#abort({
+    this.abort({
       reason: "invalid_output",
       message: `server printed non-JSON on stdout: ${JSON.stringify(first)}`,
     });
@@ -227,7 +221,7 @@ export class StdioClient {
       for await (const line of boundedLines(stream, MAX_FRAME_BYTES)) {
         this.#received += line.length + 1;
         if (this.#received > MAX_SESSION_BYTES) {
-          return this.#abort({
+          return this.abort({
             reason: "budget_exceeded",
             message:
               `server sent more than ${MAX_SESSION_BYTES} bytes in this session`,
@@ -242,7 +236,7 @@ export class StdioClient {
       f.problem =
         `frame exceeds ${MAX_FRAME_BYTES} bytes (first 256 bytes kept)`;
       this.frames.push(f);
-      this.#abort({
+      this.abort({
         reason: "frame_too_large",
         message: `server sent a line longer than ${MAX_FRAME_BYTES} bytes`,
       });
@@ -366,7 +360,7 @@ export class StdioClient {
     }
     this.frames.push(frame);
     this.#problem(`frame ${this.frames.length - 1}: ${what}`);
-    this.#abort({
+    this.abort({
       reason: "invalid_output",
       message: `server ${
         answer ? "answered with" : "printed"
@@ -424,9 +418,10 @@ export class StdioClient {
     });
   }
 
-  /** End the session with `f` and SIGKILL the server (e.g. a budget the runner keeps). */
+  /** End the session with `f` (pending requests fail with it) and SIGKILL the server. */
   abort(f: WireFailure): void {
-    this.#abort(f);
+    this.#fail(f);
+    this.kill();
   }
 
   /** SIGKILL the whole process group at once. */
