@@ -307,10 +307,7 @@ export class HttpClient implements McpClient {
       this.#problem(`frame ${index}: not a JSON-RPC object`);
       return index;
     }
-    const m = boundDepth(
-      msg,
-      MAX_VALUE_DEPTH,
-    ) as Record<string, unknown>;
+    const m = boundDepth(msg, MAX_VALUE_DEPTH) as Record<string, unknown>;
     const id = m.id;
     if ("method" in m) {
       if (id !== undefined && id !== null) {
@@ -696,19 +693,6 @@ export class HttpClient implements McpClient {
       : null;
   }
 
-  /** The standalone GET stream for server messages. */
-  async #getStream(): Promise<void> {
-    const abort = new AbortController();
-    this.#streams.add(abort);
-    await this.#follow(
-      "get-stream",
-      new SseParser(this.#maxFrame),
-      abort.signal,
-      () => !this.#closing && !this.#failure,
-      false,
-    ).finally(() => this.#streams.delete(abort));
-  }
-
   notify(method: string, params?: unknown): void {
     if (this.#failure || this.#closing) return;
     const { text, index } = this.#outFrame({
@@ -726,9 +710,19 @@ export class HttpClient implements McpClient {
       );
       if (r.problem) this.#problem(`${method}: ${r.problem}`);
       if (
-        method === "notifications/initialized" &&
-        (this.#opts.getStream ?? true)
-      ) void this.#getStream();
+        method !== "notifications/initialized" ||
+        !(this.#opts.getStream ?? true)
+      ) return;
+      // The standalone GET stream for server messages.
+      const abort = new AbortController();
+      this.#streams.add(abort);
+      void this.#follow(
+        "get-stream",
+        new SseParser(this.#maxFrame),
+        abort.signal,
+        () => !this.#closing && !this.#failure,
+        false,
+      ).finally(() => this.#streams.delete(abort));
     });
   }
 

@@ -155,12 +155,9 @@ function asked(status: number, c: BearerChallenge | null, raw: string | null) {
 
 /** A URL verity may fetch for OAuth: https, or http on a loopback host; no credentials or fragment. */
 function safeUrl(raw: unknown, what: string): string {
-  let u: URL | null = null;
-  try {
-    if (typeof raw === "string" && raw.length <= 2048) u = new URL(raw);
-  } catch {
-    // not a URL
-  }
+  const u = typeof raw === "string" && raw.length <= 2048
+    ? URL.parse(raw)
+    : null;
   if (u === null) {
     throw new Error(
       `${what} ${JSON.stringify(String(raw).slice(0, 80))} is not a URL`,
