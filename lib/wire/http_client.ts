@@ -806,21 +806,18 @@ export class HttpClient implements McpClient {
     this.#closing = true;
     for (const a of this.#streams) a.abort();
     if (this.#sessionId !== null) {
-      const abort = new AbortController();
-      const timer = setTimeout(() => abort.abort(), Math.max(graceMs, 500));
       const headers = this.#headers({});
       const ex = this.#record("delete", "DELETE", this.#url, headers, null);
       const res = await this.#fetch(this.#url, {
         method: "DELETE",
         headers,
-        signal: abort.signal,
+        signal: AbortSignal.timeout(Math.max(graceMs, 500)),
       }, ex);
       if (typeof res !== "string") {
         this.#onResponseHeaders(res, ex);
         await this.#keepBody(res, ex);
         ex.end = "complete";
       }
-      clearTimeout(timer);
     }
     this.#fail({ reason: "closed", message: "session closed" });
     this.#exit = this.#opts.server

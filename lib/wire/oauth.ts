@@ -77,11 +77,6 @@ export interface OAuthOptions {
   /** The `Authorization` header came from the user (named here): it is never replaced. */
   userHeader?: string;
   /**
-   * Milliseconds each metadata, registration or token request may take.
-   * @default {30000}
-   */
-  timeoutMs?: number;
-  /**
    * Milliseconds to wait for the browser to come back to the loopback redirect.
    * @default {300000}
    */
@@ -97,6 +92,8 @@ export interface BearerChallenge {
 }
 
 const MAX_DOCUMENT = 64 * 1024;
+/** Milliseconds each metadata, registration or token request may take. */
+const REQUEST_MS = 30_000;
 const MAX_SIGN_INS = 3;
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 const enc = new TextEncoder();
@@ -183,15 +180,14 @@ function safeUrl(raw: unknown, what: string): string {
 /** GET or POST `url`; the answer's status and JSON (undefined when not JSON), at most 64 KiB. */
 async function fetchJson(
   url: string,
-  init: RequestInit,
-  timeoutMs: number,
+  init: RequestInit = {},
 ): Promise<{ status: number; json: unknown }> {
   let res: Response;
   try {
     res = await fetch(url, {
       ...init,
       redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: AbortSignal.timeout(REQUEST_MS),
     });
   } catch (e) {
     throw new Error(`cannot reach ${url}: ${(e as Error).message}`);
@@ -233,7 +229,6 @@ interface ResourceMetadata {
 async function resourceMetadata(
   url: string,
   named: string | undefined,
-  timeoutMs: number,
 ): Promise<ResourceMetadata | null> {
   const u = new URL(url);
   const path = u.pathname.replace(/\/+$/, "");
@@ -242,7 +237,7 @@ async function resourceMetadata(
     ? [safeUrl(named, "resource_metadata")]
     : [...(path ? [well + path] : []), well];
   for (const at of tries) {
-    const { status, json } = await fetchJson(at, {}, timeoutMs);
+    const { status, json } = await fetchJson(at);
     if (status !== 200 || !isPlainObject(json)) {
       if (named === undefined) continue;
       throw new Error(
@@ -290,7 +285,6 @@ interface ServerMetadata {
 async function serverMetadata(
   issuer: string,
   legacy: boolean,
-  timeoutMs: number,
 ): Promise<ServerMetadata | null> {
   const u = new URL(safeUrl(issuer, "authorization server"));
   const path = legacy ? "" : u.pathname.replace(/\/+$/, "");
@@ -306,7 +300,7 @@ async function serverMetadata(
       ...(legacy ? [] : [`${o}/.well-known/openid-configuration`]),
     ];
   for (const at of tries) {
-    const { status, json: m } = await fetchJson(at, {}, timeoutMs);
+    const { status, json: m } = await fetchJson(at);
     if (status !== 200 || !isPlainObject(m)) continue;
     const iss = typeof m.issuer === "string" ? m.issuer : "";
     const same = legacy
@@ -402,15 +396,12 @@ function loopbackRedirect(timeoutMs: number) {
   let got!: (q: URLSearchParams) => void;
   const answer = new Promise<URLSearchParams>((r) => (got = r));
   let state: string | null = null;
-  const stop = new AbortController();
-  const server = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    signal: stop.signal,
-    onListen() {},
-  }, (req) => {
-    const q = new URL(req.url).searchParams;
-    if (new URL(req.url).pathname !== "/callback" || q.get("state") !== state) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (
+    req,
+  ) => {
+    const u = new URL(req.url);
+    const q = u.searchParams;
+    if (u.pathname !== "/callback" || q.get("state") !== state) {
       return new Response("not found\n", { status: 404 });
     }
     got(q);
@@ -432,10 +423,7 @@ function loopbackRedirect(timeoutMs: number) {
         }),
       ]).finally(() => clearTimeout(timer));
     },
-    async close(): Promise<void> {
-      stop.abort();
-      await server.finished;
-    },
+    close: () => server.shutdown(),
   };
 }
 
@@ -539,11 +527,10 @@ export class OAuth implements Authorizer {
 
   async #discover(url: string, ch: BearerChallenge | null): Promise<Discovery> {
     if (this.#found) return this.#found;
-    const t = this.#opts.timeoutMs ?? 30_000;
-    const prm = await resourceMetadata(url, ch?.resourceMetadata, t);
+    const prm = await resourceMetadata(url, ch?.resourceMetadata);
     let server: ServerMetadata | null = null;
     for (const issuer of prm?.servers ?? []) {
-      server = await serverMetadata(issuer, false, t);
+      server = await serverMetadata(issuer, false);
       if (server !== null) break;
     }
     if (prm !== null && server === null) {
@@ -556,7 +543,7 @@ export class OAuth implements Authorizer {
       // A 2025-03-26 server: its origin is the authorization server, with
       // the default endpoints when it publishes no metadata.
       const o = new URL(safeUrl(u.origin, "authorization server")).origin;
-      server = await serverMetadata(o, true, t) ?? {
+      server = await serverMetadata(o, true) ?? {
         issuer: o,
         authorizationEndpoint: `${o}/authorize`,
         tokenEndpoint: `${o}/token`,
@@ -631,7 +618,7 @@ export class OAuth implements Authorizer {
         response_types: ["code"],
         token_endpoint_auth_method: "none",
       }),
-    }, opts.timeoutMs ?? 30_000);
+    });
     const r = isPlainObject(json) ? json : {};
     if ((status !== 200 && status !== 201) || !tokenText(r.client_id)) {
       throw new Error(
@@ -740,7 +727,6 @@ export class OAuth implements Authorizer {
     const { status, json } = await fetchJson(
       safeUrl(where.tokenEndpoint, "token_endpoint"),
       { method: "POST", headers, body: body.toString() },
-      this.#opts.timeoutMs ?? 30_000,
     );
     const t = isPlainObject(json) ? json : {};
     if (status !== 200 || !tokenText(t.access_token)) {

@@ -80,7 +80,6 @@ export class StdioClient {
   #pending = new Map<number | string, Pending>();
   #failure: WireFailure | null = null;
   #readDone: Promise<void> = Promise.resolve();
-  #deadlineMs: number | null;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #received = 0;
   /** Whether the server has answered a request yet (the handshake began). */
@@ -93,9 +92,7 @@ export class StdioClient {
   };
   #problemsDropped = 0;
 
-  private constructor(opts: StdioClientOptions) {
-    this.#deadlineMs = opts.deadlineMs ?? null;
-  }
+  private constructor() {}
 
   #problem(text: string): void {
     if (this.problems.length < MAX_PROBLEMS) this.problems.push(text);
@@ -109,7 +106,7 @@ export class StdioClient {
 
   /** Spawn the server in its own process group. Never throws: a spawn failure ends the session. */
   static start(spec: SpawnSpec, opts: StdioClientOptions = {}): StdioClient {
-    const c = new StdioClient(opts);
+    const c = new StdioClient();
     // Inside the wrapper a missing program would look like an early exit.
     const first = spec.command[0];
     if (
@@ -145,8 +142,8 @@ export class StdioClient {
       c.#relay = relay;
       child.status.finally(() => relay.close()).catch(() => {});
     }
-    if (c.#deadlineMs !== null) {
-      const ms = c.#deadlineMs;
+    const ms = opts.deadlineMs ?? null;
+    if (ms !== null) {
       c.#deadlineTimer = setTimeout(() =>
         c.abort({
           reason: "deadline",
