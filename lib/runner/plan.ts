@@ -88,9 +88,8 @@ export function wantsConcurrent(
   hints: { readOnlyHint: HintState; idempotentHint: HintState },
   observeConcurrent: boolean,
 ): boolean {
-  const claims = hints.idempotentHint === "TRUE" &&
-    hints.readOnlyHint !== "TRUE";
-  return claims || observeConcurrent;
+  return observeConcurrent ||
+    (hints.idempotentHint === "TRUE" && hints.readOnlyHint !== "TRUE");
 }
 
 /** The control sessions (shared by every tool). */

@@ -139,8 +139,7 @@ interface Ctx {
 }
 
 function describeFrame(f: Frame | undefined): string | null {
-  if (!f) return null;
-  return f.text ?? `base64:${f.base64}`;
+  return f ? f.text ?? `base64:${f.base64}` : null;
 }
 
 /** A session's scratch directories: `root` holds `state` and `evidence`. */
@@ -224,28 +223,16 @@ async function observeState(
   if (o.changeset !== undefined) obs.changeset = o.changeset;
 }
 
-function toCall(
-  o: RpcOutcome,
-): CallObservation {
+function toCall(o: RpcOutcome): CallObservation {
   const { status, message } = classifyAnswer(o);
   if (o.status === "unknown") {
-    return {
-      status,
-      frameIndex: null,
-      ms: o.ms,
-      message,
-      ended: o.failure.reason,
-    };
+    const ended = o.failure.reason;
+    return { status, frameIndex: null, ms: o.ms, message, ended };
   }
-  return {
-    status,
-    frameIndex: o.frameIndex,
-    ms: o.ms,
-    message,
-    ...(o.status === "ok"
-      ? { response: (JSON.stringify(o.result) ?? "null").slice(0, 4096) }
-      : {}),
-  };
+  const { frameIndex, ms } = o;
+  if (o.status !== "ok") return { status, frameIndex, ms, message };
+  const response = (JSON.stringify(o.result) ?? "null").slice(0, 4096);
+  return { status, frameIndex, ms, message, response };
 }
 
 /**

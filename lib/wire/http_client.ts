@@ -33,11 +33,6 @@ export interface HttpClientOptions {
   /** Extra headers sent with every request (e.g. `Authorization`); their values are never shown. */
   headers?: Record<string, string>;
   /**
-   * Largest JSON body or single SSE event accepted, in bytes.
-   * @default {16 * 1024 * 1024}
-   */
-  maxFrameBytes?: number;
-  /**
    * Open the GET stream for server messages after `notifications/initialized`.
    * @default {true}
    */
@@ -50,6 +45,8 @@ export interface HttpClientOptions {
   cleanup?: () => Promise<void>;
 }
 
+/** Largest JSON body or single SSE event accepted, in bytes (`frame_too_large`). */
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Most bytes the server may send in one session, bodies and streams (`budget_exceeded`). */
 const MAX_SESSION_BYTES = 64 * 1024 * 1024;
 /** Reconnections (with `Last-Event-ID`) tried for one stream. */
@@ -157,10 +154,6 @@ export class HttpClient implements McpClient {
 
   stderr(): { text: string; dropped: number } {
     return this.#opts.server?.output() ?? { text: "", dropped: 0 };
-  }
-
-  get #maxFrame(): number {
-    return this.#opts.maxFrameBytes ?? 16 * 1024 * 1024;
   }
 
   #fail(f: WireFailure): void {
@@ -389,7 +382,7 @@ export class HttpClient implements McpClient {
           this.#fail({
             reason: "frame_too_large",
             message:
-              `server sent an SSE event longer than ${this.#maxFrame} bytes`,
+              `server sent an SSE event longer than ${MAX_FRAME_BYTES} bytes`,
           });
           await reader.cancel().catch(() => {});
           return "failed";
@@ -550,19 +543,22 @@ export class HttpClient implements McpClient {
         };
       }
       if (type.startsWith("application/json")) {
-        const { bytes, seen, over } = await this.#readBody(res, this.#maxFrame);
+        const { bytes, seen, over } = await this.#readBody(
+          res,
+          MAX_FRAME_BYTES,
+        );
         ex.tEnd = this.now();
         if (over) {
           const f = decodeFrame(bytes.subarray(0, 256), "in", this.now());
           f.bytes = seen;
           f.problem =
-            `body exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
+            `body exceeds ${MAX_FRAME_BYTES} bytes (first 256 bytes kept)`;
           ex.frames.push(this.#pushFrame(f));
           ex.end = "too large";
           this.#fail({
             reason: "frame_too_large",
             message:
-              `server sent a JSON body longer than ${this.#maxFrame} bytes`,
+              `server sent a JSON body longer than ${MAX_FRAME_BYTES} bytes`,
           });
           return { status: res.status, problem: this.#failure!.message };
         }
@@ -582,7 +578,7 @@ export class HttpClient implements McpClient {
         return { status: res.status, problem: null };
       }
       if (type.startsWith("text/event-stream") && res.body) {
-        const parser = new SseParser(this.#maxFrame);
+        const parser = new SseParser(MAX_FRAME_BYTES);
         const waiting = () => id !== null && this.#pending.has(id);
         const how = await this.#readSse(
           res.body,
@@ -718,7 +714,7 @@ export class HttpClient implements McpClient {
       this.#streams.add(abort);
       void this.#follow(
         "get-stream",
-        new SseParser(this.#maxFrame),
+        new SseParser(MAX_FRAME_BYTES),
         abort.signal,
         () => !this.#closing && !this.#failure,
         false,

@@ -332,9 +332,10 @@ async function serverMetadata(
 
 /** Where a token is asked for: the resource and the authorization server. */
 interface Discovery {
-  resource: string;
   scopes: string[] | undefined;
   server: ServerMetadata;
+  /** What a token from there is bound to. */
+  where: Pick<StoredToken, "resource" | "issuer" | "tokenEndpoint">;
 }
 
 /** A client ready for the token endpoint. */
@@ -515,7 +516,7 @@ export class OAuth implements Authorizer {
     ) scope = union(scope, "offline_access");
     const token = opts.clientCredentials
       ? await this.#grant(
-        this.#where(d),
+        d.where,
         this.#client(d.server, opts.client!),
         { grant_type: "client_credentials", ...(scope ? { scope } : {}) },
         scope,
@@ -555,21 +556,15 @@ export class OAuth implements Authorizer {
       };
     }
     this.#found = {
-      resource: prm?.resource ?? u.origin + u.pathname.replace(/\/+$/, ""),
       scopes: prm?.scopes,
       server,
+      where: {
+        resource: prm?.resource ?? u.origin + u.pathname.replace(/\/+$/, ""),
+        issuer: server.issuer,
+        tokenEndpoint: server.tokenEndpoint,
+      },
     };
     return this.#found;
-  }
-
-  #where(
-    d: Discovery,
-  ): Pick<StoredToken, "resource" | "issuer" | "tokenEndpoint"> {
-    return {
-      resource: d.resource,
-      issuer: d.server.issuer,
-      tokenEndpoint: d.server.tokenEndpoint,
-    };
   }
 
   /** `c` with the token endpoint authentication it will use. */
@@ -663,7 +658,7 @@ export class OAuth implements Authorizer {
         code_challenge: b64url(createHash("sha256").update(verifier).digest()),
         code_challenge_method: "S256",
         state,
-        resource: d.resource,
+        resource: d.where.resource,
         ...(scope ? { scope } : {}),
       };
       for (const [k, v] of Object.entries(q)) u.searchParams.set(k, v);
@@ -679,7 +674,7 @@ export class OAuth implements Authorizer {
           ),
         );
       }
-      return await this.#grant(this.#where(d), client, {
+      return await this.#grant(d.where, client, {
         grant_type: "authorization_code",
         code,
         redirect_uri: redirect.uri,

@@ -23,17 +23,14 @@ export interface SseEvent {
   bytes: number;
 }
 
-/** Raised by {@linkcode SseParser.push} when one event outgrows the bound. */
+/**
+ * Raised by {@linkcode SseParser.push} when one event outgrows the bound:
+ * the bytes seen for it so far, and its first bytes (decoded leniently).
+ */
 export class SseEventTooLarge extends RangeError {
-  /** The first bytes of the oversized event, decoded leniently. */
-  readonly head: string;
-  /** Bytes seen for the event so far. */
-  readonly seen: number;
-  constructor(limit: number, seen: number, head: string) {
+  constructor(limit: number, readonly seen: number, readonly head: string) {
     super(`server-sent event exceeds ${limit} bytes`);
     this.name = "SseEventTooLarge";
-    this.seen = seen;
-    this.head = head;
   }
 }
 
