@@ -399,6 +399,14 @@ export class ChainCheck {
   }
 }
 
+/** The verification of a ledger whose blocks could not be walked. */
+function refusedLedger(
+  problems: LedgerProblem[],
+  format: LedgerVerification["format"] = { ledger: null, version: null },
+): LedgerVerification {
+  return { ok: false, blocks: 0, problems, head: null, format, types: {} };
+}
+
 /**
  * Walk every block of a parsed ledger and compare the head it reaches with
  * `expectedHead` (null: the chain against itself only), reporting every
@@ -429,17 +437,9 @@ export function verifyLedger(
   const check = new ChainCheck(expectedHead);
   const problem = (message: string) =>
     check.problems.push({ index: null, kind: "format", message });
-  const refused = (format: LedgerVerification["format"]) => ({
-    ok: false,
-    blocks: 0,
-    problems: check.problems,
-    head: null,
-    format,
-    types: {},
-  });
   if (!isPlainObject(ledger)) {
     problem("not a ledger: expected a JSON object with a blocks array");
-    return refused({ ledger: null, version: null });
+    return refusedLedger(check.problems);
   }
   const format = { ledger: ledger.ledger, version: ledger.version };
   const accepted = typeof ledger.ledger === "string" &&
@@ -470,7 +470,7 @@ export function verifyLedger(
   }
   if (!Array.isArray(ledger.blocks)) {
     problem("blocks is not an array");
-    return refused(format);
+    return refusedLedger(check.problems, format);
   }
   for (const b of ledger.blocks) check.add(b);
   return check.verification(format);
@@ -491,19 +491,12 @@ export function verifyLedgerText(
     parsed = parseEvidenceJson(text, { numbers: "python" });
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
-    return {
-      ok: false,
-      blocks: 0,
-      problems: [{
-        index: null,
-        kind: "format",
-        message:
-          `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
-      }],
-      head: null,
-      format: { ledger: null, version: null },
-      types: {},
-    };
+    return refusedLedger([{
+      index: null,
+      kind: "format",
+      message:
+        `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
+    }]);
   }
   return verifyLedger(parsed, expectedHead);
 }

@@ -69,25 +69,20 @@ export interface RefusedTool {
   b_recipe: Recipe;
 }
 
+/** One side of a diff: its file, server, recipe and tool count. */
+export type DiffSide =
+  & Pick<Declaration, "file" | "server" | "version" | "recipe">
+  & {
+    tools: number;
+  };
+
 /** What {@linkcode diffDeclarations} found. */
 export interface DiffResult {
   status: "identical" | "drift" | "recipe_mismatch";
   /** The recipe both sides were hashed under (null on recipe_mismatch). */
   recipe: Recipe | null;
-  a: {
-    file: string;
-    server: string | null;
-    version: string | null;
-    recipe: Recipe;
-    tools: number;
-  };
-  b: {
-    file: string;
-    server: string | null;
-    version: string | null;
-    recipe: Recipe;
-    tools: number;
-  };
+  a: DiffSide;
+  b: DiffSide;
   added: ToolRef[];
   removed: ToolRef[];
   changed: ChangedTool[];
@@ -264,7 +259,7 @@ function ref(t: DeclaredTool): ToolRef {
  * ```
  */
 export function diffDeclarations(a: Declaration, b: Declaration): DiffResult {
-  const side = (d: Declaration) => ({
+  const side = (d: Declaration): DiffSide => ({
     file: d.file,
     server: d.server,
     version: d.version,
@@ -357,7 +352,7 @@ function shortHash(h: string): string {
 /** Render a diff for people: one block per moved tool, field paths indented. */
 export function renderDiff(r: DiffResult): string {
   const lines: string[] = [];
-  const name = (s: DiffResult["a"]) =>
+  const name = (s: DiffSide) =>
     `${s.file} (${s.server ?? "unnamed server"}${
       s.version ? " " + s.version : ""
     }, ${s.tools} tools, recipe ${s.recipe})`;

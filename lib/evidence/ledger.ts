@@ -38,7 +38,7 @@ import {
   verifyLedger,
   verifyLedgerText,
 } from "./chain.ts";
-import { writeChunksAtomic } from "./atomic_write.ts";
+import { writeTextFileAtomic } from "./atomic_write.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { exists } from "../common/exists.ts";
@@ -326,6 +326,8 @@ export async function withLedgerLock<T>(
   }
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 /** Throws {@linkcode EvidenceError} when a ledger's own chain does not verify. */
 function refuseBroken(path: string, v: LedgerVerification): void {
   if (v.problems.length > 0 || v.head === null) {
@@ -353,8 +355,8 @@ export async function appendBlocks(
   return await withLedgerLock(ledgerPath, async () => {
     let head = GENESIS;
     let start = 0;
-    // The file kept as it is but its closing "\n]}\n".
-    let kept: Uint8Array | null = null;
+    // The file kept as it is but its closing "\n]}\n" (UTF-8: the walk read it).
+    let kept: string | null = null;
     if (await exists(ledgerPath, { followSymlinks: false })) {
       const w = walkLedgerFile(ledgerPath, null);
       if (w === null) {
@@ -364,14 +366,15 @@ export async function appendBlocks(
       }
       refuseBroken(ledgerPath, w);
       [head, start] = [w.head!, w.blocks];
-      if (start > 0) kept = (await Deno.readFile(ledgerPath)).slice(0, -4);
+      const bytes = start > 0 ? await Deno.readFile(ledgerPath) : null;
+      kept = bytes && STRICT_UTF8.decode(bytes.subarray(0, -4));
     }
     const added = chainBlocks(head, start, [...entries]);
-    await writeChunksAtomic(
+    await writeTextFileAtomic(
       ledgerPath,
       kept === null
-        ? [ledgerText(added.lines)]
-        : [kept, added.lines.map((l) => `,\n${l}`).join("") + "\n]}\n"],
+        ? ledgerText(added.lines)
+        : kept + added.lines.map((l) => `,\n${l}`).join("") + "\n]}\n",
     );
     return { first: start, count: added.lines.length, head: added.head };
   });

@@ -91,11 +91,9 @@ export function evidencePredicate(
   }
   let target: Record<string, unknown> | null = null;
   if (ctx.definition !== null) {
-    const claimed = kind === "report"
-      ? obj(document.definition).digest
-      : kind === "reality"
-      ? obj(document.definition).digest
-      : undefined;
+    const claimed = kind === "manifest"
+      ? undefined
+      : obj(document.definition).digest;
     if (claimed !== ctx.definition.digest) {
       throw new TypeError(
         `the definition's digest ${ctx.definition.digest} is not the one the ${kind} records (${
