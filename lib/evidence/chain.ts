@@ -181,7 +181,7 @@ const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
 /**
  * The chain checks of one block after another: fed each block in order
  * ({@linkcode ChainCheck.add}), then asked for the head
- * ({@linkcode ChainCheck.finish}), so a ledger file read a line at a time
+ * ({@linkcode ChainCheck.verification}), so a ledger file read a line at a time
  * gets exactly {@linkcode verifyLedger}'s problems in bounded memory.
  *
  * @example
@@ -190,7 +190,8 @@ const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
  * const { blocks, head } = chainBlocks(GENESIS, 0, [{ type: "report", record: {} }]);
  * const check = new ChainCheck(head);
  * for (const b of blocks) check.add(b);
- * assert.deepEqual(check.finish(), { blocks: 1, head, problems: [] });
+ * const v = check.verification({ ledger: "verity", version: "1" });
+ * assert.deepEqual([v.ok, v.blocks, v.head], [true, 1, head]);
  * ```
  */
 export class ChainCheck {
@@ -302,34 +303,30 @@ export class ChainCheck {
   }
 
   /**
-   * The blocks checked, the head the chain replays to from genesis (null
-   * after a malformed block) and every problem, with the `head` problem
-   * when it is not the expected head (none when that is null).
+   * The verification of the blocks added, for a ledger of `format`: the
+   * head the chain replays to from genesis (null after a malformed block)
+   * and every problem, with the `head` problem when it is not the expected
+   * head (none when that is null).
    */
-  finish(): { blocks: number; head: string | null; problems: LedgerProblem[] } {
+  verification(format: LedgerVerification["format"]): LedgerVerification {
     const strict = this.#strict;
     const expectedHead = this.#expectedHead;
+    const problems = this.problems;
     if (expectedHead !== null && strict === null) {
-      this.problems.push({
+      problems.push({
         index: null,
         kind: "head",
         message:
           `the chain cannot be replayed to a head (a malformed block); expected head ${expectedHead}`,
       });
     } else if (expectedHead !== null && strict !== expectedHead) {
-      this.problems.push(
+      problems.push(
         headProblem(strict!, expectedHead, this.#expectedAt, this.#count),
       );
     }
-    return { blocks: this.#count, head: strict, problems: this.problems };
-  }
-
-  /** The verification of the blocks added, for a ledger of `format`. */
-  verification(
-    format: LedgerVerification["format"],
-  ): LedgerVerification {
-    const r = this.finish();
-    return { ok: r.problems.length === 0, ...r, format, types: this.types };
+    const ok = problems.length === 0;
+    const { types } = this;
+    return { ok, blocks: this.#count, head: strict, problems, format, types };
   }
 }
 

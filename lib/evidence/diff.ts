@@ -10,12 +10,7 @@
  */
 import { canonicalJson } from "./canonical.ts";
 import type { Declaration, DeclaredTool } from "./manifest.ts";
-import {
-  readField,
-  type Recipe,
-  RECIPE_FIELDS,
-  type RecipeField,
-} from "./recipes.ts";
+import { readField, type Recipe, RECIPE_FIELDS } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** Display names (MCP spelling) of the payload fields. */
@@ -184,22 +179,6 @@ export function jsonChanges(a: unknown, b: unknown, path = ""): PathChange[] {
   return [{ path, op: "changed", from: a, to: b }];
 }
 
-function fieldChange(
-  a: Record<string, unknown>,
-  b: Record<string, unknown>,
-  f: RecipeField,
-): ContractFieldChange | null {
-  const ra = readField(a, f);
-  const rb = readField(b, f);
-  const changes = jsonChanges(ra.value, rb.value);
-  if (changes.length === 0) return null;
-  return {
-    field: FIELD_LABELS[f.field] ?? f.field,
-    present: { a: ra.present, b: rb.present },
-    changes,
-  };
-}
-
 /** The fields of a contract that moved between two declarations of one tool, under a recipe. */
 export function movedFields(
   a: Record<string, unknown>,
@@ -208,8 +187,15 @@ export function movedFields(
 ): ContractFieldChange[] {
   const out: ContractFieldChange[] = [];
   for (const f of RECIPE_FIELDS[recipe]) {
-    const c = fieldChange(a, b, f);
-    if (c) out.push(c);
+    const ra = readField(a, f);
+    const rb = readField(b, f);
+    const changes = jsonChanges(ra.value, rb.value);
+    if (changes.length === 0) continue;
+    out.push({
+      field: FIELD_LABELS[f.field] ?? f.field,
+      present: { a: ra.present, b: rb.present },
+      changes,
+    });
   }
   return out;
 }

@@ -47,13 +47,6 @@ export { GENESIS, verifyLedger, verifyLedgerText };
 export type { Block, Entry, LedgerVerification };
 export type { LedgerProblem } from "./chain.ts";
 
-/** The result of an append: the new block's index and hash; the hash is the new head. */
-export interface AppendResult {
-  index: number;
-  hash: string;
-  head: string;
-}
-
 /** A ledger's verification with every contract recipe its records state, sorted. */
 export type FileVerification = LedgerVerification & { recipes: string[] };
 
@@ -385,7 +378,7 @@ export async function appendBlock(
   ledgerPath: string,
   type: string,
   record: unknown,
-): Promise<AppendResult> {
+): Promise<{ index: number; hash: string; head: string }> {
   const r = await appendBlocks(ledgerPath, [{ type, record }]);
   return { index: r.first, hash: r.head, head: r.head };
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** What the attester adds beyond the document itself. */
 export interface PredicateContext {
@@ -15,11 +16,7 @@ export interface PredicateContext {
   ledger: { block: number; head: string } | null;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v)
-    ? v as Record<string, unknown>
-    : {};
-}
+const obj = (v: unknown): Record<string, unknown> => isPlainObject(v) ? v : {};
 
 function count<T>(xs: readonly T[], f: (x: T) => boolean): number {
   return xs.filter(f).length;
