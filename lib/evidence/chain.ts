@@ -12,7 +12,6 @@
  */
 import { createHash } from "node:crypto";
 import {
-  canonicalEnd,
   canonicalJson,
   DuplicateKeyError,
   parseEvidenceJson,
@@ -141,9 +140,6 @@ export function ledgerText(lines: readonly string[]): string {
     : `${HEADER_LINE}\n${lines.join(",\n")}\n]}\n`;
 }
 
-/** Printable ASCII but the backslash: no escape, surrogate or control character. */
-const PLAIN = /^[\x20-\x5b\x5d-\x7e]*$/;
-
 function short(h: unknown): string {
   return typeof h === "string" && h.length > 23
     ? h.slice(0, 23) + "…"
@@ -185,7 +181,7 @@ const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
 /**
  * The chain checks of one block after another: fed each block in order
  * ({@linkcode ChainCheck.add}), then asked for the head
- * ({@linkcode ChainCheck.finish}), so a ledger file read a line at a time
+ * ({@linkcode ChainCheck.verification}), so a ledger file read a line at a time
  * gets exactly {@linkcode verifyLedger}'s problems in bounded memory.
  *
  * @example
@@ -194,7 +190,8 @@ const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
  * const { blocks, head } = chainBlocks(GENESIS, 0, [{ type: "report", record: {} }]);
  * const check = new ChainCheck(head);
  * for (const b of blocks) check.add(b);
- * assert.deepEqual(check.finish(), { blocks: 1, head, problems: [] });
+ * const v = check.verification({ ledger: "verity", version: "1" });
+ * assert.deepEqual([v.ok, v.blocks, v.head], [true, 1, head]);
  * ```
  */
 export class ChainCheck {
@@ -306,97 +303,39 @@ export class ChainCheck {
   }
 
   /**
-   * Check the next block from its line in verity's layout (without the
-   * comma) when that line is exactly the one `chainBlocks` writes for it:
-   * this position, the last block's hash, printable ASCII without a
-   * backslash, a record canonical as it stands ({@linkcode canonicalEnd},
-   * no parsing), the hash of what it says. Returns its type and record
-   * text, or null, having checked nothing, for any other line: the caller
-   * parses it and {@linkcode ChainCheck.add}s it, which names its problems.
+   * The verification of the blocks added, for a ledger of `format`: the
+   * head the chain replays to from genesis (null after a malformed block)
+   * and every problem, with the `head` problem when it is not the expected
+   * head (none when that is null).
    */
-  addLine(line: string): { type: string; record: string } | null {
-    const local = this.#local;
-    if (local === null) return null;
-    const i = this.#count;
-    // The index read digit by digit: a number made a string per line would
-    // fill V8's number-string cache, whose strings outlive each scavenge.
-    let c = 9;
-    let index = 0;
-    for (; c < 25; c++) {
-      const d = line.charCodeAt(c) - 48;
-      if (!(d >= 0 && d <= 9)) break;
-      index = index * 10 + d;
-    }
-    const p = c + 14; // where prev_hash starts
-    const ts = p + local.length + 10; // where the type starts
-    // Compared as slices: a sliced string is flat, a concatenation is not.
-    if (
-      index !== i || c === 9 || (line.charCodeAt(9) === 48 && c > 10) ||
-      line.slice(0, 9) !== '{"index":' ||
-      line.slice(c, p) !== ',"prev_hash":"' ||
-      line.slice(p, ts - 10) !== local ||
-      line.slice(ts - 10, ts) !== '","type":"'
-    ) return null;
-    const te = line.indexOf('"', ts);
-    const re = te > 0 && line.startsWith('","record":', te)
-      ? canonicalEnd(line, te + 11)
-      : -1;
-    const plain = re > 0 && PLAIN.test(line.slice(ts, re));
-    // A match keeps its subject (and so the whole read) as RegExp's last
-    // match, past every young collection: match "" instead.
-    PLAIN.test("");
-    if (!plain || line.length !== re + 82) return null;
-    const type = line.slice(ts, te);
-    const record = line.slice(te + 11, re);
-    const body = `{"record":${record},"type":"${type}"}`;
-    const hex = SHA256.copy().update(local + body).digest("hex");
-    // A new string, not a slice: a slice would keep the whole read alive.
-    const h = "sha256:" + hex;
-    if (
-      line.slice(re, re + 9) !== ',"hash":"' || line.slice(re + 9, -2) !== h ||
-      !line.endsWith('"}')
-    ) return null;
-    this.#count++;
-    this.types[type] = (this.types[type] ?? 0) + 1;
-    if (h === this.#expectedHead) this.#expectedAt = i;
-    const strict = this.#strict;
-    if (strict !== null) {
-      this.#strict = strict === local ? h : chainHash(strict, body);
-    }
-    this.#local = h;
-    return { type, record };
-  }
-
-  /**
-   * The blocks checked, the head the chain replays to from genesis (null
-   * after a malformed block) and every problem, with the `head` problem
-   * when it is not the expected head (none when that is null).
-   */
-  finish(): { blocks: number; head: string | null; problems: LedgerProblem[] } {
+  verification(format: LedgerVerification["format"]): LedgerVerification {
     const strict = this.#strict;
     const expectedHead = this.#expectedHead;
+    const problems = this.problems;
     if (expectedHead !== null && strict === null) {
-      this.problems.push({
+      problems.push({
         index: null,
         kind: "head",
         message:
           `the chain cannot be replayed to a head (a malformed block); expected head ${expectedHead}`,
       });
     } else if (expectedHead !== null && strict !== expectedHead) {
-      this.problems.push(
+      problems.push(
         headProblem(strict!, expectedHead, this.#expectedAt, this.#count),
       );
     }
-    return { blocks: this.#count, head: strict, problems: this.problems };
+    const ok = problems.length === 0;
+    const { types } = this;
+    return { ok, blocks: this.#count, head: strict, problems, format, types };
   }
+}
 
-  /** The verification of the blocks added, for a ledger of `format`. */
-  verification(
-    format: LedgerVerification["format"],
-  ): LedgerVerification {
-    const r = this.finish();
-    return { ok: r.problems.length === 0, ...r, format, types: this.types };
-  }
+/** The verification of a ledger whose blocks could not be walked. */
+function refusedLedger(
+  problems: LedgerProblem[],
+  format: LedgerVerification["format"] = { ledger: null, version: null },
+): LedgerVerification {
+  return { ok: false, blocks: 0, problems, head: null, format, types: {} };
 }
 
 /**
@@ -429,17 +368,9 @@ export function verifyLedger(
   const check = new ChainCheck(expectedHead);
   const problem = (message: string) =>
     check.problems.push({ index: null, kind: "format", message });
-  const refused = (format: LedgerVerification["format"]) => ({
-    ok: false,
-    blocks: 0,
-    problems: check.problems,
-    head: null,
-    format,
-    types: {},
-  });
   if (!isPlainObject(ledger)) {
     problem("not a ledger: expected a JSON object with a blocks array");
-    return refused({ ledger: null, version: null });
+    return refusedLedger(check.problems);
   }
   const format = { ledger: ledger.ledger, version: ledger.version };
   const accepted = typeof ledger.ledger === "string" &&
@@ -470,7 +401,7 @@ export function verifyLedger(
   }
   if (!Array.isArray(ledger.blocks)) {
     problem("blocks is not an array");
-    return refused(format);
+    return refusedLedger(check.problems, format);
   }
   for (const b of ledger.blocks) check.add(b);
   return check.verification(format);
@@ -491,19 +422,12 @@ export function verifyLedgerText(
     parsed = parseEvidenceJson(text, { numbers: "python" });
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
-    return {
-      ok: false,
-      blocks: 0,
-      problems: [{
-        index: null,
-        kind: "format",
-        message:
-          `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
-      }],
-      head: null,
-      format: { ledger: null, version: null },
-      types: {},
-    };
+    return refusedLedger([{
+      index: null,
+      kind: "format",
+      message:
+        `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
+    }]);
   }
   return verifyLedger(parsed, expectedHead);
 }
