@@ -225,6 +225,101 @@ export function prettyJson(value: unknown): string {
   return write(value, [], "");
 }
 
+/** Whether `text`'s stretch from a to ae sorts before that from b to be. */
+function keyBefore(
+  text: string,
+  a: number,
+  ae: number,
+  b: number,
+  be: number,
+): boolean {
+  for (; a < ae && b < be; a++, b++) {
+    const x = text.charCodeAt(a);
+    const y = text.charCodeAt(b);
+    if (x !== y) return x < y;
+  }
+  return a === ae && b < be;
+}
+
+const FLOAT_LEXEME = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+/**
+ * Where the JSON value at `at` in `text` ends, when it is already in
+ * canonical form, for text that is printable ASCII without a backslash (so
+ * a string is its two quotes and what lies between); -1 when it is not
+ * canonical (keys out of order or repeated, a number Python prints
+ * otherwise, `-0`), not JSON, or nested deeper than `depth`. A check
+ * without parsing: {@linkcode canonicalJson} of the value Python reads
+ * there is then exactly that stretch of text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalEnd('{"a":[1,0.5],"b":null}', 0), 22);
+ * assert.equal(canonicalEnd('{"b":1,"a":2}', 0), -1); // keys not sorted
+ * assert.equal(canonicalEnd("1e-5", 0), -1); // Python writes 1e-05
+ * ```
+ */
+export function canonicalEnd(text: string, at: number, depth = 1000): number {
+  const c = text.charCodeAt(at);
+  if (c === 0x22) {
+    const e = text.indexOf('"', at + 1);
+    return e < 0 ? -1 : e + 1;
+  }
+  if (c === 0x7b || c === 0x5b) {
+    if (depth === 0) return -1;
+    const close = c + 2; // } or ]
+    let i = at + 1;
+    if (text.charCodeAt(i) === close) return i + 1;
+    let key = -1; // where the last key starts, and ends
+    let keyEnd = -1;
+    for (;;) {
+      if (c === 0x7b) {
+        const e = text.indexOf('"', i + 1);
+        if (text.charCodeAt(i) !== 0x22 || e < 0) return -1;
+        if (key >= 0 && !keyBefore(text, key, keyEnd, i + 1, e)) return -1;
+        if (text.charCodeAt(e + 1) !== 0x3a) return -1;
+        key = i + 1;
+        keyEnd = e;
+        i = e + 2;
+      }
+      // A string value inline: the commonest, and a call saved.
+      i = text.charCodeAt(i) === 0x22
+        ? text.indexOf('"', i + 1) + 1
+        : canonicalEnd(text, i, depth - 1);
+      if (i <= 0) return -1;
+      const d = text.charCodeAt(i);
+      if (d === close) return i + 1;
+      if (d !== 0x2c) return -1;
+      i++;
+    }
+  }
+  if (c === 0x74) return text.startsWith("true", at) ? at + 4 : -1;
+  if (c === 0x66) return text.startsWith("false", at) ? at + 5 : -1;
+  if (c === 0x6e) return text.startsWith("null", at) ? at + 4 : -1;
+  let i = c === 0x2d ? at + 1 : at; // an integer, unless . e or E follows
+  const first = text.charCodeAt(i);
+  for (; i < text.length; i++) {
+    const d = text.charCodeAt(i);
+    if (d < 0x30 || d > 0x39) break;
+  }
+  const next = text.charCodeAt(i);
+  if (next !== 0x2e && next !== 0x65 && next !== 0x45) {
+    const digits = i - at - (c === 0x2d ? 1 : 0);
+    if (digits === 0 || (first === 0x30 && (digits > 1 || c === 0x2d))) {
+      return -1; // not a number, a leading zero, or -0
+    }
+    return i;
+  }
+  FLOAT_LEXEME.lastIndex = at;
+  const lex = FLOAT_LEXEME.exec(text)?.[0];
+  if (lex === undefined) return -1;
+  const v = Number(lex);
+  return Number.isFinite(v) && pythonFloatRepr(v) === lex
+    ? at + lex.length
+    : -1;
+}
+
 /**
  * Hex SHA-256 of a string (hashed as UTF-8) or of bytes.
  *

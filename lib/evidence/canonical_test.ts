@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  canonicalEnd,
   canonicalJson,
   DuplicateKeyError,
   needsOwnReader,
@@ -343,4 +344,74 @@ Deno.test("parseEvidenceJson: the JSON.parse fast path is exactly as strict as v
   // "__proto__" is an own key, as with the own reader.
   const p = parseEvidenceJson('{"__proto__":{"x":1}}') as object;
   assert.ok(Object.hasOwn(p, "__proto__"));
+});
+
+Deno.test("canonicalEnd accepts a text exactly when it is the canonical form of what Python reads there (random values and edits)", () => {
+  let seed = 11;
+  const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const atoms = [
+    0,
+    -1,
+    7,
+    2 ** 53 + 2,
+    0.5,
+    -1.25,
+    1e-5,
+    1e21,
+    1e16,
+    "",
+    "a",
+    "b c",
+    true,
+    false,
+    null,
+  ];
+  const value = (d: number): unknown => {
+    const r = rnd();
+    if (d > 3 || r < 0.4) return pick(atoms);
+    if (r < 0.7) {
+      return Array.from({ length: Math.floor(rnd() * 4) }, () => value(d + 1));
+    }
+    const o: Record<string, unknown> = {};
+    for (let k = Math.floor(rnd() * 4); k > 0; k--) {
+      o[pick(["a", "b", "ab", "", "10", "9", "B"])] = value(d + 1);
+    }
+    return o;
+  };
+  // Edits a writer that is not canonical would make.
+  const edits: ((t: string) => string)[] = [
+    (t) => t.replace(/"(\w*)":/, '"$1": '),
+    (t) => t.replace(/\b(\d+)\b(?![.e])/, "$1.0"),
+    (t) => t.replace("0.5", "5e-1"),
+    (t) => t.replace("1e-05", "1e-5"),
+    (t) => t.replace(/\b0\b/, "-0"),
+    (t) => t.replace(/\b7\b/, "07"),
+    (t) => t.replace(/\{"(\w*)":([^,{}\[\]]+),"(\w*)":/, '{"$3":$2,"$1":'),
+    (t) => t.replace(/\{"(\w*)":([^,{}\[\]]+)/, '{"$1":$2,"$1":$2'),
+    (t) => t.replace("true", "tru"),
+    (t) => t.replace("]", ",]"),
+    (t) => t + " ",
+  ];
+  let accepted = 0;
+  let refused = 0;
+  for (let n = 0; n < 3000; n++) {
+    const canonical = canonicalJson(value(0));
+    assert.equal(canonicalEnd(canonical, 0), canonical.length, canonical);
+    const t = pick(edits)(canonical);
+    if (t === canonical) continue;
+    let expected: boolean;
+    try {
+      expected =
+        canonicalJson(parseEvidenceJson(t, { numbers: "python" })) === t;
+    } catch {
+      expected = false; // not JSON, a repeated key or no canonical form
+    }
+    assert.equal(canonicalEnd(t, 0) === t.length, expected, t);
+    if (expected) accepted++;
+    else refused++;
+  }
+  assert.ok(refused > 500 && accepted > 20, `${accepted} / ${refused}`);
+  // A value inside a longer text: where it ends.
+  assert.equal(canonicalEnd('x{"a":[1,0.5]},"hash"', 1), 14);
 });

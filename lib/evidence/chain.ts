@@ -12,6 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import {
+  canonicalEnd,
   canonicalJson,
   DuplicateKeyError,
   parseEvidenceJson,
@@ -139,6 +140,9 @@ export function ledgerText(lines: readonly string[]): string {
     ? `${EMPTY_LINE}\n`
     : `${HEADER_LINE}\n${lines.join(",\n")}\n]}\n`;
 }
+
+/** Printable ASCII but the backslash: no escape, surrogate or control character. */
+const PLAIN = /^[\x20-\x5b\x5d-\x7e]*$/;
 
 function short(h: unknown): string {
   return typeof h === "string" && h.length > 23
@@ -300,6 +304,68 @@ export class ChainCheck {
         : chainHash(strict, body);
     }
     this.#local = b.hash as string;
+  }
+
+  /**
+   * Check the next block from its line in verity's layout (without the
+   * comma) when that line is exactly the one `chainBlocks` writes for it:
+   * this position, the last block's hash, printable ASCII without a
+   * backslash, a record canonical as it stands ({@linkcode canonicalEnd},
+   * no parsing), the hash of what it says. Returns its type and record
+   * text, or null, having checked nothing, for any other line: the caller
+   * parses it and {@linkcode ChainCheck.add}s it, which names its problems.
+   */
+  addLine(line: string): { type: string; record: string } | null {
+    const local = this.#local;
+    if (local === null) return null;
+    const i = this.#count;
+    // The index read digit by digit: a number made a string per line would
+    // fill V8's number-string cache, whose strings outlive each scavenge.
+    let c = 9;
+    let index = 0;
+    for (; c < 25; c++) {
+      const d = line.charCodeAt(c) - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      index = index * 10 + d;
+    }
+    const p = c + 14; // where prev_hash starts
+    const ts = p + local.length + 10; // where the type starts
+    // Compared as slices: a sliced string is flat, a concatenation is not.
+    if (
+      index !== i || c === 9 || (line.charCodeAt(9) === 48 && c > 10) ||
+      line.slice(0, 9) !== '{"index":' ||
+      line.slice(c, p) !== ',"prev_hash":"' ||
+      line.slice(p, ts - 10) !== local ||
+      line.slice(ts - 10, ts) !== '","type":"'
+    ) return null;
+    const te = line.indexOf('"', ts);
+    const re = te > 0 && line.startsWith('","record":', te)
+      ? canonicalEnd(line, te + 11)
+      : -1;
+    const plain = re > 0 && PLAIN.test(line.slice(ts, re));
+    // A match keeps its subject (and so the whole read) as RegExp's last
+    // match, past every young collection: match "" instead.
+    PLAIN.test("");
+    if (!plain || line.length !== re + 82) return null;
+    const type = line.slice(ts, te);
+    const record = line.slice(te + 11, re);
+    const body = `{"record":${record},"type":"${type}"}`;
+    const hex = SHA256.copy().update(local + body).digest("hex");
+    // A new string, not a slice: a slice would keep the whole read alive.
+    const h = "sha256:" + hex;
+    if (
+      line.slice(re, re + 9) !== ',"hash":"' || line.slice(re + 9, -2) !== h ||
+      !line.endsWith('"}')
+    ) return null;
+    this.#count++;
+    this.types[type] = (this.types[type] ?? 0) + 1;
+    if (h === this.#expectedHead) this.#expectedAt = i;
+    const strict = this.#strict;
+    if (strict !== null) {
+      this.#strict = strict === local ? h : chainHash(strict, body);
+    }
+    this.#local = h;
+    return { type, record };
   }
 
   /**

@@ -5,8 +5,8 @@
  *
  * verity's own layout (a header line, one block per line, `]}`) is read a
  * line at a time, in bounded memory and past V8's string limit: each line
- * is parsed and fed to `ChainCheck`, so the problems found are
- * `verifyLedger`'s. Any other layout
+ * is fed to `ChainCheck` (as it stands when it is canonical, else parsed),
+ * so the problems found are `verifyLedger`'s. Any other layout
  * (mcp-evidence-validator's) is read whole and parsed as Python reads it.
  *
  * Requires `--allow-read` and `--allow-write` for the ledger's directory.
@@ -169,13 +169,18 @@ export function walkLedgerFile(
         if (!comma) return null;
         comma = line.endsWith(",");
         const text = comma ? line.slice(0, -1) : line;
-        let block: unknown;
-        try {
-          block = parseEvidenceJson(text, { numbers: "python" });
-        } catch {
-          return null; // not JSON, or a repeated key: read whole, which names it
+        // A line as chainBlocks writes it is checked as it stands (its
+        // record left as text), any other parsed.
+        let block: unknown = check.addLine(text);
+        const parsed = block === null;
+        if (parsed) {
+          try {
+            block = parseEvidenceJson(text, { numbers: "python" });
+          } catch {
+            return null; // not JSON, or a repeated key: read whole, which names it
+          }
+          check.add(block);
         }
-        check.add(block);
         // "_recipe" is found several times faster than '"contract_recipe'.
         if (line.includes("_recipe")) {
           for (const r of ledgerRecipesText(line)) recipes.add(r);
@@ -184,7 +189,11 @@ export function walkLedgerFile(
           onBlock !== null && isPlainObject(block) &&
           typeof block.type === "string"
         ) {
-          onBlock({ index: blocks, type: block.type, record: block.record });
+          // A record left as text holds no backslash: no escaped key (FACTS.md).
+          const record = parsed
+            ? block.record
+            : JSON.parse(block.record as string);
+          onBlock({ index: blocks, type: block.type, record });
         }
         blocks++;
       }

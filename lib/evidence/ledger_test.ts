@@ -204,7 +204,7 @@ Deno.test("a ledger larger than the read buffer is walked as a stream, appended 
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("ASCII stretches and non-ASCII ones verify alike; a leading BOM is dropped; an edit in either is what verifyLedger finds", async () => {
+Deno.test("ASCII stretches (lines hashed as they stand) and non-ASCII ones (made again) verify alike; a leading BOM is dropped; an edit in either is what verifyLedger finds", async () => {
   const dir = await tmp();
   const path = join(dir, "ledger.json");
   // ~3,000 lines of ~130 bytes: several 64 KiB reads, blocks 1,000-1,099
@@ -481,7 +481,7 @@ Deno.test("the line walk counts block types, escaped ones included, and handles 
 /**
  * Tamper with a 30-block ledger 400 ways and compare the file verify with
  * verifyLedger over the whole parsed text. Records hold `marker`; `ascii`
- * keeps only ASCII types.
+ * keeps only ASCII types, so that lines are hashed as they stand.
  */
 async function tamperedAgree(marker: string, ascii: boolean): Promise<void> {
   const dir = await tmp();
@@ -612,10 +612,10 @@ async function tamperedAgree(marker: string, ascii: boolean): Promise<void> {
   await Deno.remove(dir, { recursive: true });
 }
 
-Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text (non-ASCII records)", async () => {
+Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text (non-ASCII records: each line made again)", async () => {
   await tamperedAgree("x→", false);
 });
 
-Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text (ASCII records)", async () => {
+Deno.test("a tampered ledger in verity's layout gets from the file verify exactly what verifyLedger finds in the whole parsed text (ASCII records: lines hashed as they stand)", async () => {
   await tamperedAgree("x-", true);
 });
