@@ -17,7 +17,10 @@
  * engine and walks the seed; second pass: warm, the seed's trees known, what
  * a long `verity run` would pay per session after the first)
  * and `sqldiff` under /usr/bin/time, interleaved; it prints medians of CPU
- * and wall time, the ratios and the peak memory (VmHWM) of both.
+ * and wall time, the ratios and the peak memory (VmHWM) of both. For
+ * `text-pk` it also times `sqldiff --primarykey`, which matches rows by
+ * the declared key as verity does (plain sqldiff matches a rowid table's
+ * rows by rowid), and prints the ratios against it too.
  *
  * Kinds of tables (`--kinds`, each with its own seed, one after the
  * other in the run): `rowid` (`INTEGER PRIMARY KEY` tables);
@@ -364,6 +367,12 @@ const tmp = await Deno.makeTempDir({ prefix: "verity-bench-delta-" });
 const config = new URL("../deno.json", import.meta.url).pathname;
 const summary: string[] = [];
 /** Build the seed of one kind of tables and time every pair of it. */
+/** The baselines: plain `sqldiff`, and for keyed rowid tables `--primarykey` too. */
+const BASELINES: [string, string[]][] = [
+  ["sqldiff", []],
+  ["sqldiff --primarykey", ["--primarykey"]],
+];
+
 async function runKind(kind: string): Promise<void> {
   const MUTATE = mutations(kind);
   // The SQL diff is timed for keyed tables only.
@@ -380,6 +389,7 @@ async function runKind(kind: string): Promise<void> {
   for (const pair of values.pairs.split(",")) {
     const mut = MUTATE[pair];
     if (mut === undefined) throw new Error(`unknown pair ${pair}`);
+    const byKey = kind === "text-pk";
     const dir = `${tmp}/${kind}/${pair}`;
     await Deno.mkdir(dir);
     t0 = performance.now();
@@ -423,26 +433,34 @@ async function runKind(kind: string): Promise<void> {
         push(`${k} peak`, Math.max(passes[0]!.peakMiB, passes[1]!.peakMiB));
         changes = passes[1]!.changes;
       }
-      const t = performance.now();
-      const o = await new Deno.Command("/usr/bin/time", {
-        args: [
-          "-f",
-          "%U %S %M",
-          values.sqldiff,
-          `${tmp}/${kind}/seed/state.db`,
-          `${dir}/state.db`,
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      push("sqldiff wall", performance.now() - t);
-      if (!o.success) throw new Error("sqldiff failed");
-      const [u, s, kb] = new TextDecoder().decode(o.stderr).trim().split("\n")
-        .at(-1)!.split(" ").map(Number);
-      push("sqldiff cpu", ((u ?? NaN) + (s ?? NaN)) * 1000);
-      push("sqldiff peak", (kb ?? NaN) / 1024);
-      sqldiffLines = new TextDecoder().decode(o.stdout).trim().split("\n")
-        .filter((l) => l !== "").length;
+      // A rowid table with a declared key: plain sqldiff matches rows by
+      // rowid; `--primarykey` by the key, as verity does. Both are timed.
+      for (const [name, extra] of byKey ? BASELINES : BASELINES.slice(0, 1)) {
+        const t = performance.now();
+        const o = await new Deno.Command("/usr/bin/time", {
+          args: [
+            "-f",
+            "%U %S %M",
+            values.sqldiff,
+            ...extra,
+            `${tmp}/${kind}/seed/state.db`,
+            `${dir}/state.db`,
+          ],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        push(`${name} wall`, performance.now() - t);
+        if (!o.success) throw new Error(`${name} failed`);
+        const [u, s, kb] = new TextDecoder().decode(o.stderr).trim().split(
+          "\n",
+        ).at(-1)!.split(" ").map(Number);
+        push(`${name} cpu`, ((u ?? NaN) + (s ?? NaN)) * 1000);
+        push(`${name} peak`, (kb ?? NaN) / 1024);
+        if (name === "sqldiff") {
+          sqldiffLines = new TextDecoder().decode(o.stdout).trim().split("\n")
+            .filter((l) => l !== "").length;
+        }
+      }
       console.log(
         `round ${r + 1}: verity warm cpu ${
           m["new warm cpu"]!.at(-1)!.toFixed(0)
@@ -455,6 +473,15 @@ async function runKind(kind: string): Promise<void> {
     }
     const md = (k: string) => median(m[k]!);
     const sd = md("sqldiff cpu");
+    const byKeyText = byKey
+      ? `; against sqldiff --primarykey (${
+        md("sqldiff --primarykey cpu").toFixed(0)
+      } ms) warm ${
+        ratioText(md("new warm cpu"), md("sqldiff --primarykey cpu"), 3)
+      }, cold ${
+        ratioText(md("new cold cpu"), md("sqldiff --primarykey cpu"), 3)
+      }`
+      : "";
     console.log(
       `verity found ${changes} changed records; sqldiff printed ${sqldiffLines} statements`,
     );
@@ -481,7 +508,9 @@ async function runKind(kind: string): Promise<void> {
         ratioText(md("new warm cpu"), sd, 3)
       }, cold ${ratioText(md("new cold cpu"), sd, 3)}; peak ${
         Math.max(...m["new peak"]!).toFixed(0)
-      } MiB (sqldiff ${Math.max(...m["sqldiff peak"]!).toFixed(0)} MiB)${
+      } MiB (sqldiff ${
+        Math.max(...m["sqldiff peak"]!).toFixed(0)
+      } MiB)${byKeyText}${
         values.old
           ? `; before (full snapshots) warm ${
             ratioText(md("old warm cpu"), sd, 2)

@@ -26,7 +26,7 @@ import { renderText } from "../report/text.ts";
 import { reportClaims } from "../report/claims.ts";
 import { VERSION } from "../version.ts";
 import { harnessGitState } from "./_io.ts";
-import { writeChunksAtomic } from "../evidence/atomic_write.ts";
+import { writeTextFileAtomic } from "../evidence/atomic_write.ts";
 import { packReport, reportText } from "../report/pack.ts";
 import { appendReportToLedger } from "./_ledger.ts";
 import { seedNotReproducible } from "../state_io/seed_ref.ts";
@@ -326,7 +326,7 @@ export async function main(argv: string[]): Promise<number> {
       `verity run: the report would pass V8's string limit (536870888 characters), so no verity reader could open it: not written`,
     );
   }
-  const written = await writeChunksAtomic(reportPath, [text], {
+  const written = await writeTextFileAtomic(reportPath, text, {
     overwrite: false,
   });
   const ledger = await appendReportToLedger(runsDir, id, written);

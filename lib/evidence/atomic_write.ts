@@ -20,43 +20,31 @@ export interface AtomicWriteOptions {
 }
 
 /**
- * Write `text` to `path` atomically (temp file + fsync + rename).
+ * Write `text` to `path` atomically: a new temporary file in the same
+ * directory, synced, then renamed over `path` (or linked, with
+ * `overwrite: false`, so an existing file is never replaced); on any
+ * failure the temporary file is removed. Returns `sha256:` of the bytes
+ * written and their count.
  *
  * @example
  * ```ts ignore
- * await writeTextFileAtomic("runs/ledger.json", text);
+ * const { digest } = await writeTextFileAtomic("runs/ledger.json", text);
  * ```
  */
 export async function writeTextFileAtomic(
   path: string,
   text: string,
   options: AtomicWriteOptions = {},
-): Promise<void> {
+): Promise<{ digest: string; bytes: number }> {
   const bytes = new TextEncoder().encode(text);
-  await writeAtomic(path, options, async (f) => {
-    let off = 0;
-    while (off < bytes.length) off += await f.write(bytes.subarray(off));
-  });
-}
-
-/**
- * The one atomic write both functions share: `fill` writes the temporary
- * file (same directory, created new), which is then synced and renamed over
- * `path` (or linked, with `overwrite: false`, so an existing file is never
- * replaced); on any failure the temporary file is removed.
- */
-async function writeAtomic(
-  path: string,
-  options: AtomicWriteOptions,
-  fill: (f: Deno.FsFile) => Promise<void>,
-): Promise<void> {
   const tmp = join(
     dirname(path),
     `.${basename(path)}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`,
   );
   const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
   try {
-    await fill(f);
+    let off = 0;
+    while (off < bytes.length) off += await f.write(bytes.subarray(off));
     await f.syncData();
   } catch (e) {
     f.close();
@@ -74,52 +62,6 @@ async function writeAtomic(
     await Deno.remove(tmp).catch(() => {});
     throw e;
   }
-}
-
-/**
- * Write text (or bytes) given in pieces to `path` atomically (temp file +
- * fsync + rename), never holding more than one piece and a 1 MiB buffer,
- * and hash the bytes as they go. Returns `sha256:` of the file's bytes and its size.
- *
- * @example
- * ```ts ignore
- * const { digest } = await writeChunksAtomic("runs/x/report.json", reportChunks(packed));
- * ```
- */
-export async function writeChunksAtomic(
-  path: string,
-  chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>,
-  options: AtomicWriteOptions = {},
-): Promise<{ digest: string; bytes: number }> {
-  const hash = createHash("sha256");
-  let size = 0;
-  await writeAtomic(path, options, async (f) => {
-    const enc = new TextEncoder();
-    let pending: string[] = [];
-    let pendingLength = 0;
-    const put = async (bytes: Uint8Array) => {
-      hash.update(bytes);
-      size += bytes.length;
-      let off = 0;
-      while (off < bytes.length) off += await f.write(bytes.subarray(off));
-    };
-    const flush = async () => {
-      const bytes = enc.encode(pending.join(""));
-      pending = [];
-      pendingLength = 0;
-      await put(bytes);
-    };
-    for await (const c of chunks) {
-      if (typeof c !== "string") {
-        await flush();
-        await put(c);
-        continue;
-      }
-      pending.push(c);
-      pendingLength += c.length;
-      if (pendingLength >= 1 << 20) await flush();
-    }
-    await flush();
-  });
-  return { digest: "sha256:" + hash.digest("hex"), bytes: size };
+  const digest = "sha256:" + createHash("sha256").update(bytes).digest("hex");
+  return { digest, bytes: bytes.length };
 }

@@ -185,7 +185,7 @@ const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
 /**
  * The chain checks of one block after another: fed each block in order
  * ({@linkcode ChainCheck.add}), then asked for the head
- * ({@linkcode ChainCheck.finish}), so a ledger file read a line at a time
+ * ({@linkcode ChainCheck.verification}), so a ledger file read a line at a time
  * gets exactly {@linkcode verifyLedger}'s problems in bounded memory.
  *
  * @example
@@ -194,7 +194,8 @@ const BLOCK_KEYS = new Set(["index", "prev_hash", "type", "record", "hash"]);
  * const { blocks, head } = chainBlocks(GENESIS, 0, [{ type: "report", record: {} }]);
  * const check = new ChainCheck(head);
  * for (const b of blocks) check.add(b);
- * assert.deepEqual(check.finish(), { blocks: 1, head, problems: [] });
+ * const v = check.verification({ ledger: "verity", version: "1" });
+ * assert.deepEqual([v.ok, v.blocks, v.head], [true, 1, head]);
  * ```
  */
 export class ChainCheck {
@@ -368,35 +369,39 @@ export class ChainCheck {
   }
 
   /**
-   * The blocks checked, the head the chain replays to from genesis (null
-   * after a malformed block) and every problem, with the `head` problem
-   * when it is not the expected head (none when that is null).
+   * The verification of the blocks added, for a ledger of `format`: the
+   * head the chain replays to from genesis (null after a malformed block)
+   * and every problem, with the `head` problem when it is not the expected
+   * head (none when that is null).
    */
-  finish(): { blocks: number; head: string | null; problems: LedgerProblem[] } {
+  verification(format: LedgerVerification["format"]): LedgerVerification {
     const strict = this.#strict;
     const expectedHead = this.#expectedHead;
+    const problems = this.problems;
     if (expectedHead !== null && strict === null) {
-      this.problems.push({
+      problems.push({
         index: null,
         kind: "head",
         message:
           `the chain cannot be replayed to a head (a malformed block); expected head ${expectedHead}`,
       });
     } else if (expectedHead !== null && strict !== expectedHead) {
-      this.problems.push(
+      problems.push(
         headProblem(strict!, expectedHead, this.#expectedAt, this.#count),
       );
     }
-    return { blocks: this.#count, head: strict, problems: this.problems };
+    const ok = problems.length === 0;
+    const { types } = this;
+    return { ok, blocks: this.#count, head: strict, problems, format, types };
   }
+}
 
-  /** The verification of the blocks added, for a ledger of `format`. */
-  verification(
-    format: LedgerVerification["format"],
-  ): LedgerVerification {
-    const r = this.finish();
-    return { ok: r.problems.length === 0, ...r, format, types: this.types };
-  }
+/** The verification of a ledger whose blocks could not be walked. */
+function refusedLedger(
+  problems: LedgerProblem[],
+  format: LedgerVerification["format"] = { ledger: null, version: null },
+): LedgerVerification {
+  return { ok: false, blocks: 0, problems, head: null, format, types: {} };
 }
 
 /**
@@ -429,17 +434,9 @@ export function verifyLedger(
   const check = new ChainCheck(expectedHead);
   const problem = (message: string) =>
     check.problems.push({ index: null, kind: "format", message });
-  const refused = (format: LedgerVerification["format"]) => ({
-    ok: false,
-    blocks: 0,
-    problems: check.problems,
-    head: null,
-    format,
-    types: {},
-  });
   if (!isPlainObject(ledger)) {
     problem("not a ledger: expected a JSON object with a blocks array");
-    return refused({ ledger: null, version: null });
+    return refusedLedger(check.problems);
   }
   const format = { ledger: ledger.ledger, version: ledger.version };
   const accepted = typeof ledger.ledger === "string" &&
@@ -470,7 +467,7 @@ export function verifyLedger(
   }
   if (!Array.isArray(ledger.blocks)) {
     problem("blocks is not an array");
-    return refused(format);
+    return refusedLedger(check.problems, format);
   }
   for (const b of ledger.blocks) check.add(b);
   return check.verification(format);
@@ -491,19 +488,12 @@ export function verifyLedgerText(
     parsed = parseEvidenceJson(text, { numbers: "python" });
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
-    return {
-      ok: false,
-      blocks: 0,
-      problems: [{
-        index: null,
-        kind: "format",
-        message:
-          `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
-      }],
-      head: null,
-      format: { ledger: null, version: null },
-      types: {},
-    };
+    return refusedLedger([{
+      index: null,
+      kind: "format",
+      message:
+        `${e.message}: refused, since readers that keep the first or the last of two keys would see different ledgers`,
+    }]);
   }
   return verifyLedger(parsed, expectedHead);
 }

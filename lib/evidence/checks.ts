@@ -243,7 +243,7 @@ export function readObservations(doc: unknown, file: string): ObservationBatch {
   };
 }
 
-function declaredArguments(tool: DeclaredTool): Set<string> | null {
+function declaredArguments(tool: DeclaredTool): Set<string> {
   const schema = tool.tool.inputSchema ?? tool.tool.input_schema;
   if (!isPlainObject(schema)) return new Set();
   const props = schema.properties;
@@ -340,7 +340,7 @@ export function validateObservations(
       }
     }
     if (obs.args !== null) {
-      const allowed = declaredArguments(decl) ?? new Set<string>();
+      const allowed = declaredArguments(decl);
       const extra = Object.keys(obs.args).filter((k) => !allowed.has(k)).sort();
       if (extra.length > 0) {
         findings.push({

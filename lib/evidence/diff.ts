@@ -10,12 +10,7 @@
  */
 import { canonicalJson } from "./canonical.ts";
 import type { Declaration, DeclaredTool } from "./manifest.ts";
-import {
-  readField,
-  type Recipe,
-  RECIPE_FIELDS,
-  type RecipeField,
-} from "./recipes.ts";
+import { readField, type Recipe, RECIPE_FIELDS } from "./recipes.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** Display names (MCP spelling) of the payload fields. */
@@ -69,25 +64,20 @@ export interface RefusedTool {
   b_recipe: Recipe;
 }
 
+/** One side of a diff: its file, server, recipe and tool count. */
+export type DiffSide =
+  & Pick<Declaration, "file" | "server" | "version" | "recipe">
+  & {
+    tools: number;
+  };
+
 /** What {@linkcode diffDeclarations} found. */
 export interface DiffResult {
   status: "identical" | "drift" | "recipe_mismatch";
   /** The recipe both sides were hashed under (null on recipe_mismatch). */
   recipe: Recipe | null;
-  a: {
-    file: string;
-    server: string | null;
-    version: string | null;
-    recipe: Recipe;
-    tools: number;
-  };
-  b: {
-    file: string;
-    server: string | null;
-    version: string | null;
-    recipe: Recipe;
-    tools: number;
-  };
+  a: DiffSide;
+  b: DiffSide;
   added: ToolRef[];
   removed: ToolRef[];
   changed: ChangedTool[];
@@ -189,22 +179,6 @@ export function jsonChanges(a: unknown, b: unknown, path = ""): PathChange[] {
   return [{ path, op: "changed", from: a, to: b }];
 }
 
-function fieldChange(
-  a: Record<string, unknown>,
-  b: Record<string, unknown>,
-  f: RecipeField,
-): ContractFieldChange | null {
-  const ra = readField(a, f);
-  const rb = readField(b, f);
-  const changes = jsonChanges(ra.value, rb.value);
-  if (changes.length === 0) return null;
-  return {
-    field: FIELD_LABELS[f.field] ?? f.field,
-    present: { a: ra.present, b: rb.present },
-    changes,
-  };
-}
-
 /** The fields of a contract that moved between two declarations of one tool, under a recipe. */
 export function movedFields(
   a: Record<string, unknown>,
@@ -213,8 +187,15 @@ export function movedFields(
 ): ContractFieldChange[] {
   const out: ContractFieldChange[] = [];
   for (const f of RECIPE_FIELDS[recipe]) {
-    const c = fieldChange(a, b, f);
-    if (c) out.push(c);
+    const ra = readField(a, f);
+    const rb = readField(b, f);
+    const changes = jsonChanges(ra.value, rb.value);
+    if (changes.length === 0) continue;
+    out.push({
+      field: FIELD_LABELS[f.field] ?? f.field,
+      present: { a: ra.present, b: rb.present },
+      changes,
+    });
   }
   return out;
 }
@@ -264,7 +245,7 @@ function ref(t: DeclaredTool): ToolRef {
  * ```
  */
 export function diffDeclarations(a: Declaration, b: Declaration): DiffResult {
-  const side = (d: Declaration) => ({
+  const side = (d: Declaration): DiffSide => ({
     file: d.file,
     server: d.server,
     version: d.version,
@@ -357,7 +338,7 @@ function shortHash(h: string): string {
 /** Render a diff for people: one block per moved tool, field paths indented. */
 export function renderDiff(r: DiffResult): string {
   const lines: string[] = [];
-  const name = (s: DiffResult["a"]) =>
+  const name = (s: DiffSide) =>
     `${s.file} (${s.server ?? "unnamed server"}${
       s.version ? " " + s.version : ""
     }, ${s.tools} tools, recipe ${s.recipe})`;

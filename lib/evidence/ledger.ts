@@ -38,7 +38,7 @@ import {
   verifyLedger,
   verifyLedgerText,
 } from "./chain.ts";
-import { writeChunksAtomic } from "./atomic_write.ts";
+import { writeTextFileAtomic } from "./atomic_write.ts";
 import { bindingOf, bindToLedger, type LedgerBinding } from "./binding.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
 import { exists } from "../common/exists.ts";
@@ -46,13 +46,6 @@ import { exists } from "../common/exists.ts";
 export { GENESIS, verifyLedger, verifyLedgerText };
 export type { Block, Entry, LedgerVerification };
 export type { LedgerProblem } from "./chain.ts";
-
-/** The result of an append: the new block's index and hash; the hash is the new head. */
-export interface AppendResult {
-  index: number;
-  hash: string;
-  head: string;
-}
 
 /** A ledger's verification with every contract recipe its records state, sorted. */
 export type FileVerification = LedgerVerification & { recipes: string[] };
@@ -326,6 +319,8 @@ export async function withLedgerLock<T>(
   }
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 /** Throws {@linkcode EvidenceError} when a ledger's own chain does not verify. */
 function refuseBroken(path: string, v: LedgerVerification): void {
   if (v.problems.length > 0 || v.head === null) {
@@ -353,8 +348,8 @@ export async function appendBlocks(
   return await withLedgerLock(ledgerPath, async () => {
     let head = GENESIS;
     let start = 0;
-    // The file kept as it is but its closing "\n]}\n".
-    let kept: Uint8Array | null = null;
+    // The file kept as it is but its closing "\n]}\n" (UTF-8: the walk read it).
+    let kept: string | null = null;
     if (await exists(ledgerPath, { followSymlinks: false })) {
       const w = walkLedgerFile(ledgerPath, null);
       if (w === null) {
@@ -364,14 +359,15 @@ export async function appendBlocks(
       }
       refuseBroken(ledgerPath, w);
       [head, start] = [w.head!, w.blocks];
-      if (start > 0) kept = (await Deno.readFile(ledgerPath)).slice(0, -4);
+      const bytes = start > 0 ? await Deno.readFile(ledgerPath) : null;
+      kept = bytes && STRICT_UTF8.decode(bytes.subarray(0, -4));
     }
     const added = chainBlocks(head, start, [...entries]);
-    await writeChunksAtomic(
+    await writeTextFileAtomic(
       ledgerPath,
       kept === null
-        ? [ledgerText(added.lines)]
-        : [kept, added.lines.map((l) => `,\n${l}`).join("") + "\n]}\n"],
+        ? ledgerText(added.lines)
+        : kept + added.lines.map((l) => `,\n${l}`).join("") + "\n]}\n",
     );
     return { first: start, count: added.lines.length, head: added.head };
   });
@@ -391,7 +387,7 @@ export async function appendBlock(
   ledgerPath: string,
   type: string,
   record: unknown,
-): Promise<AppendResult> {
+): Promise<{ index: number; hash: string; head: string }> {
   const r = await appendBlocks(ledgerPath, [{ type, record }]);
   return { index: r.first, hash: r.head, head: r.head };
 }

@@ -361,58 +361,6 @@ function readTools(
   });
 }
 
-function readVerityManifest(
-  doc: Record<string, unknown>,
-  file: string,
-  opts: ReadDeclarationOptions,
-): Declaration {
-  if (doc.version !== MANIFEST_VERSION) {
-    throw new DefinitionError(
-      file,
-      "version",
-      `unsupported manifest version ${
-        JSON.stringify(doc.version)
-      } (this verity reads 1)`,
-    );
-  }
-  const recipe = recipeAt(file, "contract_recipe", doc.contract_recipe);
-  const tools = readTools(doc, file, true, recipe, opts);
-  const server = isPlainObject(doc.server) ? doc.server : {};
-  return {
-    file,
-    kind: "verity-manifest",
-    server: str(server.name),
-    version: str(server.version),
-    recipe: opts.recipe ?? recipe,
-    recipeStated: true,
-    tools,
-    bindings: readBindings(file, doc.annotations),
-  };
-}
-
-function readDeclared(
-  doc: Record<string, unknown>,
-  file: string,
-  opts: ReadDeclarationOptions,
-): Declaration {
-  const stated = doc.contract_recipe !== undefined;
-  const recipe = stated
-    ? recipeAt(file, "contract_recipe", doc.contract_recipe)
-    : "1";
-  const tools = readTools(doc, file, false, recipe, opts);
-  const server = isPlainObject(doc.server) ? doc.server : {};
-  return {
-    file,
-    kind: "declared",
-    server: typeof doc.server === "string" ? doc.server : str(server.name),
-    version: str(server.version),
-    recipe: opts.recipe ?? recipe,
-    recipeStated: stated,
-    tools,
-    bindings: readBindings(file, doc.annotations),
-  };
-}
-
 /**
  * Read a declaration (verity manifest or mcp-evidence-validator declared
  * manifest) from a parsed document. Throws {@linkcode DefinitionError}
@@ -428,17 +376,41 @@ export function readDeclaration(
   if (!isPlainObject(doc)) {
     throw new DefinitionError(file, "", "must be a JSON object (a manifest)");
   }
-  if (doc.format !== undefined) {
-    if (doc.format !== MANIFEST_FORMAT) {
-      throw new DefinitionError(
-        file,
-        "format",
-        `unknown format ${
-          JSON.stringify(doc.format)
-        } (expected "${MANIFEST_FORMAT}")`,
-      );
-    }
-    return readVerityManifest(doc, file, options);
+  const verity = doc.format !== undefined;
+  if (verity && doc.format !== MANIFEST_FORMAT) {
+    throw new DefinitionError(
+      file,
+      "format",
+      `unknown format ${
+        JSON.stringify(doc.format)
+      } (expected "${MANIFEST_FORMAT}")`,
+    );
   }
-  return readDeclared(doc, file, options);
+  if (verity && doc.version !== MANIFEST_VERSION) {
+    throw new DefinitionError(
+      file,
+      "version",
+      `unsupported manifest version ${
+        JSON.stringify(doc.version)
+      } (this verity reads 1)`,
+    );
+  }
+  const stated = verity || doc.contract_recipe !== undefined;
+  const recipe = stated
+    ? recipeAt(file, "contract_recipe", doc.contract_recipe)
+    : "1";
+  const tools = readTools(doc, file, verity, recipe, options);
+  const server = isPlainObject(doc.server) ? doc.server : {};
+  return {
+    file,
+    kind: verity ? "verity-manifest" : "declared",
+    server: !verity && typeof doc.server === "string"
+      ? doc.server
+      : str(server.name),
+    version: str(server.version),
+    recipe: options.recipe ?? recipe,
+    recipeStated: stated,
+    tools,
+    bindings: readBindings(file, doc.annotations),
+  };
 }

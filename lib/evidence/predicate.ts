@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isPlainObject } from "../common/is_plain_object.ts";
 
 /** What the attester adds beyond the document itself. */
 export interface PredicateContext {
@@ -15,11 +16,7 @@ export interface PredicateContext {
   ledger: { block: number; head: string } | null;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v)
-    ? v as Record<string, unknown>
-    : {};
-}
+const obj = (v: unknown): Record<string, unknown> => isPlainObject(v) ? v : {};
 
 function count<T>(xs: readonly T[], f: (x: T) => boolean): number {
   return xs.filter(f).length;
@@ -91,11 +88,9 @@ export function evidencePredicate(
   }
   let target: Record<string, unknown> | null = null;
   if (ctx.definition !== null) {
-    const claimed = kind === "report"
-      ? obj(document.definition).digest
-      : kind === "reality"
-      ? obj(document.definition).digest
-      : undefined;
+    const claimed = kind === "manifest"
+      ? undefined
+      : obj(document.definition).digest;
     if (claimed !== ctx.definition.digest) {
       throw new TypeError(
         `the definition's digest ${ctx.definition.digest} is not the one the ${kind} records (${

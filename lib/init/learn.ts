@@ -44,7 +44,7 @@ import { readSqlite } from "../../adapters/sqlite/read.ts";
 import { PageWalkError } from "../../adapters/sqlite/page_walk_error.ts";
 import { isSqliteImage } from "../../adapters/sqlite/format.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
-import { showControls } from "../common/show_controls.ts";
+import { showControls, terminalJson } from "../common/show_controls.ts";
 import type { PreparedRun } from "../prepare/local.ts";
 import { LOCK_FILE, type SourcePin } from "../prepare/source.ts";
 import {
@@ -495,10 +495,29 @@ async function session(
     }
     const r: unknown = JSON.parse(text);
     const isError = isPlainObject(r) && r.isError === true;
-    return { contracts, result: r, error: isError ? "isError: true" : null };
+    return {
+      contracts,
+      result: r,
+      error: isError ? `isError: true${errorText(r)}` : null,
+    };
   } finally {
     await s.client.close(1000);
   }
+}
+
+/**
+ * The first text an error result carries, quoted and cut to 200 characters
+ * (`: "Requires write access to …"`): why a seeding call failed, on one line.
+ */
+function errorText(r: Record<string, unknown>): string {
+  const content = Array.isArray(r.content) ? r.content : [];
+  const first = content.find((c) =>
+    isPlainObject(c) && typeof c.text === "string"
+  );
+  const text = first === undefined ? "" : String(first.text).trim();
+  return text === ""
+    ? ""
+    : `: ${terminalJson(JSON.stringify(text.slice(0, 200)))}`;
 }
 
 /**

@@ -417,7 +417,11 @@ export function renderLearned(l: LearnedView): string {
     `learned target: ${l.target} (no definition; seeding by use)`,
     `  state files: ${
       l.files.length === 0
-        ? "none (every seeding call errored, changed nothing or lost records): the seed is empty, so no destructive claim can fail here (NOTHING_TO_CHANGE)"
+        ? `none (every seeding call errored, changed nothing or lost records): the seed is empty, so no destructive claim can fail here (NOTHING_TO_CHANGE)${
+          l.steps.some((s) => s.detail.includes("Requires write access to"))
+            ? "; the sandbox refused writes outside the state directory (the seeding lines name them): give the server a path under {state} (its arguments, or --env 'NAME={state}/file')"
+            : ""
+        }`
         : l.files.map((f) => `${f.path} (${f.kind})`).join(", ")
     }`,
     "  seeding:",

@@ -142,6 +142,25 @@ Deno.test("names and the text of what was learned", () => {
     empty,
     /the seed is empty, so no destructive claim can fail here \(NOTHING_TO_CHANGE\)/,
   );
+  assert.doesNotMatch(empty, /refused writes/);
+  // A seed left empty because the sandbox refused the server's writes says so.
+  const refused = renderLearned({
+    target: "/r/t/target.toml",
+    files: [],
+    steps: [{
+      tool: "add",
+      outcome: "errored",
+      detail:
+        'isError: true: "Requires write access to \\"/pkg/dist/memory.jsonl\\""',
+      origins: [],
+    }],
+    calls: [],
+  });
+  assert.match(
+    refused,
+    /NOTHING_TO_CHANGE\); the sandbox refused writes outside the state directory/,
+  );
+  assert.match(refused, /add: errored: isError: true: "Requires write access/);
   const blind = renderLearned({
     target: "/r/t/target.toml",
     files: [{ path: "db.sqlite", kind: "sqlite" }],

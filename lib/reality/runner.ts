@@ -224,7 +224,21 @@ async function callTool(
   const auditLog = live.launched.launch?.auditLog ?? null;
   const from = await logLength(auditLog);
   const args = argumentsIn(live, call);
-  const observation = await callOnce(live, tool.name, args, timeoutMs);
+  const out = await live.session.client.request(
+    "tools/call",
+    { name: tool.name, arguments: args },
+    timeoutMs,
+  );
+  const ms = Math.round(out.ms);
+  const observation: RealityCallObservation = out.status === "ok"
+    ? { kind: "result", result: out.result, ms }
+    : out.status === "error"
+    ? { kind: "rpc_error", error: out.error, ms }
+    : {
+      kind: "no_answer",
+      message: `${out.failure.reason}: ${out.failure.message}`,
+      ms,
+    };
   if (observer !== undefined) {
     const to = await logLength(auditLog);
     observer.call({
@@ -237,30 +251,6 @@ async function callTool(
     });
   }
   return { observation, session: live.label, arguments: args };
-}
-
-async function callOnce(
-  live: Live,
-  name: string,
-  args: Record<string, unknown>,
-  timeoutMs: number,
-): Promise<RealityCallObservation> {
-  const out = await live.session.client.request(
-    "tools/call",
-    { name, arguments: args },
-    timeoutMs,
-  );
-  if (out.status === "ok") {
-    return { kind: "result", result: out.result, ms: Math.round(out.ms) };
-  }
-  if (out.status === "error") {
-    return { kind: "rpc_error", error: out.error, ms: Math.round(out.ms) };
-  }
-  return {
-    kind: "no_answer",
-    message: `${out.failure.reason}: ${out.failure.message}`,
-    ms: Math.round(out.ms),
-  };
 }
 
 /**

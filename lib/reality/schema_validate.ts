@@ -48,15 +48,9 @@ export function dialectOf(schema: unknown): Dialect | null {
   const m =
     /^https?:\/\/json-schema\.org\/(draft-0[67]|draft\/2019-09|draft\/2020-12)\/schema#?$/
       .exec(uri);
-  return m ? DIALECTS[m[1]!]! : null;
+  // draft-06, draft-07, draft/2019-09, draft/2020-12: the dialect's name.
+  return m ? m[1]!.replace("draft/", "") as Dialect : null;
 }
-
-const DIALECTS: Record<string, Dialect> = {
-  "draft-07": "draft-07",
-  "draft-06": "draft-06",
-  "draft/2019-09": "2019-09",
-  "draft/2020-12": "2020-12",
-};
 
 type ValidateFn = ((data: unknown) => boolean) & {
   errors?:

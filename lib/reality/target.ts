@@ -114,7 +114,6 @@ export async function runTargetReality(
     noSandbox: options.noSandbox === true,
     commandName: "verity reality",
   });
-  const backend = defLauncher.backend;
   const workDir = await Deno.makeTempDir({ prefix: "verity-reality-" });
   const launcher = scratchStateLauncher(
     defLauncher,
@@ -152,7 +151,7 @@ export async function runTargetReality(
           git: definitionGit,
         },
         pin: targetProvenance(def, defLauncher.prepared?.entry ?? null),
-        sandbox: backend,
+        sandbox: defLauncher.backend,
         scratchState: true,
       },
     });

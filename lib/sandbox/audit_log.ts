@@ -211,24 +211,6 @@ export function networkAttempts(events: readonly PermissionEvent[]): string[] {
   ].sort();
 }
 
-/**
- * Attempts in `session` that no control session shows: what the tool call
- * itself tried, as opposed to what server start and stop do anyway.
- */
-export function attemptsBeyondControl(
-  session: readonly Attempt[],
-  controls: readonly (readonly Attempt[])[],
-): Attempt[] {
-  const seen = new Set(
-    controls.flatMap((c) =>
-      c.map((a) => `${a.permission}\u0000${a.value ?? "\u0001"}`)
-    ),
-  );
-  return session.filter((a) =>
-    !seen.has(`${a.permission}\u0000${a.value ?? "\u0001"}`)
-  );
-}
-
 /** What a report records about the sandbox of one server process. */
 export interface SandboxEvidence {
   backend: SandboxBackend;

@@ -567,12 +567,15 @@ function buildDeno(req: LaunchRequest, host: HostFacts): Launch {
     ...(netGrants.length ? { net: netGrants } : {}),
   };
   const cwd = cwdOf(req);
-  const inner = [req.command[0]!, "run", ...ours, ...flags, script, ...args];
   // Deno does not confine the programs it starts: a run allowance puts the
-  // whole server inside bubblewrap too, so they get the OS walls.
-  const wrapped = runPaths.length || host.confineDeno === true
-    ? bubblewrapArgv(req, host, inner, env, cwd)
-    : null;
+  // whole server inside bubblewrap too, so they get the OS walls. There the
+  // program is named by the path it was found at: PATH inside is not the host's.
+  const confined = runPaths.length > 0 || host.confineDeno === true;
+  const exe = confined && host.program.startsWith("/")
+    ? host.program
+    : req.command[0]!;
+  const inner = [exe, "run", ...ours, ...flags, script, ...args];
+  const wrapped = confined ? bubblewrapArgv(req, host, inner, env, cwd) : null;
   return {
     spawn: { command: wrapped?.argv ?? inner, env, cwd },
     backend: "deno",
@@ -809,6 +812,13 @@ function bubblewrapArgv(
     optional.push(tree);
   }
   if (host.programIsDeno && isHidden(host.denoDir)) optional.push(host.denoDir);
+  // A program found through a symlink in a hidden directory (an npm-installed
+  // deno under ~/.cache) is shown there as the file the link names.
+  const link = host.program !== host.programReal &&
+      host.program.startsWith("/") && isHidden(host.program) &&
+      !covered.some((c) => isWithin(host.program, c))
+    ? host.program
+    : null;
   const readOnly = unique([
     req.definitionDir,
     ...req.readPaths,
@@ -828,6 +838,7 @@ function bubblewrapArgv(
       ...ancestorDirs(
         [
           ...unique(optional),
+          ...(link === null ? [] : [link]),
           ...readOnly,
           ...writable,
           ...unique(req.sockets ?? []),
@@ -840,6 +851,7 @@ function bubblewrapArgv(
     );
   }
   for (const p of unique(optional)) argv.push("--ro-bind-try", p, p);
+  if (link !== null) argv.push("--ro-bind", host.programReal, link);
   for (const p of readOnly) {
     // Under the overlay's root a path it shows needs no mount of its own.
     if (!minimal && fromOverlay(p) && !isHidden(p)) continue;

@@ -725,3 +725,34 @@ Deno.test("no overlay: the launch is as before and says nothing of writes (prepa
   assert.equal(argv[argv.indexOf("--ro-bind") + 1], "/");
   assert.ok(!argv.some((a) => a.endsWith("unshare")));
 });
+
+Deno.test("a program found through a symlink in a hidden directory is shown there as the file it names, under both backends", () => {
+  const link = "/home/auditor/.cache/npm-deno/node_modules/deno/deno";
+  const real = "/home/auditor/.npm/_npx/7a40/node_modules/deno/deno";
+  const facts = { program: link, programReal: real, programIsDeno: true };
+  const roBinds = (argv: string[]) =>
+    argv.flatMap((a, i) =>
+      a === "--ro-bind" ? [`${argv[i + 1]} ${argv[i + 2]}`] : []
+    );
+  // bubblewrap: the link's place is bound from the real file.
+  const bw = buildLaunch(
+    request({ backend: "bubblewrap", command: [link, "run", "s.ts"] }),
+    host(facts),
+  ).spawn.command;
+  assert.ok(roBinds(bw).includes(`${real} ${link}`), bw.join(" "));
+  // deno backend inside bubblewrap: PATH inside is not the host's, so the
+  // program is named by the path it was found at, and that path is shown.
+  const dn = buildLaunch(
+    request({ command: ["deno", "run", "s.ts"] }),
+    host({ ...facts, confineDeno: true }),
+  ).spawn.command;
+  assert.ok(roBinds(dn).includes(`${real} ${link}`), dn.join(" "));
+  const sep = dn.lastIndexOf("--");
+  assert.deepEqual(dn.slice(sep + 1, sep + 3), [link, "run"]);
+  // A program that is its own real file needs no such bind.
+  const plain = buildLaunch(
+    request({ backend: "bubblewrap", command: [real, "run", "s.ts"] }),
+    host({ ...facts, program: real }),
+  ).spawn.command;
+  assert.ok(!roBinds(plain).some((b) => b.endsWith(` ${link}`)));
+});

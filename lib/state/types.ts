@@ -12,13 +12,6 @@
 /** How a region is classified by the definition. */
 export type Category = "business" | "append_only" | "unclassified";
 
-/** The three categories in report order. */
-export const CATEGORIES: readonly Category[] = [
-  "business",
-  "append_only",
-  "unclassified",
-];
-
 /**
  * One record: its identity and its typed fields.
  *

@@ -110,7 +110,6 @@ export class Comparator {
   #changesets: Readonly<Record<string, Changeset>>;
   #control: readonly Observed[];
   #controlPaths: ReadonlySet<string> | null = null;
-  #cache = new Map<string, Delta>();
   constructor(
     snaps: SnapshotStore,
     excluded: readonly Exclusion[] = [],
@@ -144,29 +143,21 @@ export class Comparator {
     );
   }
   delta(a: Observed, b: Observed): Delta {
-    const key =
-      `${a.stateDigest}|${a.changeset}|${b.stateDigest}|${b.changeset}`;
-    let d = this.#cache.get(key);
-    if (!d) {
-      const sa = this.#snaps[a.stateDigest!];
-      const sb = this.#snaps[b.stateDigest!];
-      if (!sa || !sb) {
-        throw new RangeError(
-          `snapshot ${
-            !sa ? a.stateDigest : b.stateDigest
-          } is missing from the evidence`,
-        );
-      }
-      d = excludeFromDelta(computeDelta(sa, sb), this.#excluded);
-      const ca = this.changeset(a);
-      const cb = this.changeset(b);
-      if (ca !== null || cb !== null) {
-        this.outside(a);
-        d = mergeDelta(d, changesetDelta(ca, cb, this.#controlPaths!));
-      }
-      this.#cache.set(key, d);
+    const sa = this.#snaps[a.stateDigest!];
+    const sb = this.#snaps[b.stateDigest!];
+    if (!sa || !sb) {
+      throw new RangeError(
+        `snapshot ${
+          !sa ? a.stateDigest : b.stateDigest
+        } is missing from the evidence`,
+      );
     }
-    return d;
+    const d = excludeFromDelta(computeDelta(sa, sb), this.#excluded);
+    const ca = this.changeset(a);
+    const cb = this.changeset(b);
+    if (ca === null && cb === null) return d;
+    this.outside(a);
+    return mergeDelta(d, changesetDelta(ca, cb, this.#controlPaths!));
   }
 }
 

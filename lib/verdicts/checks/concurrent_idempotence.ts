@@ -3,15 +3,10 @@
  *
  * @module
  */
-import type { Check } from "../check.ts";
-import type {
-  DefinitionObservations,
-  ToolObservations,
-} from "../../history/types.ts";
+import type { Check, CheckContext } from "../check.ts";
 import {
   base,
   callFailed,
-  type Comparator,
   type Observation,
   onceReference,
   stateGate,
@@ -22,10 +17,7 @@ import { attemptOverlap } from "../overlap.ts";
 import { attemptTimedOut } from "../../history/call_outcome.ts";
 
 function observeConcurrent(
-  cmp: Comparator,
-  defn: DefinitionObservations,
-  t: ToolObservations,
-  rules: number,
+  { cmp, defn, tool: t, rules }: CheckContext,
 ): Observation {
   const o = base();
   if (t.concurrent === null) {
@@ -193,5 +185,5 @@ export const concurrentIdempotenceCheck: Check = {
   property: "idempotent",
   observes:
     "once vs two concurrent calls (one connection; two processes): business state, overlap from the timer's stamps",
-  observe: (ctx) => observeConcurrent(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
+  observe: observeConcurrent,
 };

@@ -3,15 +3,10 @@
  *
  * @module
  */
-import type { Check } from "../check.ts";
-import type {
-  DefinitionObservations,
-  ToolObservations,
-} from "../../history/types.ts";
+import type { Check, CheckContext } from "../check.ts";
 import {
   callFailed,
   callMessages,
-  type Comparator,
   controlVsOnce,
   decideRuns,
   lossy,
@@ -20,10 +15,7 @@ import {
 } from "../_observe.ts";
 
 function observeDestructive(
-  cmp: Comparator,
-  defn: DefinitionObservations,
-  t: ToolObservations,
-  rules: number,
+  { cmp, defn, tool: t, rules }: CheckContext,
 ): Observation {
   const { o, perRun } = controlVsOnce(cmp, defn, t);
   if (perRun === null) return o;
@@ -52,5 +44,5 @@ export const destructiveCheck: Check = {
   property: "non_destructive",
   observes:
     "control vs once: a pre-existing business or append-only record lost or overwritten",
-  observe: (ctx) => observeDestructive(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
+  observe: observeDestructive,
 };

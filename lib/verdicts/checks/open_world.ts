@@ -3,11 +3,7 @@
  *
  * @module
  */
-import type { Check } from "../check.ts";
-import type {
-  DefinitionObservations,
-  ToolObservations,
-} from "../../history/types.ts";
+import type { Check, CheckContext } from "../check.ts";
 import {
   base,
   callFailed,
@@ -18,10 +14,7 @@ import {
   setupProblem,
 } from "../_observe.ts";
 
-function observeOpenWorld(
-  defn: DefinitionObservations,
-  t: ToolObservations,
-): Observation {
+function observeOpenWorld({ defn, tool: t }: CheckContext): Observation {
   const o = base();
   if (!defn.seesNetwork) {
     o.blockers.push("NO_NETWORK_OBSERVATION");
@@ -65,8 +58,6 @@ function observeOpenWorld(
   return o;
 }
 
-/** Reasons that mean state was not (or not all) observed: they stop a PASS. */
-
 /** A call declared closed-world must not attempt network access. */
 export const openWorldCheck: Check = {
   test: "open_world",
@@ -74,5 +65,5 @@ export const openWorldCheck: Check = {
   claim: "FALSE",
   property: "closed_world",
   observes: "control vs once: network permission checks in the Deno audit log",
-  observe: (ctx) => observeOpenWorld(ctx.defn, ctx.tool),
+  observe: observeOpenWorld,
 };

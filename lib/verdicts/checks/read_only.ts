@@ -10,18 +10,13 @@
  *
  * @module
  */
-import type { Check } from "../check.ts";
-import type {
-  DefinitionObservations,
-  ToolObservations,
-} from "../../history/types.ts";
+import type { Check, CheckContext } from "../check.ts";
 import {
   any,
   callFailed,
   callMessages,
   type Cat,
   changedRegions,
-  type Comparator,
   controlVsOnce,
   decideRuns,
   type Observation,
@@ -38,10 +33,7 @@ export const CHECKS_UNSEEN =
   "attempts unseen: this sandbox backend records no permission checks; every write went into the session's overlay and is judged with the state (reads and network attempts are not seen)";
 
 function observeReadOnly(
-  cmp: Comparator,
-  defn: DefinitionObservations,
-  t: ToolObservations,
-  rules: number,
+  { cmp, defn, tool: t, rules }: CheckContext,
 ): Observation {
   const { o, perRun } = controlVsOnce(cmp, defn, t);
   if (perRun === null) return o;
@@ -164,5 +156,5 @@ export const readOnlyCheck: Check = {
   property: "read_only",
   observes:
     "control vs once: any observed state differs (business, append-only or unclassified, a region the seed does not have), or (deno) a write the sandbox refused",
-  observe: (ctx) => observeReadOnly(ctx.cmp, ctx.defn, ctx.tool, ctx.rules),
+  observe: observeReadOnly,
 };

@@ -3,16 +3,11 @@
  *
  * @module
  */
-import type { Check } from "../check.ts";
-import type {
-  DefinitionObservations,
-  ToolObservations,
-} from "../../history/types.ts";
+import type { Check, CheckContext } from "../check.ts";
 import {
   base,
   callFailed,
   callMessages,
-  type Comparator,
   decideRuns,
   disagreement,
   markNondeterministic,
@@ -24,10 +19,7 @@ import {
 } from "../_observe.ts";
 
 function observeSequential(
-  cmp: Comparator,
-  defn: DefinitionObservations,
-  t: ToolObservations,
-  rules: number,
+  { cmp, defn, tool: t, rules }: CheckContext,
 ): Observation {
   const gate = stateGate(defn, [...t.once, ...t.twice]);
   if (gate) return gate;
@@ -85,7 +77,7 @@ export const sequentialIdempotenceCheck: Check = {
   property: "idempotent",
   observes: "once vs twice, separate runs from a clean reset: business state",
   observe(ctx) {
-    const o = observeSequential(ctx.cmp, ctx.defn, ctx.tool, ctx.rules);
+    const o = observeSequential(ctx);
     // Rules version 2 did not record an errored repeat.
     if (ctx.rules < 3) delete o.facts.repeat_errored;
     return o;
