@@ -2,8 +2,8 @@
  * Hostile HTTP servers get the stdio guarantees: a stream that never ends, a
  * huge event, a wrong content type, a changing session id, a 5xx storm, a
  * slow drip and an expired session each end the session, bounded in time
- * and bytes, with a named reason; the legacy HTTP+SSE transport is found by
- * fallback; a secret header never reaches the evidence.
+ * and bytes, with a named reason, as does a server of the legacy HTTP+SSE
+ * transport only; a secret header never reaches the evidence.
  */
 import assert from "node:assert/strict";
 import { HttpClient } from "../lib/wire/http_client.ts";
@@ -136,14 +136,14 @@ Deno.test("hostile http: a huge SSE event is refused at the bound", async () => 
     return sseStream(async (push) => {
       const chunk = "x".repeat(64 * 1024);
       push("data: ");
-      for (let i = 0; i < 64; i++) {
+      for (let i = 0; i < 16 * 16 + 1; i++) {
         push(chunk);
         await sleep(0);
       }
       push("\n\n");
     });
   }, async (url) => {
-    const { s, client } = await open(url, { maxFrameBytes: 1024 * 1024 });
+    const { s, client } = await open(url);
     assert.equal(s.failure?.reason, "frame_too_large");
     assert.ok(client.frames.some((f) => f.problem?.includes("exceeds")));
   });
@@ -227,31 +227,21 @@ Deno.test("hostile http: 404 to the session id is an expired session", async () 
   });
 });
 
-Deno.test("http: the legacy HTTP+SSE transport is found by fallback", async () => {
-  let push: ((s: string) => void) | null = null;
-  await withServer((req, body) => {
-    const path = new URL(req.url).pathname;
-    if (req.method === "GET" && path === "/mcp") {
-      return sseStream(async (p, signal) => {
-        push = p;
-        p("event: endpoint\ndata: /messages?session=1\n\n");
-        while (!signal.aborted) await sleep(20);
-      });
-    }
-    if (req.method === "POST" && path === "/messages" && body) {
-      if (body.id !== undefined) {
-        const answer = honest(body);
-        answer.text().then((t) => push?.(`event: message\ndata: ${t}\n\n`));
-      }
-      return new Response("Accepted", { status: 202 });
+Deno.test("http: a server of the 2024-11-05 HTTP+SSE transport only is refused at once, its status named", async () => {
+  await withServer((req) => {
+    if (req.method === "GET") {
+      return sseStream(async (p) => p("event: endpoint\ndata: /messages\n\n"));
     }
     return new Response("method not allowed", { status: 405 });
   }, async (url) => {
-    const { s, client } = await open(url);
-    assert.equal(s.failure, null);
-    assert.equal(client.mode, "legacy");
-    assert.equal(s.pages.length, 1);
-    assert.ok(client.exchanges.some((e) => e.purpose === "legacy-stream"));
+    const { s, client, ms } = await open(url);
+    assert.equal(s.failure?.reason, "closed");
+    assert.match(
+      s.failure!.message,
+      /^initialize: HTTP 405: method not allowed/,
+    );
+    assert.ok(ms < 1000);
+    assert.deepEqual(client.exchanges.map((e) => e.method), ["POST"]);
   });
 });
 

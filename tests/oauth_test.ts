@@ -439,7 +439,6 @@ async function answer401(
   try {
     const auth = new OAuth(url, {
       signIn: (u) => void fetch(u).then((r) => r.body?.cancel()),
-      timeoutMs: 5000,
       signInTimeoutMs: 5000,
     });
     return await auth.challenge({

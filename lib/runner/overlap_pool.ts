@@ -37,11 +37,6 @@ class TimerProcess {
     this.#stderr = new Response(this.#child.stderr).text().catch(() => "");
   }
 
-  async #line(): Promise<string | null> {
-    const { value, done } = await this.#lines.next();
-    return done ? null : new TextDecoder().decode(value);
-  }
-
   /** Run one attempt; resolves to a result, or a failure message. */
   async run(
     spec: OverlapSpec,
@@ -55,7 +50,7 @@ class TimerProcess {
     const timeout = new Promise<typeof late>((res) => {
       timer = setTimeout(() => res(late), limitMs);
     });
-    const answer = await Promise.race([this.#line(), timeout]);
+    const answer = await Promise.race([this.#lines.next(), timeout]);
     clearTimeout(timer);
     // The timer's own silence is named as such, never parsed as its answer.
     if (answer === late) {
@@ -63,14 +58,15 @@ class TimerProcess {
         (limitMs / 1000).toFixed(1)
       } s and was killed with its servers`;
     }
-    if (answer === null) {
+    if (answer.done) {
       const err = (await this.#stderr).trim().split("\n").pop() ?? "";
       return `overlap timer exited: ${err}`;
     }
+    const line = new TextDecoder().decode(answer.value);
     try {
-      return JSON.parse(answer) as OverlapResult;
+      return JSON.parse(line) as OverlapResult;
     } catch {
-      return `overlap timer answered garbage: ${answer.slice(0, 200)}`;
+      return `overlap timer answered garbage: ${line.slice(0, 200)}`;
     }
   }
 

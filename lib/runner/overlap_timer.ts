@@ -101,10 +101,7 @@ function callStatus(
   return {
     ...c,
     // A call that got no answer in time is named as timed out.
-    message: o.status === "unknown" &&
-        (o.failure.reason === "timeout" || o.failure.reason === "deadline")
-      ? TIMED_OUT_PREFIX + (c.message ?? "")
-      : c.message,
+    message: o.status === "unknown" ? failureText("", o.failure) : c.message,
     response: o.status === "ok" ? JSON.stringify(o.result) : null,
   };
 }
@@ -138,10 +135,10 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
   // Every client started, even one that arrives after the deadline, is closed.
   const clients: McpClient[] = [];
   const late: Promise<unknown>[] = [];
-  const track = <T extends McpClient>(p: Promise<T>): Promise<T> => {
-    const q = p.then((c) => {
-      if (!clients.includes(c)) clients.push(c);
-      return c;
+  const track = <T>(p: Promise<T>, of: (t: T) => McpClient): Promise<T> => {
+    const q = p.then((t) => {
+      if (!clients.includes(of(t))) clients.push(of(t));
+      return t;
     });
     late.push(q.catch(() => {}));
     return q;
@@ -155,6 +152,7 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
           const relay = relayDir === undefined ? {} : { relayDir };
           return track(
             startLocalHttp(l, url, port, spec.startTimeoutMs, relay),
+            (c) => c,
           );
         }),
       ));
@@ -170,18 +168,14 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
             timeoutMs: spec.startTimeoutMs,
             // The client's own deadline is a backstop behind the attempt's.
             deadlineMs: deadlineMs + 5_000,
-          }).then((o) => {
-            if (o.failure !== null) {
-              throw new OpeningFailed(failureText("", o.failure), o.client);
-            }
-            return o.client;
-          }).catch((e) => {
-            if (e instanceof OpeningFailed && !clients.includes(e.client)) {
-              clients.push(e.client);
-            }
-            throw e;
           }),
-        )
+          (o) => o.client,
+        ).then((o) => {
+          if (o.failure === null) return o.client;
+          throw new OpeningFailed(
+            failureText("session opening failed: ", o.failure),
+          );
+        })
       ),
     ));
     timeline.push({ event: "opened", t: now() });
@@ -242,11 +236,7 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
         } s (while ${phase}); its servers were stopped`;
       timeline.push({ event: "deadline", t: now() });
     } else if (e instanceof OpeningFailed) {
-      result.setupFailure = e.message.startsWith(TIMED_OUT_PREFIX)
-        ? `${TIMED_OUT_PREFIX}session opening failed: ${
-          e.message.slice(TIMED_OUT_PREFIX.length)
-        }`
-        : `session opening failed: ${e.message}`;
+      result.setupFailure = e.message;
     } else {
       result.setupFailure = `attempt failed: ${(e as Error).message}`;
     }
@@ -275,11 +265,7 @@ export async function runAttempt(spec: OverlapSpec): Promise<OverlapResult> {
   }
 }
 
-class OpeningFailed extends Error {
-  constructor(message: string, readonly client: McpClient) {
-    super(message);
-  }
-}
+class OpeningFailed extends Error {}
 
 /**
  * Entry point of `verity __overlap`: one JSON spec per line on stdin, one

@@ -40,13 +40,10 @@ export type PlannedSession =
 
 /** Parse `--tool` selectors (`name` or `name[variant]`) against the definition's tools. */
 export function selectTools(
-  tools: readonly {
-    name: string;
-    variant: string | null;
-    arguments: Record<string, unknown>;
-    probe?: { name: string; arguments: Record<string, unknown> } | null;
-    learned?: LearnedAim;
-  }[],
+  tools: readonly (
+    & Omit<PlannedTool, "index" | "probe">
+    & { probe?: PlannedTool["probe"] }
+  )[],
   selectors: readonly string[],
 ): PlannedTool[] {
   const all = tools.map((t, index) => ({
@@ -91,9 +88,8 @@ export function wantsConcurrent(
   hints: { readOnlyHint: HintState; idempotentHint: HintState },
   observeConcurrent: boolean,
 ): boolean {
-  const claims = hints.idempotentHint === "TRUE" &&
-    hints.readOnlyHint !== "TRUE";
-  return claims || observeConcurrent;
+  return observeConcurrent ||
+    (hints.idempotentHint === "TRUE" && hints.readOnlyHint !== "TRUE");
 }
 
 /** The control sessions (shared by every tool). */

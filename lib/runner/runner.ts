@@ -22,7 +22,6 @@ import {
   collectEvidence,
   MAX_AUDIT_LOG_BYTES,
   readAuditLogHead,
-  type SandboxEvidence,
 } from "../sandbox/sandbox.ts";
 import {
   type LogSpan,
@@ -47,7 +46,7 @@ import type {
   SessionObservation,
   SessionRecord,
 } from "../history/types.ts";
-import { MAX_HTTP_EXCHANGES, type PermissionCheck } from "../history/types.ts";
+import { MAX_HTTP_EXCHANGES } from "../history/types.ts";
 import { classifyAnswer } from "../history/call_outcome.ts";
 import { requiresTask } from "../contracts/task_support.ts";
 import {
@@ -140,8 +139,7 @@ interface Ctx {
 }
 
 function describeFrame(f: Frame | undefined): string | null {
-  if (!f) return null;
-  return f.text ?? `base64:${f.base64}`;
+  return f ? f.text ?? `base64:${f.base64}` : null;
 }
 
 /** A session's scratch directories: `root` holds `state` and `evidence`. */
@@ -225,33 +223,16 @@ async function observeState(
   if (o.changeset !== undefined) obs.changeset = o.changeset;
 }
 
-function toCall(
-  o: RpcOutcome,
-): CallObservation {
+function toCall(o: RpcOutcome): CallObservation {
   const { status, message } = classifyAnswer(o);
   if (o.status === "unknown") {
-    return {
-      status,
-      frameIndex: null,
-      ms: o.ms,
-      message,
-      ended: o.failure.reason,
-    };
+    const ended = o.failure.reason;
+    return { status, frameIndex: null, ms: o.ms, message, ended };
   }
-  return {
-    status,
-    frameIndex: o.frameIndex,
-    ms: o.ms,
-    message,
-    ...(o.status === "ok"
-      ? { response: (JSON.stringify(o.result) ?? "null").slice(0, 4096) }
-      : {}),
-  };
-}
-
-function networkChecks(ev: SandboxEvidence): SessionObservation["network"] {
-  if (ev.network === null) return null;
-  return ev.network.map((value) => ({ permission: "net", value }));
+  const { frameIndex, ms } = o;
+  if (o.status !== "ok") return { status, frameIndex, ms, message };
+  const response = (JSON.stringify(o.result) ?? "null").slice(0, 4096);
+  return { status, frameIndex, ms, message, response };
 }
 
 /**
@@ -307,9 +288,9 @@ function callPrivileges(
   return sliceLog(bytes, spans).map((t) => privilegeUse(t, launch, stateDir));
 }
 
-function refusedChecks(ev: SandboxEvidence): PermissionCheck[] | null {
-  if (ev.attempts === null) return null;
-  return ev.attempts.map((a) => ({ permission: a.permission, value: a.value }));
+/** `name`, or `name[variant]`. */
+function toolLabel(t: PlannedTool): string {
+  return t.variant === null ? t.name : `${t.name}[${t.variant}]`;
 }
 
 function newRecord(
@@ -322,9 +303,7 @@ function newRecord(
   return {
     id,
     kind,
-    tool: tool
-      ? (tool.variant ? `${tool.name}[${tool.variant}]` : tool.name)
-      : null,
+    tool: tool && toolLabel(tool),
     run,
     backend: ctx.opts.launcher.backend,
     command: [],
@@ -504,8 +483,11 @@ async function runSequentialSession(
     if (spans.length > 0) {
       record.privilege = callPrivileges(launch, spans, log?.bytes ?? null);
     }
-    obs.network = networkChecks(record.sandbox);
-    obs.attempts = refusedChecks(record.sandbox);
+    const { network, attempts } = record.sandbox;
+    obs.network = network?.map((value) => ({ permission: "net", value })) ??
+      null;
+    obs.attempts =
+      attempts?.map(({ permission, value }) => ({ permission, value })) ?? null;
     tp = phase(ctx, "evidence", tp);
     if (obs.setupFailure === null || p.kind !== "control") {
       await observeState(ctx, dirs.state, record, obs);
@@ -713,9 +695,7 @@ async function execute(
         : p.kind === "attempt"
         ? "concurrent"
         : "sequential",
-      tool: t
-        ? (t.variant === null ? t.name : `${t.name}[${t.variant}]`)
-        : null,
+      tool: t ? toolLabel(t) : null,
     });
   };
   const tracked =
@@ -756,21 +736,17 @@ async function execute(
   }
   const started = control.some((c) => c.setupFailure === null);
   if (!started) {
+    ticks.total = ticks.done;
     say(
       `the server never started: ${
         control[0]?.setupFailure ?? "no control session"
       }`,
     );
   }
-  if (!started) ticks.total = ticks.done;
-  const hintsFor = (
-    name: string,
-  ): Record<(typeof HINT_NAMES)[number], DeclaredHint> => {
+  const hintsFor = (name: string) => {
     const c = listing.contracts.find((x) => x.name === name);
     return Object.fromEntries(
-      HINT_NAMES.map((
-        h,
-      ) => [
+      HINT_NAMES.map((h) => [
         h,
         c
           ? c.hints[h].toJSON()

@@ -81,9 +81,7 @@ ${TOOLS.map((t) => `[[tools]]\nname = "${t.name}"\narguments = {}\n`).join("")}
 class FakeClient implements McpClient {
   readonly frames: Frame[] = [];
   readonly problems: string[] = [];
-  readonly incoming: { frameIndex: number; message: unknown }[] = [];
   readonly failure = null;
-  readonly pid = null;
   #id = 0;
   constructor(readonly store: Store) {}
   now(): number {

@@ -66,15 +66,20 @@ export function procPid(localPid: number): number | null {
   return null;
 }
 
-/** The pid of the first process below `root` in another network namespace. */
-function netnsPid(root: number): number | null {
+/**
+ * The `/proc` pid of a process in the network namespace of our child
+ * `localPid`'s sandbox (the first below it in another network namespace
+ * than ours), or null while there is none yet.
+ */
+export function sandboxNetns(localPid: number): number | null {
+  const root = procPid(localPid);
   let own: string;
   try {
     own = Deno.readLinkSync("/proc/self/ns/net");
   } catch {
     return null;
   }
-  const queue = [root];
+  const queue = root === null ? [] : [root];
   for (let i = 0; i < queue.length && i < 64; i++) {
     const pid = queue[i]!;
     try {
@@ -85,15 +90,6 @@ function netnsPid(root: number): number | null {
     }
   }
   return null;
-}
-
-/**
- * The `/proc` pid of a process in the network namespace of our child
- * `localPid`'s sandbox, or null while there is none yet.
- */
-export function sandboxNetns(localPid: number): number | null {
-  const root = procPid(localPid);
-  return root === null ? null : netnsPid(root);
 }
 
 const RELAY_IN = new URL("./relay_in.ts", import.meta.url).pathname;

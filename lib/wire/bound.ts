@@ -98,9 +98,8 @@ export function boundDepth(
 export function boundSize(
   value: unknown,
   maxChars: number,
-  maxDepth = MAX_VALUE_DEPTH,
 ): unknown {
-  const bounded = boundDepth(value, maxDepth);
+  const bounded = boundDepth(value);
   const text = JSON.stringify(bounded);
   if (text === undefined || text.length <= maxChars) return bounded;
   return {

@@ -17,12 +17,8 @@ export interface McpClient {
   readonly frames: Frame[];
   /** Protocol problems seen (invalid JSON, unmatched ids, HTTP oddities). */
   readonly problems: string[];
-  /** Notifications and server-initiated requests, by frame index. */
-  readonly incoming: { frameIndex: number; message: unknown }[];
   /** The first terminal failure, if any. */
   readonly failure: WireFailure | null;
-  /** Process id of a server this client started, or null. */
-  readonly pid: number | null;
   /** Milliseconds since the session began, on a monotonic clock. */
   now(): number;
   /** What the server wrote to stderr (local servers), bounded. */
@@ -41,11 +37,4 @@ export interface McpClient {
   kill(): void;
   /** Orderly shutdown of the session (and of a server it started). */
   close(graceMs?: number): Promise<ExitInfo>;
-}
-
-/** True when `x` is a started client rather than something to start. */
-export function isMcpClient(x: unknown): x is McpClient {
-  return typeof x === "object" && x !== null &&
-    typeof (x as { request?: unknown }).request === "function" &&
-    Array.isArray((x as { frames?: unknown }).frames);
 }

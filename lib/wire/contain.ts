@@ -1,23 +1,14 @@
 /**
- * No server process outlives verity, however verity ends.
- *
- * On Linux every server command is started as
- * `setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- <command>`:
- *
- * - `setpriv --pdeathsig KILL` makes the kernel SIGKILL the wrapper when
- *   verity (its parent) dies, even by SIGKILL, where no handler runs;
- * - `unshare --pid --fork --kill-child` starts the server as the first
- *   process (PID 1) of a new PID namespace and SIGKILLs it when the wrapper
- *   dies;
- * - when the first process of a PID namespace dies, the kernel kills every
- *   other process in it: a grandchild that called `setsid()` or
- *   double-forked cannot escape, because it cannot leave the namespace.
- *
- * Not root: `--user --map-current-user` is added (an unprivileged user
- * namespace owns the PID namespace). Where neither works (not Linux, no
- * util-linux, namespaces forbidden) the command runs as given and verity
- * falls back to killing the process group; {@linkcode containment} says
- * which applies.
+ * No server process outlives verity, however verity ends: on Linux every
+ * server command is started as
+ * `setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- <command>`
+ * (plus `--user --map-current-user` when not root), so the kernel kills the
+ * wrapper with verity, the server (the first process of a new PID
+ * namespace) with the wrapper, and every other process of the namespace
+ * with the server (docs/sandbox.md, "containment"). Where that does not
+ * work (not Linux, no util-linux, namespaces forbidden) the command runs as
+ * given and verity falls back to killing the process group;
+ * {@linkcode containment} says which applies.
  *
  * Requires `--allow-run` (one probe per process) and `--allow-read`.
  *
@@ -119,30 +110,12 @@ export function containCommand(command: readonly string[]): string[] {
 }
 
 /**
- * The argv that runs a command as the child of a minimal init: `/bin/sh`
- * waits for it, and while it waits reaps every other process that ends up
- * as its child. The first process of a PID namespace inherits every orphan
- * in it; a Deno program there (the overlap timer) only waits for the
- * processes it spawned itself, so the orphans (a bubblewrap or relay
- * process whose parent died first) would stay zombies until the namespace
- * ends. Not `exec`: the command stays a child, the shell stays PID 1.
- *
- * @example
- * ```ts
- * import { deepStrictEqual as assertEquals } from "node:assert/strict";
- * assertEquals(withReaper(["deno", "x"]).slice(0, 2), ["/bin/sh", "-c"]);
- * ```
- */
-export function withReaper(command: readonly string[]): string[] {
-  // `; exit $?` keeps dash from exec'ing the last command of -c in place.
-  return ["/bin/sh", "-c", '"$@"; exit $?', "verity-reaper", ...command];
-}
-
-/**
  * {@linkcode containCommand} for a long-lived process of verity's own that
- * starts servers (the overlap timer): contained, and, when it runs as the
- * first process of its own PID namespace, under {@linkcode withReaper} so
- * that it leaves no zombies behind while it lives.
+ * starts servers (the overlap timer). Contained, it is the first process of
+ * its PID namespace and inherits every orphan in it, but a Deno program only
+ * waits for the processes it spawned itself: so it runs as the child of
+ * `/bin/sh`, which reaps them while it waits (not `exec`: the shell stays
+ * PID 1; `; exit $?` keeps dash from exec'ing the last command of -c).
  *
  * @example
  * ```ts ignore
@@ -151,7 +124,12 @@ export function withReaper(command: readonly string[]): string[] {
  */
 export function containReaping(command: readonly string[]): string[] {
   const c = containment();
-  return c.prefix.length === 0
-    ? [...command]
-    : [...c.prefix, ...withReaper(command)];
+  return c.prefix.length === 0 ? [...command] : [
+    ...c.prefix,
+    "/bin/sh",
+    "-c",
+    '"$@"; exit $?',
+    "verity-reaper",
+    ...command,
+  ];
 }

@@ -3,8 +3,7 @@
  * verbatim capture: every HTTP exchange (status, headers with secrets
  * redacted, body bytes or SSE events, stamps) and every JSON-RPC message as
  * a {@linkcode Frame}, so the same contract parser reads the raw
- * `tools/list` bytes as over stdio. Falls back to the legacy HTTP+SSE
- * transport (2024-11-05) when the server only speaks that.
+ * `tools/list` bytes as over stdio.
  *
  * This is an edge module: it makes network requests. Requires `--allow-net`.
  *
@@ -13,7 +12,6 @@
 import type { McpClient } from "./client.ts";
 import {
   answered,
-  concatBytes,
   decodeFrame,
   type Frame,
   noAnswer,
@@ -25,6 +23,7 @@ import {
 import type { Authorizer } from "./oauth.ts";
 import { Redactor } from "./redact.ts";
 import { boundDepth, MAX_VALUE_DEPTH } from "./bound.ts";
+import { readAtMost } from "./lines.ts";
 import type { ServerProcess } from "./server_process.ts";
 import { type SseEvent, SseEventTooLarge, SseParser } from "./sse.ts";
 import type { ExitInfo } from "./spawn_spec.ts";
@@ -33,11 +32,6 @@ import type { ExitInfo } from "./spawn_spec.ts";
 export interface HttpClientOptions {
   /** Extra headers sent with every request (e.g. `Authorization`); their values are never shown. */
   headers?: Record<string, string>;
-  /**
-   * Largest JSON body or single SSE event accepted, in bytes.
-   * @default {16 * 1024 * 1024}
-   */
-  maxFrameBytes?: number;
   /**
    * Open the GET stream for server messages after `notifications/initialized`.
    * @default {true}
@@ -51,6 +45,8 @@ export interface HttpClientOptions {
   cleanup?: () => Promise<void>;
 }
 
+/** Largest JSON body or single SSE event accepted, in bytes (`frame_too_large`). */
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Most bytes the server may send in one session, bodies and streams (`budget_exceeded`). */
 const MAX_SESSION_BYTES = 64 * 1024 * 1024;
 /** Reconnections (with `Last-Event-ID`) tried for one stream. */
@@ -69,7 +65,7 @@ export interface EventRecord {
 
 /** One HTTP request and what came back, verbatim but for secrets. */
 export interface HttpExchange {
-  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "legacy-stream", "delete". */
+  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "delete". */
   purpose: string;
   method: "POST" | "GET" | "DELETE";
   /** The URL, password and query values redacted. */
@@ -119,7 +115,6 @@ const KEEP_BODY = 64 * 1024;
 export class HttpClient implements McpClient {
   readonly frames: Frame[] = [];
   readonly problems: string[] = [];
-  readonly incoming: { frameIndex: number; message: unknown }[] = [];
   /** Every HTTP exchange, in the order they were started. */
   readonly exchanges: HttpExchange[] = [];
   #url: string;
@@ -131,9 +126,6 @@ export class HttpClient implements McpClient {
   #failure: WireFailure | null = null;
   #sessionId: string | null = null;
   #protocol: string | null = null;
-  #mode: "probe" | "streamable" | "legacy" = "probe";
-  #legacyEndpoint: string | null = null;
-  #legacyReady: Promise<void> | null = null;
   #closing = false;
   #streams = new Set<AbortController>();
   #notifyChain: Promise<void> = Promise.resolve();
@@ -156,25 +148,12 @@ export class HttpClient implements McpClient {
     return this.#failure;
   }
 
-  get pid(): number | null {
-    return this.#opts.server?.pid ?? null;
-  }
-
-  /** "streamable" or "legacy" once the first exchange told which. */
-  get mode(): string {
-    return this.#mode;
-  }
-
   now(): number {
     return performance.now() - this.#t0;
   }
 
   stderr(): { text: string; dropped: number } {
     return this.#opts.server?.output() ?? { text: "", dropped: 0 };
-  }
-
-  get #maxFrame(): number {
-    return this.#opts.maxFrameBytes ?? 16 * 1024 * 1024;
   }
 
   #fail(f: WireFailure): void {
@@ -201,10 +180,8 @@ export class HttpClient implements McpClient {
       this.#redact.add(auth.slice(auth.indexOf(" ") + 1));
       h.authorization = auth;
     }
-    if (this.#mode !== "legacy") {
-      if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
-      if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
-    }
+    if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
+    if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
     return { ...h, ...extra };
   }
 
@@ -256,35 +233,9 @@ export class HttpClient implements McpClient {
     return false;
   }
 
-  /** Read a whole body up to `limit` bytes; `over` is true when it was longer. */
-  async #readBody(
-    res: Response,
-    limit: number,
-  ): Promise<{ bytes: Uint8Array; seen: number; over: boolean }> {
-    if (!res.body) return { bytes: new Uint8Array(0), seen: 0, over: false };
-    const parts: Uint8Array[] = [];
-    let kept = 0;
-    let seen = 0;
-    const reader = res.body.getReader();
-    try {
-      while (true) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        seen += value.length;
-        if (!this.#take(value.length)) break;
-        if (kept + value.length > limit) {
-          parts.push(value.subarray(0, limit - kept));
-          kept = limit;
-          await reader.cancel().catch(() => {});
-          return { bytes: concatBytes(parts), seen, over: true };
-        }
-        parts.push(value);
-        kept += value.length;
-      }
-    } finally {
-      reader.releaseLock();
-    }
-    return { bytes: concatBytes(parts), seen, over: false };
+  /** A body's first `limit` bytes, counted against the session budget. */
+  #readBody(res: Response, limit: number) {
+    return readAtMost(res.body, limit, (n) => this.#take(n));
   }
 
   /** Keep the first bytes of a non-JSON-RPC body as evidence. */
@@ -305,7 +256,7 @@ export class HttpClient implements McpClient {
     ex.responseHeaders = this.#redact.headers(res.headers);
     ex.tHeaders = this.now();
     const sid = res.headers.get("mcp-session-id");
-    if (sid !== null && this.#mode !== "legacy") {
+    if (sid !== null) {
       if (!/^[\x21-\x7e]+$/.test(sid)) {
         this.#fail({
           reason: "closed",
@@ -349,15 +300,9 @@ export class HttpClient implements McpClient {
       this.#problem(`frame ${index}: not a JSON-RPC object`);
       return index;
     }
-    const m = boundDepth(
-      msg,
-      MAX_VALUE_DEPTH,
-    ) as Record<string, unknown>;
+    const m = boundDepth(msg, MAX_VALUE_DEPTH) as Record<string, unknown>;
     const id = m.id;
     if ("method" in m) {
-      if (this.incoming.length < 256) {
-        this.incoming.push({ frameIndex: index, message: m });
-      }
       if (id !== undefined && id !== null) {
         this.#reply(replyTo(id, m.method));
       }
@@ -397,21 +342,17 @@ export class HttpClient implements McpClient {
     void this.#postMessage(text, index, "reply", null, new AbortController());
   }
 
-  /**
-   * Read an SSE body, dispatching each message event. Returns the stream's
-   * last event id and retry, and why it ended.
-   */
+  /** Read an SSE body until it ends or `stopWhen()`, dispatching each message event. */
   async #readSse(
     body: ReadableStream<Uint8Array>,
     ex: HttpExchange,
     parser: SseParser,
-    onEvent?: (e: SseEvent) => void,
-    stopWhen?: () => boolean,
+    stopWhen: () => boolean,
   ): Promise<"ended" | "stopped" | "failed"> {
     const reader = body.getReader();
     try {
       while (true) {
-        if (stopWhen?.()) {
+        if (stopWhen()) {
           await reader.cancel().catch(() => {});
           ex.end = "cancelled";
           return "stopped";
@@ -441,7 +382,7 @@ export class HttpClient implements McpClient {
           this.#fail({
             reason: "frame_too_large",
             message:
-              `server sent an SSE event longer than ${this.#maxFrame} bytes`,
+              `server sent an SSE event longer than ${MAX_FRAME_BYTES} bytes`,
           });
           await reader.cancel().catch(() => {});
           return "failed";
@@ -456,7 +397,6 @@ export class HttpClient implements McpClient {
             frame: null,
           };
           if (ex.events.length < 100_000) ex.events.push(rec);
-          if (onEvent) onEvent(e);
           if (e.hasData && e.event === "message" && e.data !== "") {
             rec.frame = this.#onMessage(
               decodeFrame(enc.encode(e.data), "in", rec.t),
@@ -516,7 +456,7 @@ export class HttpClient implements McpClient {
     abort: AbortController,
     tries = 0,
   ): Promise<{ status: number | null; problem: string | null }> {
-    const url = this.#mode === "legacy" ? this.#legacyEndpoint! : this.#url;
+    const url = this.#url;
     const headers = this.#headers({
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
@@ -536,8 +476,7 @@ export class HttpClient implements McpClient {
         return { status: res.status, problem: this.#failure?.message ?? null };
       }
       if (res.status === 401 || res.status === 403) {
-        // Refused before the message was handled: sign in and send it again
-        // (never the legacy transport after an auth failure).
+        // Refused before the message was handled: sign in and send it again.
         await this.#keepBody(res, ex);
         const www = res.headers.get("www-authenticate");
         const line = this.#opts.auth && tries < 3
@@ -566,16 +505,7 @@ export class HttpClient implements McpClient {
       const type = (res.headers.get("content-type") ?? "").toLowerCase();
       if (res.status >= 500) this.#consecutive5xx++;
       else this.#consecutive5xx = 0;
-      if (this.#mode === "legacy") {
-        if (res.status < 200 || res.status >= 300) {
-          const head = await this.#keepBody(res, ex);
-          return {
-            status: res.status,
-            problem: `HTTP ${res.status} from the legacy message endpoint${
-              head ? `: ${head}` : ""
-            }`,
-          };
-        }
+      if (res.status === 202 || res.status === 204) {
         await this.#keepBody(res, ex);
         ex.end = "complete";
         return { status: res.status, problem: null };
@@ -587,11 +517,6 @@ export class HttpClient implements McpClient {
           message: "session expired: the server answered 404 to its session id",
         });
         return { status: 404, problem: this.#failure!.message };
-      }
-      if (res.status === 202 || res.status === 204) {
-        await this.#keepBody(res, ex);
-        ex.end = "complete";
-        return { status: res.status, problem: null };
       }
       if (res.status < 200 || res.status >= 300) {
         const head = await this.#keepBody(res, ex);
@@ -618,19 +543,22 @@ export class HttpClient implements McpClient {
         };
       }
       if (type.startsWith("application/json")) {
-        const { bytes, seen, over } = await this.#readBody(res, this.#maxFrame);
+        const { bytes, seen, over } = await this.#readBody(
+          res,
+          MAX_FRAME_BYTES,
+        );
         ex.tEnd = this.now();
         if (over) {
           const f = decodeFrame(bytes.subarray(0, 256), "in", this.now());
           f.bytes = seen;
           f.problem =
-            `body exceeds ${this.#maxFrame} bytes (first 256 bytes kept)`;
+            `body exceeds ${MAX_FRAME_BYTES} bytes (first 256 bytes kept)`;
           ex.frames.push(this.#pushFrame(f));
           ex.end = "too large";
           this.#fail({
             reason: "frame_too_large",
             message:
-              `server sent a JSON body longer than ${this.#maxFrame} bytes`,
+              `server sent a JSON body longer than ${MAX_FRAME_BYTES} bytes`,
           });
           return { status: res.status, problem: this.#failure!.message };
         }
@@ -650,19 +578,20 @@ export class HttpClient implements McpClient {
         return { status: res.status, problem: null };
       }
       if (type.startsWith("text/event-stream") && res.body) {
-        const parser = new SseParser(this.#maxFrame);
+        const parser = new SseParser(MAX_FRAME_BYTES);
         const waiting = () => id !== null && this.#pending.has(id);
         const how = await this.#readSse(
           res.body,
           ex,
           parser,
-          undefined,
           () => id !== null && !waiting(),
         );
-        if (how === "failed" || id === null || !waiting()) {
-          return { status: res.status, problem: null };
-        }
-        return await this.#resume(parser, purpose, id, abort);
+        return {
+          status: res.status,
+          problem: how === "failed" || !waiting()
+            ? null
+            : await this.#follow(purpose, parser, abort.signal, waiting, true),
+        };
       }
       const head = await this.#keepBody(res, ex);
       ex.end = "wrong content type";
@@ -688,175 +617,76 @@ export class HttpClient implements McpClient {
   }
 
   /**
-   * GET the endpoint as an event stream: its body when it is one; else the
-   * status, content type and first bytes (kept as evidence), or a status
-   * of null and why the request failed.
+   * GET the endpoint as an event stream while `wanted()`, reconnecting with
+   * Last-Event-ID after the stream's `retry` (1 s when it sent none, at most
+   * 10 s) each time it ends, at most {@linkcode MAX_RECONNECTS} times. With
+   * `resume` (a POST's stream ended before its answer) it starts with the
+   * wait; returns a problem, or null.
    */
-  async #getSse(
+  async #follow(
     purpose: string,
-    extra: Record<string, string>,
-    signal: AbortSignal,
-  ): Promise<
-    | { ex: HttpExchange; body: ReadableStream<Uint8Array> }
-    | { status: number | null; bad: string; brief?: string }
-  > {
-    const headers = this.#headers({ accept: "text/event-stream", ...extra });
-    const ex = this.#record(purpose, "GET", this.#url, headers, null);
-    const res = await this.#fetch(this.#url, {
-      method: "GET",
-      headers,
-      signal,
-    }, ex);
-    if (typeof res === "string") return { status: null, bad: res };
-    if (!this.#onResponseHeaders(res, ex)) {
-      await res.body?.cancel().catch(() => {});
-      return { status: res.status, bad: "" };
-    }
-    const type = (res.headers.get("content-type") ?? "").toLowerCase();
-    if (
-      res.status === 200 && type.startsWith("text/event-stream") && res.body
-    ) return { ex, body: res.body };
-    const head = await this.#keepBody(res, ex);
-    if (res.status === 405 && purpose === "get-stream") {
-      ex.end = "server offers no GET stream";
-    }
-    const brief = `HTTP ${res.status} ${JSON.stringify(type)}`;
-    return {
-      status: res.status,
-      brief,
-      bad: brief + (head ? `: ${head}` : ""),
-    };
-  }
-
-  /** Wait the stream's retry, then GET with Last-Event-ID until `id` is answered. */
-  async #resume(
     parser: SseParser,
-    purpose: string,
-    id: number,
-    abort: AbortController,
-  ): Promise<{ status: number | null; problem: string | null }> {
-    const max = MAX_RECONNECTS;
-    for (let attempt = 1; attempt <= max; attempt++) {
-      if (!this.#pending.has(id) || abort.signal.aborted) {
-        return { status: null, problem: null };
+    signal: AbortSignal,
+    wanted: () => boolean,
+    resume: boolean,
+  ): Promise<string | null> {
+    for (let n = resume ? 1 : 0; n <= MAX_RECONNECTS; n++) {
+      if (n > 0) {
+        if (!wanted() || signal.aborted) return null;
+        if (parser.lastEventId === null) {
+          return resume
+            ? `the SSE stream for ${purpose} ended before the response, without an event id to resume from`
+            : null;
+        }
+        await sleep(Math.min(parser.retry ?? 1000, 10_000), signal);
       }
-      if (parser.lastEventId === null) {
-        return {
-          status: null,
-          problem:
-            `the SSE stream for ${purpose} ended before the response, without an event id to resume from`,
-        };
-      }
-      await sleep(this.#retryMs(parser), abort.signal);
-      if (!this.#pending.has(id) || abort.signal.aborted) {
-        return { status: null, problem: null };
-      }
-      const got = await this.#getSse(`resume ${purpose}`, {
-        "last-event-id": parser.lastEventId,
-      }, abort.signal);
-      if ("bad" in got) {
-        return {
-          status: got.status,
-          problem: got.brief
-            ? `resuming ${purpose} failed: ${got.bad}`
-            : got.bad || null,
-        };
-      }
-      const how = await this.#readSse(
-        got.body,
-        got.ex,
-        parser,
-        undefined,
-        () => !this.#pending.has(id),
+      if (!wanted() || signal.aborted) return null;
+      const headers = this.#headers({
+        accept: "text/event-stream",
+        ...(parser.lastEventId === null
+          ? {}
+          : { "last-event-id": parser.lastEventId }),
+      });
+      const ex = this.#record(
+        resume ? `resume ${purpose}` : purpose,
+        "GET",
+        this.#url,
+        headers,
+        null,
       );
-      if (how === "failed") return { status: 200, problem: null };
-    }
-    return {
-      status: null,
-      problem: `the SSE stream for ${purpose} ended ${
-        max + 1
-      } times before the response`,
-    };
-  }
-
-  #retryMs(parser: SseParser): number {
-    // The server's `retry` (1 s when it sent none), at most 10 s.
-    return Math.min(parser.retry ?? 1000, 10_000);
-  }
-
-  /** The standalone GET stream for server messages, reconnecting with Last-Event-ID. */
-  async #getStream(): Promise<void> {
-    const abort = new AbortController();
-    this.#streams.add(abort);
-    const parser = new SseParser(this.#maxFrame);
-    const max = MAX_RECONNECTS;
-    try {
-      for (let attempt = 0; attempt <= max; attempt++) {
-        if (this.#closing || this.#failure) return;
-        if (attempt > 0) {
-          if (parser.lastEventId === null) return;
-          await sleep(this.#retryMs(parser), abort.signal);
-          if (this.#closing || this.#failure) return;
-        }
-        const got = await this.#getSse(
-          "get-stream",
-          parser.lastEventId !== null
-            ? { "last-event-id": parser.lastEventId }
-            : {},
-          abort.signal,
-        );
-        if ("bad" in got) {
-          if (got.brief && got.status !== 405) {
-            this.#problem(`GET stream: ${got.brief}`);
-          }
-          return;
-        }
-        if (await this.#readSse(got.body, got.ex, parser) !== "ended") return;
+      const res = await this.#fetch(
+        this.#url,
+        { method: "GET", headers, signal },
+        ex,
+      );
+      if (typeof res === "string") return res;
+      if (!this.#onResponseHeaders(res, ex)) {
+        await res.body?.cancel().catch(() => {});
+        return null;
       }
-    } finally {
-      this.#streams.delete(abort);
-    }
-  }
-
-  /** Legacy HTTP+SSE: GET the URL, wait for the `endpoint` event. */
-  #legacyConnect(timeoutMs: number): Promise<void> {
-    if (this.#legacyReady) return this.#legacyReady;
-    this.#legacyReady = new Promise<void>((resolve, reject) => {
-      const abort = new AbortController();
-      this.#streams.add(abort);
-      const timer = setTimeout(() => {
-        reject(new Error(`no endpoint event within ${timeoutMs} ms`));
-      }, timeoutMs);
-      (async () => {
-        const got = await this.#getSse("legacy-stream", {}, abort.signal);
-        if ("bad" in got) throw new Error(got.bad);
-        const parser = new SseParser(this.#maxFrame);
-        await this.#readSse(got.body, got.ex, parser, (e) => {
-          if (e.event !== "endpoint" || this.#legacyEndpoint !== null) return;
-          try {
-            const u = new URL(e.data.trim(), this.#url);
-            if (u.origin !== new URL(this.#url).origin) {
-              throw new Error(`endpoint ${u.origin} is on another origin`);
-            }
-            this.#legacyEndpoint = u.toString();
-            clearTimeout(timer);
-            resolve();
-          } catch (err) {
-            reject(err);
-          }
-        });
-        if (!this.#closing) {
-          this.#fail({
-            reason: "closed",
-            message: "the legacy SSE stream ended",
-          });
+      const type = (res.headers.get("content-type") ?? "").toLowerCase();
+      if (
+        res.status !== 200 || !type.startsWith("text/event-stream") || !res.body
+      ) {
+        const head = await this.#keepBody(res, ex);
+        const brief = `HTTP ${res.status} ${JSON.stringify(type)}`;
+        if (resume) {
+          return `resuming ${purpose} failed: ${brief}${
+            head ? `: ${head}` : ""
+          }`;
         }
-      })().catch((e) => {
-        clearTimeout(timer);
-        reject(e);
-      }).finally(() => this.#streams.delete(abort));
-    });
-    return this.#legacyReady;
+        if (res.status === 405) ex.end = "server offers no GET stream";
+        else this.#problem(`GET stream: ${brief}`);
+        return null;
+      }
+      const how = await this.#readSse(res.body, ex, parser, () => !wanted());
+      if (how !== "ended") return null;
+    }
+    return resume
+      ? `the SSE stream for ${purpose} ended ${
+        MAX_RECONNECTS + 1
+      } times before the response`
+      : null;
   }
 
   notify(method: string, params?: unknown): void {
@@ -876,10 +706,19 @@ export class HttpClient implements McpClient {
       );
       if (r.problem) this.#problem(`${method}: ${r.problem}`);
       if (
-        method === "notifications/initialized" &&
-        this.#mode === "streamable" &&
-        (this.#opts.getStream ?? true)
-      ) void this.#getStream();
+        method !== "notifications/initialized" ||
+        !(this.#opts.getStream ?? true)
+      ) return;
+      // The standalone GET stream for server messages.
+      const abort = new AbortController();
+      this.#streams.add(abort);
+      void this.#follow(
+        "get-stream",
+        new SseParser(MAX_FRAME_BYTES),
+        abort.signal,
+        () => !this.#closing && !this.#failure,
+        false,
+      ).finally(() => this.#streams.delete(abort));
     });
   }
 
@@ -919,40 +758,10 @@ export class HttpClient implements McpClient {
         };
         resolve({ status: "unknown", failure, ms: this.now() - sentAt });
       };
-      const post = () => {
-        const { text, index } = this.#outFrame(message);
-        return this.#postMessage(text, index, method, id, abort);
-      };
       void (async () => {
         await this.#notifyChain;
-        if (this.#mode === "probe" && method === "initialize") {
-          const r = await post();
-          // A 4xx to the first POST: try the legacy HTTP+SSE transport.
-          if (
-            this.#pending.has(id) && r.status !== null &&
-            r.status >= 400 && r.status < 500
-          ) {
-            this.#mode = "legacy";
-            try {
-              await this.#legacyConnect(timeoutMs);
-            } catch (e) {
-              settle(
-                `${
-                  r.problem ?? `HTTP ${r.status}`
-                }; legacy HTTP+SSE fallback failed: ${errText(e)}`,
-              );
-              return;
-            }
-            const r2 = await post();
-            if (r2.problem) settle(r2.problem);
-            return;
-          }
-          if (this.#mode === "probe") this.#mode = "streamable";
-          if (r.problem) settle(r.problem);
-          return;
-        }
-        if (this.#mode === "legacy") await this.#legacyReady;
-        const r = await post();
+        const { text, index } = this.#outFrame(message);
+        const r = await this.#postMessage(text, index, method, id, abort);
         if (r.problem) settle(r.problem);
         if (r.status !== null && r.status >= 500 && this.#consecutive5xx >= 3) {
           this.#fail({
@@ -992,22 +801,19 @@ export class HttpClient implements McpClient {
     if (this.#exit) return this.#exit;
     this.#closing = true;
     for (const a of this.#streams) a.abort();
-    if (this.#sessionId !== null && this.#mode === "streamable") {
-      const abort = new AbortController();
-      const timer = setTimeout(() => abort.abort(), Math.max(graceMs, 500));
+    if (this.#sessionId !== null) {
       const headers = this.#headers({});
       const ex = this.#record("delete", "DELETE", this.#url, headers, null);
       const res = await this.#fetch(this.#url, {
         method: "DELETE",
         headers,
-        signal: abort.signal,
+        signal: AbortSignal.timeout(Math.max(graceMs, 500)),
       }, ex);
       if (typeof res !== "string") {
         this.#onResponseHeaders(res, ex);
         await this.#keepBody(res, ex);
         ex.end = "complete";
       }
-      clearTimeout(timer);
     }
     this.#fail({ reason: "closed", message: "session closed" });
     this.#exit = this.#opts.server

@@ -66,3 +66,44 @@ export async function* boundedLines(
   }
   if (len > 0) yield parts.length === 1 ? parts[0]! : concatBytes(parts);
 }
+
+/**
+ * The first `limit` bytes of `stream`, how many bytes it carried, and
+ * whether it was longer (then it is cancelled, the rest unread). `take`
+ * sees each chunk's size first; false stops the reading there.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const s = ReadableStream.from([new TextEncoder().encode("abcdef")]);
+ * const r = await readAtMost(s, 4);
+ * assert.deepEqual([r.bytes.length, r.seen, r.over], [4, 6, true]);
+ * ```
+ */
+export async function readAtMost(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+  take: (n: number) => boolean = () => true,
+): Promise<{ bytes: Uint8Array; seen: number; over: boolean }> {
+  const parts: Uint8Array[] = [];
+  let kept = 0;
+  let seen = 0;
+  const reader = stream?.getReader();
+  try {
+    while (reader) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += value.length;
+      if (!take(value.length)) break;
+      parts.push(value.subarray(0, limit - kept));
+      kept += parts.at(-1)!.length;
+      if (kept === limit && seen > limit) {
+        await reader.cancel().catch(() => {});
+        return { bytes: concatBytes(parts), seen, over: true };
+      }
+    }
+  } finally {
+    reader?.releaseLock();
+  }
+  return { bytes: concatBytes(parts), seen, over: false };
+}

@@ -140,21 +140,6 @@ export async function startLocalHttp(
   }
 }
 
-/**
- * Whether our child `pid` listens on `port` (a string: another process
- * took the port, which was free when picked).
- */
-async function listening(port: number, pid: number): Promise<boolean | string> {
-  try {
-    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-  } catch {
-    return false;
-  }
-  return listenerIsOurs(port, pid) === false
-    ? `port ${port} was taken by another process before the server listened on it`
-    : true;
-}
-
 /** Inodes of sockets listening on `port` (any address), from /proc/net. */
 function listeningInodes(port: number): Set<string> {
   const out = new Set<string>();
@@ -176,13 +161,23 @@ function listeningInodes(port: number): Set<string> {
 }
 
 /**
- * Whether the socket listening on `port` belongs to the process tree of our
- * child `localPid`: true or false, or null when /proc cannot tell.
+ * Whether our child `localPid` listens on `port`: a string when another
+ * process took the port (it was free when picked), found by the socket's
+ * inode among the fds of our child's process tree; when /proc cannot tell,
+ * the listener is taken for ours.
  */
-function listenerIsOurs(port: number, localPid: number): boolean | null {
+async function listening(
+  port: number,
+  localPid: number,
+): Promise<boolean | string> {
+  try {
+    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+  } catch {
+    return false;
+  }
   const inodes = listeningInodes(port);
   const root = procPid(localPid);
-  if (inodes.size === 0 || root === null) return null;
+  if (inodes.size === 0 || root === null) return true;
   const queue = [root];
   for (let i = 0; i < queue.length && i < 256; i++) {
     const pid = queue[i]!;
@@ -202,7 +197,7 @@ function listenerIsOurs(port: number, localPid: number): boolean | null {
       // gone or not ours to read
     }
   }
-  return false;
+  return `port ${port} was taken by another process before the server listened on it`;
 }
 
 /**
@@ -213,6 +208,7 @@ function listenerIsOurs(port: number, localPid: number): boolean | null {
 class Relay {
   #dir: string;
   #port: number;
+  #socket: string;
   #inner: ServerProcess | null = null;
   #listener: Deno.Listener | null = null;
   #conns = new Set<Deno.Conn>();
@@ -220,10 +216,7 @@ class Relay {
   constructor(dir: string, port: number) {
     this.#dir = dir;
     this.#port = port;
-  }
-
-  get #socket(): string {
-    return `${this.#dir}/relay-${this.#port}.sock`;
+    this.#socket = `${dir}/relay-${port}.sock`;
   }
 
   /** One step of starting: true when ready, a string when it cannot work. */

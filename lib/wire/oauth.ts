@@ -1,21 +1,10 @@
 /**
  * The client side of MCP authorization (2025-11-25; OAuth 2.1). When a
  * remote server answers 401 or 403, the {@linkcode HttpClient} asks its
- * {@linkcode Authorizer} for a token and sends the request once more:
- *
- * 1. the `WWW-Authenticate` Bearer challenge names the protected resource
- *    metadata (RFC 9728), else the well-known URIs are tried (path, then
- *    root); none at all is a 2025-03-26 server, whose own origin is the
- *    authorization server;
- * 2. the authorization server's metadata: RFC 8414, then OpenID discovery,
- *    in the spec's order for issuers with and without a path;
- * 3. a client: pre-registered (`--client-id`), a client ID metadata document
- *    when the server takes them, else dynamic registration (RFC 7591);
- * 4. a token: authorization code with PKCE (S256) and a loopback redirect,
- *    or client credentials; refresh tokens used on a 401; `resource`
- *    (RFC 8707) on every authorization and token request; scopes from the
- *    challenge, else the resource's `scopes_supported`, widened on
- *    `insufficient_scope` (step-up, at most three sign-ins).
+ * {@linkcode Authorizer} for a token and sends the request once more. The
+ * steps (resource and authorization server metadata, the client, the grant,
+ * scopes and step-up, at most three sign-ins) are in docs/http.md,
+ * "Servers behind sign-in: OAuth".
  *
  * Everything the servers send is hostile: documents and token answers are
  * bounded (64 KiB, the request timeout) and validated field by field, come
@@ -31,6 +20,7 @@
 import { createHash } from "node:crypto";
 import { covers, type StoredToken, type TokenStore } from "./token_store.ts";
 import { isPlainObject } from "../common/is_plain_object.ts";
+import { readAtMost } from "./lines.ts";
 
 /** A 401 or 403 answer, as the HTTP client saw it. */
 export interface AuthChallenge {
@@ -87,11 +77,6 @@ export interface OAuthOptions {
   /** The `Authorization` header came from the user (named here): it is never replaced. */
   userHeader?: string;
   /**
-   * Milliseconds each metadata, registration or token request may take.
-   * @default {30000}
-   */
-  timeoutMs?: number;
-  /**
    * Milliseconds to wait for the browser to come back to the loopback redirect.
    * @default {300000}
    */
@@ -107,9 +92,12 @@ export interface BearerChallenge {
 }
 
 const MAX_DOCUMENT = 64 * 1024;
+/** Milliseconds each metadata, registration or token request may take. */
+const REQUEST_MS = 30_000;
 const MAX_SIGN_INS = 3;
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 const enc = new TextEncoder();
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The Bearer challenge of a `WWW-Authenticate` header (first 8 KiB), or
@@ -164,12 +152,9 @@ function asked(status: number, c: BearerChallenge | null, raw: string | null) {
 
 /** A URL verity may fetch for OAuth: https, or http on a loopback host; no credentials or fragment. */
 function safeUrl(raw: unknown, what: string): string {
-  let u: URL | null = null;
-  try {
-    if (typeof raw === "string" && raw.length <= 2048) u = new URL(raw);
-  } catch {
-    // not a URL
-  }
+  const u = typeof raw === "string" && raw.length <= 2048
+    ? URL.parse(raw)
+    : null;
   if (u === null) {
     throw new Error(
       `${what} ${JSON.stringify(String(raw).slice(0, 80))} is not a URL`,
@@ -195,36 +180,22 @@ function safeUrl(raw: unknown, what: string): string {
 /** GET or POST `url`; the answer's status and JSON (undefined when not JSON), at most 64 KiB. */
 async function fetchJson(
   url: string,
-  init: RequestInit,
-  timeoutMs: number,
+  init: RequestInit = {},
 ): Promise<{ status: number; json: unknown }> {
   let res: Response;
   try {
     res = await fetch(url, {
       ...init,
       redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: AbortSignal.timeout(REQUEST_MS),
     });
   } catch (e) {
     throw new Error(`cannot reach ${url}: ${(e as Error).message}`);
   }
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
-  let text: string | null = "";
-  let n = 0;
-  for await (const chunk of res.body ?? []) {
-    n += chunk.length;
-    if (n > MAX_DOCUMENT) {
-      throw new Error(`${url} answered more than ${MAX_DOCUMENT} bytes`);
-    }
-    try {
-      if (text !== null) text += utf8.decode(chunk, { stream: true });
-    } catch {
-      text = null;
-    }
-  }
+  const { bytes, over } = await readAtMost(res.body, MAX_DOCUMENT);
+  if (over) throw new Error(`${url} answered more than ${MAX_DOCUMENT} bytes`);
   try {
-    const json = text === null ? undefined : JSON.parse(text + utf8.decode());
-    return { status: res.status, json };
+    return { status: res.status, json: JSON.parse(utf8.decode(bytes)) };
   } catch {
     return { status: res.status, json: undefined };
   }
@@ -258,7 +229,6 @@ interface ResourceMetadata {
 async function resourceMetadata(
   url: string,
   named: string | undefined,
-  timeoutMs: number,
 ): Promise<ResourceMetadata | null> {
   const u = new URL(url);
   const path = u.pathname.replace(/\/+$/, "");
@@ -267,7 +237,7 @@ async function resourceMetadata(
     ? [safeUrl(named, "resource_metadata")]
     : [...(path ? [well + path] : []), well];
   for (const at of tries) {
-    const { status, json } = await fetchJson(at, {}, timeoutMs);
+    const { status, json } = await fetchJson(at);
     if (status !== 200 || !isPlainObject(json)) {
       if (named === undefined) continue;
       throw new Error(
@@ -315,7 +285,6 @@ interface ServerMetadata {
 async function serverMetadata(
   issuer: string,
   legacy: boolean,
-  timeoutMs: number,
 ): Promise<ServerMetadata | null> {
   const u = new URL(safeUrl(issuer, "authorization server"));
   const path = legacy ? "" : u.pathname.replace(/\/+$/, "");
@@ -331,7 +300,7 @@ async function serverMetadata(
       ...(legacy ? [] : [`${o}/.well-known/openid-configuration`]),
     ];
   for (const at of tries) {
-    const { status, json: m } = await fetchJson(at, {}, timeoutMs);
+    const { status, json: m } = await fetchJson(at);
     if (status !== 200 || !isPlainObject(m)) continue;
     const iss = typeof m.issuer === "string" ? m.issuer : "";
     const same = legacy
@@ -363,9 +332,10 @@ async function serverMetadata(
 
 /** Where a token is asked for: the resource and the authorization server. */
 interface Discovery {
-  resource: string;
   scopes: string[] | undefined;
   server: ServerMetadata;
+  /** What a token from there is bound to. */
+  where: Pick<StoredToken, "resource" | "issuer" | "tokenEndpoint">;
 }
 
 /** A client ready for the token endpoint. */
@@ -427,15 +397,12 @@ function loopbackRedirect(timeoutMs: number) {
   let got!: (q: URLSearchParams) => void;
   const answer = new Promise<URLSearchParams>((r) => (got = r));
   let state: string | null = null;
-  const stop = new AbortController();
-  const server = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    signal: stop.signal,
-    onListen() {},
-  }, (req) => {
-    const q = new URL(req.url).searchParams;
-    if (new URL(req.url).pathname !== "/callback" || q.get("state") !== state) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (
+    req,
+  ) => {
+    const u = new URL(req.url);
+    const q = u.searchParams;
+    if (u.pathname !== "/callback" || q.get("state") !== state) {
       return new Response("not found\n", { status: 404 });
     }
     got(q);
@@ -457,10 +424,7 @@ function loopbackRedirect(timeoutMs: number) {
         }),
       ]).finally(() => clearTimeout(timer));
     },
-    async close(): Promise<void> {
-      stop.abort();
-      await server.finished;
-    },
+    close: () => server.shutdown(),
   };
 }
 
@@ -552,7 +516,7 @@ export class OAuth implements Authorizer {
     ) scope = union(scope, "offline_access");
     const token = opts.clientCredentials
       ? await this.#grant(
-        this.#where(d),
+        d.where,
         this.#client(d.server, opts.client!),
         { grant_type: "client_credentials", ...(scope ? { scope } : {}) },
         scope,
@@ -564,11 +528,10 @@ export class OAuth implements Authorizer {
 
   async #discover(url: string, ch: BearerChallenge | null): Promise<Discovery> {
     if (this.#found) return this.#found;
-    const t = this.#opts.timeoutMs ?? 30_000;
-    const prm = await resourceMetadata(url, ch?.resourceMetadata, t);
+    const prm = await resourceMetadata(url, ch?.resourceMetadata);
     let server: ServerMetadata | null = null;
     for (const issuer of prm?.servers ?? []) {
-      server = await serverMetadata(issuer, false, t);
+      server = await serverMetadata(issuer, false);
       if (server !== null) break;
     }
     if (prm !== null && server === null) {
@@ -581,7 +544,7 @@ export class OAuth implements Authorizer {
       // A 2025-03-26 server: its origin is the authorization server, with
       // the default endpoints when it publishes no metadata.
       const o = new URL(safeUrl(u.origin, "authorization server")).origin;
-      server = await serverMetadata(o, true, t) ?? {
+      server = await serverMetadata(o, true) ?? {
         issuer: o,
         authorizationEndpoint: `${o}/authorize`,
         tokenEndpoint: `${o}/token`,
@@ -593,21 +556,15 @@ export class OAuth implements Authorizer {
       };
     }
     this.#found = {
-      resource: prm?.resource ?? u.origin + u.pathname.replace(/\/+$/, ""),
       scopes: prm?.scopes,
       server,
+      where: {
+        resource: prm?.resource ?? u.origin + u.pathname.replace(/\/+$/, ""),
+        issuer: server.issuer,
+        tokenEndpoint: server.tokenEndpoint,
+      },
     };
     return this.#found;
-  }
-
-  #where(
-    d: Discovery,
-  ): Pick<StoredToken, "resource" | "issuer" | "tokenEndpoint"> {
-    return {
-      resource: d.resource,
-      issuer: d.server.issuer,
-      tokenEndpoint: d.server.tokenEndpoint,
-    };
   }
 
   /** `c` with the token endpoint authentication it will use. */
@@ -656,7 +613,7 @@ export class OAuth implements Authorizer {
         response_types: ["code"],
         token_endpoint_auth_method: "none",
       }),
-    }, opts.timeoutMs ?? 30_000);
+    });
     const r = isPlainObject(json) ? json : {};
     if ((status !== 200 && status !== 201) || !tokenText(r.client_id)) {
       throw new Error(
@@ -701,7 +658,7 @@ export class OAuth implements Authorizer {
         code_challenge: b64url(createHash("sha256").update(verifier).digest()),
         code_challenge_method: "S256",
         state,
-        resource: d.resource,
+        resource: d.where.resource,
         ...(scope ? { scope } : {}),
       };
       for (const [k, v] of Object.entries(q)) u.searchParams.set(k, v);
@@ -717,7 +674,7 @@ export class OAuth implements Authorizer {
           ),
         );
       }
-      return await this.#grant(this.#where(d), client, {
+      return await this.#grant(d.where, client, {
         grant_type: "authorization_code",
         code,
         redirect_uri: redirect.uri,
@@ -765,7 +722,6 @@ export class OAuth implements Authorizer {
     const { status, json } = await fetchJson(
       safeUrl(where.tokenEndpoint, "token_endpoint"),
       { method: "POST", headers, body: body.toString() },
-      this.#opts.timeoutMs ?? 30_000,
     );
     const t = isPlainObject(json) ? json : {};
     if (status !== 200 || !tokenText(t.access_token)) {

@@ -1,17 +1,12 @@
 /**
  * The relay that lets a server in its own network namespace (bubblewrap)
  * reach the run's database on a loopback port: the outer half of
- * `relay_in.ts --out`.
- *
- * The launch (`lib/sandbox/build_launch.ts`) holds the server before it
- * starts: a shell makes the FIFO `gate` and hands it to bubblewrap as
- * `--block-fd`, so the sandbox (its namespaces, loopback up) exists but
- * its command has not run. {@linkcode PortRelay.start} waits for that
- * namespace, starts `relay_in.ts --out` inside it, which listens on
- * 127.0.0.1:<port> there (the port the database has on the host) and pipes
- * each connection to the database's Unix socket, then writes the gate: the
- * server starts and finds its database where its settings say. It can
- * reach nothing else: that port is the only listener in its namespace.
+ * `relay_in.ts --out`. The launch (`lib/sandbox/build_launch.ts`) holds the
+ * server at start on a FIFO `gate` (bubblewrap `--block-fd`);
+ * {@linkcode PortRelay.start} waits for the sandbox's namespace and starts
+ * the inner relay there, which listens on the database's port, pipes each
+ * connection to its Unix socket and opens the gate (see `relay_in.ts`). That
+ * port is the only thing the server can reach.
  *
  * Requires `--allow-run` (nsenter, deno), `--allow-read` (/proc).
  *

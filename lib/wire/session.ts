@@ -12,7 +12,7 @@ import {
   type WireFailure,
 } from "./frames.ts";
 import { boundSize } from "./bound.ts";
-import { isMcpClient, type McpClient } from "./client.ts";
+import type { McpClient } from "./client.ts";
 import {
   type SpawnSpec,
   StdioClient,
@@ -71,7 +71,8 @@ export async function openSession(
   options: OpenSessionOptions = {},
 ): Promise<OpenedSession> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const client = isMcpClient(spec) ? spec : StdioClient.start(spec, options);
+  const started = !("command" in spec);
+  const client = started ? spec : StdioClient.start(spec, options);
   const out: OpenedSession = {
     client,
     initializeFrame: null,
@@ -99,9 +100,7 @@ export async function openSession(
   if (init.status !== "ok") {
     refused("initialize", init);
     // A server that died or went silent at start: the sandbox's part in it.
-    const cause = isMcpClient(spec)
-      ? null
-      : spec.explain?.(client.stderr().text) ?? null;
+    const cause = started ? null : spec.explain?.(client.stderr().text) ?? null;
     return cause === null ? out : fail({
       ...out.failure!,
       message: `${out.failure!.message}; ${cause}`,

@@ -17,9 +17,7 @@ function pagingClient(pages: number): McpClient {
   return {
     frames,
     problems: [],
-    incoming: [],
     failure: null,
-    pid: null,
     now: () => t,
     stderr: () => ({ text: "", dropped: 0 }),
     notify: () => {},

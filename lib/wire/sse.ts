@@ -23,17 +23,14 @@ export interface SseEvent {
   bytes: number;
 }
 
-/** Raised by {@linkcode SseParser.push} when one event outgrows the bound. */
+/**
+ * Raised by {@linkcode SseParser.push} when one event outgrows the bound:
+ * the bytes seen for it so far, and its first bytes (decoded leniently).
+ */
 export class SseEventTooLarge extends RangeError {
-  /** The first bytes of the oversized event, decoded leniently. */
-  readonly head: string;
-  /** Bytes seen for the event so far. */
-  readonly seen: number;
-  constructor(limit: number, seen: number, head: string) {
+  constructor(limit: number, readonly seen: number, readonly head: string) {
     super(`server-sent event exceeds ${limit} bytes`);
     this.name = "SseEventTooLarge";
-    this.seen = seen;
-    this.head = head;
   }
 }
 
@@ -54,7 +51,6 @@ const dec = new TextDecoder("utf-8");
 export class SseParser {
   #limit: number;
   #line: number[] = [];
-  #lineBytes = 0;
   #pendingCr = false;
   #data: string[] = [];
   #event = "";
@@ -73,7 +69,7 @@ export class SseParser {
 
   /** Bytes of an event not yet dispatched (a stream cut mid-event). */
   get pendingBytes(): number {
-    return this.#eventBytes + this.#lineBytes;
+    return this.#eventBytes + this.#line.length;
   }
 
   /** Parse a chunk; returns the events it completed. Throws {@linkcode SseEventTooLarge}. */
@@ -90,21 +86,20 @@ export class SseParser {
       }
       if (b === 0x0d || b === 0x0a) {
         if (b === 0x0d) this.#pendingCr = true;
-        this.#eventBytes += this.#lineBytes + 1;
+        this.#eventBytes += this.#line.length + 1;
         const ev = this.#endLine();
         if (ev) out.push(ev);
         continue;
       }
-      this.#lineBytes++;
       if (this.#firstBytes.length < 256) this.#firstBytes.push(b);
-      if (this.#eventBytes + this.#lineBytes > this.#limit) {
+      this.#line.push(b);
+      if (this.#eventBytes + this.#line.length > this.#limit) {
         throw new SseEventTooLarge(
           this.#limit,
-          this.#eventBytes + this.#lineBytes,
+          this.#eventBytes + this.#line.length,
           dec.decode(new Uint8Array(this.#firstBytes)),
         );
       }
-      this.#line.push(b);
     }
     return out;
   }
@@ -112,7 +107,6 @@ export class SseParser {
   #endLine(): SseEvent | null {
     const line = dec.decode(new Uint8Array(this.#line));
     this.#line = [];
-    this.#lineBytes = 0;
     if (line === "") return this.#dispatch();
     if (line.startsWith(":")) return null;
     const colon = line.indexOf(":");

@@ -13,13 +13,14 @@ const NOISE: readonly RegExp[] = [
   /^[{}()[\],]+$/, // lone brackets of a printed error object
 ];
 
+const MAX_LINES = 8;
 const HEADLINE = /\b(Error|Exception|Traceback|panic|error:|Fatal|FATAL)\b/;
 
 /**
  * The last lines of stderr that explain a crash: blank lines, stack frames,
  * Node's version footer and lone brackets dropped; the error headline kept
- * even when it is further up; at most `maxLines` (default 8) lines, each
- * cut at 240 characters with `…`.
+ * even when it is further up; at most 8 lines, each cut at 240 characters
+ * with `…`.
  *
  * @example
  * ```ts
@@ -28,19 +29,16 @@ const HEADLINE = /\b(Error|Exception|Traceback|panic|error:|Fatal|FATAL)\b/;
  * assert.deepEqual(meaningfulTail(text), ["Error: Cannot find module 'x'"]);
  * ```
  */
-export function meaningfulTail(
-  text: string,
-  { maxLines = 8 }: { maxLines?: number } = {},
-): string[] {
+export function meaningfulTail(text: string): string[] {
   const kept = text.split(/\r?\n/).map((l) => l.trim()).filter((l) =>
     l !== "" && !NOISE.some((re) => re.test(l))
   );
-  let tail = kept.slice(-maxLines);
+  let tail = kept.slice(-MAX_LINES);
   if (!tail.some((l) => HEADLINE.test(l))) {
     const head = kept.slice(0, kept.length - tail.length).findLast((l) =>
       HEADLINE.test(l)
     );
-    if (head !== undefined) tail = [head, ...tail.slice(-(maxLines - 1))];
+    if (head !== undefined) tail = [head, ...tail.slice(-(MAX_LINES - 1))];
   }
   return tail.map((l) => l.length > 240 ? `${l.slice(0, 240)}…` : l);
 }

@@ -8,7 +8,6 @@
 import { deathMessage } from "./stderr_tail.ts";
 import {
   answered,
-  concatBytes,
   decodeFrame,
   type Frame,
   noAnswer,
@@ -18,11 +17,12 @@ import {
 } from "./frames.ts";
 
 export type { RpcOutcome };
-import { boundDepth, MAX_VALUE_DEPTH, valueDepth } from "./bound.ts";
+import { boundDepth, MAX_VALUE_DEPTH } from "./bound.ts";
 import { ServerProcess } from "./server_process.ts";
 import { findExecutable } from "../common/executable.ts";
 import { firstInvalidUtf8 } from "../common/utf8.ts";
 import { PortRelay } from "./port_relay.ts";
+import { boundedLines, LineTooLong } from "./lines.ts";
 
 export type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
 import type { ExitInfo, SpawnSpec } from "./spawn_spec.ts";
@@ -80,7 +80,6 @@ export class StdioClient {
   #pending = new Map<number | string, Pending>();
   #failure: WireFailure | null = null;
   #readDone: Promise<void> = Promise.resolve();
-  #deadlineMs: number | null;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #received = 0;
   /** Whether the server has answered a request yet (the handshake began). */
@@ -92,12 +91,8 @@ export class StdioClient {
     marker: null,
   };
   #problemsDropped = 0;
-  /** Notifications and server-initiated requests, by frame index. */
-  readonly incoming: { frameIndex: number; message: unknown }[] = [];
 
-  private constructor(opts: StdioClientOptions) {
-    this.#deadlineMs = opts.deadlineMs ?? null;
-  }
+  private constructor() {}
 
   #problem(text: string): void {
     if (this.problems.length < MAX_PROBLEMS) this.problems.push(text);
@@ -109,15 +104,9 @@ export class StdioClient {
     }
   }
 
-  /** End the session now: record why, fail pending requests, kill the group. */
-  #abort(f: WireFailure): void {
-    this.#fail(f);
-    this.kill();
-  }
-
   /** Spawn the server in its own process group. Never throws: a spawn failure ends the session. */
   static start(spec: SpawnSpec, opts: StdioClientOptions = {}): StdioClient {
-    const c = new StdioClient(opts);
+    const c = new StdioClient();
     // Inside the wrapper a missing program would look like an early exit.
     const first = spec.command[0];
     if (
@@ -148,15 +137,15 @@ export class StdioClient {
       const relay = PortRelay.start(
         spec.portRelay,
         child.pid,
-        (message) => c.#abort({ reason: "spawn_failed", message }),
+        (message) => c.abort({ reason: "spawn_failed", message }),
       );
       c.#relay = relay;
       child.status.finally(() => relay.close()).catch(() => {});
     }
-    if (c.#deadlineMs !== null) {
-      const ms = c.#deadlineMs;
+    const ms = opts.deadlineMs ?? null;
+    if (ms !== null) {
       c.#deadlineTimer = setTimeout(() =>
-        c.#abort({
+        c.abort({
           reason: "deadline",
           message: `session deadline of ${(ms / 1000).toFixed(1)} s passed`,
         }), ms);
@@ -179,11 +168,6 @@ export class StdioClient {
       );
     });
     return c;
-  }
-
-  /** Process id (and process group id) of the server, if it started. */
-  get pid(): number | null {
-    return this.#proc?.pid ?? null;
   }
 
   /** The first terminal failure, if any. */
@@ -214,7 +198,7 @@ export class StdioClient {
     if (problem !== null) this.#problem(problem);
     if (this.#answered) return;
     const first = text.length > 120 ? `${text.slice(0, 120)}…` : text;
-    this.#abort({
+    this.abort({
       reason: "invalid_output",
       message: `server printed non-JSON on stdout: ${JSON.stringify(first)}`,
     });
@@ -230,59 +214,29 @@ export class StdioClient {
   }
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
-    // The start of a line not yet ended, and its length.
-    const parts: Uint8Array[] = [];
-    let len = 0;
-    const reader = stream.getReader();
     try {
-      while (true) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        const t = this.now();
-        this.#received += value.length;
+      for await (const line of boundedLines(stream, MAX_FRAME_BYTES)) {
+        this.#received += line.length + 1;
         if (this.#received > MAX_SESSION_BYTES) {
-          this.#abort({
+          return this.abort({
             reason: "budget_exceeded",
             message:
               `server sent more than ${MAX_SESSION_BYTES} bytes in this session`,
           });
-          await reader.cancel().catch(() => {});
-          return;
         }
-        let start = 0;
-        for (
-          let i = value.indexOf(0x0a);
-          i !== -1;
-          i = value.indexOf(0x0a, start)
-        ) {
-          const piece = value.subarray(start, i);
-          this.#onLine(len === 0 ? piece : concatBytes([...parts, piece]), t);
-          parts.length = 0;
-          len = 0;
-          start = i + 1;
-        }
-        const rest = value.subarray(start);
-        if (rest.length === 0) continue;
-        if (len + rest.length > MAX_FRAME_BYTES) {
-          const head = (len > 0 ? concatBytes(parts) : rest).subarray(0, 256);
-          const f = decodeFrame(head.slice(), "in", t);
-          f.bytes = len + rest.length;
-          f.problem =
-            `frame exceeds ${MAX_FRAME_BYTES} bytes (first 256 bytes kept)`;
-          this.frames.push(f);
-          this.#abort({
-            reason: "frame_too_large",
-            message: `server sent a line longer than ${MAX_FRAME_BYTES} bytes`,
-          });
-          await reader.cancel().catch(() => {});
-          return;
-        }
-        parts.push(rest);
-        len += rest.length;
+        this.#onLine(line, this.now());
       }
-      if (len > 0) this.#onLine(concatBytes(parts), this.now());
-    } catch {
-      // torn down
+    } catch (e) {
+      if (!(e instanceof LineTooLong)) return; // torn down
+      const f = decodeFrame(e.head, "in", this.now());
+      f.bytes = e.bytes;
+      f.problem =
+        `frame exceeds ${MAX_FRAME_BYTES} bytes (first 256 bytes kept)`;
+      this.frames.push(f);
+      this.abort({
+        reason: "frame_too_large",
+        message: `server sent a line longer than ${MAX_FRAME_BYTES} bytes`,
+      });
     }
   }
 
@@ -338,21 +292,16 @@ export class StdioClient {
       if (i >= 0) this.#problem(`frame ${i}: not a JSON-RPC object`);
       return;
     }
-    let deep = false;
-    if (valueDepth(msg, MAX_VALUE_DEPTH) > MAX_VALUE_DEPTH) {
-      deep = true;
+    const m = boundDepth(msg, MAX_VALUE_DEPTH) as Record<string, unknown>;
+    const deep = m !== msg;
+    if (deep) {
       frame.problem =
         `nesting deeper than ${MAX_VALUE_DEPTH} levels (deeper values replaced by a marker)`;
-      msg = boundDepth(msg, MAX_VALUE_DEPTH);
     }
-    const m = msg as Record<string, unknown>;
     const id = m.id;
     if ("method" in m) {
       const index = this.#keepUnsolicited(frame);
-      if (index >= 0) {
-        this.incoming.push({ frameIndex: index, message: m });
-        if (deep) this.#problem(`frame ${index}: ${frame.problem}`);
-      }
+      if (index >= 0 && deep) this.#problem(`frame ${index}: ${frame.problem}`);
       if (id !== undefined && id !== null) {
         this.#send(replyTo(id, m.method), index >= 0);
       }
@@ -408,7 +357,7 @@ export class StdioClient {
     }
     this.frames.push(frame);
     this.#problem(`frame ${this.frames.length - 1}: ${what}`);
-    this.#abort({
+    this.abort({
       reason: "invalid_output",
       message: `server ${
         answer ? "answered with" : "printed"
@@ -466,9 +415,10 @@ export class StdioClient {
     });
   }
 
-  /** End the session with `f` and SIGKILL the server (e.g. a budget the runner keeps). */
+  /** End the session with `f` (pending requests fail with it) and SIGKILL the server. */
   abort(f: WireFailure): void {
-    this.#abort(f);
+    this.#fail(f);
+    this.kill();
   }
 
   /** SIGKILL the whole process group at once. */
