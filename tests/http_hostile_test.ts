@@ -2,8 +2,9 @@
  * Hostile HTTP servers get the stdio guarantees: a stream that never ends, a
  * huge event, a wrong content type, a changing session id, a 5xx storm, a
  * slow drip and an expired session each end the session, bounded in time
- * and bytes, with a named reason, as does a server of the legacy HTTP+SSE
- * transport only; a secret header never reaches the evidence.
+ * and bytes, with a named reason; the legacy HTTP+SSE transport is found by
+ * fallback (its endpoint on the same origin only); a secret header never
+ * reaches the evidence.
  */
 import assert from "node:assert/strict";
 import { HttpClient } from "../lib/wire/http_client.ts";
@@ -227,21 +228,66 @@ Deno.test("hostile http: 404 to the session id is an expired session", async () 
   });
 });
 
-Deno.test("http: a server of the 2024-11-05 HTTP+SSE transport only is refused at once, its status named", async () => {
-  await withServer((req) => {
-    if (req.method === "GET") {
-      return sseStream(async (p) => p("event: endpoint\ndata: /messages\n\n"));
+Deno.test("http: the legacy HTTP+SSE transport is found by fallback", async () => {
+  let push: ((s: string) => void) | null = null;
+  await withServer((req, body) => {
+    const path = new URL(req.url).pathname;
+    if (req.method === "GET" && path === "/mcp") {
+      return sseStream(async (p, signal) => {
+        push = p;
+        p("event: endpoint\ndata: /messages?session=1\n\n");
+        while (!signal.aborted) await sleep(20);
+      });
+    }
+    if (req.method === "POST" && path === "/messages" && body) {
+      if (body.id !== undefined) {
+        const answer = honest(body);
+        answer.text().then((t) => push?.(`event: message\ndata: ${t}\n\n`));
+      }
+      // A session id means nothing in this transport: ignored.
+      const headers = { "mcp-session-id": crypto.randomUUID() };
+      return new Response("Accepted", { status: 202, headers });
     }
     return new Response("method not allowed", { status: 405 });
   }, async (url) => {
-    const { s, client, ms } = await open(url);
-    assert.equal(s.failure?.reason, "closed");
+    const { s, client } = await open(url, { getStream: true });
+    assert.equal(s.failure, null);
+    assert.equal(client.mode, "legacy");
+    assert.equal(s.pages.length, 1);
+    // No GET stream and no DELETE; no session headers on the legacy POSTs.
+    assert.deepEqual(
+      client.exchanges.map((e) => `${e.method} ${e.purpose} ${e.status}`),
+      [
+        "POST initialize 405",
+        "GET legacy-stream 200",
+        "POST initialize 202",
+        "POST notifications/initialized 202",
+        "POST tools/list 202",
+      ],
+    );
+    assert.ok(
+      client.exchanges.slice(2).every((e) =>
+        e.url.endsWith("/messages?session=redacted") &&
+        !e.requestHeaders.some(([k]) => k.startsWith("mcp-"))
+      ),
+    );
+  });
+});
+
+Deno.test("http: a legacy endpoint on another origin is refused", async () => {
+  await withServer((req) => {
+    if (req.method === "GET") {
+      const other = "event: endpoint\ndata: http://example.com/messages\n\n";
+      return sseStream((p) => Promise.resolve(p(other)));
+    }
+    return new Response("method not allowed", { status: 405 });
+  }, async (url) => {
+    const { s, client } = await open(url);
     assert.match(
       s.failure!.message,
-      /^initialize: HTTP 405: method not allowed/,
+      /^initialize: HTTP 405: method not allowed; legacy HTTP\+SSE fallback failed: endpoint http:\/\/example\.com is on another origin$/,
     );
-    assert.ok(ms < 1000);
-    assert.deepEqual(client.exchanges.map((e) => e.method), ["POST"]);
+    assert.deepEqual(client.exchanges.map((e) => e.method), ["POST", "GET"]);
   });
 });
 

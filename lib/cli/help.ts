@@ -10,8 +10,9 @@
 
 /** Help text for the remote options (`--url`, `--header`, `--header-env`). */
 export const REMOTE_HELP =
-  `  --url URL              audit a remote server over Streamable HTTP instead
-                         of starting one
+  `  --url URL              audit a remote server over Streamable HTTP (falls
+                         back to the legacy HTTP+SSE transport) instead of
+                         starting one
   --header NAME=VALUE    send this header with every request (repeatable;
                          the value is never shown in output or evidence)
   --header-env NAME=VAR  send header NAME with the value of environment

@@ -3,7 +3,8 @@
  * verbatim capture: every HTTP exchange (status, headers with secrets
  * redacted, body bytes or SSE events, stamps) and every JSON-RPC message as
  * a {@linkcode Frame}, so the same contract parser reads the raw
- * `tools/list` bytes as over stdio.
+ * `tools/list` bytes as over stdio. Falls back to the legacy HTTP+SSE
+ * transport (2024-11-05) when the server only speaks that.
  *
  * This is an edge module: it makes network requests. Requires `--allow-net`.
  *
@@ -65,7 +66,7 @@ export interface EventRecord {
 
 /** One HTTP request and what came back, verbatim but for secrets. */
 export interface HttpExchange {
-  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "delete". */
+  /** Why it was made: a JSON-RPC method, "get-stream", "resume", "legacy-stream", "delete". */
   purpose: string;
   method: "POST" | "GET" | "DELETE";
   /** The URL, password and query values redacted. */
@@ -126,9 +127,13 @@ export class HttpClient implements McpClient {
   #failure: WireFailure | null = null;
   #sessionId: string | null = null;
   #protocol: string | null = null;
+  #mode: "probe" | "streamable" | "legacy" = "probe";
+  /** The legacy stream's first `endpoint` event, or why it never came. */
+  #endpointEvent = Promise.withResolvers<string>();
+  #legacyUrl: string | null = null;
   #closing = false;
   #streams = new Set<AbortController>();
-  #notifyChain: Promise<void> = Promise.resolve();
+  #notifyChain: Promise<unknown> = Promise.resolve();
   #received = 0;
   #consecutive5xx = 0;
   #exit: ExitInfo | null = null;
@@ -146,6 +151,11 @@ export class HttpClient implements McpClient {
 
   get failure(): WireFailure | null {
     return this.#failure;
+  }
+
+  /** "streamable" or "legacy" once the first exchange told which. */
+  get mode(): string {
+    return this.#mode;
   }
 
   now(): number {
@@ -180,8 +190,10 @@ export class HttpClient implements McpClient {
       this.#redact.add(auth.slice(auth.indexOf(" ") + 1));
       h.authorization = auth;
     }
-    if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
-    if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
+    if (this.#mode !== "legacy") {
+      if (this.#sessionId !== null) h["mcp-session-id"] = this.#sessionId;
+      if (this.#protocol !== null) h["mcp-protocol-version"] = this.#protocol;
+    }
     return { ...h, ...extra };
   }
 
@@ -256,7 +268,7 @@ export class HttpClient implements McpClient {
     ex.responseHeaders = this.#redact.headers(res.headers);
     ex.tHeaders = this.now();
     const sid = res.headers.get("mcp-session-id");
-    if (sid !== null) {
+    if (sid !== null && this.#mode !== "legacy") {
       if (!/^[\x21-\x7e]+$/.test(sid)) {
         this.#fail({
           reason: "closed",
@@ -397,6 +409,7 @@ export class HttpClient implements McpClient {
             frame: null,
           };
           if (ex.events.length < 100_000) ex.events.push(rec);
+          if (e.event === "endpoint") this.#endpointEvent.resolve(e.data);
           if (e.hasData && e.event === "message" && e.data !== "") {
             rec.frame = this.#onMessage(
               decodeFrame(enc.encode(e.data), "in", rec.t),
@@ -444,9 +457,10 @@ export class HttpClient implements McpClient {
   }
 
   /**
-   * POST one message (streamable mode). For a request, the response is
-   * dispatched from the JSON or SSE body, resuming the stream if it ends
-   * early; for a notification or reply, a 202 is expected.
+   * POST one message. For a request, the response is dispatched from the
+   * JSON or SSE body, resuming the stream if it ends early; for a
+   * notification or reply, a 202 is expected. Legacy: to the endpoint, and
+   * answers come on the legacy stream.
    */
   async #postMessage(
     text: string,
@@ -456,7 +470,7 @@ export class HttpClient implements McpClient {
     abort: AbortController,
     tries = 0,
   ): Promise<{ status: number | null; problem: string | null }> {
-    const url = this.#url;
+    const url = this.#legacyUrl ?? this.#url;
     const headers = this.#headers({
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
@@ -505,7 +519,11 @@ export class HttpClient implements McpClient {
       const type = (res.headers.get("content-type") ?? "").toLowerCase();
       if (res.status >= 500) this.#consecutive5xx++;
       else this.#consecutive5xx = 0;
-      if (res.status === 202 || res.status === 204) {
+      // Legacy answers come on its stream; a 202 or 204 carries none.
+      if (
+        res.status === 202 || res.status === 204 ||
+        (res.ok && this.#mode === "legacy")
+      ) {
         await this.#keepBody(res, ex);
         ex.end = "complete";
         return { status: res.status, problem: null };
@@ -621,7 +639,7 @@ export class HttpClient implements McpClient {
    * Last-Event-ID after the stream's `retry` (1 s when it sent none, at most
    * 10 s) each time it ends, at most {@linkcode MAX_RECONNECTS} times. With
    * `resume` (a POST's stream ended before its answer) it starts with the
-   * wait; returns a problem, or null.
+   * wait; in legacy mode it reads one stream. Returns a problem, or null.
    */
   async #follow(
     purpose: string,
@@ -670,23 +688,54 @@ export class HttpClient implements McpClient {
       ) {
         const head = await this.#keepBody(res, ex);
         const brief = `HTTP ${res.status} ${JSON.stringify(type)}`;
-        if (resume) {
-          return `resuming ${purpose} failed: ${brief}${
-            head ? `: ${head}` : ""
-          }`;
-        }
+        const whole = `${brief}${head ? `: ${head}` : ""}`;
+        if (resume) return `resuming ${purpose} failed: ${whole}`;
+        if (this.#mode === "legacy") return whole;
         if (res.status === 405) ex.end = "server offers no GET stream";
         else this.#problem(`GET stream: ${brief}`);
         return null;
       }
       const how = await this.#readSse(res.body, ex, parser, () => !wanted());
-      if (how !== "ended") return null;
+      if (how !== "ended" || this.#mode === "legacy") return null;
     }
     return resume
       ? `the SSE stream for ${purpose} ended ${
         MAX_RECONNECTS + 1
       } times before the response`
       : null;
+  }
+
+  /**
+   * Legacy HTTP+SSE: GET the URL as an event stream and wait for its
+   * `endpoint` event (same origin only); a problem, or null.
+   */
+  async #legacyConnect(): Promise<string | null> {
+    this.#mode = "legacy";
+    const abort = new AbortController();
+    this.#streams.add(abort);
+    void this.#follow(
+      "legacy-stream",
+      new SseParser(MAX_FRAME_BYTES),
+      abort.signal,
+      () => !this.#closing && !this.#failure,
+      false,
+    ).then((problem) => {
+      this.#streams.delete(abort);
+      const ended = "the legacy SSE stream ended";
+      this.#endpointEvent.reject(new Error(problem ?? ended));
+      if (problem === null && !this.#closing) {
+        this.#fail({ reason: "closed", message: ended });
+      }
+    });
+    try {
+      const u = new URL((await this.#endpointEvent.promise).trim(), this.#url);
+      if (u.origin === new URL(this.#url).origin) this.#legacyUrl = u.href;
+      return this.#legacyUrl
+        ? null
+        : `endpoint ${u.origin} is on another origin`;
+    } catch (e) {
+      return errText(e);
+    }
   }
 
   notify(method: string, params?: unknown): void {
@@ -707,7 +756,7 @@ export class HttpClient implements McpClient {
       if (r.problem) this.#problem(`${method}: ${r.problem}`);
       if (
         method !== "notifications/initialized" ||
-        !(this.#opts.getStream ?? true)
+        !(this.#opts.getStream ?? true) || this.#mode === "legacy"
       ) return;
       // The standalone GET stream for server messages.
       const abort = new AbortController();
@@ -758,10 +807,33 @@ export class HttpClient implements McpClient {
         };
         resolve({ status: "unknown", failure, ms: this.now() - sentAt });
       };
+      const post = () => {
+        const { text, index } = this.#outFrame(message);
+        return this.#postMessage(text, index, method, id, abort);
+      };
       void (async () => {
         await this.#notifyChain;
-        const { text, index } = this.#outFrame(message);
-        const r = await this.#postMessage(text, index, method, id, abort);
+        let r = await post();
+        // A 4xx to the first POST (401 and 403 were a sign-in): try the
+        // legacy HTTP+SSE transport; later messages wait for its endpoint.
+        if (
+          this.#mode === "probe" && method === "initialize" &&
+          this.#pending.has(id) && r.status !== null && r.status >= 400 &&
+          r.status < 500
+        ) {
+          const connecting = this.#legacyConnect();
+          this.#notifyChain = connecting;
+          const why = await connecting;
+          if (why !== null) {
+            return settle(
+              `${
+                r.problem ?? `HTTP ${r.status}`
+              }; legacy HTTP+SSE fallback failed: ${why}`,
+            );
+          }
+          r = await post();
+        }
+        if (this.#mode === "probe") this.#mode = "streamable";
         if (r.problem) settle(r.problem);
         if (r.status !== null && r.status >= 500 && this.#consecutive5xx >= 3) {
           this.#fail({
@@ -801,7 +873,7 @@ export class HttpClient implements McpClient {
     if (this.#exit) return this.#exit;
     this.#closing = true;
     for (const a of this.#streams) a.abort();
-    if (this.#sessionId !== null) {
+    if (this.#sessionId !== null && this.#mode !== "legacy") {
       const headers = this.#headers({});
       const ex = this.#record("delete", "DELETE", this.#url, headers, null);
       const res = await this.#fetch(this.#url, {
