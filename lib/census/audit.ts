@@ -30,7 +30,6 @@ import {
   serverDir,
 } from "./prepare.ts";
 import {
-  type CensusBehavior,
   type CensusFailure,
   censusReality,
   type CensusServer,
@@ -228,65 +227,44 @@ export async function auditServer(
       };
     }
     if (options.settings.behavior) {
-      server.behavior = await behaviorOf(
-        entry,
-        def,
-        launcher,
-        join(work, "behavior"),
-        server,
-        artifacts,
-      );
+      // The battery: its verdicts onto the listed tools; a failure to learn
+      // or run is its result's `failure`, never the census's end.
+      try {
+        const r = await auditBehavior(
+          entry.slug,
+          def,
+          launcher,
+          join(work, "behavior"),
+          entry.timeoutS,
+        );
+        for (const t of server.tools) t.verdicts = r.verdicts.get(t.name) ?? [];
+        artifacts.push(...r.artifacts);
+        server.behavior = r.behavior;
+      } catch (e) {
+        // A fault of verity's own is this battery's result too (named so),
+        // not the loss of the server's listing.
+        const m = message(e);
+        server.behavior = {
+          failure: {
+            kind: !(e instanceof InputError)
+              ? "internal_error"
+              : /timed out|timeout|no answer in/i.test(m)
+              ? "timed_out"
+              : "failed",
+            message: m,
+          },
+          report: null,
+          target: null,
+          stateFiles: 0,
+          seeding: null,
+          claims: null,
+        };
+      }
     }
     return done(failure);
   } finally {
     await launcher.close();
     await scratch.release();
-  }
-}
-
-/**
- * The battery on a listed server: its verdicts onto `server.tools`, its
- * artifacts onto `artifacts`; a failure to learn or run is the result's
- * `failure`, never the census's end.
- */
-async function behaviorOf(
-  entry: CensusEntry,
-  def: LaunchableDefinition,
-  launcher: DefinitionLauncher,
-  work: string,
-  server: CensusServer,
-  artifacts: AuditedServer["artifacts"],
-): Promise<CensusBehavior> {
-  try {
-    const r = await auditBehavior(
-      entry.slug,
-      def,
-      launcher,
-      work,
-      entry.timeoutS,
-    );
-    for (const t of server.tools) t.verdicts = r.verdicts.get(t.name) ?? [];
-    artifacts.push(...r.artifacts);
-    return r.behavior;
-  } catch (e) {
-    // A fault of verity's own is this battery's result too (named so), not
-    // the loss of the server's listing.
-    const m = message(e);
-    return {
-      failure: {
-        kind: !(e instanceof InputError)
-          ? "internal_error"
-          : /timed out|timeout|no answer in/i.test(m)
-          ? "timed_out"
-          : "failed",
-        message: m,
-      },
-      report: null,
-      target: null,
-      stateFiles: 0,
-      seeding: null,
-      claims: null,
-    };
   }
 }
 
@@ -321,12 +299,7 @@ async function claimScratch(
     dir,
     release: async () => {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
-      try {
-        lock.unlock();
-      } catch {
-        // closing releases it too
-      }
-      lock.close();
+      lock.close(); // and with it the lock
     },
   };
 }

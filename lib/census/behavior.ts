@@ -19,8 +19,8 @@ import { runId } from "../common/run_id.ts";
 import type { DefinitionLauncher } from "../launcher/launcher.ts";
 import { openLauncher } from "../launcher/launcher.ts";
 import type { LaunchableDefinition } from "../launcher/request.ts";
-import { learnTarget, type SeedStep } from "../init/learn.ts";
-import { runBattery, type SessionLauncher } from "../runner/runner.ts";
+import { learnTarget, type SeedStep, STEP_OUTCOMES } from "../init/learn.ts";
+import { runBattery } from "../runner/runner.ts";
 import { ServerError } from "../errors.ts";
 import { selectTools } from "../runner/plan.ts";
 import { checkListed } from "../definition/listed.ts";
@@ -114,25 +114,18 @@ export async function auditBehavior(
   );
   battery.watcher = observer;
   const tools = selectTools(ldef.tools, []);
-  const guarded: SessionLauncher = {
-    backend: battery.backend,
-    reset: (dir) =>
-      spent()
-        ? Promise.reject(new Error("the battery's budget is spent"))
-        : battery.reset(dir),
-    release: (dir) => battery.release(dir),
-    placeholders: (dir) => battery.placeholders(dir),
-    launch: (dirs, label) => battery.launch(dirs, label),
-    start: (dirs, label, ms) => battery.start(dirs, label, ms),
-    startState: (dir, say) => battery.startState(dir, say),
-    close: () => battery.close(),
-  };
+  // Past the budget every reset is refused: no session starts.
+  const reset = battery.reset.bind(battery);
+  battery.reset = (dir) =>
+    spent()
+      ? Promise.reject(new Error("the battery's budget is spent"))
+      : reset(dir);
   const history = await runBattery(ldef, tools, {
     runs: RUNS,
     jobs: 1,
     concurrentAttempts: CONCURRENT_ATTEMPTS,
     observeConcurrent: false,
-    launcher: guarded,
+    launcher: battery,
     observer,
     workDir: runDir,
     progress: null,
@@ -168,13 +161,9 @@ export async function auditBehavior(
   });
   const reportJson = reportText(packReport(report, { seedRef: null }));
   const targetText = await Deno.readTextFile(join(learned.dir, "target.toml"));
-  const seeding = {
-    kept: 0,
-    read_only: 0,
-    errored: 0,
-    lossy: 0,
-    no_change: 0,
-  } satisfies Record<SeedStep["outcome"], number>;
+  const seeding = Object.fromEntries(
+    STEP_OUTCOMES.map((o) => [o, 0]),
+  ) as Record<SeedStep["outcome"], number>;
   for (const s of learned.steps) seeding[s.outcome]++;
   const c = reportClaims(report);
   const verdicts = new Map<string, CensusVerdict[]>();

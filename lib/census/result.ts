@@ -22,20 +22,8 @@ import type { Grade, RealitySummary } from "../reality/score.ts";
 /** The schema tag of a census document. */
 export const CENSUS_SCHEMA = "verity.census/1";
 
-/** Why a server could not be (fully) audited. */
-export type CensusFailureKind =
-  | "not_prepared"
-  | "launch_refused"
-  | "needs_credentials"
-  | "needs_configuration"
-  | "crashed"
-  | "timed_out"
-  | "cannot_list"
-  | "reality_failed"
-  | "internal_error";
-
-/** Every failure kind, in report order. */
-export const FAILURE_KINDS: readonly CensusFailureKind[] = [
+/** Every failure kind (why a server could not be fully audited), in report order. */
+export const FAILURE_KINDS = [
   "not_prepared",
   "launch_refused",
   "needs_credentials",
@@ -45,7 +33,10 @@ export const FAILURE_KINDS: readonly CensusFailureKind[] = [
   "cannot_list",
   "reality_failed",
   "internal_error",
-];
+] as const;
+
+/** Why a server could not be (fully) audited. */
+export type CensusFailureKind = typeof FAILURE_KINDS[number];
 
 /** A failure, with the step it happened in and the evidence in words. */
 export interface CensusFailure {
@@ -305,23 +296,6 @@ export function countHints(tools: readonly CensusTool[]): HintCounts {
   };
 }
 
-function addCounts(a: HintCounts, b: HintCounts): HintCounts {
-  const perHint = Object.fromEntries(HINT_NAMES.map((h) => {
-    const s = zeroStates();
-    for (const k of Object.keys(s) as HintState[]) {
-      s[k] = a.perHint[h][k] + b.perHint[h][k];
-    }
-    return [h, s];
-  })) as Record<HintName, Record<HintState, number>>;
-  return {
-    tools: a.tools + b.tools,
-    toolsDeclaring: a.toolsDeclaring + b.toolsDeclaring,
-    toolsComplete: a.toolsComplete + b.toolsComplete,
-    toolsMalformed: a.toolsMalformed + b.toolsMalformed,
-    perHint,
-  };
-}
-
 /**
  * The malformed hints of a tool list, with their kind (the part of the
  * detail before the first colon).
@@ -422,14 +396,12 @@ export function summarize(
     none: 0,
   };
   const kinds: Record<string, number> = {};
-  let hints = countHints([]);
   let declaring = 0;
   let everyTool = 0;
   let malformed = 0;
   for (const s of servers) {
     outcomes[s.outcome]++;
     if (s.failure) failures[s.failure.kind]++;
-    hints = addCounts(hints, s.hints);
     if (s.hints.toolsDeclaring > 0) declaring++;
     if (s.hints.tools > 0 && s.hints.toolsDeclaring === s.hints.tools) {
       everyTool++;
@@ -452,7 +424,7 @@ export function summarize(
     serversDeclaring: declaring,
     serversDeclaringEveryTool: everyTool,
     serversMalformed: malformed,
-    hints,
+    hints: countHints(servers.flatMap((s) => s.tools)),
     malformedKinds,
     grades,
     claims: {

@@ -12,6 +12,7 @@ import {
   parseCommandLine,
   parseEnvPairs,
   requireServerCommand,
+  stringOption,
 } from "./args.ts";
 import { EvidenceError, UsageError } from "../errors.ts";
 import { parseEvidenceJson } from "../evidence/canonical.ts";
@@ -35,8 +36,6 @@ import { runGuard } from "../guard/proxy.ts";
 import { launchCommand } from "../launcher/command.ts";
 import type { Allowance } from "../sandbox/types.ts";
 import { isDirectory } from "../common/exists.ts";
-
-const str = (v: unknown): string | null => typeof v === "string" ? v : null;
 
 /** The audit evidence of `--manifest`, or of `--attestation --key [--report]` once its signature and subject check out. */
 async function readAudited(
@@ -155,20 +154,20 @@ export async function main(argv: string[]): Promise<number> {
     "no-sandbox": { type: "boolean" },
   }, false);
   const command = requireServerCommand("guard", p);
-  const ledger = str(p.values.ledger);
+  const ledger = stringOption(p.values.ledger);
   if (ledger === null || ledger === "") {
     throw new UsageError(
       "verity guard: --ledger FILE is required (every call is recorded there)",
     );
   }
   const audited = await readAudited(
-    str(p.values.manifest),
-    str(p.values.attestation),
-    str(p.values.key),
-    str(p.values.report),
+    stringOption(p.values.manifest),
+    stringOption(p.values.attestation),
+    stringOption(p.values.key),
+    stringOption(p.values.report),
   );
   let policy: GuardPolicy = DEFAULT_POLICY;
-  const policyPath = str(p.values.policy);
+  const policyPath = stringOption(p.values.policy);
   if (policyPath !== null) {
     policy = parsePolicy((await readTextDocument(policyPath)).text, policyPath);
   }
@@ -177,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
     const v = Deno.env.get(name);
     if (v !== undefined) env[name] = v;
   }
-  const state = str(p.values.state);
+  const state = stringOption(p.values.state);
   if (state !== null && !(await isDirectory(state))) {
     throw new UsageError(`verity guard: --state ${state}: not a directory`);
   }
@@ -185,7 +184,7 @@ export async function main(argv: string[]): Promise<number> {
     noSandbox: p.values["no-sandbox"] === true,
     commandName: "verity guard",
     ...(state !== null ? { stateDir: resolve(state) } : {}),
-    ...await allowances(str(p.values.definition)),
+    ...await allowances(stringOption(p.values.definition)),
   });
   let signalled: Deno.Signal | null = null;
   const stop = Promise.withResolvers<void>();

@@ -40,6 +40,7 @@ import { cacheLayout, savePreparedTarget } from "../prepare/local.ts";
 import { LOCK_FILE } from "../prepare/source.ts";
 import { terminalText } from "../common/show_controls.ts";
 import {
+  listOption,
   parseRemote,
   refuseWithUrl,
   REMOTE_OPTIONS,
@@ -90,8 +91,8 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
         serverCommand: null,
         values: {
           url: s.url,
-          header: [...header, ...list(p.values.header)],
-          "header-env": list(p.values["header-env"]),
+          header: [...header, ...listOption(p.values.header)],
+          "header-env": p.values["header-env"],
         },
       })!;
       return {
@@ -128,10 +129,6 @@ async function serverSpec(p: ParsedCommandLine): Promise<ServerSpec> {
     origin: p.serverCommand.join(" "),
     defaultName: null,
   };
-}
-
-function list(v: unknown): string[] {
-  return Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)];
 }
 
 /** The new target's directory, file and name; refuses an existing file (without `--force`) and a bad name. */

@@ -207,7 +207,6 @@ async function verify(argv: string[]): Promise<number> {
     );
     return v.ok ? 0 : 1;
   }
-  const fmt = `${String(v.format.ledger)} ${String(v.format.version)}`;
   if (v.ok) {
     console.log(
       `ledger intact: ${v.blocks} blocks, chain verified against the expected head`,
@@ -226,10 +225,10 @@ async function verify(argv: string[]): Promise<number> {
       );
     }
   }
-  console.log(`format: ${fmt}`);
-  console.log(`block types: ${JSON.stringify(v.types)}`);
   console.log(
-    `contract recipes: ${
+    `format: ${v.format.ledger} ${v.format.version}\nblock types: ${
+      JSON.stringify(v.types)
+    }\ncontract recipes: ${
       recipes.length > 0 ? recipes.join(", ") : "(none stated)"
     }`,
   );
@@ -272,29 +271,26 @@ async function recover(argv: string[]): Promise<number> {
   return r.unrecorded.length > 0 ? 1 : 0;
 }
 
+const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  validate,
+  verify,
+  head,
+  recover,
+};
+
 /** Run `verity ledger`. */
 export async function main(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  switch (sub) {
-    case "validate":
-      return await validate(rest);
-    case "verify":
-      return await verify(rest);
-    case "head":
-      return await head(rest);
-    case "recover":
-      return await recover(rest);
-    case undefined:
-    case "-h":
-    case "--help":
-    case "help":
-      console.log(COMMAND_HELP.ledger);
-      return sub === undefined ? 2 : 0;
-    default:
-      throw new UsageError(
-        `verity ledger: unknown subcommand ${JSON.stringify(sub)}${
-          didYouMean(sub, ["validate", "verify", "head", "recover"])
-        } (validate, verify, head or recover)`,
-      );
+  if (sub !== undefined && Object.hasOwn(SUBCOMMANDS, sub)) {
+    return await SUBCOMMANDS[sub]!(rest);
   }
+  if (sub === undefined || ["-h", "--help", "help"].includes(sub)) {
+    console.log(COMMAND_HELP.ledger);
+    return sub === undefined ? 2 : 0;
+  }
+  throw new UsageError(
+    `verity ledger: unknown subcommand ${JSON.stringify(sub)}${
+      didYouMean(sub, Object.keys(SUBCOMMANDS))
+    } (validate, verify, head or recover)`,
+  );
 }

@@ -50,7 +50,8 @@ const RESERVED = new Set([
   "host",
 ]);
 
-function list(v: unknown): string[] {
+/** A repeatable option's values (none: empty). */
+export function listOption(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)];
 }
 
@@ -94,8 +95,8 @@ export function parseRemote(
 ): RemoteServer | null {
   const url = p.values.url;
   const headers: Record<string, string> = {};
-  const raw = list(p.values.header);
-  const fromEnv = list(p.values["header-env"]);
+  const raw = listOption(p.values.header);
+  const fromEnv = listOption(p.values["header-env"]);
   if (url === undefined) {
     if (raw.length > 0 || fromEnv.length > 0) {
       throw new UsageError(

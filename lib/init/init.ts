@@ -149,12 +149,7 @@ export async function initTarget(
 
   const file = join(targetDir, "target.toml");
   const home = Deno.env.get("HOME") ?? null;
-  const question = {
-    command: server.command,
-    env: server.env,
-    cwd: server.cwd,
-    home,
-  };
+  const question = { ...server, home };
   const pathKinds: Record<string, PathKind> = {};
   for (const q of pathQuestions(question)) pathKinds[q] = await pathKind(q);
   const plan = planInit({ ...question, pathKinds });

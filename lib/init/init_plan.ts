@@ -216,15 +216,12 @@ export function planInit(input: InitInput): InitPlan {
         }: the sandbox sets permissions and runs offline from the prepared cache`,
       );
     }
-    return true;
   };
 
   const run = parsePackageRun(input.command);
   if (run !== null) {
     npmCommand(run, run.bin, run.args, run.dropped);
-  } else if (
-    (base === "deno" || /^deno(\.exe)?$/.test(base)) && rest[0] === "run"
-  ) {
+  } else if (/^deno(\.exe)?$/.test(base) && rest[0] === "run") {
     const flags: string[] = [];
     const dropped: string[] = [];
     let i = 1;
@@ -266,11 +263,11 @@ export function planInit(input: InitInput): InitPlan {
     // Keep the program; the first existing file argument is its script.
     const p0 = pathCandidate(program, input.cwd, input.home);
     const prog = program.includes("/") && p0 !== null ? p0 : program;
-    let scriptAt = -1;
-    rest.forEach((a, i) => {
-      if (scriptAt !== -1 || a.startsWith("-")) return;
-      const p = pathCandidate(a, input.cwd, input.home);
-      if (p !== null && input.pathKinds[p] === "file") scriptAt = i;
+    const scriptAt = rest.findIndex((a) => {
+      const p = a.startsWith("-")
+        ? null
+        : pathCandidate(a, input.cwd, input.home);
+      return p !== null && input.pathKinds[p] === "file";
     });
     const before = scriptAt === -1 ? [] : rest.slice(0, scriptAt);
     const after = scriptAt === -1 ? rest : rest.slice(scriptAt + 1);

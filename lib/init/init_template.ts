@@ -230,43 +230,39 @@ function toolBlock(t: ListedTool, all: readonly ListedTool[] = []): string[] {
  * ```
  */
 export function renderTargetTemplate(input: TemplateInput): string {
-  const L: string[] = [];
-  L.push(`# Audit target written by ${input.generatedBy} from:`);
-  L.push(`#   ${input.origin}`);
-  L.push(
+  const L: string[] = [
+    `# Audit target written by ${input.generatedBy} from:`,
+    `#   ${input.origin}`,
     `# Replace every ${TODO} value: verity refuses to load this file until none`,
-  );
-  L.push("# is left. Targets never carry expected verdicts.");
+    "# is left. Targets never carry expected verdicts.",
+  ];
   for (const n of input.notes) L.push(...commentLines(`init: ${n}`));
-  L.push("");
-  L.push("[target]");
-  L.push(`name = ${tomlString(input.name)}`);
-  L.push(`command = [`);
+  L.push("", "[target]", `name = ${tomlString(input.name)}`, `command = [`);
   for (const c of input.command) L.push(`  ${tomlString(c)},`);
   L.push(`]`);
   if (input.httpUrl !== undefined) {
     L.push(
       "# Streamable HTTP: verity picks a free loopback port for {port}, starts",
-    );
-    L.push(
       "# the command sandboxed (network: listening on that port only) and",
+      "# waits until it answers there.",
+      `transport = "http"`,
+      `url = ${tomlString(input.httpUrl)}`,
     );
-    L.push("# waits until it answers there.");
-    L.push(`transport = "http"`);
-    L.push(`url = ${tomlString(input.httpUrl)}`);
   }
   if (input.read.length) {
-    L.push("# Extra paths the server may read (its own code).");
-    L.push(`read = ${tomlArray(input.read)}`);
+    L.push(
+      "# Extra paths the server may read (its own code).",
+      `read = ${tomlArray(input.read)}`,
+    );
   }
   const allowRead = input.allowRead ?? [];
   if (allowRead.length) {
     L.push(
       "# Sandbox allowances init detected: bubblewrap hides /tmp, /run and your",
+      "# home, so these must stay readable for the server to start.",
+      ...allowRead.map((a) => `#   ${a.path}: ${a.why}`),
+      `allow = { read = ${tomlArray(allowRead.map((a) => a.path))} }`,
     );
-    L.push("# home, so these must stay readable for the server to start.");
-    for (const a of allowRead) L.push(`#   ${a.path}: ${a.why}`);
-    L.push(`allow = { read = ${tomlArray(allowRead.map((a) => a.path))} }`);
   }
   const envKeys = Object.keys(input.env).sort();
   if (envKeys.length) {
@@ -276,88 +272,50 @@ export function renderTargetTemplate(input: TemplateInput): string {
     }
   }
   if (input.source) {
-    L.push("");
     L.push(
+      "",
       "# Pinned by verity init from the npm registry; `verity prepare` checks",
+      "# every copy against this integrity and runs nothing else.",
+      "[source]",
+      `package = ${tomlString(input.source.package)}`,
+      `version = ${tomlString(input.source.version)}`,
+      `integrity = ${tomlString(input.source.integrity)}`,
     );
-    L.push("# every copy against this integrity and runs nothing else.");
-    L.push("[source]");
-    L.push(`package = ${tomlString(input.source.package)}`);
-    L.push(`version = ${tomlString(input.source.version)}`);
-    L.push(`integrity = ${tomlString(input.source.integrity)}`);
   }
-  L.push("");
-  L.push("[state]");
   L.push(
+    "",
+    "[state]",
     '# Every place this server keeps state, as "<kind>:<path in the state directory>":',
-  );
-  L.push(
     '# "sqlite:state.db", "json:store.json", "fs:files". Decide; two options',
-  );
-  L.push("# need care:");
-  L.push(
+    "# need care:",
     '#   locations = []                  no state at all. Coverage is then "none":',
-  );
-  L.push(
     "#                                   nothing can be seen to hold, so no claim",
-  );
-  L.push(
     "#                                   PASSes and nothing is over-declared.",
-  );
-  L.push(
     '#   locations = ["memory:process"]  state kept in the server\'s memory (a toggle,',
-  );
-  L.push(
     "#                                   a counter, a history): verdicts that need it",
-  );
-  L.push(
     "#                                   are INCONCLUSIVE:UNOBSERVED_STATE, never PASS.",
-  );
-  L.push(
     "# Either way, identical calls that answer differently mark the behaviour",
-  );
-  L.push('# "unknown: state may live in process memory".');
-  L.push(
+    '# "unknown: state may live in process memory".',
     "# The server finds the state directory in {state} (command, env) and in",
-  );
-  L.push("# VERITY_STATE_DIR; HOME points there too.");
-  L.push(
+    "# VERITY_STATE_DIR; HOME points there too.",
     `locations = [${
       tomlString(`${TODO}: where does this server keep its state?`)
     }]`,
-  );
-  L.push("");
-  L.push(
+    "",
     '# One adapter per location. kind: sqlite | fs | json (format = "jsonl" for',
-  );
-  L.push(
     "# JSON Lines; region_by and key to identify records). label: the path in",
-  );
-  L.push(
     "# the state directory. seed: a .sql script, a directory or a JSON file beside",
-  );
-  L.push(
     "# this file. business / append_only: regions (tables, paths, json regions)",
-  );
-  L.push(
     "# whose changes count; unclassified changes can neither PASS nor fail.",
-  );
-  L.push("[[adapters]]");
-  L.push(`kind = ${tomlString(`${TODO}: sqlite, fs or json`)}`);
-  L.push(`label = ${tomlString(`${TODO}: path inside the state directory`)}`);
-  L.push(
+    "[[adapters]]",
+    `kind = ${tomlString(`${TODO}: sqlite, fs or json`)}`,
+    `label = ${tomlString(`${TODO}: path inside the state directory`)}`,
     `seed = ${
       tomlString(`${TODO}: seed file or directory beside target.toml`)
     }`,
-  );
-  L.push(
     `business = [${tomlString(`${TODO}: regions holding the user's records`)}]`,
-  );
-  L.push("");
-  L.push(
+    "",
     `# ${input.tools.length} tool(s) listed. For each, arguments that exercise it on`,
-  );
-  L.push(
     '# the seeded state (add variant = "name" to test more than one set).',
   );
   for (const t of input.tools) {

@@ -58,8 +58,8 @@ import {
   ValuePool,
 } from "./learn_plan.ts";
 
-/** What one seeding call did. */
-const STEP_OUTCOMES = [
+/** What one seeding call did, in the order the census counts them. */
+export const STEP_OUTCOMES = [
   "kept",
   "read_only",
   "errored",
@@ -187,14 +187,7 @@ async function typed(
   abs: string,
   rel: string,
 ): Promise<Pick<Found, "kind" | "adapter">> {
-  const base = {
-    label: rel,
-    seed: null,
-    business: ["**"],
-    append_only: [],
-    mask: [],
-    key: {},
-  };
+  const base = { ...FS_TREE, label: rel, key: {} };
   const size = (await Deno.stat(abs)).size;
   if (size > 64 * 1024 * 1024) return { kind: "fs", adapter: null };
   const bytes = await Deno.readFile(abs);
@@ -266,20 +259,20 @@ async function typed(
   return { kind: "json", adapter };
 }
 
+/** The fs tree over a state directory, every file business (seed not set). */
+const FS_TREE: AdapterDef = {
+  kind: "fs",
+  label: ".",
+  seed: null,
+  business: ["**"],
+  append_only: [],
+  mask: [],
+  key: {},
+};
+
 /** The adapters over a state directory's files (seeds not set): one per typed file, one fs tree for the rest. */
 function adaptersOf(found: readonly Found[]): AdapterDef[] {
-  return [
-    ...found.flatMap((f) => f.adapter ? [f.adapter] : []),
-    {
-      kind: "fs",
-      label: ".",
-      seed: null,
-      business: ["**"],
-      append_only: [],
-      mask: [],
-      key: {},
-    },
-  ];
+  return [...found.flatMap((f) => f.adapter ? [f.adapter] : []), FS_TREE];
 }
 
 /** The same adapters over both directories' files (a path typed in either). */
@@ -653,14 +646,12 @@ export async function learnTarget(
     const before = join(dir, "before");
     await launcher.reset(before);
     const state = join(dir, "state");
+    const call = { name, arguments: args };
     const r = await session(
       launcher,
       state,
       join(dir, "evidence"),
-      {
-        name,
-        arguments: args,
-      },
+      call,
       def,
       options.deadline,
     );
@@ -776,24 +767,15 @@ export async function learnTarget(
   const lastState = steps.some((s) => s.outcome === "kept")
     ? join(options.workDir, "final")
     : null;
-  if (lastState !== null) {
-    await launcher.reset(lastState);
-  }
+  if (lastState !== null) await launcher.reset(lastState);
   await writeTarget(options.dir, spec, lastState);
   const files = seedFiles.map((f) => ({ path: f.path, kind: f.kind }));
   await Deno.writeTextFile(
     join(options.dir, LEARNED_FILE),
     JSON.stringify({ steps, calls, files }, null, 2) + "\n",
   );
-  def = await loadDefinition(options.dir);
-  return {
-    definition: def,
-    dir: options.dir,
-    steps,
-    calls,
-    files,
-    prepared,
-  };
+  const definition = await loadDefinition(options.dir);
+  return { definition, dir: options.dir, steps, calls, files, prepared };
 }
 
 /** What learning did, beside a learned target's `target.toml`. */

@@ -34,65 +34,17 @@ export interface ConfiguredServer {
  * JSONC (VS Code) parses as JSON. Offsets of everything else are kept.
  */
 export function stripJsonComments(text: string): string {
-  let out = "";
-  let i = 0;
-  let inString = false;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (inString) {
-      out += c;
-      if (c === "\\" && i + 1 < text.length) {
-        out += text[i + 1];
-        i += 2;
-        continue;
-      }
-      if (c === '"') inString = false;
-      i++;
-      continue;
-    }
-    if (c === '"') {
-      inString = true;
-      out += c;
-      i++;
-    } else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") {
-        out += " ";
-        i++;
-      }
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      const stop = end === -1 ? text.length : end + 2;
-      for (; i < stop; i++) out += text[i] === "\n" ? "\n" : " ";
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  // Trailing commas: a comma followed only by whitespace before } or ].
-  let result = "";
-  inString = false;
-  for (let j = 0; j < out.length; j++) {
-    const c = out[j]!;
-    if (inString) {
-      result += c;
-      if (c === "\\") {
-        result += out[j + 1] ?? "";
-        j++;
-      } else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    if (c === ",") {
-      let k = j + 1;
-      while (k < out.length && /\s/.test(out[k]!)) k++;
-      if (out[k] === "}" || out[k] === "]") {
-        result += " ";
-        continue;
-      }
-    }
-    result += c;
-  }
-  return result;
+  // A string (to its end when unterminated) is kept; a comment is blanked,
+  // its line breaks kept; then a comma before `}` or `]` is blanked.
+  const string = String.raw`"(?:[^"\\]|\\[\s\S]?)*(?:"|$)`;
+  const comments = new RegExp(
+    `${string}|//[^\n]*|/\\*[\\s\\S]*?(?:\\*/|$)`,
+    "g",
+  );
+  const commas = new RegExp(`${string}|,(?=\\s*[}\\]])`, "g");
+  return text
+    .replace(comments, (m) => m[0] === '"' ? m : m.replace(/[^\n]/g, " "))
+    .replace(commas, (m) => m === "," ? " " : m);
 }
 
 /** The server tables a config file holds, by where they were found. */

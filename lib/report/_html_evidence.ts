@@ -23,21 +23,14 @@ import { attemptTimelines } from "./_html_svg.ts";
 /** One category delta (`{lossy, added, removed, changed}`) as a list. */
 function renderCategoryDelta(name: string, cd: Json): string {
   const items: string[] = [];
-  for (const r of arr(cd.added)) {
-    const o = obj(r);
-    items.push(
-      `<li class="add"><span class="mono">${h(str(o.region))} ${
-        h(str(o.key))
-      }</span> added</li>`,
-    );
-  }
-  for (const r of arr(cd.removed)) {
-    const o = obj(r);
-    items.push(
-      `<li class="rem"><span class="mono">${h(str(o.region))} ${
-        h(str(o.key))
-      }</span> removed</li>`,
-    );
+  for (const [what, css] of [["added", "add"], ["removed", "rem"]] as const) {
+    for (const o of arr(cd[what]).map(obj)) {
+      items.push(
+        `<li class="${css}"><span class="mono">${h(str(o.region))} ${
+          h(str(o.key))
+        }</span> ${what}</li>`,
+      );
+    }
   }
   for (const r of arr(cd.structure)) {
     const o = obj(r);

@@ -17,13 +17,16 @@ const ALLOW = {
   cwd: "{state}",
 };
 
-Deno.test("allowanceLine names each allowance, or null for the default sandbox", () => {
+Deno.test("allowanceLine names each allowance, or none for the default sandbox", () => {
   assert.equal(
     allowanceLine(ALLOW),
     "sys hostname; run git; read /opt/venv; cwd {state}",
   );
-  assert.equal(allowanceLine({ sys: [], run: [], read: [], cwd: null }), null);
-  assert.equal(allowanceLine(undefined), null);
+  assert.equal(
+    allowanceLine({ sys: [], run: [], read: [], cwd: null }),
+    "none (default sandbox)",
+  );
+  assert.equal(allowanceLine(undefined), "none (default sandbox)");
 });
 
 Deno.test("text, HTML, SARIF and JUnit show the declared allowances", () => {

@@ -9,7 +9,6 @@
  * @module
  */
 import {
-  HINT_NAMES,
   type HintName,
   type HintState,
   parseToolPages,
@@ -227,23 +226,9 @@ export function reportClaims(r: ClaimsInput): Claims {
   const listed = parseToolPages(r.protocol.toolsList).contracts;
   const unexercised = r.unexercised.flatMap((name) => {
     const c = listed.find((x) => x.name === name);
-    if (c === undefined) return [];
-    return [{
-      tool: name,
-      hints: Object.fromEntries(
-        HINT_NAMES.map((h) => [h, { state: c.hints[h].state }]),
-      ) as DeclaredTool["hints"],
-    }];
+    return c === undefined ? [] : [{ tool: name, hints: c.hints }];
   });
-  const claims = claimsOf(
-    r.verdicts,
-    r.observations.tools.map((t) => ({
-      tool: t.tool,
-      variant: t.variant,
-      hints: t.hints,
-    })),
-    unexercised,
-  );
+  const claims = claimsOf(r.verdicts, r.observations.tools, unexercised);
   const writes = r.observations.definition?.writes;
   if (writes !== undefined && !writes.observed) {
     claims.unobservedWrites = writes.why ?? "no overlay";

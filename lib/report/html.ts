@@ -47,34 +47,33 @@ function claimsSection(report: Report): string {
   const all = reportOverDeclarations(report);
   const over = toolLevel(all);
   const scoped = scopedAdvice(all);
-  const line = (label: string, text: string) =>
-    `<p class="note"><strong>${label}:</strong> ${h(text)}</p>`;
+  // A note line; none for an empty list.
+  const line = (label: string, items: readonly string[]) =>
+    items.length === 0
+      ? ""
+      : `<p class="note"><strong>${label}:</strong> ${h(items.join("; "))}</p>`;
   const e = report.expectations;
   return `<section id="claims"><p class="headline"><strong>claims:</strong> ${
     h(claimsLine(c, report.setupFailure != null))
   }</p>${
-    report.audit ? "" : line("expectations", `${e.matched}/${e.total} matched`)
+    report.audit
+      ? ""
+      : line("expectations", [`${e.matched}/${e.total} matched`])
   }${
-    over.length
-      ? line(
-        "over-declared (behaved more safely than declared)",
-        over.map(overDeclarationText).join("; "),
-      )
-      : ""
+    line(
+      "over-declared (behaved more safely than declared)",
+      over.map(overDeclarationText),
+    )
   }${
-    scoped.length
-      ? line(
-        "advice on exercised argument sets only (not counted)",
-        scoped.map(overDeclarationText).join("; "),
-      )
-      : ""
+    line(
+      "advice on exercised argument sets only (not counted)",
+      scoped.map(overDeclarationText),
+    )
   }${
-    excluded.length
-      ? line(
-        "excluded from judgment by the definition (observed, not counted)",
-        excluded.join("; "),
-      )
-      : ""
+    line(
+      "excluded from judgment by the definition (observed, not counted)",
+      excluded,
+    )
   }</section>\n`;
 }
 

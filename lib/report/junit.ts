@@ -231,10 +231,7 @@ export function renderJunit(report: Report): string {
     ["verity.version", p.harness.version],
     ["verity.commit", p.harness.commit ?? "unknown"],
     ["verity.sandbox", report.sandbox.backend],
-    [
-      "verity.sandbox.allowances",
-      allowanceLine(report.sandbox.allow) ?? "none (default sandbox)",
-    ],
+    ["verity.sandbox.allowances", allowanceLine(report.sandbox.allow)],
     ["verity.deno", p.deno],
     ["verity.runs", String(d.runs)],
     ["verity.reset", d.reset.verified ? "verified" : "NOT verified"],

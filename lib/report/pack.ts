@@ -77,9 +77,6 @@ export function seedReferenceOf(
   return null;
 }
 
-export type { RegionPatch, SnapshotPatch } from "../state/patched.ts";
-export { applyPatch, diffSnapshot } from "../state/patched.ts";
-
 /** `sha256:<hex>` of a text (how frames are keyed). */
 export function frameDigest(text: string): string {
   return "sha256:" + createHash("sha256").update(text).digest("hex");

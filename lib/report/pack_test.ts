@@ -7,9 +7,8 @@ const assertThrows = (fn: () => unknown, _t: unknown, msg: string) =>
 import { snapshotDigest } from "../state/delta.ts";
 import { canonicalStateJson, compareKeys } from "../state/keys.ts";
 import type { Region, Snapshot, StateRecord } from "../state/types.ts";
+import { applyPatch, diffSnapshot } from "../state/patched.ts";
 import {
-  applyPatch,
-  diffSnapshot,
   frameDigest,
   openReport,
   packReport,

@@ -84,7 +84,7 @@ export interface SandboxAllowances {
 }
 
 /**
- * One line naming every allowance, or null when the sandbox is the default
+ * One line naming every allowance, or "none (default sandbox)" for the default
  * (what every format shows). Pure.
  *
  * @example
@@ -93,17 +93,17 @@ export interface SandboxAllowances {
  * // "sys hostname; run git"
  * ```
  */
-export function allowanceLine(
-  a: SandboxAllowances | undefined,
-): string | null {
-  if (a === undefined) return null;
+export function allowanceLine(a: SandboxAllowances | undefined): string {
+  if (a === undefined) return NO_ALLOWANCES;
   const parts: string[] = [];
   if (a.sys.length) parts.push(`sys ${a.sys.join(", ")}`);
   if (a.run.length) parts.push(`run ${a.run.join(", ")}`);
   if (a.read.length) parts.push(`read ${a.read.join(", ")}`);
   if (a.cwd !== null) parts.push(`cwd ${a.cwd}`);
-  return parts.length ? parts.join("; ") : null;
+  return parts.length ? parts.join("; ") : NO_ALLOWANCES;
 }
+
+const NO_ALLOWANCES = "none (default sandbox)";
 
 /**
  * A report in memory: what every renderer and the re-derivation read. A

@@ -81,6 +81,7 @@ interface RuleText {
   help: string;
 }
 
+/** The rules, in the order `tool.driver.rules` lists them. */
 const RULES: Record<
   TestName | "untested" | "expectation" | "setup",
   RuleText
@@ -139,15 +140,6 @@ const RULES: Record<
     severity: null,
     help: "methodology.md#the-headline-claims",
   },
-  setup: {
-    name: "ServerCouldBeAudited",
-    short: "the server started and answered in its sessions",
-    full:
-      "A server that never starts, initializes or lists its tools, or that dies in every session, cannot be audited: every verdict is INCONCLUSIVE:SETUP_FAILED and the run fails, whatever its flags.",
-    hint: null,
-    severity: null,
-    help: "methodology.md#a-server-that-cannot-be-audited",
-  },
   expectation: {
     name: "FixtureExpectationMatched",
     short: "the fixture's recorded ground truth matched",
@@ -157,20 +149,20 @@ const RULES: Record<
     severity: null,
     help: "fixtures.md",
   },
+  setup: {
+    name: "ServerCouldBeAudited",
+    short: "the server started and answered in its sessions",
+    full:
+      "A server that never starts, initializes or lists its tools, or that dies in every session, cannot be audited: every verdict is INCONCLUSIVE:SETUP_FAILED and the run fails, whatever its flags.",
+    hint: null,
+    severity: null,
+    help: "methodology.md#a-server-that-cannot-be-audited",
+  },
 };
 
-const RULE_ORDER = [
-  "read_only",
-  "destructive",
-  "sequential_idempotence",
-  "concurrent_idempotence",
-  "open_world",
-  "untested",
-  "expectation",
-  "setup",
-] as const;
+type RuleId = keyof typeof RULES;
 
-function ruleHelp(id: typeof RULE_ORDER[number]): string {
+function ruleHelp(id: RuleId): string {
   const r = RULES[id];
   if (id === "setup") {
     return `${r.full}\n\nThe result's message carries the cause: the exit status or signal and the meaningful tail of the server's stderr. See docs/methodology.md.`;
@@ -204,14 +196,9 @@ function sentence(s: string): string {
 function verdictMessage(v: Verdict): string {
   const why = v.details[0];
   const lead = `Tool ${JSON.stringify(toolLabel(v))}: ${v.test} ${v.outcome}.`;
-  if (v.kind === "VIOLATION") {
-    return `${lead} It ${declaredPhrase(v)}, but observed ${v.observed}${
-      why ? `: ${sentence(why)}` : "."
-    }`;
-  }
-  return `${lead} It ${declaredPhrase(v)}; observed ${v.observed}${
-    why ? `: ${sentence(why)}` : "."
-  }`;
+  return `${lead} It ${declaredPhrase(v)}${
+    v.kind === "VIOLATION" ? ", but" : ";"
+  } observed ${v.observed}${why ? `: ${sentence(why)}` : "."}`;
 }
 
 function expectationMessage(e: ExpectationResult): string {
@@ -350,7 +337,7 @@ export function renderSarif(
   const root = options.root ?? null;
   const lines = options.toolLines ?? {};
   const def = report.provenance.definition;
-  const ruleIds = RULE_ORDER.filter((id) =>
+  const ruleIds = (Object.keys(RULES) as RuleId[]).filter((id) =>
     id !== "expectation" || !report.audit
   );
   const ruleIndex = new Map<string, number>(ruleIds.map((id, i) => [id, i]));
@@ -607,8 +594,7 @@ export function renderSarif(
           })) ?? null,
         },
         sandbox: report.sandbox.backend,
-        sandboxAllowances: allowanceLine(report.sandbox.allow) ??
-          "none (default sandbox)",
+        sandboxAllowances: allowanceLine(report.sandbox.allow),
         resetVerified: d.reset.verified,
         coverageComplete: d.coverage.complete &&
           d.coverage.locations.length > 0,
@@ -621,8 +607,7 @@ export function renderSarif(
         verdicts: report.verdicts.length,
         violations: report.verdicts.filter((v) =>
           v.kind === "VIOLATION"
-        )
-          .length,
+        ).length,
         overDeclarations: toolLevel(reportOverDeclarations(report)).map(
           overDeclarationText,
         ),

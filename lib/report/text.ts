@@ -21,6 +21,7 @@ import {
 } from "./_provenance_text.ts";
 import { erroredCallLabel, erroredCallStateText } from "./effects.ts";
 import { claimsLine, reportClaims } from "./claims.ts";
+import { expectationsByKey, verdictKey } from "./expectations.ts";
 import { exclusionText } from "../state/exclude.ts";
 import { showControls } from "../common/show_controls.ts";
 import { renderLearned } from "../init/learn_plan.ts";
@@ -96,11 +97,7 @@ export function renderText(r: Report): string {
   }
   lines.push(
     `${r.provenance.definition.name}  run ${r.runId}  (${d.runs} runs, sandbox: ${r.sandbox.backend})`,
-    `  claims: ${
-      showControls(
-        claimsLine(reportClaims(r), (r.setupFailure ?? null) !== null),
-      )
-    }`,
+    `  claims: ${showControls(claimsLine(reportClaims(r), setup !== null))}`,
   );
   const excluded = exclusionText(d.excluded ?? []);
   if (excluded.length) {
@@ -116,11 +113,7 @@ export function renderText(r: Report): string {
       definitionGitText(p.definition.git)
     })`,
     `  target: ${targetText(p.target)}`,
-  );
-  lines.push(
-    `  sandbox allowances: ${
-      allowanceLine(r.sandbox.allow) ?? "none (default sandbox)"
-    }`,
+    `  sandbox allowances: ${allowanceLine(r.sandbox.allow)}`,
   );
   const seen = attemptsLine(d.control);
   if (seen !== null) lines.push(`  attempts: ${seen}`);
@@ -156,8 +149,10 @@ export function renderText(r: Report): string {
     }${d.startupWrites ? "; the server writes state on start or stop" : ""}`,
   );
   const effects = stateEffectsOf(r);
-  lines.push(`  control effect: ${controlEffectText(effects)}`);
-  lines.push(`  errored calls: ${erroredSummary(effects)}`);
+  lines.push(
+    `  control effect: ${controlEffectText(effects)}`,
+    `  errored calls: ${erroredSummary(effects)}`,
+  );
   // A tool that errors yet changes state is worth a line each.
   const changed = erroredSessions(effects).filter((s) =>
     s.first.stateChanged === true
@@ -177,9 +172,7 @@ export function renderText(r: Report): string {
     );
   }
   lines.push("");
-  const exp = new Map(
-    r.expectations.results.map((e) => [`${e.tool}|${e.variant}|${e.test}`, e]),
-  );
+  const exp = expectationsByKey(r);
   const rows: string[][] = [[
     "tool",
     "test",
@@ -191,7 +184,7 @@ export function renderText(r: Report): string {
   const notes = new Map<number, string[]>();
   for (const v of r.verdicts) {
     const name = showControls(v.variant ? `${v.tool}[${v.variant}]` : v.tool);
-    const e = exp.get(`${v.tool}|${v.variant}|${v.test}`);
+    const e = exp.get(verdictKey(v));
     const expCell = e
       ? (e.matched ? "ok" : `MISMATCH: expected ${e.verdict}`)
       : "-";

@@ -540,25 +540,6 @@ class Verifier {
     }
   }
 
-  /** Per tool: once and twice (and probed, when run) hold every run, unless nothing ran. */
-  #toolRuns(i: number, t: ToolObservations): void {
-    const d = (this.r.observations as Record<string, unknown>)
-      .definition as Record<string, unknown>;
-    const control = Array.isArray(d.control)
-      ? d.control as SessionObservation[]
-      : [];
-    // A server that never started, or a tool the task protocol keeps from
-    // being called, has no tool sessions at all.
-    const started = control.some((c) => c.setupFailure === null);
-    const runs = started && t.skipped === undefined ? d.runs : 0;
-    const where = `observations.tools[${i}] (${toolLabel(t)})`;
-    this.#runsPresent(`${where}.once`, t.once, runs);
-    this.#runsPresent(`${where}.twice`, t.twice, runs);
-    if ((t.probed ?? []).length > 0) {
-      this.#runsPresent(`${where}.probed`, t.probed ?? [], runs);
-    }
-  }
-
   #calls(
     where: string,
     calls: CallObservation[],
@@ -693,6 +674,13 @@ class Verifier {
   #tools(): void {
     const tools = (this.r.observations as { tools: ToolObservations[] }).tools;
     const seen = new Set<string>();
+    const changes = this.#listingChanges();
+    const d = (this.r.observations as Record<string, unknown>)
+      .definition as Record<string, unknown>;
+    const control = Array.isArray(d.control)
+      ? d.control as SessionObservation[]
+      : [];
+    const started = control.some((c) => c.setupFailure === null);
     tools.forEach((t, i) => {
       const where = `observations.tools[${i}] (${toolLabel(t)})`;
       if (seen.has(toolLabel(t))) this.bad(where, "observed twice");
@@ -708,23 +696,28 @@ class Verifier {
       (t.concurrent ?? []).forEach((o, k) =>
         this.#attempt(`${where}.concurrent[${k}]`, o, t)
       );
-      this.#toolRuns(i, t);
+      // Once and twice (and probed, when run) hold every run, unless none
+      // ran: a server that never started, or a tool the task protocol keeps
+      // from being called, has no tool sessions at all.
+      const runs = started && t.skipped === undefined ? d.runs : 0;
+      this.#runsPresent(`${where}.once`, t.once, runs);
+      this.#runsPresent(`${where}.twice`, t.twice, runs);
+      if ((t.probed ?? []).length > 0) {
+        this.#runsPresent(`${where}.probed`, t.probed ?? [], runs);
+      }
       this.expect(
         `${where}.declarationChanges`,
         t.declarationChanges,
-        this.#listingChanges().get(t.tool),
+        changes.get(t.tool),
       );
     });
   }
-
-  #changes: Map<string, DeclarationChange[]> | null = null;
 
   /**
    * Every tool's declaration changes, re-derived from the raw listings the
    * sessions kept (`sessions[].toolsList`) against `protocol.toolsList`.
    */
   #listingChanges(): Map<string, DeclarationChange[]> {
-    if (this.#changes !== null) return this.#changes;
     const p = this.r.protocol as Record<string, unknown>;
     const reference = Array.isArray(p.toolsList) ? p.toolsList as string[] : [];
     const kept: SessionListing[] = [];
@@ -755,8 +748,7 @@ class Verifier {
         toolsList: pages as string[],
       });
     });
-    this.#changes = listingChanges(reference, kept);
-    return this.#changes;
+    return listingChanges(reference, kept);
   }
 
   /** A pinned target: every session's command runs the pinned package. */
