@@ -711,16 +711,7 @@ export class HttpClient implements McpClient {
    */
   async #legacyConnect(): Promise<string | null> {
     this.#mode = "legacy";
-    const abort = new AbortController();
-    this.#streams.add(abort);
-    void this.#follow(
-      "legacy-stream",
-      new SseParser(MAX_FRAME_BYTES),
-      abort.signal,
-      () => !this.#closing && !this.#failure,
-      false,
-    ).then((problem) => {
-      this.#streams.delete(abort);
+    void this.#stream("legacy-stream").then((problem) => {
       const ended = "the legacy SSE stream ended";
       this.#endpointEvent.reject(new Error(problem ?? ended));
       if (problem === null && !this.#closing) {
@@ -759,16 +750,21 @@ export class HttpClient implements McpClient {
         !(this.#opts.getStream ?? true) || this.#mode === "legacy"
       ) return;
       // The standalone GET stream for server messages.
-      const abort = new AbortController();
-      this.#streams.add(abort);
-      void this.#follow(
-        "get-stream",
-        new SseParser(MAX_FRAME_BYTES),
-        abort.signal,
-        () => !this.#closing && !this.#failure,
-        false,
-      ).finally(() => this.#streams.delete(abort));
+      void this.#stream("get-stream");
     });
+  }
+
+  /** A GET stream held open until the client closes or fails: its problem, or null. */
+  #stream(purpose: string): Promise<string | null> {
+    const abort = new AbortController();
+    this.#streams.add(abort);
+    return this.#follow(
+      purpose,
+      new SseParser(MAX_FRAME_BYTES),
+      abort.signal,
+      () => !this.#closing && !this.#failure,
+      false,
+    ).finally(() => this.#streams.delete(abort));
   }
 
   request(
